@@ -1,0 +1,1 @@
+//! `PMI_process_mapping`: encode and decode the (vector,(node,count,ranks)) blocks.

@@ -1,0 +1,1 @@
+//! Memory kinds: host, CUDA device (probed with dlopen, never a panic).

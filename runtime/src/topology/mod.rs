@@ -1,0 +1,1 @@
+//! Topology: cores, NUMA nodes, and binding sets (hwloc).

@@ -1,0 +1,1 @@
+//! Transports. `ofi/` wraps the system libfabric.
