@@ -1,1 +1,198 @@
 //! Host facts reported by `oxrun --info`.
+//!
+//! [`HostReport::gather`] asks each part of the runtime what it knows about
+//! this host (topology, libfabric, CUDA, NVRTC, transports, tunables). It
+//! never fails: a part that cannot answer records its error text, and the
+//! report prints it.
+
+use std::fmt;
+
+use crate::config;
+use crate::mem::cuda_probe::{self, GpuProbe, NvrtcProbe};
+use crate::topology::Topology;
+use crate::transport::ofi;
+
+/// How far along a transport is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportState {
+    /// Compiled in and used to move messages.
+    Used,
+    /// Some code is compiled in, but it does not move messages yet.
+    NotYetUsed,
+}
+
+/// One transport and what it does today.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransportInfo {
+    /// Its name, as in `transport/`.
+    pub name: &'static str,
+    /// How far along it is.
+    pub state: TransportState,
+    /// What it is for, or what is missing.
+    pub note: &'static str,
+}
+
+/// Every transport the runtime knows, with its honest state. Whoever makes a
+/// transport carry messages updates its row.
+pub static TRANSPORTS: &[TransportInfo] = &[
+    TransportInfo {
+        name: "self",
+        state: TransportState::Used,
+        note: "messages a rank sends to itself",
+    },
+    TransportInfo {
+        name: "shm",
+        state: TransportState::Used,
+        note: "ranks on the same host (shared-memory rings)",
+    },
+    TransportInfo {
+        name: "ofi",
+        state: TransportState::NotYetUsed,
+        note: "libfabric: provider discovery only; no endpoints yet",
+    },
+    TransportInfo {
+        name: "cuda_ipc",
+        state: TransportState::NotYetUsed,
+        note: "CUDA IPC between ranks on one host: only the driver probe exists yet",
+    },
+];
+
+/// What libfabric reports.
+#[derive(Debug)]
+pub struct FabricReport {
+    /// The loaded library's version; `None` when not compiled in.
+    pub library_version: Option<String>,
+    /// The API version requested from `fi_getinfo`.
+    pub api_version: Option<String>,
+    /// Distinct provider names, or why they could not be listed.
+    pub providers: Result<Vec<String>, String>,
+}
+
+/// Everything `oxrun --info` says about this host.
+#[derive(Debug)]
+pub struct HostReport {
+    /// The host name, or why it could not be read.
+    pub hostname: Result<String, String>,
+    /// Cores, PUs, packages, NUMA nodes, or why they could not be probed.
+    pub topology: Result<Topology, String>,
+    /// libfabric version and providers.
+    pub fabric: FabricReport,
+    /// The CUDA driver probe.
+    pub gpu: GpuProbe,
+    /// The NVRTC probe.
+    pub nvrtc: NvrtcProbe,
+    /// The transports and their state.
+    pub transports: &'static [TransportInfo],
+    /// Every tunable with its current value.
+    pub config: config::Listing,
+}
+
+impl HostReport {
+    /// Gathers the report. Never fails and never panics: each part that
+    /// cannot answer records its error text.
+    pub fn gather() -> HostReport {
+        HostReport {
+            hostname: nix::unistd::gethostname()
+                .map_err(|e| format!("gethostname: {e}"))
+                .map(|h| h.to_string_lossy().into_owned()),
+            topology: Topology::probe().map_err(|e| e.to_string()),
+            fabric: FabricReport {
+                library_version: ofi::library_version(),
+                api_version: ofi::api_version(),
+                providers: ofi::providers().map_err(|e| e.to_string()),
+            },
+            gpu: cuda_probe::probe_gpu(),
+            nvrtc: cuda_probe::probe_nvrtc(),
+            transports: TRANSPORTS,
+            config: config::listing(),
+        }
+    }
+}
+
+/// Cores whose binding sets are printed one by one; more are summarised.
+const CORES_SHOWN: usize = 16;
+
+impl fmt::Display for HostReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.hostname {
+            Ok(name) => writeln!(f, "host:       {name}")?,
+            Err(e) => writeln!(f, "host:       unknown ({e})")?,
+        }
+        match &self.topology {
+            Ok(topo) => {
+                writeln!(f, "topology:   {topo}")?;
+                write_cores(f, topo)?;
+            }
+            Err(e) => writeln!(f, "topology:   unavailable ({e})")?,
+        }
+        write_fabric(f, &self.fabric)?;
+        writeln!(f, "cuda:       {}", self.gpu)?;
+        writeln!(f, "nvrtc:      {}", self.nvrtc)?;
+        writeln!(f, "transports:")?;
+        for t in self.transports {
+            let state = match t.state {
+                TransportState::Used => "used",
+                TransportState::NotYetUsed => "not yet used",
+            };
+            writeln!(f, "  {:<9} {:<13} {}", t.name, state, t.note)?;
+        }
+        writeln!(f, "config:")?;
+        write!(f, "{}", self.config)
+    }
+}
+
+fn write_cores(f: &mut fmt::Formatter<'_>, topo: &Topology) -> fmt::Result {
+    let cores = topo.cores();
+    let shown: Vec<String> = cores
+        .iter()
+        .take(CORES_SHOWN)
+        .map(|c| {
+            let os = c.os_index.map_or("?".to_string(), |i| i.to_string());
+            let pus: Vec<String> = c.pus.iter().map(usize::to_string).collect();
+            format!("{os}:[{}]", pus.join(","))
+        })
+        .collect();
+    write!(f, "  core:PUs   {}", shown.join(" "))?;
+    if cores.len() > CORES_SHOWN {
+        write!(f, " ... ({} more)", cores.len() - CORES_SHOWN)?;
+    }
+    writeln!(f)
+}
+
+fn write_fabric(f: &mut fmt::Formatter<'_>, fabric: &FabricReport) -> fmt::Result {
+    match (&fabric.library_version, &fabric.api_version) {
+        (Some(lib), Some(api)) => write!(f, "libfabric:  {lib} (API {api} requested)")?,
+        _ => write!(f, "libfabric:  not compiled in")?,
+    }
+    match &fabric.providers {
+        Ok(names) if names.is_empty() => writeln!(f, "; no providers found"),
+        Ok(names) => writeln!(f, "; providers: {}", names.join(", ")),
+        Err(e) => writeln!(f, "; providers unavailable ({e})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gather_and_print() {
+        let report = HostReport::gather();
+        let text = report.to_string();
+        for heading in [
+            "host:",
+            "topology:",
+            "libfabric:",
+            "cuda:",
+            "nvrtc:",
+            "transports:",
+            "config:",
+        ] {
+            assert!(text.contains(heading), "{heading} missing from\n{text}");
+        }
+        for t in TRANSPORTS {
+            assert!(text.contains(t.name), "{text}");
+        }
+        assert!(text.contains("OXMPI_EAGER_LIMIT"), "{text}");
+    }
+}

@@ -5,6 +5,7 @@
 #![deny(missing_docs)]
 
 pub mod bootstrap;
+pub mod config;
 pub mod error;
 pub mod info;
 pub mod mem;

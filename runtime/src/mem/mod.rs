@@ -1,1 +1,3 @@
 //! Memory kinds: host, CUDA device (probed with dlopen, never a panic).
+
+pub mod cuda_probe;

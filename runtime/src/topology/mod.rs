@@ -1,1 +1,132 @@
 //! Topology: cores, NUMA nodes, and binding sets (hwloc).
+//!
+//! The only source of locality facts in the runtime. [`Topology::probe`]
+//! asks the system hwloc (through a small C shim, `shim.c`, layered
+//! `sys` -> `result` -> `hwloc`) and, when hwloc is missing or fails, falls
+//! back to `sched_getaffinity` and sysfs (`fallback`), recording why in
+//! [`Topology::source`]. Only the PUs this process may run on are counted
+//! (hwloc's default, and the affinity mask in the fallback), so binding sets
+//! never name a CPU the launcher cannot bind to.
+//!
+//! hwloc is reached through our own shim rather than the `hwloc2` crate:
+//! hwloc2 2.2.0 maps hwloc 2.x's virtual depths wrongly and panics when asked
+//! for NUMA nodes (checked against Debian 12's hwloc 2.9).
+
+mod fallback;
+mod hwloc;
+mod result;
+mod sys;
+
+use std::fmt;
+
+use crate::Error;
+
+/// One core: its OS index and the OS indices of its PUs (hardware threads).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoreInfo {
+    /// The core's OS index; `None` where the OS does not say.
+    pub os_index: Option<usize>,
+    /// OS indices of the core's PUs, as `sched_setaffinity` takes them.
+    pub pus: Vec<usize>,
+}
+
+/// Where the facts came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The system hwloc.
+    Hwloc {
+        /// The release built against and the loaded library's API version,
+        /// e.g. "2.9.0, API 2.8".
+        version: String,
+    },
+    /// `sched_getaffinity` and sysfs, because hwloc could not be used.
+    Fallback {
+        /// Why hwloc was not used.
+        reason: String,
+    },
+}
+
+/// The host's processing resources, as seen by this process.
+#[derive(Debug, Clone)]
+pub struct Topology {
+    cores: Vec<CoreInfo>,
+    pus: usize,
+    packages: usize,
+    numa_nodes: usize,
+    source: Source,
+}
+
+impl Topology {
+    /// Probes with hwloc, falling back to sysfs facts (and saying so in
+    /// [`Topology::source`]) when hwloc fails. Fails only when even the
+    /// fallback cannot learn how many CPUs there are. Never panics.
+    pub fn probe() -> Result<Topology, Error> {
+        match hwloc::probe() {
+            Ok(topo) => Ok(topo),
+            Err(e) => fallback::probe(format!("hwloc unavailable: {e}")),
+        }
+    }
+
+    /// Probes without hwloc: `sched_getaffinity` and sysfs only.
+    pub fn probe_fallback() -> Result<Topology, Error> {
+        fallback::probe("hwloc skipped on request".into())
+    }
+
+    /// The cores, in hwloc's logical order (cores of a package are adjacent).
+    pub fn cores(&self) -> &[CoreInfo] {
+        &self.cores
+    }
+
+    /// Number of PUs (hardware threads) this process may use.
+    pub fn pus(&self) -> usize {
+        self.pus
+    }
+
+    /// Number of packages (sockets); at least 1.
+    pub fn packages(&self) -> usize {
+        self.packages
+    }
+
+    /// Number of NUMA nodes; at least 1.
+    pub fn numa_nodes(&self) -> usize {
+        self.numa_nodes
+    }
+
+    /// Where these facts came from.
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// For rank `i` in `0..nranks`, the PU list of core `i mod ncores`
+    /// (compact placement); the launcher passes it to `sched_setaffinity`.
+    /// Sets are disjoint while `nranks <= ncores`. With no cores known every
+    /// set is empty, meaning "do not bind".
+    pub fn core_sets_round_robin(&self, nranks: usize) -> Vec<Vec<usize>> {
+        if self.cores.is_empty() {
+            return vec![Vec::new(); nranks];
+        }
+        (0..nranks)
+            .map(|rank| self.cores[rank % self.cores.len()].pus.clone())
+            .collect()
+    }
+}
+
+impl fmt::Display for Topology {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} cores, {} PUs, {} packages, {} NUMA nodes",
+            self.cores.len(),
+            self.pus,
+            self.packages,
+            self.numa_nodes
+        )?;
+        match &self.source {
+            Source::Hwloc { version } => write!(f, " (hwloc {version})"),
+            Source::Fallback { reason } => write!(f, " (sysfs fallback: {reason})"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,1 +1,3 @@
 //! Transports. `ofi/` wraps the system libfabric.
+
+pub mod ofi;

@@ -1,0 +1,355 @@
+//! The typed registry of every tunable.
+//!
+//! Each tunable is a static [`Setting<T>`]: a name, its `OXMPI_*` environment
+//! variable, a default (as text, parsed like the variable), a doc line and a
+//! [`Kind`]. [`REGISTRY`] lists them all; `oxrun --info` prints
+//! [`listing()`]. Nothing else in the runtime calls `getenv` for a tunable:
+//! read one with [`get`], or load them all once with [`Config::from_env`].
+//! A bad value is an error naming the variable and the value, never a silent
+//! default.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use thiserror::Error as ThisError;
+
+/// What kind of value a tunable takes (how it is parsed and documented).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `1/0`, `true/false`, `yes/no`, `on/off` (any case).
+    Bool,
+    /// A byte count: a plain number or one with a `k`/`m`/`g` suffix (powers of 1024).
+    Bytes,
+    /// A plain count.
+    Count,
+    /// A comma-separated list whose items must come from the given set.
+    List(&'static [&'static str]),
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Kind::Bool => f.write_str("bool"),
+            Kind::Bytes => f.write_str("bytes"),
+            Kind::Count => f.write_str("count"),
+            Kind::List(items) => write!(f, "list of {}", items.join("|")),
+        }
+    }
+}
+
+/// One registry entry, untyped: what `--info` prints.
+#[derive(Debug)]
+pub struct Entry {
+    /// Short name, e.g. `eager_limit`.
+    pub name: &'static str,
+    /// The environment variable, e.g. `OXMPI_EAGER_LIMIT`.
+    pub env: &'static str,
+    /// The default, written as the variable would be.
+    pub default: &'static str,
+    /// One line saying what it does.
+    pub doc: &'static str,
+    /// How the value is parsed.
+    pub kind: Kind,
+}
+
+/// A tunable whose value has type `T`.
+#[derive(Debug)]
+pub struct Setting<T> {
+    /// Its registry entry.
+    pub entry: Entry,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<T> Setting<T> {
+    /// Declares a tunable (for the statics below).
+    pub const fn new(entry: Entry) -> Self {
+        Setting {
+            entry,
+            _type: PhantomData,
+        }
+    }
+}
+
+/// Debug categories accepted by `OXMPI_DEBUG`.
+pub const DEBUG_CATEGORIES: &[&str] = &[
+    "all",
+    "bootstrap",
+    "topology",
+    "transport",
+    "p2p",
+    "coll",
+    "progress",
+    "mem",
+];
+
+/// Messages up to this many bytes are sent eagerly; larger ones use rendezvous.
+pub static EAGER_LIMIT: Setting<usize> = Setting::new(Entry {
+    name: "eager_limit",
+    env: "OXMPI_EAGER_LIMIT",
+    default: "64k",
+    doc: "largest message sent eagerly; larger messages use rendezvous",
+    kind: Kind::Bytes,
+});
+
+/// Payload bytes of one shared-memory ring cell.
+pub static SHM_CELL_SIZE: Setting<usize> = Setting::new(Entry {
+    name: "shm_cell_size",
+    env: "OXMPI_SHM_CELL_SIZE",
+    default: "8k",
+    doc: "payload bytes of one shm ring cell; messages that fit are sent inline",
+    kind: Kind::Bytes,
+});
+
+/// Number of cells in each shared-memory ring.
+pub static SHM_RING_CELLS: Setting<usize> = Setting::new(Entry {
+    name: "shm_ring_cells",
+    env: "OXMPI_SHM_RING_CELLS",
+    default: "64",
+    doc: "cells in each shm ring (per sender-receiver pair)",
+    kind: Kind::Count,
+});
+
+/// Whether large intra-node messages use a single CMA copy.
+pub static CMA: Setting<bool> = Setting::new(Entry {
+    name: "cma",
+    env: "OXMPI_CMA",
+    default: "on",
+    doc: "use process_vm_readv (CMA) single copy for intra-node rendezvous",
+    kind: Kind::Bool,
+});
+
+/// Which subsystems log debug output.
+pub static DEBUG: Setting<Vec<String>> = Setting::new(Entry {
+    name: "debug",
+    env: "OXMPI_DEBUG",
+    default: "",
+    doc: "comma-separated debug categories to log to stderr",
+    kind: Kind::List(DEBUG_CATEGORIES),
+});
+
+/// Every tunable, in the order `--info` prints them.
+pub static REGISTRY: &[&Entry] = &[
+    &EAGER_LIMIT.entry,
+    &SHM_CELL_SIZE.entry,
+    &SHM_RING_CELLS.entry,
+    &CMA.entry,
+    &DEBUG.entry,
+];
+
+/// A tunable's value could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, ThisError)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The value does not parse as the tunable's kind.
+    #[error("{env}={value:?}: {reason} (expected {kind})")]
+    Invalid {
+        /// The environment variable.
+        env: &'static str,
+        /// The text it held.
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+        /// What was expected.
+        kind: Kind,
+    },
+    /// The variable is set but is not valid UTF-8.
+    #[error("{env} is set but is not valid UTF-8")]
+    NotUnicode {
+        /// The environment variable.
+        env: &'static str,
+    },
+}
+
+/// A type a tunable's text parses into.
+pub trait FromSetting: Sized {
+    /// Parses `text` as a value of `kind`; the error says what is wrong.
+    fn from_setting(text: &str, kind: Kind) -> Result<Self, String>;
+}
+
+impl FromSetting for bool {
+    fn from_setting(text: &str, _kind: Kind) -> Result<Self, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Ok(true),
+            "0" | "false" | "no" | "off" => Ok(false),
+            _ => Err("not a boolean".into()),
+        }
+    }
+}
+
+impl FromSetting for usize {
+    fn from_setting(text: &str, kind: Kind) -> Result<Self, String> {
+        let text = text.trim();
+        let lower = text.to_ascii_lowercase();
+        let (digits, shift) = match (kind, lower.trim_end_matches(['b', 'i'])) {
+            (Kind::Bytes, t) if t.ends_with('k') => (&t[..t.len() - 1], 10),
+            (Kind::Bytes, t) if t.ends_with('m') => (&t[..t.len() - 1], 20),
+            (Kind::Bytes, t) if t.ends_with('g') => (&t[..t.len() - 1], 30),
+            (Kind::Bytes, t) => (t, 0),
+            _ => (lower.as_str(), 0),
+        };
+        let n: usize = digits
+            .trim()
+            .parse()
+            .map_err(|_| "not a non-negative integer".to_string())?;
+        n.checked_mul(1usize << shift)
+            .ok_or_else(|| "too large".to_string())
+    }
+}
+
+impl FromSetting for Vec<String> {
+    fn from_setting(text: &str, kind: Kind) -> Result<Self, String> {
+        let allowed: &[&str] = match kind {
+            Kind::List(items) => items,
+            _ => &[],
+        };
+        let mut items = Vec::new();
+        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let item = item.to_ascii_lowercase();
+            if !allowed.is_empty() && !allowed.contains(&item.as_str()) {
+                return Err(format!("unknown item {item:?}"));
+            }
+            if !items.contains(&item) {
+                items.push(item);
+            }
+        }
+        Ok(items)
+    }
+}
+
+/// Where a value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The variable was not set.
+    Default,
+    /// The variable was set.
+    Env,
+}
+
+/// Reads `setting` from the process environment (its default when unset).
+pub fn get<T: FromSetting>(setting: &Setting<T>) -> Result<T, ConfigError> {
+    get_from(setting, env_lookup)
+}
+
+/// Reads `setting` through `lookup` (an environment stand-in: variable name
+/// to `Some(text)` when set; `Err(())` when set but not UTF-8).
+pub fn get_from<T: FromSetting>(
+    setting: &Setting<T>,
+    lookup: impl Fn(&str) -> Result<Option<String>, ()>,
+) -> Result<T, ConfigError> {
+    let entry = &setting.entry;
+    let (text, _) = raw(entry, &lookup)?;
+    T::from_setting(&text, entry.kind).map_err(|reason| ConfigError::Invalid {
+        env: entry.env,
+        value: text,
+        reason,
+        kind: entry.kind,
+    })
+}
+
+fn raw(entry: &Entry, lookup: &impl Fn(&str) -> Result<Option<String>, ()>) -> RawValue {
+    match lookup(entry.env) {
+        Ok(Some(text)) => Ok((text, Origin::Env)),
+        Ok(None) => Ok((entry.default.to_string(), Origin::Default)),
+        Err(()) => Err(ConfigError::NotUnicode { env: entry.env }),
+    }
+}
+
+fn env_lookup(name: &str) -> Result<Option<String>, ()> {
+    match std::env::var(name) {
+        Ok(text) => Ok(Some(text)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(()),
+    }
+}
+
+/// Every tunable's value, loaded once (at initialisation) and passed around.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// [`EAGER_LIMIT`].
+    pub eager_limit: usize,
+    /// [`SHM_CELL_SIZE`].
+    pub shm_cell_size: usize,
+    /// [`SHM_RING_CELLS`].
+    pub shm_ring_cells: usize,
+    /// [`CMA`].
+    pub cma: bool,
+    /// [`DEBUG`].
+    pub debug: Vec<String>,
+}
+
+impl Config {
+    /// Loads every tunable from the process environment; the first bad
+    /// value is the error.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        Config::from_lookup(env_lookup)
+    }
+
+    /// Loads every tunable through `lookup` (see [`get_from`]).
+    pub fn from_lookup(
+        lookup: impl Fn(&str) -> Result<Option<String>, ()>,
+    ) -> Result<Config, ConfigError> {
+        Ok(Config {
+            eager_limit: get_from(&EAGER_LIMIT, &lookup)?,
+            shm_cell_size: get_from(&SHM_CELL_SIZE, &lookup)?,
+            shm_ring_cells: get_from(&SHM_RING_CELLS, &lookup)?,
+            cma: get_from(&CMA, &lookup)?,
+            debug: get_from(&DEBUG, &lookup)?,
+        })
+    }
+
+    /// Whether debug output for `category` is on.
+    pub fn debug_enabled(&self, category: &str) -> bool {
+        self.debug.iter().any(|c| c == "all" || c == category)
+    }
+}
+
+/// A snapshot of every tunable with its current text and origin; its
+/// `Display` is the table `oxrun --info` prints.
+#[derive(Debug, Clone)]
+pub struct Listing {
+    rows: Vec<(&'static Entry, RawValue)>,
+}
+
+/// A tunable's text and where it came from, as read.
+type RawValue = Result<(String, Origin), ConfigError>;
+
+/// Snapshots every tunable from the process environment.
+pub fn listing() -> Listing {
+    Listing {
+        rows: REGISTRY
+            .iter()
+            .map(|entry| (*entry, raw(entry, &env_lookup)))
+            .collect(),
+    }
+}
+
+impl fmt::Display for Listing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let width = REGISTRY.iter().map(|e| e.env.len()).max().unwrap_or(0);
+        for (entry, value) in &self.rows {
+            let shown = match value {
+                Ok((text, Origin::Default)) => format!("{text:?} (default)"),
+                Ok((text, Origin::Env)) => match check_text(entry, text) {
+                    Ok(()) => format!("{text:?} (from env; default {:?})", entry.default),
+                    Err(reason) => format!("{text:?} INVALID: {reason}"),
+                },
+                Err(e) => format!("INVALID: {e}"),
+            };
+            writeln!(f, "  {:<width$}  {shown}", entry.env)?;
+            writeln!(f, "  {:<width$}    {} [{}]", "", entry.doc, entry.kind)?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `text` parses as `entry`'s kind.
+fn check_text(entry: &Entry, text: &str) -> Result<(), String> {
+    match entry.kind {
+        Kind::Bool => bool::from_setting(text, entry.kind).map(drop),
+        Kind::Bytes | Kind::Count => usize::from_setting(text, entry.kind).map(drop),
+        Kind::List(_) => Vec::<String>::from_setting(text, entry.kind).map(drop),
+    }
+}
+
+#[cfg(test)]
+mod tests;

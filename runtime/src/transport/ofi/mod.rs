@@ -1,0 +1,71 @@
+//! libfabric: a thin layer over the system library, through a small C shim
+//! (`shim.c`, built by `runtime/build.rs`), layered `sys` -> `result` -> the
+//! safe functions here. Today it only discovers providers, for
+//! `oxrun --info`; endpoints and completion queues come later.
+
+mod result;
+mod sys;
+
+use crate::Error;
+
+/// The distinct provider names `fi_getinfo` reports on this host (e.g.
+/// `tcp`, `shm`, `verbs`, or layered ones such as `tcp;ofi_rxm`), in the
+/// order it first reports them. Empty when it finds no provider; an error
+/// when libfabric was not compiled in or `fi_getinfo` fails otherwise.
+pub fn providers() -> Result<Vec<String>, Error> {
+    let mut distinct: Vec<String> = Vec::new();
+    for name in result::provider_names()? {
+        if !name.is_empty() && !distinct.contains(&name) {
+            distinct.push(name);
+        }
+    }
+    Ok(distinct)
+}
+
+/// The loaded libfabric's version ("major.minor"); `None` when libfabric was
+/// not compiled in.
+pub fn library_version() -> Option<String> {
+    result::library_version()
+}
+
+/// The libfabric API version requested from `fi_getinfo` ("major.minor", the
+/// version of the header built against); `None` when not compiled in.
+pub fn api_version() -> Option<String> {
+    result::api_version()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Set at build time to build without the system libraries on purpose;
+    /// only then may libfabric be absent.
+    fn deliberately_without_libfabric() -> bool {
+        option_env!("OXMPI_NO_SYSTEM_LIBS").is_some()
+    }
+
+    #[test]
+    fn providers_does_not_fail_here() {
+        if deliberately_without_libfabric() {
+            assert!(providers().is_err() && library_version().is_none());
+            return;
+        }
+        let names = providers().expect("fi_getinfo");
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len(), "duplicates in {names:?}");
+        assert!(names.iter().all(|n| !n.is_empty()));
+    }
+
+    #[test]
+    fn versions_are_reported() {
+        if deliberately_without_libfabric() {
+            return;
+        }
+        let lib = library_version().expect("library version");
+        let api = api_version().expect("api version");
+        assert!(lib.starts_with("1."), "{lib}");
+        assert!(api.starts_with("1."), "{api}");
+    }
+}
