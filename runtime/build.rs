@@ -1,11 +1,27 @@
-//! Builds the two C shims the runtime links: one over the system hwloc
+//! Builds the two C shims the runtime uses: one over the system hwloc
 //! (topology) and one over the system libfabric (transport/ofi).
 //!
-//! Each library is found with pkg-config. When one is missing the shim is
-//! still compiled, without the library, and its functions report
+//! Each library's headers are found with pkg-config. When one is missing the
+//! shim is still compiled, without the library, and its functions report
 //! "not compiled in" at run time; the Rust side then falls back (topology
 //! reads sysfs) or reports the absence (ofi). The crate therefore builds on
 //! a host without the -dev packages, and says so in `oxrun --info`.
+//!
+//! hwloc is linked. libfabric is not: only its header is used (for struct
+//! layouts), and `transport/ofi` opens `libfabric.so.1` with dlopen the first
+//! time it is asked something. Linking it would load libfabric, and the
+//! provider libraries it depends on (libpsm_infinipath, libpsm2, ...), into
+//! every process using this crate, and their constructors cost each process
+//! a quarter of a second at start-up.
+
+/// How the shim uses its library.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Use {
+    /// Compiled against the headers and linked.
+    Link,
+    /// Compiled against the headers only; the library is opened at run time.
+    HeadersOnly,
+}
 
 fn main() {
     println!("cargo:rerun-if-changed=src/topology/shim.c");
@@ -21,6 +37,7 @@ fn main() {
         "src/topology/shim.c",
         "oxmpi_hwloc_shim",
         "OXMPI_HAVE_HWLOC",
+        Use::Link,
         skip,
     );
     shim(
@@ -29,19 +46,22 @@ fn main() {
         "src/transport/ofi/shim.c",
         "oxmpi_ofi_shim",
         "OXMPI_HAVE_FABRIC",
+        Use::HeadersOnly,
         skip,
     );
 }
 
-/// Compiles `source` into `lib_name`, against `pkg` when pkg-config finds it.
-fn shim(pkg: &str, min: &str, source: &str, lib_name: &str, define: &str, skip: bool) {
+/// Compiles `source` into `lib_name`, against `pkg` when pkg-config finds it,
+/// and links `pkg` when `usage` is [`Use::Link`].
+fn shim(pkg: &str, min: &str, source: &str, lib_name: &str, define: &str, usage: Use, skip: bool) {
     let mut build = cc::Build::new();
     build.file(source).warnings(true).extra_warnings(true);
     let found = if skip {
         None
     } else {
         // Metadata is printed by hand after the shim, so that the static shim
-        // comes before the shared library on the link line.
+        // comes before the shared library on the link line (and so that a
+        // headers-only library is not linked at all).
         let probe = pkg_config::Config::new()
             .atleast_version(min)
             .cargo_metadata(false)
@@ -63,11 +83,14 @@ fn shim(pkg: &str, min: &str, source: &str, lib_name: &str, define: &str, skip: 
         }
     }
     build.compile(lib_name);
-    if let Some(lib) = found {
-        // The release built against, for `--info` (hwloc reports only its
-        // API version at run time).
-        let var = format!("OXMPI_BUILT_{}_VERSION", pkg.to_ascii_uppercase());
-        println!("cargo:rustc-env={var}={}", lib.version);
+    let Some(lib) = found else {
+        return;
+    };
+    // The release built against, for `--info` (hwloc reports only its API
+    // version at run time).
+    let var = format!("OXMPI_BUILT_{}_VERSION", pkg.to_ascii_uppercase());
+    println!("cargo:rustc-env={var}={}", lib.version);
+    if usage == Use::Link {
         for dir in &lib.link_paths {
             println!("cargo:rustc-link-search=native={}", dir.display());
         }

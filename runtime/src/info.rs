@@ -17,8 +17,9 @@ use crate::transport::ofi;
 pub enum TransportState {
     /// Compiled in and used to move messages.
     Used,
-    /// Some code is compiled in, but it does not move messages yet.
-    NotYetUsed,
+    /// Does not move messages yet: not implemented, or only a probe of what
+    /// it will need exists (the note says which).
+    Planned,
 }
 
 /// One transport and what it does today.
@@ -37,22 +38,22 @@ pub struct TransportInfo {
 pub static TRANSPORTS: &[TransportInfo] = &[
     TransportInfo {
         name: "self",
-        state: TransportState::Used,
-        note: "messages a rank sends to itself",
+        state: TransportState::Planned,
+        note: "messages a rank sends to itself: not implemented yet",
     },
     TransportInfo {
         name: "shm",
-        state: TransportState::Used,
-        note: "ranks on the same host (shared-memory rings)",
+        state: TransportState::Planned,
+        note: "ranks on the same host (shared-memory rings): not implemented yet",
     },
     TransportInfo {
         name: "ofi",
-        state: TransportState::NotYetUsed,
+        state: TransportState::Planned,
         note: "libfabric: provider discovery only; no endpoints yet",
     },
     TransportInfo {
         name: "cuda_ipc",
-        state: TransportState::NotYetUsed,
+        state: TransportState::Planned,
         note: "CUDA IPC between ranks on one host: only the driver probe exists yet",
     },
 ];
@@ -60,9 +61,11 @@ pub static TRANSPORTS: &[TransportInfo] = &[
 /// What libfabric reports.
 #[derive(Debug)]
 pub struct FabricReport {
-    /// The loaded library's version; `None` when not compiled in.
-    pub library_version: Option<String>,
-    /// The API version requested from `fi_getinfo`.
+    /// The loaded library's version, or why libfabric is unavailable (not
+    /// compiled in, or not loadable).
+    pub library_version: Result<String, String>,
+    /// The API version requested from `fi_getinfo`; `None` when not
+    /// compiled in.
     pub api_version: Option<String>,
     /// Distinct provider names, or why they could not be listed.
     pub providers: Result<Vec<String>, String>,
@@ -97,7 +100,7 @@ impl HostReport {
                 .map(|h| h.to_string_lossy().into_owned()),
             topology: Topology::probe().map_err(|e| e.to_string()),
             fabric: FabricReport {
-                library_version: ofi::library_version(),
+                library_version: ofi::library_version().map_err(|e| e.to_string()),
                 api_version: ofi::api_version(),
                 providers: ofi::providers().map_err(|e| e.to_string()),
             },
@@ -132,7 +135,7 @@ impl fmt::Display for HostReport {
         for t in self.transports {
             let state = match t.state {
                 TransportState::Used => "used",
-                TransportState::NotYetUsed => "not yet used",
+                TransportState::Planned => "planned",
             };
             writeln!(f, "  {:<9} {:<13} {}", t.name, state, t.note)?;
         }
@@ -161,8 +164,10 @@ fn write_cores(f: &mut fmt::Formatter<'_>, topo: &Topology) -> fmt::Result {
 
 fn write_fabric(f: &mut fmt::Formatter<'_>, fabric: &FabricReport) -> fmt::Result {
     match (&fabric.library_version, &fabric.api_version) {
-        (Some(lib), Some(api)) => write!(f, "libfabric:  {lib} (API {api} requested)")?,
-        _ => write!(f, "libfabric:  not compiled in")?,
+        (Ok(lib), Some(api)) => write!(f, "libfabric:  {lib} (API {api} requested)")?,
+        (Ok(lib), None) => write!(f, "libfabric:  {lib}")?,
+        // The providers fail for the same reason; say it once.
+        (Err(e), _) => return writeln!(f, "libfabric:  unavailable ({e})"),
     }
     match &fabric.providers {
         Ok(names) if names.is_empty() => writeln!(f, "; no providers found"),
@@ -194,5 +199,37 @@ mod tests {
             assert!(text.contains(t.name), "{text}");
         }
         assert!(text.contains("OXMPI_EAGER_LIMIT"), "{text}");
+    }
+
+    /// Writes one fabric report the way `--info` prints it.
+    struct Fabric<'a>(&'a FabricReport);
+
+    impl fmt::Display for Fabric<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write_fabric(f, self.0)
+        }
+    }
+
+    #[test]
+    fn fabric_line_says_why_libfabric_is_unavailable() {
+        let reason = "libfabric not loadable: libfabric.so.1: cannot open shared object file";
+        let report = FabricReport {
+            library_version: Err(reason.into()),
+            api_version: Some("1.17".into()),
+            providers: Err(reason.into()),
+        };
+        assert_eq!(
+            Fabric(&report).to_string(),
+            format!("libfabric:  unavailable ({reason})\n")
+        );
+        let report = FabricReport {
+            library_version: Ok("1.17".into()),
+            api_version: Some("1.17".into()),
+            providers: Ok(vec!["tcp".into(), "shm".into()]),
+        };
+        assert_eq!(
+            Fabric(&report).to_string(),
+            "libfabric:  1.17 (API 1.17 requested); providers: tcp, shm\n"
+        );
     }
 }

@@ -11,9 +11,9 @@ pub(super) fn probe() -> Result<Topology, Error> {
     let counts = handle.counts()?;
     let npus = usize::try_from(counts.pus).unwrap_or(0);
     if npus == 0 {
-        return Err(Error::Os {
-            call: "hwloc_get_nbobjs_by_type",
-            source: std::io::Error::other(format!("hwloc reported {} PUs", counts.pus)),
+        return Err(Error::Topology {
+            what: "hwloc_get_nbobjs_by_type",
+            reason: format!("hwloc reported {} PUs", counts.pus),
         });
     }
     // Some platforms expose no core objects; each PU then stands for a core.

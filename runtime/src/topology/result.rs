@@ -35,7 +35,7 @@ impl Handle {
         check(code, errno, "hwloc_topology_load")?;
         NonNull::new(raw)
             .map(Handle)
-            .ok_or_else(|| os_error("hwloc_topology_load", "returned no topology"))
+            .ok_or_else(|| topology_error("hwloc_topology_load", "returned no topology".into()))
     }
 
     /// Object counts per type.
@@ -49,8 +49,9 @@ impl Handle {
 
     /// The object of `kind` with logical index `idx`.
     pub fn object(&self, kind: Kind, idx: usize) -> Result<Object, Error> {
-        let idx = c_uint::try_from(idx)
-            .map_err(|_| os_error("hwloc_get_obj_by_type", "index out of range"))?;
+        let idx = c_uint::try_from(idx).map_err(|_| {
+            topology_error("hwloc_get_obj_by_type", format!("index {idx} out of range"))
+        })?;
         let kind = match kind {
             Kind::Core => sys::KIND_CORE,
             Kind::Pu => sys::KIND_PU,
@@ -112,12 +113,9 @@ fn known(index: c_uint) -> Option<usize> {
 fn check(code: c_int, errno: c_int, call: &'static str) -> Result<(), Error> {
     match code {
         sys::OK => Ok(()),
-        sys::NOT_COMPILED => Err(Error::Os {
-            call: "hwloc",
-            source: io::Error::new(
-                io::ErrorKind::Unsupported,
-                "hwloc was not found by pkg-config when oxmpi was built",
-            ),
+        sys::NOT_COMPILED => Err(Error::Topology {
+            what: "hwloc",
+            reason: "not found by pkg-config when oxmpi was built".into(),
         }),
         sys::INIT_FAILED => Err(Error::Os {
             call: "hwloc_topology_init",
@@ -127,14 +125,14 @@ fn check(code: c_int, errno: c_int, call: &'static str) -> Result<(), Error> {
             call: "hwloc_topology_load",
             source: io::Error::from_raw_os_error(errno),
         }),
-        sys::NO_SUCH_OBJECT => Err(os_error(call, "no object at that index")),
-        other => Err(os_error(call, &format!("unexpected shim code {other}"))),
+        sys::NO_SUCH_OBJECT => Err(topology_error(call, "no object at that index".into())),
+        other => Err(topology_error(
+            call,
+            format!("unexpected shim code {other}"),
+        )),
     }
 }
 
-fn os_error(call: &'static str, what: &str) -> Error {
-    Error::Os {
-        call,
-        source: io::Error::other(what.to_string()),
-    }
+fn topology_error(what: &'static str, reason: String) -> Error {
+    Error::Topology { what, reason }
 }

@@ -2,6 +2,11 @@
 //! (`shim.c`, built by `runtime/build.rs`), layered `sys` -> `result` -> the
 //! safe functions here. Today it only discovers providers, for
 //! `oxrun --info`; endpoints and completion queues come later.
+//!
+//! libfabric is not linked: `libfabric.so.1` is opened with dlopen the first
+//! time [`providers`] or [`library_version`] is called, and stays open. A
+//! process that never asks never loads it (nor the provider libraries it
+//! pulls in, whose initialisers slow start-up down).
 
 mod result;
 mod sys;
@@ -11,7 +16,8 @@ use crate::Error;
 /// The distinct provider names `fi_getinfo` reports on this host (e.g.
 /// `tcp`, `shm`, `verbs`, or layered ones such as `tcp;ofi_rxm`), in the
 /// order it first reports them. Empty when it finds no provider; an error
-/// when libfabric was not compiled in or `fi_getinfo` fails otherwise.
+/// when libfabric was not compiled in, cannot be loaded, or `fi_getinfo`
+/// fails otherwise. Loads libfabric on first use.
 pub fn providers() -> Result<Vec<String>, Error> {
     let mut distinct: Vec<String> = Vec::new();
     for name in result::provider_names()? {
@@ -22,14 +28,15 @@ pub fn providers() -> Result<Vec<String>, Error> {
     Ok(distinct)
 }
 
-/// The loaded libfabric's version ("major.minor"); `None` when libfabric was
-/// not compiled in.
-pub fn library_version() -> Option<String> {
+/// The loaded libfabric's version ("major.minor"); an error when libfabric
+/// was not compiled in or cannot be loaded. Loads libfabric on first use.
+pub fn library_version() -> Result<String, Error> {
     result::library_version()
 }
 
 /// The libfabric API version requested from `fi_getinfo` ("major.minor", the
-/// version of the header built against); `None` when not compiled in.
+/// version of the header built against); `None` when not compiled in. Does
+/// not load libfabric.
 pub fn api_version() -> Option<String> {
     result::api_version()
 }
@@ -47,7 +54,7 @@ mod tests {
     #[test]
     fn providers_does_not_fail_here() {
         if deliberately_without_libfabric() {
-            assert!(providers().is_err() && library_version().is_none());
+            assert!(providers().is_err() && library_version().is_err());
             return;
         }
         let names = providers().expect("fi_getinfo");
