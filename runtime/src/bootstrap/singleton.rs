@@ -1,0 +1,95 @@
+//! Singleton start: no launcher, a world of one rank with an in-memory KV.
+
+use std::collections::HashMap;
+
+use super::{Bootstrap, JobInfo};
+use crate::Error;
+
+/// A one-rank job with a local key/value store.
+#[derive(Debug)]
+pub struct Singleton {
+    info: JobInfo,
+    kv: HashMap<String, String>,
+    finalized: bool,
+}
+
+impl Default for Singleton {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Singleton {
+    /// Rank 0 of 1, appnum 0, job id `singleton-<pid>`.
+    pub fn new() -> Self {
+        Singleton {
+            info: JobInfo {
+                rank: 0,
+                size: 1,
+                appnum: 0,
+                jobid: format!("singleton-{}", std::process::id()),
+                universe_size: Some(1),
+                node_of_rank: vec![0],
+            },
+            kv: HashMap::new(),
+            finalized: false,
+        }
+    }
+
+    fn live(&self, op: &str) -> Result<(), Error> {
+        if self.finalized {
+            return Err(Error::Bootstrap(format!("singleton {op} after finalize")));
+        }
+        Ok(())
+    }
+}
+
+impl Bootstrap for Singleton {
+    fn info(&self) -> &JobInfo {
+        &self.info
+    }
+
+    fn put(&mut self, key: &str, value: &str) -> Result<(), Error> {
+        self.live("put")?;
+        self.kv.insert(key.to_string(), value.to_string());
+        Ok(())
+    }
+
+    fn fence(&mut self) -> Result<(), Error> {
+        self.live("fence")
+    }
+
+    fn get(&mut self, key: &str) -> Result<Option<String>, Error> {
+        self.live("get")?;
+        Ok(self.kv.get(key).cloned())
+    }
+
+    fn finalize(&mut self) -> Result<(), Error> {
+        self.live("finalize")?;
+        self.finalized = true;
+        Ok(())
+    }
+
+    fn abort(&mut self, _code: i32, _message: &str) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn world_of_one() {
+        let mut s = Singleton::new();
+        assert_eq!((s.rank(), s.size(), s.appnum()), (0, 1, 0));
+        assert_eq!(s.local_ranks(), vec![0]);
+        assert!(s.jobid().starts_with("singleton-"));
+        s.put("k", "v").unwrap();
+        s.fence().unwrap();
+        assert_eq!(s.get("k").unwrap().as_deref(), Some("v"));
+        assert_eq!(s.get("other").unwrap(), None);
+        s.finalize().unwrap();
+        assert!(s.get("k").is_err());
+    }
+}
