@@ -174,7 +174,11 @@ pub fn parse(args: &[String]) -> Result<Mode, LaunchError> {
             }
             let nprocs = match nprocs {
                 Some(n) => n,
-                None => hosts.iter().map(|h: &HostSpec| h.slots).sum::<usize>().max(1),
+                None => hosts
+                    .iter()
+                    .map(|h: &HostSpec| h.slots)
+                    .sum::<usize>()
+                    .max(1),
             };
             return Ok(Mode::Run(JobOptions {
                 nprocs,
@@ -196,7 +200,9 @@ pub fn parse(args: &[String]) -> Result<Mode, LaunchError> {
         };
         match name.trim_start_matches('-') {
             "n" | "np" | "c" => nprocs = Some(parse_count(name, value(name, inline, &mut it)?)?),
-            "H" | "host" | "hosts" => hosts.extend(hosts::parse_list(value(name, inline, &mut it)?)?),
+            "H" | "host" | "hosts" => {
+                hosts.extend(hosts::parse_list(value(name, inline, &mut it)?)?)
+            }
             "f" | "hostfile" | "machinefile" => {
                 hosts.extend(hosts::read_file(value(name, inline, &mut it)?)?)
             }
@@ -241,7 +247,9 @@ pub fn parse(args: &[String]) -> Result<Mode, LaunchError> {
             "launcher-cmd" | "launcher-exec" | "launcher" => {
                 let cmd = value(name, inline, &mut it)?;
                 if cmd.trim().is_empty() {
-                    return Err(LaunchError::Usage(format!("option '{name}' got an empty command")));
+                    return Err(LaunchError::Usage(format!(
+                        "option '{name}' got an empty command"
+                    )));
                 }
                 launcher_cmd = cmd.to_string();
             }
@@ -249,7 +257,9 @@ pub fn parse(args: &[String]) -> Result<Mode, LaunchError> {
             "proxy-fd" => {
                 let text = value(name, inline, &mut it)?;
                 proxy_fd = Some(text.parse::<i32>().map_err(|_| {
-                    LaunchError::Usage(format!("option '{name}' expects a descriptor, got '{text}'"))
+                    LaunchError::Usage(format!(
+                        "option '{name}' expects a descriptor, got '{text}'"
+                    ))
                 })?);
             }
             "proxy-connect" => proxy_connect = Some(value(name, inline, &mut it)?.to_string()),

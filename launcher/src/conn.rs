@@ -51,9 +51,7 @@ impl Conn {
         let mut chunk = [0u8; 64 * 1024];
         while total < READ_BUDGET {
             // SAFETY: reading into a stack buffer of the stated length.
-            let n = unsafe {
-                libc::read(self.raw(), chunk.as_mut_ptr().cast(), chunk.len())
-            };
+            let n = unsafe { libc::read(self.raw(), chunk.as_mut_ptr().cast(), chunk.len()) };
             if n > 0 {
                 self.input.extend_from_slice(&chunk[..n as usize]);
                 total += n as usize;
@@ -88,9 +86,8 @@ impl Conn {
         while !self.output.is_empty() {
             // SAFETY: writing from a live buffer of the stated length. MSG_NOSIGNAL
             // is not available for pipes, so SIGPIPE is ignored process-wide instead.
-            let n = unsafe {
-                libc::write(self.raw(), self.output.as_ptr().cast(), self.output.len())
-            };
+            let n =
+                unsafe { libc::write(self.raw(), self.output.as_ptr().cast(), self.output.len()) };
             if n >= 0 {
                 self.output.drain(..n as usize);
                 continue;
@@ -126,7 +123,10 @@ impl Conn {
             }
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             if left.is_zero() {
-                return Err(io::Error::new(io::ErrorKind::TimedOut, "peer stopped reading"));
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "peer stopped reading",
+                ));
             }
             let mut p = libc::pollfd {
                 fd: self.raw(),

@@ -14,7 +14,9 @@ pub struct HostSpec {
 fn entry(name: &str, slots: Option<&str>, origin: &str) -> Result<HostSpec, LaunchError> {
     let name = name.trim();
     if name.is_empty() || name.contains(char::is_whitespace) {
-        return Err(LaunchError::Usage(format!("{origin}: bad host name '{name}'")));
+        return Err(LaunchError::Usage(format!(
+            "{origin}: bad host name '{name}'"
+        )));
     }
     let slots = match slots {
         None => 1,
@@ -75,7 +77,9 @@ pub fn parse_hostfile(text: &str, path: &str) -> Result<Vec<HostSpec>, LaunchErr
         hosts.push(entry(name, slots, &origin)?);
     }
     if hosts.is_empty() {
-        return Err(LaunchError::Usage(format!("hostfile {path} lists no hosts")));
+        return Err(LaunchError::Usage(format!(
+            "hostfile {path} lists no hosts"
+        )));
     }
     Ok(hosts)
 }
@@ -113,8 +117,14 @@ mod tests {
         assert_eq!(
             parse_list("a,b:3").unwrap(),
             vec![
-                HostSpec { name: "a".into(), slots: 1 },
-                HostSpec { name: "b".into(), slots: 3 }
+                HostSpec {
+                    name: "a".into(),
+                    slots: 1
+                },
+                HostSpec {
+                    name: "b".into(),
+                    slots: 3
+                }
             ]
         );
         let file = "# cluster\nnode1 slots=4\nnode2:2 # gpu\n\nnode3\n";
@@ -124,7 +134,9 @@ mod tests {
 
     #[test]
     fn malformed_hostfile_names_the_line() {
-        let err = parse_hostfile("ok\nnode2 banana\n", "hf").unwrap_err().to_string();
+        let err = parse_hostfile("ok\nnode2 banana\n", "hf")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("hostfile hf line 2"), "{err}");
         let err = parse_hostfile("n:zero\n", "hf").unwrap_err().to_string();
         assert!(err.contains("got 'zero'"), "{err}");

@@ -4,13 +4,12 @@ use std::io;
 use std::os::fd::RawFd;
 use std::time::Duration;
 
-/// Readiness reported for one registered descriptor.
+/// Readiness reported for one registered descriptor (readable, hung up or
+/// failed: the owner tries a read and learns which).
 #[derive(Debug, Clone, Copy)]
 pub struct Ready<T> {
     /// What the caller registered.
     pub token: T,
-    /// Data (or end of file / hang-up) can be read.
-    pub readable: bool,
     /// The descriptor accepts writes.
     pub writable: bool,
 }
@@ -69,7 +68,6 @@ impl<T: Copy> Poller<T> {
                 .filter(|(p, _)| p.revents != 0)
                 .map(|(p, &token)| Ready {
                     token,
-                    readable: p.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0,
                     writable: p.revents & (libc::POLLOUT | libc::POLLERR) != 0,
                 })
                 .collect())

@@ -38,7 +38,13 @@ pub fn reset_in_child() {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
-        for sig in [libc::SIGPIPE, libc::SIGINT, libc::SIGTERM, libc::SIGCHLD, libc::SIGHUP] {
+        for sig in [
+            libc::SIGPIPE,
+            libc::SIGINT,
+            libc::SIGTERM,
+            libc::SIGCHLD,
+            libc::SIGHUP,
+        ] {
             libc::signal(sig, libc::SIG_DFL);
         }
     }
@@ -46,7 +52,9 @@ pub fn reset_in_child() {
 
 /// The conventional name of a signal, e.g. "SIGSEGV (Segmentation fault)".
 pub fn describe(sig: i32) -> String {
-    let name = Signal::try_from(sig).map(|s| s.as_str().to_string()).unwrap_or_else(|_| format!("signal {sig}"));
+    let name = Signal::try_from(sig)
+        .map(|s| s.as_str().to_string())
+        .unwrap_or_else(|_| format!("signal {sig}"));
     // SAFETY: strsignal returns a pointer to a static or thread-local string.
     let text = unsafe { std::ffi::CStr::from_ptr(libc::strsignal(sig)) };
     format!("{name} ({})", text.to_string_lossy())

@@ -83,8 +83,9 @@ fn connect(target: &ProxyTarget) -> io::Result<Conn> {
         ProxyTarget::Tcp { addr, host } => {
             let mut secret = String::new();
             io::stdin().lock().read_line(&mut secret)?;
-            let stream = std::net::TcpStream::connect(addr)
-                .map_err(|e| io::Error::new(e.kind(), format!("cannot reach oxrun at {addr}: {e}")))?;
+            let stream = std::net::TcpStream::connect(addr).map_err(|e| {
+                io::Error::new(e.kind(), format!("cannot reach oxrun at {addr}: {e}"))
+            })?;
             stream.set_nodelay(true)?;
             let mut conn = Conn::new(OwnedFd::from(stream))?;
             let hello = ToController::Hello {
@@ -109,12 +110,17 @@ fn read_frames(conn: &mut Conn) -> io::Result<Vec<ToAgent>> {
 }
 
 fn bad_data(e: proto::ProtoError) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, format!("bad message from oxrun: {e}"))
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("bad message from oxrun: {e}"),
+    )
 }
 
 fn serve(target: ProxyTarget) -> io::Result<()> {
+    // If oxrun dies (even by SIGKILL) we get SIGTERM and, reading it from the
+    // signalfd, kill every rank's process group: ranks' own children included.
     // SAFETY: prctl with integer arguments only.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
     let mut sigfd = crate::signals::signal_fd(&[
         Signal::SIGCHLD,
         Signal::SIGINT,
@@ -122,21 +128,29 @@ fn serve(target: ProxyTarget) -> io::Result<()> {
         Signal::SIGHUP,
     ])?;
     let mut ctl = connect(&target)?;
-    let spec = loop {
+    let mut msgs = Vec::new();
+    while msgs.is_empty() {
         ctl.flush_blocking(Duration::from_secs(10))?;
         wait_readable(ctl.raw())?;
         ctl.fill()?;
-        if let Some(msg) = read_frames(&mut ctl)?.into_iter().next() {
-            match msg {
-                ToAgent::Launch(spec) => break spec,
-                other => return Err(io::Error::other(format!("expected a launch, got {other:?}"))),
-            }
-        }
-        if ctl.eof {
+        msgs = read_frames(&mut ctl)?;
+        if msgs.is_empty() && ctl.eof {
             return Ok(());
+        }
+    }
+    let mut msgs = msgs.into_iter();
+    let spec = match msgs.next() {
+        Some(ToAgent::Launch(spec)) => spec,
+        other => {
+            return Err(io::Error::other(format!(
+                "expected a launch, got {other:?}"
+            )))
         }
     };
     let mut agent = Agent::start(ctl, spec)?;
+    for msg in msgs {
+        agent.handle(msg)?;
+    }
     agent.run(&mut sigfd)
 }
 
@@ -184,7 +198,10 @@ impl Agent {
                     });
                 }
                 Err(e) => {
-                    agent.send(ToController::Failed { rank, reason: e.to_string() })?;
+                    agent.send(ToController::Failed {
+                        rank,
+                        reason: e.to_string(),
+                    })?;
                     agent.kill_all(libc::SIGKILL);
                     break;
                 }
@@ -204,7 +221,12 @@ impl Agent {
                 self.send(ToController::Done)?;
                 return self.ctl.flush_blocking(Duration::from_secs(5));
             }
-            poller.add(self.ctl.raw(), true, self.ctl.wants_write(), Token::Controller);
+            poller.add(
+                self.ctl.raw(),
+                true,
+                self.ctl.wants_write(),
+                Token::Controller,
+            );
             poller.add(sigfd.as_raw_fd(), true, false, Token::Signals);
             for (i, r) in self.ranks.iter().enumerate() {
                 if let Some(c) = &r.pmi {
@@ -241,7 +263,10 @@ impl Agent {
     }
 
     fn finished(&self) -> bool {
-        let outputs_open = self.ranks.iter().any(|r| r.stdout.is_some() || r.stderr.is_some());
+        let outputs_open = self
+            .ranks
+            .iter()
+            .any(|r| r.stdout.is_some() || r.stderr.is_some());
         let drained = !outputs_open || self.drain_until.is_some_and(|t| Instant::now() >= t);
         self.ranks.iter().all(|r| !r.alive) && drained
     }
@@ -259,36 +284,43 @@ impl Agent {
         }
         self.ctl.fill()?;
         for msg in read_frames(&mut self.ctl)? {
-            match msg {
-                ToAgent::FenceDone(entries) => {
-                    self.store.absorb(entries);
-                    for i in 0..self.ranks.len() {
-                        if self.ranks[i].session.in_fence {
-                            self.ranks[i].session.release_fence();
-                            self.flush_pmi(i)?;
-                        }
-                    }
-                }
-                ToAgent::Stdin(data) => {
-                    if let Some(c) = &mut self.stdin {
-                        let _ = c.send(&data);
-                    }
-                }
-                ToAgent::StdinEof => {
-                    self.stdin_eof = true;
-                    self.flush_stdin();
-                }
-                ToAgent::Signal(sig) => self.kill_all(sig),
-                ToAgent::Kill => self.end_job(),
-                ToAgent::Launch(_) => {
-                    return Err(io::Error::other("received a second launch request"));
-                }
-            }
+            self.handle(msg)?;
         }
         if self.ctl.eof {
             // oxrun is gone: nobody is left to report to.
             self.kill_all(libc::SIGKILL);
-            return Err(io::Error::other("lost the connection to oxrun; killed local ranks"));
+            return Err(io::Error::other(
+                "lost the connection to oxrun; killed local ranks",
+            ));
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, msg: ToAgent) -> io::Result<()> {
+        match msg {
+            ToAgent::FenceDone(entries) => {
+                self.store.absorb(entries);
+                for i in 0..self.ranks.len() {
+                    if self.ranks[i].session.in_fence {
+                        self.ranks[i].session.release_fence();
+                        self.flush_pmi(i)?;
+                    }
+                }
+            }
+            ToAgent::Stdin(data) => {
+                if let Some(c) = &mut self.stdin {
+                    let _ = c.send(&data);
+                }
+            }
+            ToAgent::StdinEof => {
+                self.stdin_eof = true;
+                self.flush_stdin();
+            }
+            ToAgent::Signal(sig) => self.kill_all(sig),
+            ToAgent::Kill => self.end_job(),
+            ToAgent::Launch(_) => {
+                return Err(io::Error::other("received a second launch request"));
+            }
         }
         Ok(())
     }
@@ -337,7 +369,13 @@ impl Agent {
             let r = &mut self.ranks[i];
             r.alive = false;
             r.pmi = None;
-            let msg = ToController::Exited { rank: r.rank, how, pmi: r.session.state };
+            // Whatever the rank left running in its process group goes with it.
+            spawn::kill_group(r.pid);
+            let msg = ToController::Exited {
+                rank: r.rank,
+                how,
+                pmi: r.session.state,
+            };
             if i == 0 {
                 self.stdin = None;
             }
@@ -364,7 +402,11 @@ impl Agent {
                         Effect::Fence => self.maybe_fence()?,
                         Effect::Abort { code, message } => {
                             let rank = self.ranks[i].rank;
-                            self.send(ToController::Abort { rank, code, message })?;
+                            self.send(ToController::Abort {
+                                rank,
+                                code,
+                                message,
+                            })?;
                         }
                         Effect::None => {}
                     }
@@ -417,7 +459,11 @@ impl Agent {
 
     fn on_output(&mut self, i: usize, stream: u8) -> io::Result<()> {
         let r = &mut self.ranks[i];
-        let slot = if stream == 1 { &mut r.stdout } else { &mut r.stderr };
+        let slot = if stream == 1 {
+            &mut r.stdout
+        } else {
+            &mut r.stderr
+        };
         let Some(conn) = slot.as_mut() else {
             return Ok(());
         };

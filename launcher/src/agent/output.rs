@@ -6,6 +6,8 @@ pub const MAX_LINE: usize = 1 << 20;
 
 /// Takes the complete lines at the front of `buf` (everything up to the last
 /// newline), or everything when `eof` or when the buffer exceeds [`MAX_LINE`].
+/// A last line without a newline gets one at end of file, so the next line
+/// printed (maybe another rank's) starts on a line of its own.
 /// Returns `None` when nothing is ready.
 pub fn take_lines(buf: &mut Vec<u8>, eof: bool) -> Option<Vec<u8>> {
     if buf.is_empty() {
@@ -17,7 +19,11 @@ pub fn take_lines(buf: &mut Vec<u8>, eof: bool) -> Option<Vec<u8>> {
         buf.iter().rposition(|&b| b == b'\n')? + 1
     };
     let rest = buf.split_off(cut);
-    Some(std::mem::replace(buf, rest))
+    let mut lines = std::mem::replace(buf, rest);
+    if eof && lines.last() != Some(&b'\n') {
+        lines.push(b'\n');
+    }
+    Some(lines)
 }
 
 /// Prefixes every line of `data` with `label` (the last line may lack a newline).
@@ -40,7 +46,7 @@ mod tests {
         assert_eq!(take_lines(&mut buf, false).unwrap(), b"a\nb\n");
         assert_eq!(buf, b"part");
         assert_eq!(take_lines(&mut buf, false), None);
-        assert_eq!(take_lines(&mut buf, true).unwrap(), b"part");
+        assert_eq!(take_lines(&mut buf, true).unwrap(), b"part\n");
         assert_eq!(take_lines(&mut buf, true), None);
     }
 

@@ -99,8 +99,15 @@ fn encode_reply(version: u8, cmd: &Command) -> Vec<u8> {
         pmi1::encode(cmd)
     };
     encoded.unwrap_or_else(|e| {
-        let fallback = Command::new(cmd.name.clone()).with("rc", -1).with("msg", format!("{e}").replace([' ', ';'], "_"));
-        if version == 2 { pmi2::encode(&fallback) } else { pmi1::encode(&fallback) }.unwrap_or_default()
+        let fallback = Command::new(cmd.name.clone())
+            .with("rc", -1)
+            .with("msg", format!("{e}").replace([' ', ';'], "_"));
+        if version == 2 {
+            pmi2::encode(&fallback)
+        } else {
+            pmi1::encode(&fallback)
+        }
+        .unwrap_or_default()
     })
 }
 
@@ -148,10 +155,7 @@ impl Session {
                 Err(e) => return Err(self.violation(format!("{e}"))),
             };
             if self.in_fence {
-                return Err(self.violation(format!(
-                    "sent {:?} while waiting in a fence",
-                    cmd.name
-                )));
+                return Err(self.violation(format!("sent {:?} while waiting in a fence", cmd.name)));
             }
             let effect = match self.version {
                 0 => self.init(&cmd)?,
@@ -209,9 +213,7 @@ impl Session {
 
     fn check_put(&self, key: &str, value: &str) -> Result<(), Violation> {
         if key.is_empty() || key.len() > KEYLEN_MAX {
-            return Err(self.violation(format!(
-                "put key {key:?} must be 1..{KEYLEN_MAX} bytes"
-            )));
+            return Err(self.violation(format!("put key {key:?} must be 1..{KEYLEN_MAX} bytes")));
         }
         if value.len() > VALLEN_MAX {
             return Err(self.violation(format!(
@@ -240,7 +242,12 @@ impl Session {
         store.kvs.get(key).map(|s| s.as_str())
     }
 
-    fn pmi1(&mut self, cmd: &Command, job: &JobFacts, store: &mut Store) -> Result<Effect, Violation> {
+    fn pmi1(
+        &mut self,
+        cmd: &Command,
+        job: &JobFacts,
+        store: &mut Store,
+    ) -> Result<Effect, Violation> {
         if self.state == PmiState::Finalized {
             return Err(self.violation(format!("sent cmd={} after finalize", cmd.name)));
         }
@@ -260,13 +267,20 @@ impl Session {
                 let value = cmd.require("value").map_err(|e| self.wire(e))?;
                 self.check_put(key, value)?;
                 store.put(key, value);
-                self.reply(Command::new("put_result").with("rc", 0).with("msg", "success"));
+                self.reply(
+                    Command::new("put_result")
+                        .with("rc", 0)
+                        .with("msg", "success"),
+                );
             }
             "get" => {
                 self.check_kvsname(cmd, job)?;
                 let key = cmd.require("key").map_err(|e| self.wire(e))?;
                 let reply = match Self::lookup(key, job, store) {
-                    Some(v) => Command::new("get_result").with("rc", 0).with("msg", "success").with("value", v),
+                    Some(v) => Command::new("get_result")
+                        .with("rc", 0)
+                        .with("msg", "success")
+                        .with("value", v),
                     None => Command::new("get_result")
                         .with("rc", -1)
                         .with("msg", format!("key_{key}_not_found"))
@@ -279,7 +293,9 @@ impl Session {
                 self.state = PmiState::Finalized;
                 self.reply(Command::new("finalize_ack"));
             }
-            "abort" => return Ok(self.abort(cmd.get("exitcode"), cmd.get("message").or(cmd.get("msg")))),
+            "abort" => {
+                return Ok(self.abort(cmd.get("exitcode"), cmd.get("message").or(cmd.get("msg"))))
+            }
             "init" => return Err(self.violation("sent cmd=init twice".into())),
             other => return Err(self.violation(format!("unsupported PMI-1 command cmd={other}"))),
         }
@@ -293,7 +309,12 @@ impl Session {
         }
     }
 
-    fn pmi2(&mut self, cmd: &Command, job: &JobFacts, store: &mut Store) -> Result<Effect, Violation> {
+    fn pmi2(
+        &mut self,
+        cmd: &Command,
+        job: &JobFacts,
+        store: &mut Store,
+    ) -> Result<Effect, Violation> {
         if self.state == PmiState::Finalized {
             return Err(self.violation(format!("sent cmd={} after finalize", cmd.name)));
         }
@@ -316,7 +337,11 @@ impl Session {
                         .with("rc", 0),
                 );
             }
-            "job-getid" => self.reply(Command::new(response).with("rc", 0).with("jobid", &job.jobid)),
+            "job-getid" => self.reply(
+                Command::new(response)
+                    .with("rc", 0)
+                    .with("jobid", &job.jobid),
+            ),
             "kvs-put" => {
                 let key = cmd.require("key").map_err(|e| self.wire(e))?;
                 let value = cmd.require("value").map_err(|e| self.wire(e))?;
@@ -327,7 +352,10 @@ impl Session {
             "kvs-get" => {
                 let key = cmd.require("key").map_err(|e| self.wire(e))?;
                 let reply = match Self::lookup(key, job, store) {
-                    Some(v) => Command::new(response).with("rc", 0).with("found", "TRUE").with("value", v),
+                    Some(v) => Command::new(response)
+                        .with("rc", 0)
+                        .with("found", "TRUE")
+                        .with("value", v),
                     None => Command::new(response).with("rc", 0).with("found", "FALSE"),
                 };
                 self.reply(reply);
@@ -340,7 +368,9 @@ impl Session {
                     "universeSize" => Some(job.size.to_string()),
                     _ => None,
                 };
-                let mut reply = Command::new(response).with("rc", 0).with("found", bool_word(value.is_some()));
+                let mut reply = Command::new(response)
+                    .with("rc", 0)
+                    .with("found", bool_word(value.is_some()));
                 if let Some(v) = value {
                     reply = reply.with("value", v);
                 }
@@ -358,7 +388,10 @@ impl Session {
                 let wait = cmd.get("wait") == Some("TRUE");
                 match store.node_attrs.get(&key) {
                     Some(v) => {
-                        let reply = Command::new(response).with("rc", 0).with("found", "TRUE").with("value", v);
+                        let reply = Command::new(response)
+                            .with("rc", 0)
+                            .with("found", "TRUE")
+                            .with("value", v);
                         self.reply(reply);
                     }
                     None if wait => self.waiting_node_attrs.push(key),
@@ -441,8 +474,15 @@ mod tests {
     fn pmi2_exchange_byte_for_byte() {
         let mut s = Session::new(1);
         let mut st = Store::default();
-        let (_, out) = talk(&mut s, &mut st, b"cmd=init pmi_version=2 pmi_subversion=0\n");
-        assert_eq!(out, "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0\n");
+        let (_, out) = talk(
+            &mut s,
+            &mut st,
+            b"cmd=init pmi_version=2 pmi_subversion=0\n",
+        );
+        assert_eq!(
+            out,
+            "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0\n"
+        );
         let msg = |body: &str| format!("{:<6}{body}", body.len());
         let input = [
             msg("cmd=fullinit;pmirank=1;"),
@@ -471,15 +511,26 @@ mod tests {
     fn protocol_violations_are_reported() {
         let bad = |bytes: &[u8]| {
             let mut s = Session::new(3);
-            s.receive(bytes, &job(), &mut Store::default()).unwrap_err().0
+            s.receive(bytes, &job(), &mut Store::default())
+                .unwrap_err()
+                .0
         };
         assert!(bad(b"cmd=get_maxes\n").contains("expected cmd=init first"));
         assert!(bad(b"cmd=init pmi_version=9\n").contains("unsupported pmi_version=9"));
         assert!(bad(b"garbage\n").contains("rank 3 broke the PMI protocol"));
-        assert!(bad(b"cmd=init pmi_version=1\ncmd=put kvsname=other key=k value=v\n").contains("not this job"));
-        let long_key = format!("cmd=init pmi_version=1\ncmd=put kvsname=kvs_7_0 key={} value=v\n", "k".repeat(65));
+        assert!(
+            bad(b"cmd=init pmi_version=1\ncmd=put kvsname=other key=k value=v\n")
+                .contains("not this job")
+        );
+        let long_key = format!(
+            "cmd=init pmi_version=1\ncmd=put kvsname=kvs_7_0 key={} value=v\n",
+            "k".repeat(65)
+        );
         assert!(bad(long_key.as_bytes()).contains("must be 1..64 bytes"));
-        assert!(bad(b"cmd=init pmi_version=1\ncmd=barrier_in\ncmd=get_maxes\n").contains("while waiting in a fence"));
+        assert!(
+            bad(b"cmd=init pmi_version=1\ncmd=barrier_in\ncmd=get_maxes\n")
+                .contains("while waiting in a fence")
+        );
         assert!(bad(b"cmd=init pmi_version=1\ncmd=spawn\n").contains("unsupported PMI-1 command"));
         let mut oversized = b"cmd=init pmi_version=1\n".to_vec();
         oversized.extend(std::iter::repeat_n(b'x', 70_000));
@@ -490,8 +541,18 @@ mod tests {
     fn abort_carries_code_and_message() {
         let mut s = Session::new(0);
         let eff = s
-            .receive(b"cmd=init pmi_version=1\ncmd=abort exitcode=7 message=bye\\ now\n", &job(), &mut Store::default())
+            .receive(
+                b"cmd=init pmi_version=1\ncmd=abort exitcode=7 message=bye\\ now\n",
+                &job(),
+                &mut Store::default(),
+            )
             .unwrap();
-        assert_eq!(eff, vec![Effect::Abort { code: 7, message: "bye now".into() }]);
+        assert_eq!(
+            eff,
+            vec![Effect::Abort {
+                code: 7,
+                message: "bye now".into()
+            }]
+        );
     }
 }

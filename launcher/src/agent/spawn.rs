@@ -54,7 +54,11 @@ pub fn start_rank(
         cmd.current_dir(&spec.cwd);
     }
     let with_stdin = spec.forward_stdin && rank == 0;
-    cmd.stdin(if with_stdin { Stdio::piped() } else { Stdio::null() });
+    cmd.stdin(if with_stdin {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
     let cpu_set = cpus.map(|list| {
         let mut set = nix::sched::CpuSet::new();
         for &c in list {
@@ -83,9 +87,9 @@ pub fn start_rank(
             Ok(())
         });
     }
-    let mut child = cmd.spawn().map_err(|e| {
-        io::Error::new(e.kind(), format!("cannot start '{}': {e}", spec.program))
-    })?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot start '{}': {e}", spec.program)))?;
     drop(theirs);
     let take = |fd: Option<OwnedFd>| fd.expect("piped stream");
     let stdout = take(child.stdout.take().map(OwnedFd::from));
@@ -108,6 +112,13 @@ pub fn signal_rank(pid: i32, sig: i32) {
             libc::kill(pid, sig);
         }
     }
+}
+
+/// SIGKILLs what is left of a reaped rank's process group (its own
+/// children). Only the group: the pid itself may already be reused.
+pub fn kill_group(pid: i32) {
+    // SAFETY: plain kill(2) on a process group.
+    unsafe { libc::kill(-pid, libc::SIGKILL) };
 }
 
 /// Wraps a raw descriptor number inherited from the parent.

@@ -125,7 +125,12 @@ impl Job {
             (None, String::new())
         };
         let mut ranks: Vec<RankInfo> = (0..opts.nprocs)
-            .map(|_| RankInfo { host: 0, pid: 0, exited: false, finalized: false })
+            .map(|_| RankInfo {
+                host: 0,
+                pid: 0,
+                exited: false,
+                finalized: false,
+            })
             .collect();
         let mut agents = Vec::new();
         let mut launch = Vec::new();
@@ -300,7 +305,10 @@ impl Job {
             self.deadline = None;
             let live = self.ranks.iter().filter(|r| !r.exited).count();
             let secs = self.opts.timeout.map_or(0.0, |t| t.as_secs_f64());
-            self.fail(TIMEOUT_EXIT, format!("job timed out after {secs} s; killing {live} ranks"));
+            self.fail(
+                TIMEOUT_EXIT,
+                format!("job timed out after {secs} s; killing {live} ranks"),
+            );
         }
         if self.connect_deadline.is_some_and(|d| now >= d) {
             self.connect_deadline = None;
@@ -311,7 +319,14 @@ impl Job {
                 .map(|a| a.host.clone())
                 .collect();
             if !missing.is_empty() {
-                self.fail(1, format!("agents on {} did not connect within {} s", missing.join(", "), CONNECT_LIMIT.as_secs()));
+                self.fail(
+                    1,
+                    format!(
+                        "agents on {} did not connect within {} s",
+                        missing.join(", "),
+                        CONNECT_LIMIT.as_secs()
+                    ),
+                );
                 self.abandon_unconnected();
             }
         }
@@ -336,7 +351,9 @@ impl Job {
     }
 
     fn on_accept(&mut self) -> io::Result<()> {
-        let Some(listener) = &self.listener else { return Ok(()) };
+        let Some(listener) = &self.listener else {
+            return Ok(());
+        };
         loop {
             match listener.accept() {
                 Ok((stream, _)) => {
@@ -355,7 +372,9 @@ impl Job {
 
     /// A TCP connection that has not yet proved it belongs to this job.
     fn on_pending(&mut self, p: usize) -> io::Result<()> {
-        let Some((conn, _)) = self.pending[p].as_mut() else { return Ok(()) };
+        let Some((conn, _)) = self.pending[p].as_mut() else {
+            return Ok(());
+        };
         if conn.fill().is_err() || conn.eof {
             self.pending[p] = None;
             return Ok(());
@@ -369,9 +388,15 @@ impl Job {
             Ok(None) => return Ok(()),
             Err(e) => Err(e),
         };
-        let Some((conn, _)) = self.pending[p].take() else { return Ok(()) };
+        let Some((conn, _)) = self.pending[p].take() else {
+            return Ok(());
+        };
         let host = match hello {
-            Ok(ToController::Hello { host, secret }) if remote::secrets_match(&secret, &self.secret) => host,
+            Ok(ToController::Hello { host, secret })
+                if remote::secrets_match(&secret, &self.secret) =>
+            {
+                host
+            }
             _ => return Ok(()), // wrong secret or not our protocol: drop silently
         };
         let Some(a) = self
@@ -397,7 +422,9 @@ impl Job {
     }
 
     fn on_agent(&mut self, a: usize, writable: bool) -> io::Result<()> {
-        let Some(conn) = self.agents[a].conn.as_mut() else { return Ok(()) };
+        let Some(conn) = self.agents[a].conn.as_mut() else {
+            return Ok(());
+        };
         if writable {
             let _ = conn.flush();
         }
@@ -431,21 +458,30 @@ impl Job {
         }
         if let Some(e) = bad {
             let host = self.agents[a].host.clone();
-            self.fail(1, format!("garbled message from the agent on {host} ({e}); ending the job"));
+            self.fail(
+                1,
+                format!("garbled message from the agent on {host} ({e}); ending the job"),
+            );
             self.agents[a].conn = None;
             self.agents[a].done = true;
         } else if eof && !self.agents[a].done {
             let host = self.agents[a].host.clone();
             self.agents[a].conn = None;
             self.agents[a].done = true;
-            self.fail(1, format!("lost contact with the agent on host {host}; ending the job"));
+            self.fail(
+                1,
+                format!("lost contact with the agent on host {host}; ending the job"),
+            );
         }
         Ok(())
     }
 
     fn rank_label(&self, rank: u32) -> String {
         let r = &self.ranks[rank as usize];
-        format!("rank {rank} (pid {} on {})", r.pid, self.agents[r.host].host)
+        format!(
+            "rank {rank} (pid {} on {})",
+            r.pid, self.agents[r.host].host
+        )
     }
 
     fn valid_rank(&self, a: usize, rank: u32) -> bool {
@@ -484,10 +520,21 @@ impl Job {
             ToController::Exited { rank, how, pmi } if self.valid_rank(a, rank) => {
                 self.on_exit(rank, how, pmi)
             }
-            ToController::Abort { rank, code, message } if self.valid_rank(a, rank) => {
+            ToController::Abort {
+                rank,
+                code,
+                message,
+            } if self.valid_rank(a, rank) => {
                 let who = self.rank_label(rank);
-                let detail = if message.is_empty() { String::new() } else { format!(": {message}") };
-                self.fail(code, format!("{who} aborted the job with exit code {code}{detail}"));
+                let detail = if message.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {message}")
+                };
+                self.fail(
+                    code,
+                    format!("{who} aborted the job with exit code {code}{detail}"),
+                );
             }
             ToController::Failed { rank, reason } => {
                 self.fail(1, format!("{reason}; ending the job (rank {rank})"));
@@ -495,7 +542,10 @@ impl Job {
             ToController::Done => self.agents[a].done = true,
             other => {
                 let host = self.agents[a].host.clone();
-                self.fail(1, format!("unexpected message from the agent on {host}: {other:?}"));
+                self.fail(
+                    1,
+                    format!("unexpected message from the agent on {host}: {other:?}"),
+                );
             }
         }
     }
@@ -549,7 +599,9 @@ impl Job {
                 Ok(WaitStatus::StillAlive) | Err(_) => return,
                 Ok(_) => continue,
             };
-            let Some(a) = self.agents.iter().position(|ag| ag.pid == pid.as_raw()) else { continue };
+            let Some(a) = self.agents.iter().position(|ag| ag.pid == pid.as_raw()) else {
+                continue;
+            };
             self.agents[a].running = false;
             // A launch command that fails before its agent connected means the
             // agent will never come.
@@ -560,7 +612,10 @@ impl Job {
                     ExitKind::Signal(s) => format!("was killed by signal {}", signals::describe(s)),
                 };
                 self.agents[a].done = true;
-                self.fail(1, format!("could not start the agent on host {host}: the launch command {how}"));
+                self.fail(
+                    1,
+                    format!("could not start the agent on host {host}: the launch command {how}"),
+                );
                 self.abandon_unconnected();
             }
         }

@@ -45,7 +45,9 @@ pub fn start_local() -> io::Result<Spawned> {
     )?;
     let fd = theirs.as_raw_fd();
     let mut cmd = Command::new(std::env::current_exe()?);
-    cmd.arg("--proxy-fd").arg(fd.to_string()).stdin(Stdio::null());
+    cmd.arg("--proxy-fd")
+        .arg(fd.to_string())
+        .stdin(Stdio::null());
     child_setup(&mut cmd);
     // SAFETY: fcntl on the descriptor the child inherits; runs after fork.
     unsafe {
@@ -65,7 +67,12 @@ pub fn start_local() -> io::Result<Spawned> {
 
 /// Starts `launcher_cmd HOST oxrun --proxy-connect ADDR --proxy-host HOST`,
 /// writing the secret to its stdin (never on a command line).
-pub fn start_remote(launcher_cmd: &str, host: &str, addr: &str, secret: &str) -> io::Result<Spawned> {
+pub fn start_remote(
+    launcher_cmd: &str,
+    host: &str,
+    addr: &str,
+    secret: &str,
+) -> io::Result<Spawned> {
     let mut words = launcher_cmd.split_whitespace();
     let program = words
         .next()
@@ -78,9 +85,12 @@ pub fn start_remote(launcher_cmd: &str, host: &str, addr: &str, secret: &str) ->
         .args(["--proxy-connect", addr, "--proxy-host", host])
         .stdin(Stdio::piped());
     child_setup(&mut cmd);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot run launch command '{program}': {e}")))?;
+    let mut child = cmd.spawn().map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("cannot run launch command '{program}': {e}"),
+        )
+    })?;
     if let Some(mut stdin) = child.stdin.take() {
         // The agent reads one line; a launch command that ignores stdin is fine.
         let _ = writeln!(stdin, "{secret}");
@@ -129,7 +139,11 @@ pub fn new_secret() -> io::Result<String> {
 
 /// Compares secrets without revealing where they differ through timing.
 pub fn secrets_match(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
 }
 
 /// Wraps an accepted stream for the event loop.
