@@ -129,19 +129,22 @@ fn into_command(mut pairs: Vec<(String, String)>) -> Result<Command, WireError> 
 pub mod pmi1 {
     use super::*;
 
-    /// Encodes `cmd` as one line ending in `\n`, escaping space, backslash
-    /// and newline inside values.
+    /// Encodes `cmd` as one line ending in `\n`, escaping the separators
+    /// (space, tab), backslash and newline inside values.
     pub fn encode(cmd: &Command) -> Result<Vec<u8>, WireError> {
         let mut out = Vec::with_capacity(64);
         out.extend_from_slice(b"cmd=");
         push_escaped(&mut out, "value", &cmd.name)?;
         for (k, v) in &cmd.pairs {
-            if k.is_empty() || k.bytes().any(|b| matches!(b, b' ' | b'=' | b'\n' | b'\\')) {
+            if k.is_empty()
+                || k.bytes()
+                    .any(|b| matches!(b, b' ' | b'\t' | b'=' | b'\n' | b'\\'))
+            {
                 return Err(WireError::Unencodable {
                     what: "key",
                     text: k.clone(),
                     version: 1,
-                    why: "keys must be non-empty without space, '=', '\\' or newline",
+                    why: "keys must be non-empty without space, tab, '=', '\\' or newline",
                 });
             }
             out.push(b' ');
@@ -161,7 +164,7 @@ pub mod pmi1 {
 
     fn push_escaped(out: &mut Vec<u8>, _what: &'static str, v: &str) -> Result<(), WireError> {
         for b in v.bytes() {
-            if matches!(b, b' ' | b'\\' | b'\n') {
+            if matches!(b, b' ' | b'\t' | b'\\' | b'\n') {
                 out.push(b'\\');
             }
             out.push(b);
@@ -178,7 +181,6 @@ pub mod pmi1 {
             });
         }
         let line = line.strip_suffix(b"\n").unwrap_or(line);
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
         let text = std::str::from_utf8(line)
             .map_err(|_| WireError::Malformed("message is not UTF-8".into()))?;
         let mut pairs = Vec::new();
@@ -195,7 +197,9 @@ pub mod pmi1 {
             match c {
                 '\\' => match chars.next() {
                     Some(n) => token.push(n),
-                    None => return Err(WireError::Malformed("line ends in a lone backslash".into())),
+                    None => {
+                        return Err(WireError::Malformed("line ends in a lone backslash".into()))
+                    }
                 },
                 ' ' | '\t' => flush(&mut token)?,
                 '\n' => return Err(WireError::Malformed("newline inside a message".into())),
@@ -412,7 +416,9 @@ mod tests {
 
     #[test]
     fn pmi2_round_trip_and_exact_bytes() {
-        let cmd = Command::new("kvs-put").with("key", "k").with("value", "v=1");
+        let cmd = Command::new("kvs-put")
+            .with("key", "k")
+            .with("value", "v=1");
         let bytes = pmi2::encode(&cmd).unwrap();
         assert_eq!(bytes, b"28    cmd=kvs-put;key=k;value=v=1;");
         let mut r = FrameReader::new();
