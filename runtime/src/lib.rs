@@ -9,6 +9,7 @@ pub mod config;
 pub mod error;
 pub mod info;
 pub mod mem;
+pub mod p2p;
 pub mod topology;
 pub mod transport;
 

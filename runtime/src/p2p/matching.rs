@@ -1,0 +1,364 @@
+//! Matching of incoming messages to posted receives, following the MPI
+//! standard (MPI-4.1 §3.5 "Semantics of Point-to-Point Communication",
+//! §3.8 "Probe and Cancel").
+//!
+//! [`Matcher`] is a pure data structure: it performs no I/O and knows nothing
+//! about buffers, requests or transports. A posted receive is an opaque
+//! handle `P` (say, a request id) and an unexpected message is an opaque
+//! handle `U` (say, where its eager bytes or its rendezvous descriptor live).
+//!
+//! # Rules
+//!
+//! - A message matches a receive when the contexts are equal, the receive's
+//!   source is the message's source or [`SourceSel::Any`]
+//!   (`MPI_ANY_SOURCE`), and its tag is the message's tag or
+//!   [`TagSel::Any`] (`MPI_ANY_TAG`). Wildcards exist only on the receive
+//!   side.
+//! - [`TagSel::Any`] matches every tag, negative ones included. MPI user tags
+//!   are `>= 0` (a send with a negative tag is rejected before it gets here)
+//!   and internal traffic such as collectives runs on its own context ids, so
+//!   no tag range is reserved at this level.
+//! - `MPI_PROC_NULL` never reaches the matcher: a receive from it completes
+//!   at once, above this layer.
+//! - Non-overtaking, message side: among unexpected messages, a receive (or
+//!   probe) takes the earliest-arrived one it matches. Messages from one
+//!   source on one context therefore match in the order they were sent.
+//! - Non-overtaking, receive side: an arriving message goes to the
+//!   earliest-posted receive that matches it, whether that receive names the
+//!   source or uses `MPI_ANY_SOURCE`.
+//!
+//! # Layout and complexity
+//!
+//! Every posted receive and every unexpected message gets a sequence number
+//! from one counter, which orders candidates taken from different queues.
+//! Per context the matcher keeps:
+//!
+//! - posted receives naming a source: one FIFO per source;
+//! - posted `MPI_ANY_SOURCE` receives: one FIFO;
+//! - unexpected messages: one FIFO per source (only sources with at least
+//!   one message are kept, so wildcard scans skip quiet peers).
+//!
+//! With `k` the number of entries skipped because their tag does not match
+//! (zero when tags are consumed in order or `MPI_ANY_TAG` is used) and `S`
+//! the number of sources with unexpected messages on the context:
+//!
+//! | operation                        | cost          |
+//! |----------------------------------|---------------|
+//! | [`Matcher::arrive`]              | O(1 + k)      |
+//! | [`Matcher::post`], named source  | O(1 + k)      |
+//! | [`Matcher::post`], any source    | O(S + k)      |
+//! | [`Matcher::probe`], [`Matcher::take`] | as `post` |
+//! | [`Matcher::cancel_posted`], [`Matcher::unexpected_mut`] | O(n) scan |
+//! | [`Matcher::purge_context`]       | O(n log n) on that context |
+//!
+//! plus, when an entry is removed from the middle of a FIFO, the shift of
+//! the shorter side (`VecDeque::remove`).
+//!
+//! Memory: a context's queues live until [`Matcher::purge_context`]; empty
+//! posted FIFOs are kept (at most one per peer), empty unexpected FIFOs are
+//! dropped, so an unexpected message costs at most one small allocation,
+//! next to the buffer it needs anyway.
+
+use std::collections::{HashMap, VecDeque};
+use std::ops::Deref;
+
+/// What a message carries for matching.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Envelope {
+    /// Context id of the communicator the message was sent on.
+    pub context: u32,
+    /// The sender's rank in that communicator.
+    pub source: i32,
+    /// The message tag.
+    pub tag: i32,
+}
+
+/// The source a receive accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SourceSel {
+    /// Only messages from this rank of the communicator.
+    Rank(i32),
+    /// Messages from any rank (`MPI_ANY_SOURCE`).
+    Any,
+}
+
+/// The tag a receive accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TagSel {
+    /// Only messages with this tag.
+    Tag(i32),
+    /// Messages with any tag (`MPI_ANY_TAG`).
+    Any,
+}
+
+impl TagSel {
+    fn admits(self, tag: i32) -> bool {
+        match self {
+            TagSel::Tag(t) => t == tag,
+            TagSel::Any => true,
+        }
+    }
+}
+
+/// What a receive or a probe accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Pattern {
+    /// Context id of the communicator the receive was posted on.
+    pub context: u32,
+    /// Accepted source.
+    pub source: SourceSel,
+    /// Accepted tag.
+    pub tag: TagSel,
+}
+
+impl Pattern {
+    /// Whether a message with envelope `env` matches this pattern.
+    pub fn matches(&self, env: &Envelope) -> bool {
+        let source = match self.source {
+            SourceSel::Rank(r) => r == env.source,
+            SourceSel::Any => true,
+        };
+        self.context == env.context && source && self.tag.admits(env.tag)
+    }
+}
+
+/// A posted receive paired with the message it receives.
+///
+/// Both handles are given back, so that neither is lost when a match happens
+/// on the spot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Match<P, U> {
+    /// The receive.
+    pub recv: P,
+    /// The message's envelope (its source and tag go into `MPI_Status`).
+    pub env: Envelope,
+    /// The message.
+    pub msg: U,
+}
+
+/// A queued item with its sequence number and what matching looks at.
+#[derive(Debug)]
+struct Entry<K, T> {
+    seq: u64,
+    key: K,
+    item: T,
+}
+
+type Queue<K, T> = VecDeque<Entry<K, T>>;
+
+/// The queues of one context.
+#[derive(Debug)]
+struct ContextQueues<P, U> {
+    /// Posted receives that name a source, by source.
+    posted: HashMap<i32, Queue<TagSel, P>>,
+    /// Posted `MPI_ANY_SOURCE` receives.
+    posted_any: Queue<TagSel, P>,
+    /// Unexpected messages by source; never holds an empty queue.
+    unexpected: HashMap<i32, Queue<Envelope, U>>,
+}
+
+impl<P, U> Default for ContextQueues<P, U> {
+    fn default() -> Self {
+        Self {
+            posted: HashMap::new(),
+            posted_any: VecDeque::new(),
+            unexpected: HashMap::new(),
+        }
+    }
+}
+
+/// Finds, across `queues`, the earliest entry (lowest sequence number)
+/// accepted by `ok`; returns its queue and index.
+fn earliest<K, T, Q: Deref<Target = Queue<K, T>>>(
+    queues: impl IntoIterator<Item = Q>,
+    mut ok: impl FnMut(&Entry<K, T>) -> bool,
+) -> Option<(Q, usize)> {
+    let mut best: Option<(Q, usize, u64)> = None;
+    for q in queues {
+        if let Some(i) = q.iter().position(&mut ok) {
+            let seq = q[i].seq;
+            let better = match &best {
+                Some((_, _, best_seq)) => seq < *best_seq,
+                None => true,
+            };
+            if better {
+                best = Some((q, i, seq));
+            }
+        }
+    }
+    best.map(|(q, i, _)| (q, i))
+}
+
+/// Posted-receive and unexpected-message queues, matched per the MPI rules
+/// (see the module documentation).
+///
+/// `P` is a posted receive's handle, `U` an unexpected message's handle.
+#[derive(Debug)]
+pub struct Matcher<P, U> {
+    contexts: HashMap<u32, ContextQueues<P, U>>,
+    next_seq: u64,
+    posted_len: usize,
+    unexpected_len: usize,
+}
+
+impl<P, U> Default for Matcher<P, U> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<P, U> Matcher<P, U> {
+    /// An empty matcher.
+    pub fn new() -> Self {
+        Self {
+            contexts: HashMap::new(),
+            next_seq: 0,
+            posted_len: 0,
+            unexpected_len: 0,
+        }
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        seq
+    }
+
+    /// A receive is posted. If an unexpected message matches, the
+    /// earliest-arrived matching one is removed and returned with the
+    /// receive; otherwise the receive is queued and `None` is returned.
+    pub fn post(&mut self, pattern: Pattern, recv: P) -> Option<Match<P, U>> {
+        if let Some((env, msg)) = self.take(&pattern) {
+            return Some(Match { recv, env, msg });
+        }
+        let entry = Entry {
+            seq: self.next_seq(),
+            key: pattern.tag,
+            item: recv,
+        };
+        let cq = self.contexts.entry(pattern.context).or_default();
+        match pattern.source {
+            SourceSel::Rank(r) => cq.posted.entry(r).or_default().push_back(entry),
+            SourceSel::Any => cq.posted_any.push_back(entry),
+        }
+        self.posted_len += 1;
+        None
+    }
+
+    /// A message arrives. The earliest-posted matching receive is removed
+    /// and returned with the message; otherwise the message is queued as
+    /// unexpected and `None` is returned.
+    pub fn arrive(&mut self, env: Envelope, msg: U) -> Option<Match<P, U>> {
+        let seq = self.next_seq();
+        let cq = self.contexts.entry(env.context).or_default();
+        let queues = [cq.posted.get_mut(&env.source), Some(&mut cq.posted_any)];
+        if let Some((q, i)) = earliest(queues.into_iter().flatten(), |e| e.key.admits(env.tag)) {
+            let recv = q.remove(i).map(|e| e.item)?;
+            self.posted_len -= 1;
+            return Some(Match { recv, env, msg });
+        }
+        let entry = Entry {
+            seq,
+            key: env,
+            item: msg,
+        };
+        cq.unexpected
+            .entry(env.source)
+            .or_default()
+            .push_back(entry);
+        self.unexpected_len += 1;
+        None
+    }
+
+    /// Probe (`MPI_Iprobe`): the earliest-arrived unexpected message that
+    /// matches `pattern`, left in place.
+    pub fn probe(&self, pattern: &Pattern) -> Option<(&Envelope, &U)> {
+        let cq = self.contexts.get(&pattern.context)?;
+        let ok = |e: &Entry<Envelope, U>| pattern.tag.admits(e.key.tag);
+        let (q, i) = match pattern.source {
+            SourceSel::Rank(r) => earliest(cq.unexpected.get(&r), ok),
+            SourceSel::Any => earliest(cq.unexpected.values(), ok),
+        }?;
+        Some((&q[i].key, &q[i].item))
+    }
+
+    /// Matched probe (`MPI_Improbe`, `MPI_Mprobe`): removes and returns the
+    /// earliest-arrived unexpected message that matches `pattern`.
+    pub fn take(&mut self, pattern: &Pattern) -> Option<(Envelope, U)> {
+        let cq = self.contexts.get_mut(&pattern.context)?;
+        let ok = |e: &Entry<Envelope, U>| pattern.tag.admits(e.key.tag);
+        let (q, i) = match pattern.source {
+            SourceSel::Rank(r) => earliest(cq.unexpected.get_mut(&r), ok),
+            SourceSel::Any => earliest(cq.unexpected.values_mut(), ok),
+        }?;
+        let entry = q.remove(i)?;
+        if q.is_empty() {
+            cq.unexpected.remove(&entry.key.source);
+        }
+        self.unexpected_len -= 1;
+        Some((entry.key, entry.item))
+    }
+
+    /// Cancels a posted receive (`MPI_Cancel`): removes and returns the
+    /// earliest-posted receive for which `pred` holds, if one is still
+    /// posted. `None` means it was already matched (or never posted).
+    pub fn cancel_posted(&mut self, mut pred: impl FnMut(&P) -> bool) -> Option<P> {
+        let queues = self.contexts.values_mut().flat_map(|cq| {
+            cq.posted
+                .values_mut()
+                .chain(std::iter::once(&mut cq.posted_any))
+        });
+        let (q, i) = earliest(queues, |e| pred(&e.item))?;
+        let entry = q.remove(i)?;
+        self.posted_len -= 1;
+        Some(entry.item)
+    }
+
+    /// Mutable access to the earliest-arrived unexpected message for which
+    /// `pred` holds (for example to append eager fragments as they arrive).
+    pub fn unexpected_mut(
+        &mut self,
+        mut pred: impl FnMut(&Envelope, &U) -> bool,
+    ) -> Option<&mut U> {
+        let queues = self
+            .contexts
+            .values_mut()
+            .flat_map(|cq| cq.unexpected.values_mut());
+        let (q, i) = earliest(queues, |e| pred(&e.key, &e.item))?;
+        Some(&mut q[i].item)
+    }
+
+    /// Number of posted receives waiting for a message.
+    pub fn posted_len(&self) -> usize {
+        self.posted_len
+    }
+
+    /// Number of unexpected messages waiting for a receive.
+    pub fn unexpected_len(&self) -> usize {
+        self.unexpected_len
+    }
+
+    /// Drops everything queued on `context` (its communicator was freed):
+    /// returns the posted receives in post order and the unexpected messages
+    /// in arrival order.
+    pub fn purge_context(&mut self, context: u32) -> (Vec<P>, Vec<U>) {
+        let Some(cq) = self.contexts.remove(&context) else {
+            return (Vec::new(), Vec::new());
+        };
+        let posted = in_order(cq.posted.into_values().chain([cq.posted_any]));
+        let unexpected = in_order(cq.unexpected.into_values());
+        self.posted_len -= posted.len();
+        self.unexpected_len -= unexpected.len();
+        (posted, unexpected)
+    }
+}
+
+/// The items of `queues`, in sequence order.
+fn in_order<K, T>(queues: impl Iterator<Item = Queue<K, T>>) -> Vec<T> {
+    let mut entries: Vec<Entry<K, T>> = queues.flatten().collect();
+    entries.sort_unstable_by_key(|e| e.seq);
+    entries.into_iter().map(|e| e.item).collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,4 @@
+//! Point-to-point messaging: matching of messages to receives, send
+//! protocols and requests (see `docs/ARCHITECTURE.md`).
+
+pub mod matching;
