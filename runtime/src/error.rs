@@ -32,6 +32,52 @@ pub enum Error {
         /// Why: libfabric's error text and code, or the loader's.
         reason: String,
     },
+    /// A rank argument is outside the communicator.
+    #[error("invalid rank {value} for argument `{arg}`: the communicator has {size} ranks")]
+    InvalidRank {
+        /// Which argument (`dest`, `source`, `root`).
+        arg: &'static str,
+        /// The value given.
+        value: i32,
+        /// Ranks in the communicator.
+        size: i32,
+    },
+    /// A tag argument is out of range.
+    #[error("invalid tag {value} for argument `{arg}`: tags are 0..={ub}{wild}", ub = crate::status::TAG_UB, wild = if *.allows_any { " or ANY_TAG" } else { "" })]
+    InvalidTag {
+        /// Which argument.
+        arg: &'static str,
+        /// The value given.
+        value: i32,
+        /// Whether `ANY_TAG` would have been accepted here.
+        allows_any: bool,
+    },
+    /// Some other argument is wrong.
+    #[error("invalid argument `{arg}`: {reason}")]
+    InvalidArgument {
+        /// Which argument.
+        arg: &'static str,
+        /// What is wrong with its value.
+        reason: String,
+    },
+    /// A message was longer than the receive buffer; `status` says what was stored.
+    #[error(
+        "message of {message_len} bytes truncated to the receive buffer of {buffer_len} bytes"
+    )]
+    Truncated {
+        /// Length of the message sent.
+        message_len: usize,
+        /// Bytes stored.
+        buffer_len: usize,
+        /// The receive's status (count = bytes stored).
+        status: crate::status::Status,
+    },
+    /// The operation is not supported (yet), with what would be needed.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// The library is not in a state that allows the call.
+    #[error("{0}")]
+    State(String),
     /// An operating-system call failed.
     #[error("{call}: {source}")]
     Os {
@@ -40,6 +86,57 @@ pub enum Error {
         /// The errno.
         source: std::io::Error,
     },
+}
+
+/// MPI error classes (values of the MPICH ABI), for the C front end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum ErrorClass {
+    /// MPI_ERR_BUFFER
+    Buffer = 1,
+    /// MPI_ERR_COUNT
+    Count = 2,
+    /// MPI_ERR_TYPE
+    Type = 3,
+    /// MPI_ERR_TAG
+    Tag = 4,
+    /// MPI_ERR_COMM
+    Comm = 5,
+    /// MPI_ERR_RANK
+    Rank = 6,
+    /// MPI_ERR_ROOT
+    Root = 7,
+    /// MPI_ERR_ARG
+    Arg = 12,
+    /// MPI_ERR_TRUNCATE
+    Truncate = 14,
+    /// MPI_ERR_OTHER
+    Other = 15,
+    /// MPI_ERR_INTERN
+    Intern = 16,
+    /// MPI_ERR_UNSUPPORTED_OPERATION
+    UnsupportedOperation = 44,
+}
+
+impl Error {
+    /// The MPI error class of this error.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Error::InvalidRank { arg: "root", .. } => ErrorClass::Root,
+            Error::InvalidRank { .. } => ErrorClass::Rank,
+            Error::InvalidTag { .. } => ErrorClass::Tag,
+            Error::InvalidArgument { arg: "count", .. } => ErrorClass::Count,
+            Error::InvalidArgument {
+                arg: "buf" | "sendbuf" | "recvbuf",
+                ..
+            } => ErrorClass::Buffer,
+            Error::InvalidArgument { .. } => ErrorClass::Arg,
+            Error::Truncated { .. } => ErrorClass::Truncate,
+            Error::Unsupported(_) => ErrorClass::UnsupportedOperation,
+            Error::Bootstrap(_) | Error::Wire(_) | Error::Os { .. } => ErrorClass::Intern,
+            _ => ErrorClass::Other,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -65,5 +162,27 @@ mod tests {
             e.to_string(),
             "hwloc_get_nbobjs_by_type: hwloc reported 0 PUs"
         );
+    }
+
+    #[test]
+    fn argument_errors_name_argument_and_value() {
+        let e = Error::InvalidRank {
+            arg: "dest",
+            value: 9,
+            size: 4,
+        };
+        assert_eq!(
+            e.to_string(),
+            "invalid rank 9 for argument `dest`: the communicator has 4 ranks"
+        );
+        assert_eq!(e.class(), ErrorClass::Rank);
+        let e = Error::InvalidTag {
+            arg: "tag",
+            value: -5,
+            allows_any: true,
+        };
+        assert!(e.to_string().contains("invalid tag -5 for argument `tag`"));
+        assert!(e.to_string().ends_with("or ANY_TAG"));
+        assert_eq!(e.class(), ErrorClass::Tag);
     }
 }

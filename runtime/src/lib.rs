@@ -5,12 +5,27 @@
 #![deny(missing_docs)]
 
 pub mod bootstrap;
+pub mod buffer;
+pub mod comm;
 pub mod config;
 pub mod error;
 pub mod info;
 pub mod mem;
 pub mod p2p;
+pub mod progress;
+pub mod request;
+pub mod status;
 pub mod topology;
 pub mod transport;
+pub mod universe;
 
-pub use error::Error;
+pub use buffer::Scalar;
+pub use comm::Comm;
+pub use error::{Error, ErrorClass};
+pub use request::{
+    test_all, test_any, test_some, wait_all, wait_any, wait_some, Message, Persistent, Request,
+};
+pub use status::{Status, ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
+pub use universe::{
+    finalized, init, init_thread, initialized, processor_name, wtick, wtime, Threading, Universe,
+};

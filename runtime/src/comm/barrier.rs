@@ -1,0 +1,53 @@
+//! A dissemination barrier over point-to-point messages on the
+//! communicator's collective context (used by finalize; the collective
+//! module's algorithms build on the same idea).
+
+use super::Comm;
+use crate::error::Error;
+use crate::p2p::matching::{Pattern, SourceSel, TagSel};
+
+/// Tag of barrier messages on the collective context.
+const BARRIER_TAG: i32 = 1;
+
+impl Comm {
+    /// Blocks until every rank of the communicator has called it (`MPI_Barrier`).
+    pub fn barrier(&self) -> Result<(), Error> {
+        let (rank, size) = (self.rank() as usize, self.size() as usize);
+        let ctx = self.inner.context + 1;
+        let rt = self.rt();
+        let mut dist = 1;
+        while dist < size {
+            let to = self.inner.world_of[(rank + dist) % size];
+            let from = (rank + size - dist) % size;
+            let (send, recv) = {
+                let mut e = rt.engine();
+                let pattern = Pattern {
+                    context: ctx,
+                    source: SourceSel::Rank(from as i32),
+                    tag: TagSel::Tag(BARRIER_TAG),
+                };
+                // SAFETY: zero-byte messages: the buffers are never touched.
+                let recv = unsafe { e.start_recv(pattern, std::ptr::null_mut(), 0) };
+                // SAFETY: as above.
+                let send = unsafe {
+                    e.start_send(
+                        to,
+                        ctx,
+                        rank as i32,
+                        BARRIER_TAG,
+                        std::ptr::null(),
+                        0,
+                        false,
+                    )
+                };
+                (send, recv)
+            };
+            rt.wait_until(|e| (e.reqs.is_done(send) && e.reqs.is_done(recv)).then_some(()));
+            let mut e = rt.engine();
+            e.reqs.take_done(send);
+            e.reqs.take_done(recv);
+            dist *= 2;
+        }
+        Ok(())
+    }
+}

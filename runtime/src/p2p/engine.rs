@@ -1,0 +1,636 @@
+//! The point-to-point engine: turns sends into packets (eager or
+//! rendezvous), turns arriving packets into matched receives, and keeps
+//! everything pending in one place. All state lives behind the runtime's
+//! single lock; [`Engine::progress`] is the only place packets move.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use super::matching::{Envelope, Matcher, Pattern};
+use super::protocol::{self, Kind, MsgHeader, Packet, SendPath, FLAG_SYNC};
+use super::request::{Pending, ReqId, ReqState, Requests, SendState};
+use crate::status::Status;
+use crate::transport::{Caps, Transport};
+
+/// Index of an unexpected message.
+pub type UnexpId = usize;
+
+/// A message that arrived before its receive was posted.
+#[derive(Debug)]
+struct Unexpected {
+    header: MsgHeader,
+    peer: usize,
+    /// Eager bytes received so far (empty for Rts).
+    data: Vec<u8>,
+    /// All eager bytes are here.
+    complete: bool,
+    /// A receive matched it (MPI_Mrecv or post) before all bytes arrived.
+    claimed: Option<ReqId>,
+}
+
+/// Where the continuation bytes of a peer's current eager message go.
+#[derive(Debug, Clone, Copy)]
+enum Assembly {
+    Request {
+        req: ReqId,
+        offset: usize,
+        remaining: usize,
+    },
+    Unexpected {
+        id: UnexpId,
+        remaining: usize,
+    },
+}
+
+/// A matched-probe handle (`MPI_Message`): an unexpected message removed
+/// from matching, to be received later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageHandle(pub UnexpId);
+
+/// The engine state.
+pub struct Engine {
+    me: usize,
+    pid: u32,
+    transport: Arc<dyn Transport>,
+    eager_limit: usize,
+    matcher: Matcher<ReqId, UnexpId>,
+    /// Every request.
+    pub reqs: Requests,
+    unexpected: Vec<Option<Unexpected>>,
+    free_unexpected: Vec<UnexpId>,
+    assembling: HashMap<usize, Assembly>,
+    outq: HashMap<usize, VecDeque<Vec<u8>>>,
+}
+
+fn concat(parts: &[&[u8]]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
+    parts.iter().for_each(|p| v.extend_from_slice(p));
+    v
+}
+
+impl Engine {
+    /// An engine for world rank `me` over `transport`.
+    pub fn new(me: usize, transport: Arc<dyn Transport>, eager_limit: usize) -> Engine {
+        Engine {
+            me,
+            pid: std::process::id(),
+            transport,
+            eager_limit,
+            matcher: Matcher::new(),
+            reqs: Requests::default(),
+            unexpected: Vec::new(),
+            free_unexpected: Vec::new(),
+            assembling: HashMap::new(),
+            outq: HashMap::new(),
+        }
+    }
+
+    /// The transport (for waiting).
+    pub fn transport(&self) -> &Arc<dyn Transport> {
+        &self.transport
+    }
+
+    fn push(&mut self, peer: usize, parts: &[&[u8]]) {
+        if peer == self.me {
+            let packet = concat(parts);
+            self.handle(peer, &packet);
+            return;
+        }
+        let queue = self.outq.entry(peer).or_default();
+        if queue.is_empty() && self.transport.try_send(peer, parts) {
+            self.transport.wake(peer);
+            return;
+        }
+        queue.push_back(concat(parts));
+    }
+
+    fn flush_outq(&mut self) -> bool {
+        let mut moved = false;
+        for (&peer, queue) in self.outq.iter_mut() {
+            while let Some(packet) = queue.front() {
+                if !self.transport.try_send(peer, &[packet]) {
+                    break;
+                }
+                queue.pop_front();
+                moved = true;
+            }
+            if moved {
+                self.transport.wake(peer);
+            }
+        }
+        moved
+    }
+
+    /// Starts a send of `len` bytes at `buf` to world rank `peer`, as rank
+    /// `source` of the communicator with `context`.
+    ///
+    /// # Safety
+    /// `buf..buf+len` must stay readable until the returned request completes.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn start_send(
+        &mut self,
+        peer: usize,
+        context: u32,
+        source: i32,
+        tag: i32,
+        buf: *const u8,
+        len: usize,
+        sync: bool,
+    ) -> ReqId {
+        let path = if peer == self.me {
+            SendPath::Eager // to self: one packet, no size limit
+        } else {
+            protocol::choose_path(len, self.eager_limit)
+        };
+        // SAFETY: the caller guarantees `buf..buf+len` is readable until completion.
+        let data = slice_or_empty(buf, len);
+        let mut header = MsgHeader {
+            kind: Kind::Eager,
+            flags: if sync { FLAG_SYNC } else { 0 },
+            context,
+            source,
+            tag,
+            total_len: len as u64,
+            send_id: 0,
+            addr: 0,
+            pid: self.pid,
+        };
+        match path {
+            SendPath::Eager => {
+                let id = if sync {
+                    self.reqs.insert(ReqState::Pending(Pending::Send {
+                        peer,
+                        buf,
+                        len,
+                        state: SendState::AwaitAck,
+                    }))
+                } else {
+                    // Eager data is copied out before this returns: done now.
+                    self.reqs.insert(ReqState::Done(Status::empty()))
+                };
+                header.send_id = id.0;
+                let first_cap = if peer == self.me {
+                    len
+                } else {
+                    self.transport.max_packet() - protocol::MSG_HEADER
+                };
+                let first = len.min(first_cap);
+                self.push(peer, &[&header.encode(), &data[..first]]);
+                let cont_cap = self.transport.max_packet() - protocol::CONT_HEADER;
+                for chunk in data[first..].chunks(cont_cap) {
+                    self.push(peer, &[&protocol::cont_header(), chunk]);
+                }
+                id
+            }
+            SendPath::Rendezvous => {
+                let id = self.reqs.insert(ReqState::Pending(Pending::Send {
+                    peer,
+                    buf,
+                    len,
+                    state: SendState::AwaitFin,
+                }));
+                header.kind = Kind::Rts;
+                header.send_id = id.0;
+                header.addr = buf as u64;
+                self.push(peer, &[&header.encode()]);
+                id
+            }
+        }
+    }
+
+    /// Posts a receive into `cap` bytes at `buf`.
+    ///
+    /// # Safety
+    /// `buf..buf+cap` must stay writable until the returned request completes.
+    pub unsafe fn start_recv(&mut self, pattern: Pattern, buf: *mut u8, cap: usize) -> ReqId {
+        let id = self.reqs.insert(ReqState::Pending(Pending::Recv {
+            buf,
+            cap,
+            matched: None,
+            received: 0,
+        }));
+        if let Some(m) = self.matcher.post(pattern, id) {
+            self.deliver_unexpected(id, m.msg);
+        }
+        id
+    }
+
+    /// Receives a message removed by a matched probe.
+    ///
+    /// # Safety
+    /// `buf..buf+cap` must stay writable until the returned request completes.
+    pub unsafe fn start_mrecv(&mut self, msg: MessageHandle, buf: *mut u8, cap: usize) -> ReqId {
+        let id = self.reqs.insert(ReqState::Pending(Pending::Recv {
+            buf,
+            cap,
+            matched: None,
+            received: 0,
+        }));
+        self.deliver_unexpected(id, msg.0);
+        id
+    }
+
+    /// Status of the earliest unexpected message matching `pattern`.
+    pub fn probe(&self, pattern: &Pattern) -> Option<Status> {
+        self.matcher.probe(pattern).and_then(|(_, &uid)| {
+            let u = self.unexpected.get(uid)?.as_ref()?;
+            Some(probe_status(&u.header))
+        })
+    }
+
+    /// Removes the earliest unexpected message matching `pattern` (MPI_Improbe).
+    pub fn mprobe(&mut self, pattern: &Pattern) -> Option<(MessageHandle, Status)> {
+        let (_, uid) = self.matcher.take(pattern)?;
+        let u = self.unexpected.get(uid)?.as_ref()?;
+        Some((MessageHandle(uid), probe_status(&u.header)))
+    }
+
+    /// Cancels a posted, unmatched receive. Returns whether it was cancelled.
+    pub fn cancel(&mut self, id: ReqId) -> bool {
+        if self.matcher.cancel_posted(|&p| p == id).is_some() {
+            let mut status = Status::empty();
+            status.cancelled = true;
+            self.reqs.complete(id, status);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Moves packets: flushes queued sends, handles arrivals, pumps streams.
+    /// Returns whether anything happened.
+    pub fn progress(&mut self) -> bool {
+        let mut did = self.flush_outq();
+        let transport = Arc::clone(&self.transport);
+        did |= transport.poll(&mut |peer, bytes| self.handle(peer, bytes)) > 0;
+        did |= self.pump_streams();
+        did
+    }
+
+    fn alloc_unexpected(&mut self, u: Unexpected) -> UnexpId {
+        match self.free_unexpected.pop() {
+            Some(i) => {
+                self.unexpected[i] = Some(u);
+                i
+            }
+            None => {
+                self.unexpected.push(Some(u));
+                self.unexpected.len() - 1
+            }
+        }
+    }
+
+    fn free_unexpected(&mut self, id: UnexpId) -> Option<Unexpected> {
+        let u = self.unexpected.get_mut(id)?.take();
+        if u.is_some() {
+            self.free_unexpected.push(id);
+        }
+        u
+    }
+
+    fn handle(&mut self, peer: usize, bytes: &[u8]) {
+        match protocol::decode(bytes) {
+            Some(Packet::Msg(h, payload)) => self.on_message(peer, h, payload),
+            Some(Packet::Cont(payload)) => self.on_cont(peer, payload),
+            Some(Packet::Ctrl {
+                kind,
+                send_id,
+                recv_id,
+            }) => self.on_ctrl(kind, send_id, recv_id),
+            Some(Packet::Data { recv_id, bytes }) => self.on_data(ReqId(recv_id), bytes),
+            None => eprintln!(
+                "oxmpi: rank {}: dropped a corrupt packet from rank {peer}",
+                self.me
+            ),
+        }
+    }
+
+    fn on_message(&mut self, peer: usize, h: MsgHeader, payload: &[u8]) {
+        let env = Envelope {
+            context: h.context,
+            source: h.source,
+            tag: h.tag,
+        };
+        let complete = h.kind == Kind::Rts || payload.len() as u64 >= h.total_len;
+        let uid = self.alloc_unexpected(Unexpected {
+            header: h,
+            peer,
+            data: Vec::new(),
+            complete,
+            claimed: None,
+        });
+        match self.matcher.arrive(env, uid).map(|m| m.recv) {
+            Some(req) => {
+                self.free_unexpected(uid);
+                self.set_matched(req, &h);
+                if h.kind == Kind::Rts {
+                    self.rendezvous_read(req, peer, &h);
+                    return;
+                }
+                if h.flags & FLAG_SYNC != 0 {
+                    self.push(peer, &[&protocol::ctrl(Kind::Ack, h.send_id, 0)]);
+                }
+                self.write_recv(req, 0, payload);
+                let remaining = h.total_len as usize - payload.len();
+                if remaining == 0 {
+                    self.finish_recv(req);
+                } else {
+                    self.assembling.insert(
+                        peer,
+                        Assembly::Request {
+                            req,
+                            offset: payload.len(),
+                            remaining,
+                        },
+                    );
+                }
+            }
+            None => {
+                if let Some(Some(u)) = self.unexpected.get_mut(uid) {
+                    if h.kind == Kind::Eager {
+                        u.data.reserve_exact(h.total_len as usize);
+                        u.data.extend_from_slice(payload);
+                        let remaining = h.total_len as usize - payload.len();
+                        if remaining > 0 {
+                            self.assembling
+                                .insert(peer, Assembly::Unexpected { id: uid, remaining });
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_cont(&mut self, peer: usize, payload: &[u8]) {
+        let Some(asm) = self.assembling.get_mut(&peer) else {
+            eprintln!(
+                "oxmpi: rank {}: continuation from rank {peer} without a message",
+                self.me
+            );
+            return;
+        };
+        match *asm {
+            Assembly::Request {
+                req,
+                offset,
+                remaining,
+            } => {
+                let n = payload.len().min(remaining);
+                *asm = Assembly::Request {
+                    req,
+                    offset: offset + n,
+                    remaining: remaining - n,
+                };
+                let done = remaining == n;
+                if done {
+                    self.assembling.remove(&peer);
+                }
+                self.write_recv(req, offset, &payload[..n]);
+                if done {
+                    self.finish_recv(req);
+                }
+            }
+            Assembly::Unexpected { id, remaining } => {
+                let n = payload.len().min(remaining);
+                *asm = Assembly::Unexpected {
+                    id,
+                    remaining: remaining - n,
+                };
+                let done = remaining == n;
+                if done {
+                    self.assembling.remove(&peer);
+                }
+                let mut claimed = None;
+                if let Some(Some(u)) = self.unexpected.get_mut(id) {
+                    u.data.extend_from_slice(&payload[..n]);
+                    if done {
+                        u.complete = true;
+                        claimed = u.claimed;
+                    }
+                }
+                if let Some(req) = claimed {
+                    self.copy_out_unexpected(req, id);
+                }
+            }
+        }
+    }
+
+    fn on_ctrl(&mut self, kind: Kind, send_id: u64, recv_id: u64) {
+        let id = ReqId(send_id);
+        match kind {
+            Kind::Ack | Kind::Fin => self.reqs.complete(id, Status::empty()),
+            Kind::Cts => {
+                if let Some(ReqState::Pending(Pending::Send { state, .. })) = self.reqs.get_mut(id)
+                {
+                    *state = SendState::Streaming { recv_id, offset: 0 };
+                }
+                self.pump_streams();
+            }
+            _ => {}
+        }
+    }
+
+    fn on_data(&mut self, req: ReqId, bytes: &[u8]) {
+        let offset = match self.reqs.get(req) {
+            Some(ReqState::Pending(Pending::Recv { received, .. })) => *received,
+            _ => return,
+        };
+        self.write_recv(req, offset, bytes);
+        if let Some(ReqState::Pending(Pending::Recv {
+            matched: Some((_, _, total)),
+            received,
+            ..
+        })) = self.reqs.get(req)
+        {
+            if *received >= *total {
+                self.finish_recv(req);
+            }
+        }
+    }
+
+    /// Pushes Data packets for streaming sends while the peer has room.
+    fn pump_streams(&mut self) -> bool {
+        let mut moved = false;
+        let chunk_cap = self.transport.max_packet() - protocol::DATA_HEADER;
+        for id in self.reqs.streaming() {
+            let Some(ReqState::Pending(Pending::Send {
+                peer,
+                buf,
+                len,
+                state,
+            })) = self.reqs.get_mut(id)
+            else {
+                continue;
+            };
+            let (peer, buf, len) = (*peer, *buf, *len);
+            let SendState::Streaming {
+                recv_id,
+                mut offset,
+            } = *state
+            else {
+                continue;
+            };
+            // SAFETY: the send's buffer stays valid until the request completes.
+            let data = unsafe { slice_or_empty(buf, len) };
+            while offset < len {
+                let end = (offset + chunk_cap).min(len);
+                if !self
+                    .transport
+                    .try_send(peer, &[&protocol::data_header(recv_id), &data[offset..end]])
+                {
+                    break;
+                }
+                offset = end;
+                moved = true;
+            }
+            if moved {
+                self.transport.wake(peer);
+            }
+            if offset >= len {
+                self.reqs.complete(id, Status::empty());
+            } else if let Some(ReqState::Pending(Pending::Send { state, .. })) =
+                self.reqs.get_mut(id)
+            {
+                *state = SendState::Streaming { recv_id, offset };
+            }
+        }
+        moved
+    }
+
+    fn set_matched(&mut self, req: ReqId, h: &MsgHeader) {
+        if let Some(ReqState::Pending(Pending::Recv { matched, .. })) = self.reqs.get_mut(req) {
+            *matched = Some((h.source, h.tag, h.total_len as usize));
+        }
+    }
+
+    /// Copies message bytes at `offset` into the receive buffer (bytes past
+    /// its capacity are discarded: truncation).
+    fn write_recv(&mut self, req: ReqId, offset: usize, bytes: &[u8]) {
+        if let Some(ReqState::Pending(Pending::Recv {
+            buf, cap, received, ..
+        })) = self.reqs.get_mut(req)
+        {
+            if offset < *cap {
+                let n = bytes.len().min(*cap - offset);
+                // SAFETY: the receive buffer is valid for `cap` bytes until completion.
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.add(offset), n) };
+            }
+            *received = offset + bytes.len();
+        }
+    }
+
+    fn finish_recv(&mut self, req: ReqId) {
+        if let Some(ReqState::Pending(Pending::Recv {
+            cap,
+            matched: Some((source, tag, total)),
+            ..
+        })) = self.reqs.get(req)
+        {
+            let status = Status {
+                source: *source,
+                tag: *tag,
+                count: (*total).min(*cap),
+                cancelled: false,
+                truncated_from: (*total > *cap).then_some(*total),
+            };
+            self.reqs.complete(req, status);
+        }
+    }
+
+    fn deliver_unexpected(&mut self, req: ReqId, uid: UnexpId) {
+        let Some(Some(u)) = self.unexpected.get_mut(uid) else {
+            return;
+        };
+        let h = u.header;
+        let peer = u.peer;
+        self.set_matched(req, &h);
+        if h.kind == Kind::Rts {
+            self.free_unexpected(uid);
+            self.rendezvous_read(req, peer, &h);
+            return;
+        }
+        if h.flags & FLAG_SYNC != 0 {
+            self.push(peer, &[&protocol::ctrl(Kind::Ack, h.send_id, 0)]);
+        }
+        let complete = self.unexpected[uid].as_ref().is_some_and(|u| u.complete);
+        if complete {
+            self.copy_out_unexpected(req, uid);
+        } else if let Some(Some(u)) = self.unexpected.get_mut(uid) {
+            u.claimed = Some(req);
+        }
+    }
+
+    fn copy_out_unexpected(&mut self, req: ReqId, uid: UnexpId) {
+        if let Some(u) = self.free_unexpected(uid) {
+            self.write_recv(req, 0, &u.data);
+            self.finish_recv(req);
+        }
+    }
+
+    /// A matched rendezvous: read the data directly, or ask for a stream.
+    fn rendezvous_read(&mut self, req: ReqId, peer: usize, h: &MsgHeader) {
+        let (buf, cap) = match self.reqs.get(req) {
+            Some(ReqState::Pending(Pending::Recv { buf, cap, .. })) => (*buf, *cap),
+            _ => return,
+        };
+        let total = h.total_len as usize;
+        let n = total.min(cap);
+        if self.transport.caps().contains(Caps::REMOTE_READ) && self.transport.can_read_remote(peer)
+        {
+            // SAFETY: the receive buffer is valid for `cap` >= `n` bytes.
+            let dst = unsafe { slice_mut_or_empty(buf, n) };
+            if self.transport.read_remote(peer, h.pid, h.addr, dst).is_ok() {
+                if let Some(ReqState::Pending(Pending::Recv { received, .. })) =
+                    self.reqs.get_mut(req)
+                {
+                    *received = total;
+                }
+                self.push(peer, &[&protocol::ctrl(Kind::Fin, h.send_id, 0)]);
+                self.finish_recv(req);
+                return;
+            }
+        }
+        if total == 0 {
+            self.push(peer, &[&protocol::ctrl(Kind::Fin, h.send_id, 0)]);
+            self.finish_recv(req);
+            return;
+        }
+        self.push(peer, &[&protocol::ctrl(Kind::Cts, h.send_id, req.0)]);
+    }
+
+    /// Whether anything is still in flight from this rank (queued packets,
+    /// streams, partially assembled messages).
+    pub fn busy(&self) -> bool {
+        self.outq.values().any(|q| !q.is_empty()) || !self.reqs.streaming().is_empty()
+    }
+}
+
+fn probe_status(h: &MsgHeader) -> Status {
+    Status {
+        source: h.source,
+        tag: h.tag,
+        count: h.total_len as usize,
+        cancelled: false,
+        truncated_from: None,
+    }
+}
+
+/// # Safety
+/// `ptr..ptr+len` must be readable (any pointer is fine when `len` is 0).
+unsafe fn slice_or_empty<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
+    if len == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(ptr, len)
+    }
+}
+
+/// # Safety
+/// `ptr..ptr+len` must be writable (any pointer is fine when `len` is 0).
+unsafe fn slice_mut_or_empty<'a>(ptr: *mut u8, len: usize) -> &'a mut [u8] {
+    if len == 0 {
+        &mut []
+    } else {
+        std::slice::from_raw_parts_mut(ptr, len)
+    }
+}

@@ -1,0 +1,274 @@
+//! Packets exchanged between ranks, and the send paths that produce them.
+//!
+//! Every packet starts with a kind byte. Layouts (little endian):
+//!
+//! ```text
+//! Eager / Rts (48-byte header, then payload for Eager):
+//!   0 kind | 1 flags | 2..4 reserved | 4 context u32 | 8 source i32 | 12 tag i32
+//!   16 total_len u64 | 24 send_id u64 | 32 addr u64 (Rts) | 40 pid u32 (Rts) | 44 reserved
+//! Cont (8-byte header): 0 kind | payload follows (next bytes of the current eager message)
+//! Ack / Fin / Cts (24 bytes): 0 kind | 8 send_id u64 | 16 recv_id u64
+//! Data (16-byte header): 0 kind | 8 recv_id u64 | payload (next bytes of a streamed rendezvous)
+//! ```
+//!
+//! Ordering: packets between one pair of ranks are delivered in order, so a
+//! Cont packet always belongs to the last Eager packet from the same peer,
+//! and Data packets for one receive arrive in offset order.
+
+/// Packet kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// First (maybe only) piece of an eagerly sent message.
+    Eager = 1,
+    /// Following piece of the current eager message.
+    Cont = 2,
+    /// Rendezvous request: the receiver reads the data from the sender (CMA).
+    Rts = 3,
+    /// Receiver finished reading a rendezvous message: the send completes.
+    Fin = 4,
+    /// A synchronous eager send was matched.
+    Ack = 5,
+    /// Receiver cannot read sender memory: stream the data (pipelined copy).
+    Cts = 6,
+    /// A piece of a streamed rendezvous message.
+    Data = 7,
+}
+
+impl Kind {
+    fn from_u8(v: u8) -> Option<Kind> {
+        Some(match v {
+            1 => Kind::Eager,
+            2 => Kind::Cont,
+            3 => Kind::Rts,
+            4 => Kind::Fin,
+            5 => Kind::Ack,
+            6 => Kind::Cts,
+            7 => Kind::Data,
+            _ => return None,
+        })
+    }
+}
+
+/// Flag: the sender wants an Ack when the message is matched (MPI_Ssend).
+pub const FLAG_SYNC: u8 = 1;
+
+/// Size of the Eager/Rts header.
+pub const MSG_HEADER: usize = 48;
+/// Size of the Cont header.
+pub const CONT_HEADER: usize = 8;
+/// Size of the Data header.
+pub const DATA_HEADER: usize = 16;
+/// Size of Ack/Fin/Cts packets.
+pub const CTRL_LEN: usize = 24;
+
+/// The matching-relevant part of a message header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MsgHeader {
+    /// Eager or Rts.
+    pub kind: Kind,
+    /// [`FLAG_SYNC`] or 0.
+    pub flags: u8,
+    /// Communicator context id.
+    pub context: u32,
+    /// Sender's rank in the communicator.
+    pub source: i32,
+    /// Tag.
+    pub tag: i32,
+    /// Full message length in bytes.
+    pub total_len: u64,
+    /// Sender's request id (for Ack/Fin/Cts), 0 if none.
+    pub send_id: u64,
+    /// Rts: address of the data in the sender.
+    pub addr: u64,
+    /// Rts: the sender's pid.
+    pub pid: u32,
+}
+
+/// A decoded packet, borrowing its payload from the cell.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Packet<'a> {
+    /// Eager or Rts with the bytes that followed the header.
+    Msg(MsgHeader, &'a [u8]),
+    /// Continuation bytes of the current eager message.
+    Cont(&'a [u8]),
+    /// Control packet.
+    Ctrl {
+        /// Ack, Fin or Cts.
+        kind: Kind,
+        /// Sender-side request id.
+        send_id: u64,
+        /// Receiver-side request id (Cts).
+        recv_id: u64,
+    },
+    /// Streamed rendezvous bytes for receive `recv_id`.
+    Data {
+        /// Receiver-side request id.
+        recv_id: u64,
+        /// The bytes.
+        bytes: &'a [u8],
+    },
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or_default())
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or_default())
+}
+
+impl MsgHeader {
+    /// Serialises the header.
+    pub fn encode(&self) -> [u8; MSG_HEADER] {
+        let mut b = [0u8; MSG_HEADER];
+        b[0] = self.kind as u8;
+        b[1] = self.flags;
+        b[4..8].copy_from_slice(&self.context.to_le_bytes());
+        b[8..12].copy_from_slice(&self.source.to_le_bytes());
+        b[12..16].copy_from_slice(&self.tag.to_le_bytes());
+        b[16..24].copy_from_slice(&self.total_len.to_le_bytes());
+        b[24..32].copy_from_slice(&self.send_id.to_le_bytes());
+        b[32..40].copy_from_slice(&self.addr.to_le_bytes());
+        b[40..44].copy_from_slice(&self.pid.to_le_bytes());
+        b
+    }
+}
+
+/// The header of a Cont packet.
+pub const fn cont_header() -> [u8; CONT_HEADER] {
+    [Kind::Cont as u8, 0, 0, 0, 0, 0, 0, 0]
+}
+
+/// The header of a Data packet.
+pub fn data_header(recv_id: u64) -> [u8; DATA_HEADER] {
+    let mut b = [0u8; DATA_HEADER];
+    b[0] = Kind::Data as u8;
+    b[8..16].copy_from_slice(&recv_id.to_le_bytes());
+    b
+}
+
+/// An Ack, Fin or Cts packet.
+pub fn ctrl(kind: Kind, send_id: u64, recv_id: u64) -> [u8; CTRL_LEN] {
+    let mut b = [0u8; CTRL_LEN];
+    b[0] = kind as u8;
+    b[8..16].copy_from_slice(&send_id.to_le_bytes());
+    b[16..24].copy_from_slice(&recv_id.to_le_bytes());
+    b
+}
+
+/// Decodes one packet. Packets come from ranks of the same job through
+/// memory only they share; a malformed one means memory corruption, which is
+/// reported as `None` rather than trusted.
+pub fn decode(cell: &[u8]) -> Option<Packet<'_>> {
+    let kind = Kind::from_u8(*cell.first()?)?;
+    match kind {
+        Kind::Eager | Kind::Rts if cell.len() >= MSG_HEADER => Some(Packet::Msg(
+            MsgHeader {
+                kind,
+                flags: cell[1],
+                context: u32_at(cell, 4),
+                source: u32_at(cell, 8) as i32,
+                tag: u32_at(cell, 12) as i32,
+                total_len: u64_at(cell, 16),
+                send_id: u64_at(cell, 24),
+                addr: u64_at(cell, 32),
+                pid: u32_at(cell, 40),
+            },
+            &cell[MSG_HEADER..],
+        )),
+        Kind::Cont if cell.len() >= CONT_HEADER => Some(Packet::Cont(&cell[CONT_HEADER..])),
+        Kind::Ack | Kind::Fin | Kind::Cts if cell.len() >= CTRL_LEN => Some(Packet::Ctrl {
+            kind,
+            send_id: u64_at(cell, 8),
+            recv_id: u64_at(cell, 16),
+        }),
+        Kind::Data if cell.len() >= DATA_HEADER => Some(Packet::Data {
+            recv_id: u64_at(cell, 8),
+            bytes: &cell[DATA_HEADER..],
+        }),
+        _ => None,
+    }
+}
+
+/// How a message of a given size travels (decided once per send).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendPath {
+    /// Copied into the receiver's ring (one or more cells).
+    Eager,
+    /// Receiver reads it straight from the sender's buffer (single copy via
+    /// CMA), or asks for it to be streamed when it cannot.
+    Rendezvous,
+}
+
+/// Picks the path for `len` bytes given the eager limit.
+pub fn choose_path(len: usize, eager_limit: usize) -> SendPath {
+    if len <= eager_limit {
+        SendPath::Eager
+    } else {
+        SendPath::Rendezvous
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_header_round_trips() {
+        let h = MsgHeader {
+            kind: Kind::Rts,
+            flags: FLAG_SYNC,
+            context: 7,
+            source: 3,
+            tag: -5,
+            total_len: 1 << 33,
+            send_id: 99,
+            addr: 0xdead_beef,
+            pid: 1234,
+        };
+        let mut cell = h.encode().to_vec();
+        cell.extend_from_slice(b"xy");
+        assert_eq!(decode(&cell), Some(Packet::Msg(h, b"xy")));
+    }
+
+    #[test]
+    fn small_packets_round_trip() {
+        let c = ctrl(Kind::Fin, 5, 6);
+        assert_eq!(
+            decode(&c),
+            Some(Packet::Ctrl {
+                kind: Kind::Fin,
+                send_id: 5,
+                recv_id: 6
+            })
+        );
+        let mut d = data_header(9).to_vec();
+        d.push(1);
+        assert_eq!(
+            decode(&d),
+            Some(Packet::Data {
+                recv_id: 9,
+                bytes: &[1]
+            })
+        );
+        let mut k = cont_header().to_vec();
+        k.push(2);
+        assert_eq!(decode(&k), Some(Packet::Cont(&[2])));
+    }
+
+    #[test]
+    fn corrupt_packets_are_refused() {
+        assert_eq!(decode(&[]), None);
+        assert_eq!(decode(&[0; 64]), None);
+        assert_eq!(decode(&[Kind::Eager as u8; 10]), None);
+        assert_eq!(decode(&[Kind::Fin as u8; 8]), None);
+    }
+
+    #[test]
+    fn path_by_size() {
+        assert_eq!(choose_path(0, 64), SendPath::Eager);
+        assert_eq!(choose_path(64, 64), SendPath::Eager);
+        assert_eq!(choose_path(65, 64), SendPath::Rendezvous);
+    }
+}

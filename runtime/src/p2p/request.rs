@@ -1,0 +1,202 @@
+//! The request table: every pending send and receive, addressed by a
+//! generation-checked id so a stale id (from a packet or a freed handle)
+//! can never reach a recycled slot.
+
+use crate::status::Status;
+
+/// A request id: slot index in the low 32 bits, generation in the high 32.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReqId(pub u64);
+
+impl ReqId {
+    fn new(slot: usize, generation: u32) -> ReqId {
+        ReqId(((generation as u64) << 32) | slot as u64)
+    }
+    fn slot(self) -> usize {
+        (self.0 & 0xffff_ffff) as usize
+    }
+    fn generation(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+}
+
+/// Where a send stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendState {
+    /// Waiting for the receiver to match a synchronous eager send (Ack).
+    AwaitAck,
+    /// Rendezvous offered; waiting for Fin (receiver read it) or Cts.
+    AwaitFin,
+    /// Streaming the data in Data packets to receive `recv_id`; `offset` bytes sent.
+    Streaming {
+        /// Receiver's request id.
+        recv_id: u64,
+        /// Bytes already pushed.
+        offset: usize,
+    },
+}
+
+/// What a pending request is doing.
+#[derive(Debug)]
+pub enum Pending {
+    /// A send whose buffer is still in use.
+    Send {
+        /// Destination world rank.
+        peer: usize,
+        /// Start of the user's buffer.
+        buf: *const u8,
+        /// Its length.
+        len: usize,
+        /// Progress.
+        state: SendState,
+    },
+    /// A receive, posted or matched.
+    Recv {
+        /// Start of the user's buffer.
+        buf: *mut u8,
+        /// Its capacity in bytes.
+        cap: usize,
+        /// Filled in when matched: sender's rank, tag, message length.
+        matched: Option<(i32, i32, usize)>,
+        /// Bytes written so far (streamed or assembled).
+        received: usize,
+    },
+}
+
+/// A request's lifecycle.
+#[derive(Debug)]
+pub enum ReqState {
+    /// Still running.
+    Pending(Pending),
+    /// Finished with this status.
+    Done(Status),
+}
+
+struct Slot {
+    generation: u32,
+    state: Option<ReqState>,
+}
+
+/// The table of requests.
+#[derive(Default)]
+pub struct Requests {
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+}
+
+// SAFETY: the raw buffer pointers inside are only dereferenced by the engine
+// under its lock, while the owning `Request` guarantees the buffer lives.
+unsafe impl Send for Requests {}
+
+impl Requests {
+    /// Adds a request in `state`.
+    pub fn insert(&mut self, state: ReqState) -> ReqId {
+        match self.free.pop() {
+            Some(i) => {
+                let slot = &mut self.slots[i];
+                slot.state = Some(state);
+                ReqId::new(i, slot.generation)
+            }
+            None => {
+                self.slots.push(Slot {
+                    generation: 1,
+                    state: Some(state),
+                });
+                ReqId::new(self.slots.len() - 1, 1)
+            }
+        }
+    }
+
+    /// The request `id`, if it is still live.
+    pub fn get_mut(&mut self, id: ReqId) -> Option<&mut ReqState> {
+        let slot = self.slots.get_mut(id.slot())?;
+        if slot.generation != id.generation() {
+            return None;
+        }
+        slot.state.as_mut()
+    }
+
+    /// Read-only view of `id`.
+    pub fn get(&self, id: ReqId) -> Option<&ReqState> {
+        let slot = self.slots.get(id.slot())?;
+        if slot.generation != id.generation() {
+            return None;
+        }
+        slot.state.as_ref()
+    }
+
+    /// Marks `id` finished with `status`.
+    pub fn complete(&mut self, id: ReqId, status: Status) {
+        if let Some(state) = self.get_mut(id) {
+            *state = ReqState::Done(status);
+        }
+    }
+
+    /// Removes a finished request and returns its status; `None` if it is
+    /// still pending (it stays) or unknown.
+    pub fn take_done(&mut self, id: ReqId) -> Option<Status> {
+        let done = matches!(self.get(id), Some(ReqState::Done(_)));
+        if !done {
+            return None;
+        }
+        let slot = &mut self.slots[id.slot()];
+        let state = slot.state.take();
+        slot.generation = slot.generation.wrapping_add(1).max(1);
+        self.free.push(id.slot());
+        match state {
+            Some(ReqState::Done(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Whether `id` has finished.
+    pub fn is_done(&self, id: ReqId) -> bool {
+        matches!(self.get(id), Some(ReqState::Done(_)))
+    }
+
+    /// Live (pending or finished, not yet taken) requests.
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Ids of pending sends currently streaming data.
+    pub fn streaming(&self) -> Vec<ReqId> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                matches!(
+                    s.state,
+                    Some(ReqState::Pending(Pending::Send {
+                        state: SendState::Streaming { .. },
+                        ..
+                    }))
+                )
+            })
+            .map(|(i, s)| ReqId::new(i, s.generation))
+            .collect()
+    }
+
+    /// Decodes an id carried in a packet.
+    pub fn id_from_wire(raw: u64) -> ReqId {
+        ReqId(raw)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_ids_never_reach_recycled_slots() {
+        let mut t = Requests::default();
+        let a = t.insert(ReqState::Done(Status::empty()));
+        assert!(t.take_done(a).is_some());
+        let b = t.insert(ReqState::Done(Status::empty()));
+        assert_ne!(a, b);
+        assert!(t.get(a).is_none());
+        assert!(t.take_done(a).is_none());
+        assert!(t.take_done(b).is_some());
+        assert_eq!(t.live(), 0);
+    }
+}

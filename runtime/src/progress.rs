@@ -1,0 +1,115 @@
+//! The runtime core and the one progress loop every blocking call runs.
+//!
+//! Blocking calls are the non-blocking ones run to completion here: poll
+//! the engine, and when nothing moves spin briefly, then yield, then sleep
+//! on the transport's doorbell so oversubscribed ranks leave the CPU to the
+//! ranks that have work.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::p2p::engine::Engine;
+use crate::transport::Transport;
+
+/// How a rank waits when idle.
+#[derive(Debug, Clone, Copy)]
+pub struct WaitPolicy {
+    /// Polls before starting to yield.
+    pub spins: u32,
+    /// Yields before sleeping on the doorbell.
+    pub yields: u32,
+    /// Longest single sleep (a safety net; wake-ups normally come sooner).
+    pub max_sleep: Duration,
+}
+
+impl WaitPolicy {
+    /// Defaults for `local_ranks` ranks sharing `cores` cores: spin less
+    /// when oversubscribed, where spinning only steals the CPU from the
+    /// rank we are waiting for.
+    pub fn for_load(local_ranks: usize, cores: usize) -> WaitPolicy {
+        if local_ranks > cores.max(1) {
+            WaitPolicy {
+                spins: 20,
+                yields: 20,
+                max_sleep: Duration::from_millis(10),
+            }
+        } else {
+            WaitPolicy {
+                spins: 4000,
+                yields: 200,
+                max_sleep: Duration::from_millis(10),
+            }
+        }
+    }
+}
+
+/// Everything a rank's communication runs on.
+pub struct Runtime {
+    engine: Mutex<Engine>,
+    transport: Arc<dyn Transport>,
+    policy: WaitPolicy,
+    /// This process's world rank.
+    pub world_rank: usize,
+    /// Ranks in the world.
+    pub world_size: usize,
+}
+
+impl Runtime {
+    /// A runtime over `engine`.
+    pub fn new(
+        engine: Engine,
+        policy: WaitPolicy,
+        world_rank: usize,
+        world_size: usize,
+    ) -> Runtime {
+        let transport = Arc::clone(engine.transport());
+        Runtime {
+            engine: Mutex::new(engine),
+            transport,
+            policy,
+            world_rank,
+            world_size,
+        }
+    }
+
+    /// Locks the engine (a poisoned lock is still usable: the engine keeps
+    /// no invariant that a panicking user callback could break).
+    pub fn engine(&self) -> MutexGuard<'_, Engine> {
+        self.engine.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs progress until `check` returns a value.
+    pub fn wait_until<T>(&self, mut check: impl FnMut(&mut Engine) -> Option<T>) -> T {
+        let mut idle = 0u32;
+        loop {
+            let token = self.transport.wait_token();
+            {
+                let mut engine = self.engine();
+                let moved = engine.progress();
+                if let Some(v) = check(&mut engine) {
+                    return v;
+                }
+                if moved {
+                    idle = 0;
+                    continue;
+                }
+            }
+            idle = idle.saturating_add(1);
+            if idle < self.policy.spins {
+                std::hint::spin_loop();
+            } else if idle < self.policy.spins + self.policy.yields {
+                std::thread::yield_now();
+            } else {
+                self.transport.wait(token, self.policy.max_sleep);
+            }
+        }
+    }
+
+    /// One round of progress (for `test` calls).
+    pub fn poke(&self) {
+        self.engine().progress();
+    }
+}
+
+/// Shared handle.
+pub type Rt = Arc<Runtime>;

@@ -1,0 +1,395 @@
+//! Requests for non-blocking operations (Rust API). A [`Request`] borrows
+//! the buffer it reads or writes until it completes; dropping one that is
+//! still running waits for it, so a buffer can never be released early.
+
+use std::marker::PhantomData;
+
+use crate::comm::Comm;
+use crate::error::Error;
+use crate::p2p::engine::MessageHandle;
+use crate::p2p::request::ReqId;
+use crate::progress::Rt;
+use crate::status::{Status, PROC_NULL};
+
+/// A pending (or finished, not yet waited) operation.
+///
+/// ```no_run
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let peer = (world.rank() + 1) % world.size();
+/// let from = (world.rank() + world.size() - 1) % world.size();
+/// let out = [world.rank(); 4];
+/// let mut inb = [0i32; 4];
+/// let r = world.irecv(&mut inb, from, 0)?;
+/// let s = world.isend(&out, peer, 0)?;
+/// let statuses = oxmpi::wait_all(vec![r, s])?;
+/// assert_eq!(statuses[0].source, from);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
+#[must_use = "a request must be waited on or tested"]
+pub struct Request<'a> {
+    rt: Rt,
+    id: Option<ReqId>,
+    ready: Option<Status>,
+    _buf: PhantomData<&'a mut [u8]>,
+}
+
+impl<'a> Request<'a> {
+    pub(crate) fn pending(rt: Rt, id: ReqId) -> Request<'a> {
+        Request {
+            rt,
+            id: Some(id),
+            ready: None,
+            _buf: PhantomData,
+        }
+    }
+
+    pub(crate) fn finished(rt: Rt, status: Status) -> Request<'a> {
+        Request {
+            rt,
+            id: None,
+            ready: Some(status),
+            _buf: PhantomData,
+        }
+    }
+
+    /// Whether the request has no operation left (already waited or tested to completion).
+    pub fn is_null(&self) -> bool {
+        self.id.is_none() && self.ready.is_none()
+    }
+
+    fn take_status(&mut self) -> Option<Result<Status, Error>> {
+        if let Some(s) = self.ready.take() {
+            return Some(s.check());
+        }
+        let id = self.id?;
+        let status = self.rt.engine().reqs.take_done(id)?;
+        self.id = None;
+        Some(status.check())
+    }
+
+    /// Blocks until the operation completes (`MPI_Wait`).
+    pub fn wait(mut self) -> Result<Status, Error> {
+        self.wait_mut()
+    }
+
+    /// Like [`Request::wait`] without consuming the request (it becomes null).
+    pub fn wait_mut(&mut self) -> Result<Status, Error> {
+        if self.is_null() {
+            return Ok(Status::empty());
+        }
+        if let Some(s) = self.take_status() {
+            return s;
+        }
+        let Some(id) = self.id else {
+            return Ok(Status::empty());
+        };
+        let status = self.rt.wait_until(|e| e.reqs.take_done(id));
+        self.id = None;
+        status.check()
+    }
+
+    /// Completes the request if it can (`MPI_Test`): `Ok(None)` while it runs.
+    pub fn test(&mut self) -> Result<Option<Status>, Error> {
+        if self.is_null() {
+            return Ok(Some(Status::empty()));
+        }
+        if let Some(s) = self.take_status() {
+            return s.map(Some);
+        }
+        self.rt.poke();
+        self.take_status().transpose()
+    }
+
+    /// Cancels a receive that has not been matched (`MPI_Cancel`); the
+    /// request still has to be waited on, and its status says `cancelled`.
+    /// Sends are never cancelled (MPI allows this): they complete normally.
+    pub fn cancel(&self) {
+        if let Some(id) = self.id {
+            self.rt.engine().cancel(id);
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.ready.is_some() || self.id.is_some_and(|id| self.rt.engine().reqs.is_done(id))
+    }
+}
+
+impl Drop for Request<'_> {
+    fn drop(&mut self) {
+        if self.id.is_some() {
+            // The buffer is borrowed until completion: finish before it is released.
+            let _ = self.wait_mut();
+        }
+    }
+}
+
+/// Waits for every request (`MPI_Waitall`); statuses in order. The first
+/// error is returned after all requests have completed.
+pub fn wait_all(mut requests: Vec<Request<'_>>) -> Result<Vec<Status>, Error> {
+    let mut out = Vec::with_capacity(requests.len());
+    let mut first_err = None;
+    for r in requests.iter_mut() {
+        match r.wait_mut() {
+            Ok(s) => out.push(s),
+            Err(e) => {
+                if let Error::Truncated { status, .. } = &e {
+                    out.push(*status);
+                } else {
+                    out.push(Status::empty());
+                }
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+fn any_rt(requests: &[Request<'_>]) -> Option<Rt> {
+    requests.iter().find(|r| !r.is_null()).map(|r| r.rt.clone())
+}
+
+/// Waits until one request completes (`MPI_Waitany`): its index and status,
+/// or `None` if every request is null. The completed request becomes null.
+pub fn wait_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>, Error> {
+    let Some(rt) = any_rt(requests) else {
+        return Ok(None);
+    };
+    loop {
+        if let Some((i, s)) = test_any(requests)? {
+            return Ok(Some((i, s)));
+        }
+        rt.wait_until(|e| {
+            requests
+                .iter()
+                .any(|r| r.ready.is_some() || r.id.is_some_and(|id| e.reqs.is_done(id)))
+                .then_some(())
+        });
+    }
+}
+
+/// Completes one request if any has finished (`MPI_Testany`).
+pub fn test_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>, Error> {
+    if let Some(rt) = any_rt(requests) {
+        rt.poke();
+    }
+    for (i, r) in requests.iter_mut().enumerate() {
+        if !r.is_null() && r.done() {
+            return r.test().map(|s| s.map(|s| (i, s)));
+        }
+    }
+    Ok(None)
+}
+
+/// Waits until at least one request completes and completes all that have
+/// (`MPI_Waitsome`): (index, status) pairs; empty if all are null.
+pub fn wait_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>, Error> {
+    let Some(rt) = any_rt(requests) else {
+        return Ok(Vec::new());
+    };
+    loop {
+        let done = test_some(requests)?;
+        if !done.is_empty() {
+            return Ok(done);
+        }
+        rt.wait_until(|e| {
+            requests
+                .iter()
+                .any(|r| r.ready.is_some() || r.id.is_some_and(|id| e.reqs.is_done(id)))
+                .then_some(())
+        });
+    }
+}
+
+/// Completes every request that has finished (`MPI_Testsome`).
+pub fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>, Error> {
+    if let Some(rt) = any_rt(requests) {
+        rt.poke();
+    }
+    let mut out = Vec::new();
+    for (i, r) in requests.iter_mut().enumerate() {
+        if !r.is_null() && r.done() {
+            if let Some(s) = r.test()? {
+                out.push((i, s));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Completes all requests if all have finished (`MPI_Testall`); otherwise
+/// `None` and none is completed.
+pub fn test_all(requests: &mut [Request<'_>]) -> Result<Option<Vec<Status>>, Error> {
+    if let Some(rt) = any_rt(requests) {
+        rt.poke();
+    }
+    if !requests.iter().all(|r| r.is_null() || r.done()) {
+        return Ok(None);
+    }
+    requests
+        .iter_mut()
+        .map(|r| r.wait_mut())
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// A message removed from matching by a matched probe (`MPI_Message`).
+pub struct Message {
+    comm: Comm,
+    handle: Option<MessageHandle>,
+}
+
+impl Message {
+    pub(crate) fn new(comm: Comm, handle: MessageHandle) -> Message {
+        Message {
+            comm,
+            handle: Some(handle),
+        }
+    }
+    pub(crate) fn no_proc(comm: Comm) -> Message {
+        Message { comm, handle: None }
+    }
+
+    /// Receives this message (`MPI_Mrecv`).
+    pub fn recv<T: crate::buffer::Scalar>(self, buf: &mut [T]) -> Result<Status, Error> {
+        let (ptr, len) = crate::buffer::bytes_of_mut(buf);
+        // SAFETY: the request is waited on before `buf`'s borrow ends.
+        unsafe { self.irecv_raw(ptr, len) }?.wait()
+    }
+
+    /// Starts receiving this message into raw bytes (`MPI_Imrecv`).
+    ///
+    /// # Safety
+    /// `buf..buf+cap` must stay writable until the request completes.
+    pub unsafe fn irecv_raw(self, buf: *mut u8, cap: usize) -> Result<Request<'static>, Error> {
+        match self.handle {
+            // SAFETY: forwarded from the caller's contract.
+            Some(h) => Ok(unsafe { self.comm.start_mrecv(h, buf, cap) }),
+            None => Ok(Request::finished(self.comm.rt().clone(), Status::empty())),
+        }
+    }
+}
+
+enum PersistentOp {
+    Send {
+        buf: *const u8,
+        len: usize,
+        dest: i32,
+        tag: i32,
+        sync: bool,
+    },
+    Recv {
+        buf: *mut u8,
+        cap: usize,
+        source: i32,
+        tag: i32,
+    },
+}
+
+/// A persistent request (`MPI_Send_init` / `MPI_Recv_init`): started with
+/// [`Persistent::start`] and completed with [`Persistent::wait`] as often as
+/// needed; the buffer stays borrowed for the request's whole life.
+pub struct Persistent<'a> {
+    comm: Comm,
+    op: PersistentOp,
+    active: Option<Request<'static>>,
+    _buf: PhantomData<&'a mut [u8]>,
+}
+
+impl<'a> Persistent<'a> {
+    pub(crate) fn send(
+        comm: Comm,
+        buf: *const u8,
+        len: usize,
+        dest: i32,
+        tag: i32,
+        sync: bool,
+    ) -> Self {
+        Persistent {
+            comm,
+            op: PersistentOp::Send {
+                buf,
+                len,
+                dest,
+                tag,
+                sync,
+            },
+            active: None,
+            _buf: PhantomData,
+        }
+    }
+
+    pub(crate) fn recv(comm: Comm, buf: *mut u8, cap: usize, source: i32, tag: i32) -> Self {
+        Persistent {
+            comm,
+            op: PersistentOp::Recv {
+                buf,
+                cap,
+                source,
+                tag,
+            },
+            active: None,
+            _buf: PhantomData,
+        }
+    }
+
+    /// Starts the operation (`MPI_Start`). Starting an active request is an error.
+    pub fn start(&mut self) -> Result<(), Error> {
+        if self.active.is_some() {
+            return Err(Error::State(
+                "persistent request started while still active".into(),
+            ));
+        }
+        // SAFETY: the buffer is borrowed for 'a, and `self` (which holds the
+        // active request) cannot outlive 'a; Drop waits for it.
+        let r = unsafe {
+            match self.op {
+                PersistentOp::Send {
+                    buf,
+                    len,
+                    dest,
+                    tag,
+                    sync,
+                } => self.comm.isend_raw(buf, len, dest, tag, sync),
+                PersistentOp::Recv {
+                    buf,
+                    cap,
+                    source,
+                    tag,
+                } => self.comm.irecv_raw(buf, cap, source, tag),
+            }
+        }?;
+        self.active = Some(r);
+        Ok(())
+    }
+
+    /// Waits for the started operation; an inactive request returns an empty status.
+    pub fn wait(&mut self) -> Result<Status, Error> {
+        match self.active.take() {
+            Some(r) => r.wait(),
+            None => Ok(Status {
+                source: PROC_NULL,
+                ..Status::empty()
+            }),
+        }
+    }
+
+    /// Tests the started operation.
+    pub fn test(&mut self) -> Result<Option<Status>, Error> {
+        let Some(r) = self.active.as_mut() else {
+            return Ok(Some(Status::empty()));
+        };
+        let out = r.test()?;
+        if out.is_some() {
+            self.active = None;
+        }
+        Ok(out)
+    }
+
+    /// Whether a started operation has not been completed yet.
+    pub fn is_active(&self) -> bool {
+        self.active.is_some()
+    }
+}

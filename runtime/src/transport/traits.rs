@@ -1,0 +1,60 @@
+//! What the point-to-point engine needs from a transport. Each transport
+//! (shared memory now; libfabric and CUDA IPC later) is one implementation,
+//! tried in priority order for each peer; capabilities and size classes are
+//! data, so the engine's send path does not branch on transport names.
+
+use std::time::Duration;
+
+use crate::error::Error;
+
+bitflags::bitflags! {
+    /// What a transport can do beyond moving packets.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Caps: u32 {
+        /// The receiver can read the sender's buffer directly (single copy:
+        /// CMA for shared memory, fi_read for libfabric).
+        const REMOTE_READ = 1;
+        /// Buffers may live in GPU memory (CUDA IPC).
+        const DEVICE_MEMORY = 2;
+        /// Reaches ranks on other hosts.
+        const INTER_HOST = 4;
+    }
+}
+
+/// Where a buffer lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemKind {
+    /// Ordinary host memory.
+    Host,
+    /// CUDA device memory.
+    CudaDevice,
+}
+
+/// A packet transport between this rank and some peers (world ranks).
+pub trait Transport: Send + Sync {
+    /// Short name for logs and `oxrun --info`.
+    fn name(&self) -> &'static str;
+    /// Capabilities.
+    fn caps(&self) -> Caps;
+    /// Whether `peer` is reachable through this transport.
+    fn reaches(&self, peer: usize) -> bool;
+    /// Largest packet (header and payload together) one send carries.
+    fn max_packet(&self) -> usize;
+    /// Sends one packet gathered from `parts`, or returns false when the
+    /// peer's queue is full (nothing was sent; try again later).
+    fn try_send(&self, peer: usize, parts: &[&[u8]]) -> bool;
+    /// Hands every packet that has arrived to `sink(peer, bytes)`; returns
+    /// how many were handled.
+    fn poll(&self, sink: &mut dyn FnMut(usize, &[u8])) -> usize;
+    /// Whether this rank may read `peer`'s memory directly.
+    fn can_read_remote(&self, peer: usize) -> bool;
+    /// Copies `dst.len()` bytes at `addr` in process `pid` (rank `peer`) into `dst`.
+    fn read_remote(&self, peer: usize, pid: u32, addr: u64, dst: &mut [u8]) -> Result<(), Error>;
+    /// A token to pass to [`Transport::wait`]; taken before the last poll so
+    /// that a packet arriving in between is not slept through.
+    fn wait_token(&self) -> u32;
+    /// Sleeps until a peer signals (or `timeout`), unless the token is stale.
+    fn wait(&self, token: u32, timeout: Duration);
+    /// Tells `peer` that something was sent to it (or space was freed).
+    fn wake(&self, peer: usize);
+}

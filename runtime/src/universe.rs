@@ -1,0 +1,186 @@
+//! Starting and ending the library: `init` connects to the process
+//! manager, builds the transports and the predefined communicators;
+//! finalizing (explicitly or by dropping the [`Universe`]) waits for every
+//! rank and tells the process manager.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::bootstrap::{self, Bootstrap};
+use crate::comm::{Comm, SELF_CONTEXT, WORLD_CONTEXT};
+use crate::error::Error;
+use crate::p2p::engine::Engine;
+use crate::progress::{Runtime, WaitPolicy};
+
+/// Thread support levels (`MPI_THREAD_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Threading {
+    /// Only one thread.
+    Single = 0,
+    /// Only the main thread calls MPI.
+    Funneled = 1,
+    /// One thread at a time calls MPI.
+    Serialized = 2,
+    /// Any thread may call any function at any time.
+    Multiple = 3,
+}
+
+const NEVER: u8 = 0;
+const ACTIVE: u8 = 1;
+const FINALIZED: u8 = 2;
+static STATE: AtomicU8 = AtomicU8::new(NEVER);
+
+/// The initialized library. Dropping it finalizes.
+pub struct Universe {
+    world: Comm,
+    self_comm: Comm,
+    boot: Mutex<Box<dyn Bootstrap>>,
+    threading: Threading,
+    done: bool,
+}
+
+/// Initializes the library (`MPI_Init`).
+///
+/// ```no_run
+/// let universe = oxmpi::init()?;
+/// let world = universe.world();
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
+pub fn init() -> Result<Universe, Error> {
+    init_thread(Threading::Single).map(|(u, _)| u)
+}
+
+/// Initializes the library asking for a thread level (`MPI_Init_thread`);
+/// returns the level provided, which is always [`Threading::Multiple`].
+pub fn init_thread(_required: Threading) -> Result<(Universe, Threading), Error> {
+    if STATE
+        .compare_exchange(NEVER, ACTIVE, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return Err(Error::State(match STATE.load(Ordering::Acquire) {
+            FINALIZED => {
+                "the library was already finalized; MPI cannot be initialized again".into()
+            }
+            _ => "the library is already initialized".into(),
+        }));
+    }
+    match start() {
+        Ok(u) => Ok((u, Threading::Multiple)),
+        Err(e) => {
+            STATE.store(NEVER, Ordering::Release);
+            Err(e)
+        }
+    }
+}
+
+fn start() -> Result<Universe, Error> {
+    let config = crate::config::Config::from_env()?;
+    let mut boot = bootstrap::connect()?;
+    let (rank, size) = (boot.rank(), boot.size());
+    let transport = crate::transport::connect(boot.as_mut(), &config)?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let policy = WaitPolicy::for_load(boot.local_ranks().len(), cores);
+    let engine = Engine::new(rank, transport, config.eager_limit);
+    let rt = Arc::new(Runtime::new(engine, policy, rank, size));
+    let world = Comm::new(rt.clone(), WORLD_CONTEXT, rank as i32, (0..size).collect());
+    let self_comm = Comm::new(rt, SELF_CONTEXT, 0, vec![rank]);
+    Ok(Universe {
+        world,
+        self_comm,
+        boot: Mutex::new(boot),
+        threading: Threading::Multiple,
+        done: false,
+    })
+}
+
+/// Whether `init` has been called (`MPI_Initialized`).
+pub fn initialized() -> bool {
+    STATE.load(Ordering::Acquire) != NEVER
+}
+
+/// Whether the library has been finalized (`MPI_Finalized`).
+pub fn finalized() -> bool {
+    STATE.load(Ordering::Acquire) == FINALIZED
+}
+
+impl Universe {
+    /// `MPI_COMM_WORLD`.
+    pub fn world(&self) -> Comm {
+        self.world.clone()
+    }
+
+    /// `MPI_COMM_SELF`.
+    pub fn self_comm(&self) -> Comm {
+        self.self_comm.clone()
+    }
+
+    /// The thread level provided.
+    pub fn threading(&self) -> Threading {
+        self.threading
+    }
+
+    /// Ends the whole job with `code` (`MPI_Abort`): tells the launcher,
+    /// then exits this process.
+    pub fn abort(&self, code: i32, message: &str) -> ! {
+        abort_job(&self.boot, code, message)
+    }
+
+    /// Finalizes (`MPI_Finalize`): waits until every rank got here and all
+    /// of this rank's outgoing data has left, then leaves the job.
+    pub fn finalize(mut self) -> Result<(), Error> {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> Result<(), Error> {
+        if self.done {
+            return Ok(());
+        }
+        self.done = true;
+        let result = self.world.barrier();
+        self.world.rt().wait_until(|e| (!e.busy()).then_some(()));
+        let mut boot = self.boot.lock().unwrap_or_else(|e| e.into_inner());
+        let fin = boot.finalize();
+        STATE.store(FINALIZED, Ordering::Release);
+        result.and(fin)
+    }
+}
+
+impl Drop for Universe {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}
+
+pub(crate) fn abort_job(boot: &Mutex<Box<dyn Bootstrap>>, code: i32, message: &str) -> ! {
+    let mut boot = boot.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = boot.abort(code, message);
+    std::process::exit(code)
+}
+
+/// Seconds since an arbitrary fixed point (`MPI_Wtime`), monotonic.
+pub fn wtime() -> f64 {
+    let mut ts = libc_timespec();
+    // SAFETY: clock_gettime writes into our stack struct.
+    unsafe { nix::libc::clock_gettime(nix::libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+fn libc_timespec() -> nix::libc::timespec {
+    nix::libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    }
+}
+
+/// Resolution of [`wtime`] in seconds (`MPI_Wtick`).
+pub fn wtick() -> f64 {
+    1e-9
+}
+
+/// This host's name (`MPI_Get_processor_name`).
+pub fn processor_name() -> String {
+    nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .unwrap_or_default()
+}
