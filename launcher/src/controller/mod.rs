@@ -219,6 +219,9 @@ impl Job {
             Signal::SIGUSR2,
             Signal::SIGCHLD,
         ])?;
+        // A launch command may have exited before SIGCHLD was blocked and
+        // routed to the signalfd (the signal is then lost): reap once now.
+        self.reap_agents();
         let stdin_usable = stdin_is_ours();
         if !stdin_usable {
             self.close_stdin();
@@ -297,6 +300,9 @@ impl Job {
         eprintln!("oxrun: {message}");
         self.failure = Some(code);
         self.broadcast(&ToAgent::Kill);
+        // Agents still on their way have nothing to run any more: stop their
+        // launch commands instead of waiting for them to connect.
+        self.abandon_unconnected();
     }
 
     fn on_timers(&mut self) {
@@ -406,13 +412,16 @@ impl Job {
         else {
             return Ok(());
         };
+        if self.failure.is_some() {
+            // The job is ending: start nothing there. Hanging up (dropping
+            // `conn`) makes the agent exit quietly.
+            self.agents[a].done = true;
+            return Ok(());
+        }
         self.agents[a].conn = Some(conn);
         if self.agents.iter().all(|ag| ag.conn.is_some() || ag.done) {
             self.connect_deadline = None;
             self.listener = None; // every agent is in: accept nobody else
-        }
-        if self.failure.is_some() {
-            self.send(a, &ToAgent::Kill)?;
         }
         self.send_launch(a)?;
         if !self.stdin_open && self.stdin_agent() == Some(a) {
@@ -582,6 +591,7 @@ impl Job {
                             self.failure = Some(128 + sig);
                         }
                         self.broadcast(&ToAgent::Kill);
+                        self.abandon_unconnected();
                     } else {
                         self.broadcast(&ToAgent::Signal(sig));
                     }
