@@ -109,6 +109,15 @@ pub static SHM_RING_CELLS: Setting<usize> = Setting::new(Entry {
     kind: Kind::Count,
 });
 
+/// Whether the node's shared segment is a memfd (else a `/dev/shm` file).
+pub static SHM_MEMFD: Setting<bool> = Setting::new(Entry {
+    name: "shm_memfd",
+    env: "OXMPI_SHM_MEMFD",
+    default: "on",
+    doc: "back the node segment with a memfd shared via /proc (off: a /dev/shm file, unlinked after attach)",
+    kind: Kind::Bool,
+});
+
 /// Whether large intra-node messages use a single CMA copy.
 pub static CMA: Setting<bool> = Setting::new(Entry {
     name: "cma",
@@ -132,6 +141,7 @@ pub static REGISTRY: &[&Entry] = &[
     &EAGER_LIMIT.entry,
     &SHM_CELL_SIZE.entry,
     &SHM_RING_CELLS.entry,
+    &SHM_MEMFD.entry,
     &CMA.entry,
     &DEBUG.entry,
 ];
@@ -271,6 +281,8 @@ pub struct Config {
     pub shm_cell_size: usize,
     /// [`SHM_RING_CELLS`].
     pub shm_ring_cells: usize,
+    /// [`SHM_MEMFD`].
+    pub shm_memfd: bool,
     /// [`CMA`].
     pub cma: bool,
     /// [`DEBUG`].
@@ -292,6 +304,7 @@ impl Config {
             eager_limit: get_from(&EAGER_LIMIT, &lookup)?,
             shm_cell_size: get_from(&SHM_CELL_SIZE, &lookup)?,
             shm_ring_cells: get_from(&SHM_RING_CELLS, &lookup)?,
+            shm_memfd: get_from(&SHM_MEMFD, &lookup)?,
             cma: get_from(&CMA, &lookup)?,
             debug: get_from(&DEBUG, &lookup)?,
         })

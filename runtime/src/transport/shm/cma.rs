@@ -1,0 +1,188 @@
+//! Single-copy reads of a peer's memory with `process_vm_readv` (CMA).
+//!
+//! The kernel allows the read when the reader may ptrace the target
+//! (same uid, and Yama's `ptrace_scope` permitting). [`allow_peers`] lifts
+//! Yama's `ptrace_scope=1` restriction for this process; [`probe`] is run
+//! once per peer at start-up, and a failure disables CMA for the node.
+
+use std::io::IoSliceMut;
+
+use nix::errno::Errno;
+use nix::sys::uio::{process_vm_readv, RemoteIoVec};
+use nix::unistd::Pid;
+
+use crate::Error;
+
+/// Most iovecs one call takes (`IOV_MAX` on Linux).
+const IOV_MAX: usize = 1024;
+/// Most bytes asked of one call: the kernel caps a call at `MAX_RW_COUNT`
+/// (2 GiB - 4 KiB) and reports less; staying under it keeps counts simple.
+const MAX_CALL: usize = 1 << 30;
+
+/// Yama's `PR_SET_PTRACER` (not exported by libc for this target).
+const PR_SET_PTRACER: nix::libc::c_int = 0x5961_6d61;
+/// Any process may ptrace (and so CMA-read) us.
+const PR_SET_PTRACER_ANY: nix::libc::c_ulong = !0;
+
+/// Whether single-copy reads from a peer work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CmaStatus {
+    /// Reads succeed and return the expected bytes.
+    Enabled,
+    /// Not usable; the text says why (for `OXMPI_DEBUG=transport`).
+    Disabled(String),
+}
+
+/// Lets any process of ours read this one under Yama `ptrace_scope=1`.
+/// Harmless (and ignored) where Yama is absent.
+pub fn allow_peers() {
+    // SAFETY: prctl with integer arguments only; no memory is passed.
+    let _ = unsafe { nix::libc::prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) };
+}
+
+fn os(call: &'static str, e: Errno, detail: String) -> Error {
+    let base = std::io::Error::from(e);
+    Error::Os {
+        call,
+        source: std::io::Error::new(base.kind(), format!("{detail}: {base}")),
+    }
+}
+
+/// Reads the concatenation of the `remote` ranges `(address, length)` of
+/// process `pid` into the front of `local`; returns the bytes read (their
+/// total). Splits the work into calls of at most `IOV_MAX` ranges and 1 GiB,
+/// and resumes after partial reads.
+pub fn read_from(pid: i32, remote: &[(usize, usize)], local: &mut [u8]) -> Result<usize, Error> {
+    read_chunked(pid, remote, local, MAX_CALL)
+}
+
+/// [`read_from`] with at most `max_call` bytes per system call.
+fn read_chunked(
+    pid: i32,
+    remote: &[(usize, usize)],
+    local: &mut [u8],
+    max_call: usize,
+) -> Result<usize, Error> {
+    let total = remote
+        .iter()
+        .try_fold(0usize, |acc, &(_, len)| acc.checked_add(len))
+        .filter(|&t| t <= local.len())
+        .ok_or_else(|| {
+            os(
+                "process_vm_readv",
+                Errno::EINVAL,
+                format!("remote ranges exceed the {}-byte local buffer", local.len()),
+            )
+        })?;
+    let mut done = 0;
+    let (mut seg, mut off) = (0usize, 0usize);
+    let mut iovs = Vec::with_capacity(remote.len().min(IOV_MAX));
+    while done < total {
+        while remote[seg].1 == off {
+            (seg, off) = (seg + 1, 0);
+        }
+        iovs.clear();
+        let (mut s, mut o, mut batch) = (seg, off, 0usize);
+        while s < remote.len() && iovs.len() < IOV_MAX && batch < max_call {
+            let (addr, len) = remote[s];
+            let take = (len - o).min(max_call - batch);
+            if take > 0 {
+                iovs.push(RemoteIoVec {
+                    base: addr.wrapping_add(o),
+                    len: take,
+                });
+            }
+            batch += take;
+            if o + take == len {
+                (s, o) = (s + 1, 0);
+            } else {
+                o += take;
+            }
+        }
+        let mut dst = [IoSliceMut::new(&mut local[done..done + batch])];
+        let n = match process_vm_readv(Pid::from_raw(pid), &mut dst, &iovs) {
+            Ok(0) => {
+                let (addr, _) = remote[seg];
+                let detail = format!(
+                    "pid {pid}: nothing readable at {:#x}",
+                    addr.wrapping_add(off)
+                );
+                return Err(os("process_vm_readv", Errno::EFAULT, detail));
+            }
+            Ok(n) => n,
+            Err(Errno::EINTR) => continue,
+            Err(e) => return Err(os("process_vm_readv", e, format!("pid {pid}"))),
+        };
+        done += n;
+        let mut left = n;
+        while left > 0 {
+            let rest = remote[seg].1 - off;
+            if left >= rest {
+                (seg, off, left) = (seg + 1, 0, left - rest);
+            } else {
+                (off, left) = (off + left, 0);
+            }
+        }
+    }
+    Ok(done)
+}
+
+/// Checks once whether `len` bytes at `addr` in `peer` can be read and equal
+/// `expect`.
+pub fn probe(peer: i32, addr: usize, expect: &[u8]) -> CmaStatus {
+    let mut got = vec![0u8; expect.len()];
+    match read_from(peer, &[(addr, expect.len())], &mut got) {
+        Ok(_) if got == expect => CmaStatus::Enabled,
+        Ok(_) => CmaStatus::Disabled(format!("pid {peer}: probe read wrong bytes")),
+        Err(e) => CmaStatus::Disabled(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn me() -> i32 {
+        std::process::id() as i32
+    }
+
+    #[test]
+    fn gathers_many_ranges_across_iov_max() {
+        let src: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8).collect();
+        // 3000 one-byte ranges, read back to front: more than IOV_MAX.
+        let ranges: Vec<(usize, usize)> = (0..src.len())
+            .rev()
+            .map(|i| (src.as_ptr() as usize + i, 1))
+            .chain([(src.as_ptr() as usize, 0)])
+            .collect();
+        let mut dst = vec![0u8; 3000];
+        assert_eq!(read_from(me(), &ranges, &mut dst).unwrap(), 3000);
+        assert!(dst.iter().eq(src.iter().rev()));
+    }
+
+    #[test]
+    fn small_calls_resume_where_the_last_stopped() {
+        let src: Vec<u8> = (0..100u8).collect();
+        let base = src.as_ptr() as usize;
+        let ranges = [(base + 90, 10), (base, 0), (base, 45), (base + 50, 13)];
+        let mut dst = vec![0u8; 70];
+        assert_eq!(read_chunked(me(), &ranges, &mut dst, 7).unwrap(), 68);
+        let want: Vec<u8> = (90..100).chain(0..45).chain(50..63).collect();
+        assert_eq!(&dst[..68], &want[..]);
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let mut dst = [0u8; 4];
+        let e = read_from(me(), &[(0x1000, 8)], &mut dst).unwrap_err();
+        assert!(e.to_string().contains("4-byte local buffer"), "{e}");
+        let e = read_from(me(), &[(8, 4)], &mut dst).unwrap_err();
+        assert!(e.to_string().contains("process_vm_readv"), "{e}");
+        assert!(matches!(probe(me(), 8, b"abcd"), CmaStatus::Disabled(_)));
+        let word = *b"probe!";
+        assert_eq!(
+            probe(me(), word.as_ptr() as usize, &word),
+            CmaStatus::Enabled
+        );
+    }
+}

@@ -1,0 +1,184 @@
+//! Per-rank futex doorbells in the segment, for blocking waits.
+//!
+//! A rank with nothing to do sleeps on its own doorbell; a peer that pushes
+//! into one of its rings rings it. The protocol, for the sleeper:
+//!
+//! ```text
+//! let seen = bell.current();      // 1. read the sequence number
+//! if nothing_pending() {          // 2. check every ring once more
+//!     bell.wait(seen, timeout);   // 3. sleep unless it moved since 1
+//! }
+//! ```
+//!
+//! and for the peer: push, then [`Doorbell::ring`]. `ring` bumps the sequence
+//! word and issues `FUTEX_WAKE` only when someone announced (in `sleepers`)
+//! that it is about to sleep, so the common, busy case costs one atomic add.
+//! The announce-then-recheck in `wait` and the bump-then-check in `ring` are
+//! both `SeqCst`, so either the waiter sees the new sequence number, or the
+//! ringer sees the sleeper and wakes it; the kernel's own compare in
+//! `FUTEX_WAIT` closes the remaining window. The futex is shared (no
+//! `FUTEX_PRIVATE_FLAG`): waiter and waker are different processes.
+
+use std::ptr::NonNull;
+use std::sync::atomic::Ordering::{Acquire, SeqCst};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::layout::{Bell, Padded};
+use super::map::Mapping;
+
+/// How a [`Doorbell::wait`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// The bell was rung (before or during the wait), or the sleep was
+    /// interrupted: re-check the rings either way.
+    Woken,
+    /// The timeout passed without a ring.
+    TimedOut,
+}
+
+/// One local rank's doorbell (see the module docs).
+#[derive(Debug)]
+pub struct Doorbell {
+    _map: Arc<Mapping>,
+    bell: NonNull<Padded<Bell>>,
+}
+
+// SAFETY: the pointer targets atomics in shared memory kept alive by `_map`;
+// every access is atomic, so any thread (or process) may use it concurrently.
+unsafe impl Send for Doorbell {}
+// SAFETY: as above.
+unsafe impl Sync for Doorbell {}
+
+impl Doorbell {
+    pub(crate) fn new(map: &Arc<Mapping>, offset: usize) -> Doorbell {
+        Doorbell {
+            bell: NonNull::from(map.at::<Padded<Bell>>(offset)),
+            _map: Arc::clone(map),
+        }
+    }
+
+    fn bell(&self) -> &Bell {
+        // SAFETY: checked in bounds and aligned by `Mapping::at`; the mapping
+        // lives as long as `_map`.
+        unsafe { &self.bell.as_ref().0 }
+    }
+
+    /// The sequence number now; pass it to [`wait`](Doorbell::wait).
+    pub fn current(&self) -> u32 {
+        self.bell().seq.load(Acquire)
+    }
+
+    /// Wakes whoever sleeps on this doorbell; no system call unless
+    /// someone announced it is sleeping.
+    pub fn ring(&self) {
+        let b = self.bell();
+        b.seq.fetch_add(1, SeqCst);
+        if b.sleepers.load(SeqCst) != 0 {
+            futex_wake(&b.seq);
+        }
+    }
+
+    /// Sleeps until the sequence number differs from `seen` (a ring since
+    /// `seen` was read), `timeout` passes (`None`: no limit), or a signal
+    /// arrives.
+    pub fn wait(&self, seen: u32, timeout: Option<Duration>) -> Wake {
+        let b = self.bell();
+        b.sleepers.fetch_add(1, SeqCst);
+        let wake = if b.seq.load(SeqCst) != seen {
+            Wake::Woken
+        } else {
+            futex_wait(&b.seq, seen, timeout)
+        };
+        b.sleepers.fetch_sub(1, Ordering::SeqCst);
+        wake
+    }
+}
+
+/// `FUTEX_WAIT` on a shared word: sleeps while `*word == seen`.
+fn futex_wait(word: &AtomicU32, seen: u32, timeout: Option<Duration>) -> Wake {
+    let ts = timeout.map(|d| nix::libc::timespec {
+        tv_sec: d.as_secs().min(i64::MAX as u64) as nix::libc::time_t,
+        tv_nsec: d.subsec_nanos() as nix::libc::c_long,
+    });
+    let ts_ptr = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const nix::libc::timespec);
+    // SAFETY: `word` is a live, aligned u32 in a MAP_SHARED mapping; the
+    // timespec (if any) outlives the call; FUTEX_WAIT does not write memory.
+    let rc = unsafe {
+        nix::libc::syscall(
+            nix::libc::SYS_futex,
+            word.as_ptr(),
+            nix::libc::FUTEX_WAIT,
+            seen,
+            ts_ptr,
+            std::ptr::null::<u32>(),
+            0u32,
+        )
+    };
+    if rc == -1 && nix::errno::Errno::last() == nix::errno::Errno::ETIMEDOUT {
+        Wake::TimedOut
+    } else {
+        // 0 (woken), EAGAIN (value already changed), EINTR (signal).
+        Wake::Woken
+    }
+}
+
+/// `FUTEX_WAKE` of every sleeper on a shared word.
+fn futex_wake(word: &AtomicU32) {
+    // SAFETY: as in `futex_wait`; FUTEX_WAKE reads nothing but the address.
+    unsafe {
+        nix::libc::syscall(
+            nix::libc::SYS_futex,
+            word.as_ptr(),
+            nix::libc::FUTEX_WAKE,
+            i32::MAX,
+            std::ptr::null::<nix::libc::timespec>(),
+            std::ptr::null::<u32>(),
+            0u32,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn bell() -> Doorbell {
+        let map = Arc::new(Mapping::anonymous(4096).unwrap());
+        Doorbell::new(&map, 0)
+    }
+
+    #[test]
+    fn stale_seen_returns_at_once_and_timeout_times_out() {
+        let b = bell();
+        let seen = b.current();
+        b.ring();
+        assert_eq!(b.wait(seen, Some(Duration::from_secs(10))), Wake::Woken);
+        let t = Instant::now();
+        let wake = b.wait(b.current(), Some(Duration::from_millis(50)));
+        assert_eq!(wake, Wake::TimedOut);
+        assert!(t.elapsed() >= Duration::from_millis(45));
+    }
+
+    #[test]
+    fn ring_wakes_a_sleeping_thread() {
+        let b = Arc::new(bell());
+        for _ in 0..50 {
+            let seen = b.current();
+            let sleeper = {
+                let b = Arc::clone(&b);
+                std::thread::spawn(move || b.wait(seen, Some(Duration::from_secs(20))))
+            };
+            while b.bell().sleepers.load(SeqCst) == 0 && !sleeper.is_finished() {
+                std::thread::yield_now();
+            }
+            b.ring();
+            assert_eq!(sleeper.join().unwrap(), Wake::Woken);
+        }
+        assert_eq!(b.bell().sleepers.load(SeqCst), 0);
+    }
+}

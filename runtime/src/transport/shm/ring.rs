@@ -1,0 +1,291 @@
+//! Single-producer single-consumer rings of fixed-size cells in the segment.
+//!
+//! One ring per ordered pair of local ranks. The producer owns `head`, the
+//! consumer owns `tail`; both are monotonic `u64` cell counts, each on its own
+//! [`LINE`](super::layout::LINE). A cell is free to fill while
+//! `head - tail < cells`. The producer writes the cell, then publishes it with
+//! a `Release` store of `head`; the consumer `Acquire`-loads `head`, reads the
+//! cell in place, then frees it with a `Release` store of `tail`, which the
+//! producer `Acquire`-loads before reusing the cell. Each side caches the
+//! other's index in process memory and reloads it only when the ring looks
+//! full (producer) or empty (consumer).
+//!
+//! A cell is `len: u32, flags: u32` then `cell_size` payload bytes. `flags`
+//! is not interpreted here: the engine may carry a message kind in it.
+//!
+//! [`Sender`] and [`Receiver`] are `Send` but not `Sync`: one thread at a time
+//! drives each side, which is what makes the single-producer /
+//! single-consumer protocol hold inside a process.
+
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+use std::sync::atomic::Ordering::{Acquire, Release};
+use std::sync::Arc;
+
+use super::layout::{Layout, RingCtl, CELL_HEADER};
+use super::map::Mapping;
+
+/// What both sides share: where the ring is and its shape.
+#[derive(Debug)]
+struct Geometry {
+    _map: Arc<Mapping>,
+    ctl: NonNull<RingCtl>,
+    cells: NonNull<u8>,
+    mask: u64,
+    stride: usize,
+    cell_size: usize,
+}
+
+impl Geometry {
+    fn new(map: &Arc<Mapping>, offset: usize, layout: &Layout) -> Geometry {
+        let ctl = NonNull::from(map.at::<RingCtl>(offset));
+        let ctl_len = std::mem::size_of::<RingCtl>();
+        let cells_len = layout.cells() * layout.stride();
+        Geometry {
+            _map: Arc::clone(map),
+            ctl,
+            cells: map.bytes(offset + ctl_len, cells_len),
+            mask: layout.cells() as u64 - 1,
+            stride: layout.stride(),
+            cell_size: layout.cell_size(),
+        }
+    }
+
+    fn ctl(&self) -> &RingCtl {
+        // SAFETY: `ctl` was checked in bounds and aligned by `Mapping::at`,
+        // and `self.map` keeps the mapping alive as long as `self`.
+        unsafe { self.ctl.as_ref() }
+    }
+
+    /// Start of cell number `index` (mod `cells`).
+    fn cell(&self, index: u64) -> *mut u8 {
+        let slot = (index & self.mask) as usize;
+        // SAFETY: `slot < cells`, and `cells * stride` bytes from `self.cells`
+        // were bounds-checked by `Mapping::bytes`.
+        unsafe { self.cells.as_ptr().add(slot * self.stride) }
+    }
+}
+
+/// The producer side of a ring: this rank sending to one peer.
+#[derive(Debug)]
+pub struct Sender {
+    g: Geometry,
+    head: Cell<u64>,
+    cached_tail: Cell<u64>,
+    reserved: Cell<bool>,
+}
+
+// SAFETY: the raw pointers point into `g.map`, which the Arc keeps alive and
+// which is shared memory; moving a side to another thread is fine. `Cell`
+// fields keep it `!Sync`.
+unsafe impl Send for Sender {}
+
+/// The consumer side of a ring: this rank receiving from one peer.
+#[derive(Debug)]
+pub struct Receiver {
+    g: Geometry,
+    tail: Cell<u64>,
+    cached_head: Cell<u64>,
+    busy: Cell<bool>,
+}
+
+// SAFETY: as for `Sender`.
+unsafe impl Send for Receiver {}
+
+/// A cell claimed by [`Sender::try_reserve`]: fill
+/// [`payload`](Reservation::payload), then [`commit`](Reservation::commit).
+/// Dropping it uncommitted publishes nothing.
+#[derive(Debug)]
+pub struct Reservation<'a> {
+    sender: &'a Sender,
+    cell: *mut u8,
+    _unsync: PhantomData<&'a mut [u8]>,
+}
+
+impl Sender {
+    pub(crate) fn new(map: &Arc<Mapping>, offset: usize, layout: &Layout) -> Sender {
+        let g = Geometry::new(map, offset, layout);
+        let head = g.ctl().head.0.load(Acquire);
+        let tail = g.ctl().tail.0.load(Acquire);
+        Sender {
+            g,
+            head: Cell::new(head),
+            cached_tail: Cell::new(tail),
+            reserved: Cell::new(false),
+        }
+    }
+
+    /// Payload bytes one message may carry.
+    pub fn max_payload(&self) -> usize {
+        self.g.cell_size
+    }
+
+    /// Whether a free cell exists (reloads the consumer's index if needed).
+    fn has_room(&self) -> bool {
+        let cells = self.g.mask + 1;
+        if self.head.get().wrapping_sub(self.cached_tail.get()) < cells {
+            return true;
+        }
+        self.cached_tail.set(self.g.ctl().tail.0.load(Acquire));
+        self.head.get().wrapping_sub(self.cached_tail.get()) < cells
+    }
+
+    /// Copies the concatenation of `parts` into the next cell and publishes it
+    /// with `flags`. Returns `false` (and copies nothing) when the ring is full
+    /// or a [`Reservation`] is outstanding.
+    ///
+    /// # Panics
+    ///
+    /// If the parts add up to more than [`max_payload`](Sender::max_payload).
+    pub fn try_push(&self, flags: u32, parts: &[&[u8]]) -> bool {
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        assert!(
+            total <= self.g.cell_size,
+            "shm push of {total} bytes exceeds the {}-byte cell",
+            self.g.cell_size
+        );
+        let Some(mut r) = self.try_reserve() else {
+            return false;
+        };
+        let payload = r.payload();
+        let mut at = 0;
+        for part in parts {
+            payload[at..at + part.len()].copy_from_slice(part);
+            at += part.len();
+        }
+        r.commit(total, flags);
+        true
+    }
+
+    /// Claims the next cell for in-place filling; `None` when the ring is
+    /// full or another reservation is outstanding.
+    pub fn try_reserve(&self) -> Option<Reservation<'_>> {
+        if self.reserved.get() || !self.has_room() {
+            return None;
+        }
+        self.reserved.set(true);
+        Some(Reservation {
+            sender: self,
+            cell: self.g.cell(self.head.get()),
+            _unsync: PhantomData,
+        })
+    }
+}
+
+impl Reservation<'_> {
+    /// The cell's payload area, [`max_payload`](Sender::max_payload) bytes.
+    pub fn payload(&mut self) -> &mut [u8] {
+        // SAFETY: the cell is free (head - tail < cells), so the consumer does
+        // not read it until `head` moves past it; only this reservation (the
+        // sender is !Sync and `reserved` admits one) writes it.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.cell.add(CELL_HEADER), self.sender.g.cell_size)
+        }
+    }
+
+    /// Publishes the first `len` payload bytes with `flags`.
+    ///
+    /// # Panics
+    ///
+    /// If `len` exceeds [`max_payload`](Sender::max_payload).
+    pub fn commit(self, len: usize, flags: u32) {
+        let s = self.sender;
+        assert!(
+            len <= s.g.cell_size,
+            "shm commit of {len} bytes exceeds the cell"
+        );
+        // SAFETY: the cell header (8 bytes, 8-aligned: cells are 64-aligned)
+        // is ours to write for the reasons given in `payload`.
+        unsafe {
+            self.cell.cast::<u32>().write(len as u32);
+            self.cell.cast::<u32>().add(1).write(flags);
+        }
+        let next = s.head.get() + 1;
+        s.head.set(next);
+        s.g.ctl().head.0.store(next, Release);
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        self.sender.reserved.set(false);
+    }
+}
+
+impl Receiver {
+    pub(crate) fn new(map: &Arc<Mapping>, offset: usize, layout: &Layout) -> Receiver {
+        let g = Geometry::new(map, offset, layout);
+        let tail = g.ctl().tail.0.load(Acquire);
+        let head = g.ctl().head.0.load(Acquire);
+        Receiver {
+            g,
+            tail: Cell::new(tail),
+            cached_head: Cell::new(head),
+            busy: Cell::new(false),
+        }
+    }
+
+    /// Whether no message is waiting (reloads the producer's index).
+    pub fn is_empty(&self) -> bool {
+        if self.tail.get() != self.cached_head.get() {
+            return false;
+        }
+        self.cached_head.set(self.g.ctl().head.0.load(Acquire));
+        self.tail.get() == self.cached_head.get()
+    }
+
+    /// Hands the oldest message (`flags`, payload) to `f` in place, then frees
+    /// its cell. `None` when the ring is empty, or when called from inside
+    /// another `try_pop` on the same receiver.
+    pub fn try_pop<R>(&self, f: impl FnOnce(u32, &[u8]) -> R) -> Option<R> {
+        if self.busy.get() || self.is_empty() {
+            return None;
+        }
+        self.busy.set(true);
+        let _busy = BusyGuard(&self.busy);
+        let cell = self.g.cell(self.tail.get());
+        // SAFETY: head > tail (checked above, with Acquire), so the producer
+        // has finished writing this cell and will not touch it again until we
+        // publish a larger tail. A corrupt length is clamped to the cell.
+        let (flags, payload) = unsafe {
+            let len = (cell.cast::<u32>().read() as usize).min(self.g.cell_size);
+            let flags = cell.cast::<u32>().add(1).read();
+            (
+                flags,
+                std::slice::from_raw_parts(cell.add(CELL_HEADER), len),
+            )
+        };
+        let out = f(flags, payload);
+        let next = self.tail.get() + 1;
+        self.tail.set(next);
+        self.g.ctl().tail.0.store(next, Release);
+        Some(out)
+    }
+}
+
+/// Clears a receiver's `busy` flag however `try_pop` is left (a panicking
+/// callback leaves the message in the ring, to be seen again).
+struct BusyGuard<'a>(&'a Cell<bool>);
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+/// A fresh ring in an anonymous shared mapping (tests and benches).
+#[cfg(test)]
+pub(crate) fn anonymous(cell_size: usize, cells: usize) -> (Sender, Receiver) {
+    let layout = Layout::new(2, cell_size, cells).expect("layout");
+    let map = Arc::new(Mapping::anonymous(layout.segment_len()).expect("mmap"));
+    let off = layout.ring_offset(0, 1);
+    (
+        Sender::new(&map, off, &layout),
+        Receiver::new(&map, off, &layout),
+    )
+}
+
+#[cfg(test)]
+#[path = "ring_tests.rs"]
+mod tests;
