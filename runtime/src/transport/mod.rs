@@ -6,6 +6,7 @@ pub mod ofi;
 mod select;
 pub mod self_;
 pub mod shm;
+pub mod shm_link;
 mod traits;
 
 pub use select::connect;

@@ -3,6 +3,8 @@
 use std::sync::Arc;
 
 use super::self_::NoPeers;
+use super::shm::{ShmConfig, ShmNode};
+use super::shm_link::ShmTransport;
 use super::Transport;
 use crate::bootstrap::Bootstrap;
 use crate::config::Config;
@@ -12,7 +14,6 @@ use crate::error::Error;
 /// Ranks on other hosts need an inter-host transport, which does not exist
 /// yet: that is reported as an error naming the rank and host.
 pub fn connect(boot: &mut dyn Bootstrap, config: &Config) -> Result<Arc<dyn Transport>, Error> {
-    let _ = config;
     if boot.size() == 1 {
         return Ok(Arc::new(NoPeers));
     }
@@ -23,7 +24,6 @@ pub fn connect(boot: &mut dyn Bootstrap, config: &Config) -> Result<Arc<dyn Tran
             boot.node_of_rank()[far]
         )));
     }
-    Err(Error::Unsupported(
-        "shared-memory transport not built yet".into(),
-    ))
+    let node = ShmNode::establish(boot, &ShmConfig::from_config(config))?;
+    Ok(Arc::new(ShmTransport::new(node, boot.size())))
 }

@@ -35,6 +35,8 @@ fn basic(world: &Comm) -> Result<(), Error> {
     } else {
         world.send(&[rank * 100], 0, rank)?;
     }
+    // Keep the next messages out of rank 0's wildcard receives above.
+    world.barrier()?;
     // Zero-byte messages.
     let mut none: [u8; 0] = [];
     let r = world.irecv(&mut none, prev, 6)?;

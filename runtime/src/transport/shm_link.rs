@@ -1,0 +1,150 @@
+//! The shared-memory transport: [`Transport`] over this node's [`ShmNode`]
+//! rings, doorbells and CMA reads. Reaches every rank on this host.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::shm::{cma, ShmNode};
+use super::{Caps, Transport};
+use crate::error::Error;
+
+/// Most cells taken from one peer per poll, so one busy sender cannot starve the others.
+const POLL_BUDGET: usize = 64;
+
+/// Rings to and from every local peer.
+pub struct ShmTransport {
+    node: ShmNode,
+    me: usize,
+    /// Local index of each world rank (None: not on this host).
+    local_of: Vec<Option<usize>>,
+    /// Guards `node.sender(i)`: the ring's producer side must have one user at a time.
+    send_guard: Vec<Mutex<()>>,
+    /// Guards `node.receiver(i)`: one consumer at a time.
+    recv_guard: Vec<Mutex<()>>,
+}
+
+// SAFETY: ShmNode's rings are Send but not Sync (single producer / single
+// consumer). Every use of `node.sender(i)` happens while holding
+// `send_guard[i]` and every use of `node.receiver(i)` while holding
+// `recv_guard[i]`, so no ring end is ever used by two threads at once.
+// Doorbells are Sync themselves; the rest is read-only after construction.
+unsafe impl Sync for ShmTransport {}
+
+impl ShmTransport {
+    /// Wraps an established node; `world_size` sizes the rank lookup table.
+    pub fn new(node: ShmNode, world_size: usize) -> ShmTransport {
+        let mut local_of = vec![None; world_size];
+        for (local, &world) in node.ranks().iter().enumerate() {
+            if let Some(slot) = local_of.get_mut(world) {
+                *slot = Some(local);
+            }
+        }
+        let n = node.local_size();
+        ShmTransport {
+            me: node.local_rank(),
+            send_guard: (0..n).map(|_| Mutex::new(())).collect(),
+            recv_guard: (0..n).map(|_| Mutex::new(())).collect(),
+            local_of,
+            node,
+        }
+    }
+
+    fn local(&self, peer: usize) -> Option<usize> {
+        self.local_of
+            .get(peer)
+            .copied()
+            .flatten()
+            .filter(|&l| l != self.me)
+    }
+}
+
+impl Transport for ShmTransport {
+    fn name(&self) -> &'static str {
+        "shm"
+    }
+
+    fn caps(&self) -> Caps {
+        if self.node.cma_enabled() {
+            Caps::REMOTE_READ
+        } else {
+            Caps::empty()
+        }
+    }
+
+    fn reaches(&self, peer: usize) -> bool {
+        self.local(peer).is_some()
+    }
+
+    fn max_packet(&self) -> usize {
+        self.node.layout().cell_size()
+    }
+
+    fn try_send(&self, peer: usize, parts: &[&[u8]]) -> bool {
+        let Some(l) = self.local(peer) else {
+            return false;
+        };
+        let _guard = self.send_guard[l].lock().unwrap_or_else(|e| e.into_inner());
+        self.node.sender(l).try_push(0, parts)
+    }
+
+    fn poll(&self, sink: &mut dyn FnMut(usize, &[u8])) -> usize {
+        let mut handled = 0;
+        for (l, &world) in self.node.ranks().iter().enumerate() {
+            if l == self.me {
+                continue;
+            }
+            // Another thread is draining this peer: leave it to that thread.
+            let Ok(_guard) = self.recv_guard[l].try_lock() else {
+                continue;
+            };
+            let rx = self.node.receiver(l);
+            let mut taken = 0;
+            while taken < POLL_BUDGET && rx.try_pop(|_, bytes| sink(world, bytes)).is_some() {
+                taken += 1;
+            }
+            if taken > 0 {
+                // Space was freed: a sender waiting for room may go on.
+                self.node.doorbell(l).ring();
+                handled += taken;
+            }
+        }
+        handled
+    }
+
+    fn can_read_remote(&self, peer: usize) -> bool {
+        self.node.cma_enabled() && self.local(peer).is_some()
+    }
+
+    fn read_remote(&self, peer: usize, pid: u32, addr: u64, dst: &mut [u8]) -> Result<(), Error> {
+        if self.local(peer).is_none() {
+            return Err(Error::Unsupported(format!(
+                "rank {peer} is not on this host"
+            )));
+        }
+        let n = cma::read_from(pid as i32, &[(addr as usize, dst.len())], dst)?;
+        if n != dst.len() {
+            return Err(Error::Os {
+                call: "process_vm_readv",
+                source: std::io::Error::other(format!(
+                    "read {n} of {} bytes from rank {peer}",
+                    dst.len()
+                )),
+            });
+        }
+        Ok(())
+    }
+
+    fn wait_token(&self) -> u32 {
+        self.node.doorbell(self.me).current()
+    }
+
+    fn wait(&self, token: u32, timeout: Duration) {
+        self.node.doorbell(self.me).wait(token, Some(timeout));
+    }
+
+    fn wake(&self, peer: usize) {
+        if let Some(l) = self.local(peer) {
+            self.node.doorbell(l).ring();
+        }
+    }
+}
