@@ -1,1 +1,10 @@
-//! Benchmark support code.
+//! Benchmark support code shared by the runners in `src/bin/`.
+//!
+//! * [`stats`]: summaries (min, median, mean) of timing samples.
+//! * [`timing`]: run a whole job under a hard timeout and time it.
+//! * [`report`]: Markdown tables and the report header (date, host).
+#![deny(missing_docs)]
+
+pub mod report;
+pub mod stats;
+pub mod timing;
