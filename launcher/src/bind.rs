@@ -10,6 +10,11 @@ pub fn core_sets(policy: u8, nranks: usize) -> Option<Vec<Vec<usize>>> {
     if policy != BIND_CORE && policy != BIND_AUTO {
         return None;
     }
+    // Cheap checks first: probing the topology costs milliseconds per job.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if policy == BIND_AUTO && (nranks < 2 || nranks > cpus) {
+        return None;
+    }
     let topo = match oxmpi::topology::Topology::probe() {
         Ok(t) => t,
         Err(e) => {

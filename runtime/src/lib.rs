@@ -9,6 +9,7 @@ pub mod buffer;
 pub mod comm;
 pub mod config;
 pub mod error;
+mod fast_hash;
 pub mod info;
 pub mod mem;
 pub mod p2p;

@@ -82,7 +82,10 @@ impl Runtime {
     pub fn wait_until<T>(&self, mut check: impl FnMut(&mut Engine) -> Option<T>) -> T {
         let mut idle = 0u32;
         loop {
-            let token = self.transport.wait_token();
+            // Spin and yield without touching the doorbell (peers write it);
+            // take its token only right before a last look and a sleep.
+            let sleepy = idle >= self.policy.spins + self.policy.yields;
+            let token = sleepy.then(|| self.transport.wait_token());
             {
                 let mut engine = self.engine();
                 let moved = engine.progress();
@@ -94,14 +97,12 @@ impl Runtime {
                     continue;
                 }
             }
-            idle = idle.saturating_add(1);
-            if idle < self.policy.spins {
-                std::hint::spin_loop();
-            } else if idle < self.policy.spins + self.policy.yields {
-                std::thread::yield_now();
-            } else {
-                self.transport.wait(token, self.policy.max_sleep);
+            match token {
+                Some(token) => self.transport.wait(token, self.policy.max_sleep),
+                None if idle < self.policy.spins => std::hint::spin_loop(),
+                None => std::thread::yield_now(),
             }
+            idle = idle.saturating_add(1);
         }
     }
 

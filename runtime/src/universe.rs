@@ -80,7 +80,7 @@ fn start() -> Result<Universe, Error> {
     let transport = crate::transport::connect(boot.as_mut(), &config)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let policy = WaitPolicy::for_load(boot.local_ranks().len(), cores);
-    let engine = Engine::new(rank, transport, config.eager_limit);
+    let engine = Engine::new(rank, size, transport, config.eager_limit);
     let rt = Arc::new(Runtime::new(engine, policy, rank, size));
     let world = Comm::new(rt.clone(), WORLD_CONTEXT, rank as i32, (0..size).collect());
     let self_comm = Comm::new(rt, SELF_CONTEXT, 0, vec![rank]);

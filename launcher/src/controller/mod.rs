@@ -634,9 +634,12 @@ impl Job {
     /// Waits (briefly) for agent processes so none is left behind.
     fn reap_all(&mut self) {
         let until = Instant::now() + Duration::from_secs(2);
-        while self.agents.iter().any(|a| a.running) && Instant::now() < until {
+        loop {
             self.reap_agents();
-            std::thread::sleep(Duration::from_millis(2));
+            if !self.agents.iter().any(|a| a.running) || Instant::now() >= until {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(200));
         }
         for agent in self.agents.iter().filter(|a| a.running) {
             // SAFETY: kill(2) on our own child's process group.

@@ -57,7 +57,10 @@ impl Comm {
             len,
             sync,
         );
-        Ok(Request::pending(self.rt().clone(), id))
+        Ok(match id {
+            Some(id) => Request::pending(self.rt().clone(), id),
+            None => Request::finished(self.rt().clone(), Status::empty()),
+        })
     }
 
     /// Starts a receive into raw bytes (the C front end's entry point).

@@ -3,7 +3,7 @@
 //! everything pending in one place. All state lives behind the runtime's
 //! single lock; [`Engine::progress`] is the only place packets move.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::matching::{Envelope, Matcher, Pattern};
@@ -58,8 +58,14 @@ pub struct Engine {
     pub reqs: Requests,
     unexpected: Vec<Option<Unexpected>>,
     free_unexpected: Vec<UnexpId>,
-    assembling: HashMap<usize, Assembly>,
-    outq: HashMap<usize, VecDeque<Vec<u8>>>,
+    /// Per peer (world rank): where its current eager message's bytes go.
+    assembling: Vec<Option<Assembly>>,
+    /// Per peer: packets waiting for room in its ring, in order.
+    outq: Vec<VecDeque<Vec<u8>>>,
+    /// Peers with a non-empty `outq`.
+    queued_peers: Vec<usize>,
+    /// Sends streaming Data packets (their receiver cannot read our memory).
+    streams: Vec<ReqId>,
 }
 
 fn concat(parts: &[&[u8]]) -> Vec<u8> {
@@ -70,7 +76,12 @@ fn concat(parts: &[&[u8]]) -> Vec<u8> {
 
 impl Engine {
     /// An engine for world rank `me` over `transport`.
-    pub fn new(me: usize, transport: Arc<dyn Transport>, eager_limit: usize) -> Engine {
+    pub fn new(
+        me: usize,
+        world_size: usize,
+        transport: Arc<dyn Transport>,
+        eager_limit: usize,
+    ) -> Engine {
         Engine {
             me,
             pid: std::process::id(),
@@ -80,8 +91,10 @@ impl Engine {
             reqs: Requests::default(),
             unexpected: Vec::new(),
             free_unexpected: Vec::new(),
-            assembling: HashMap::new(),
-            outq: HashMap::new(),
+            assembling: (0..world_size).map(|_| None).collect(),
+            outq: (0..world_size).map(|_| VecDeque::new()).collect(),
+            queued_peers: Vec::new(),
+            streams: Vec::new(),
         }
     }
 
@@ -96,33 +109,46 @@ impl Engine {
             self.handle(peer, &packet);
             return;
         }
-        let queue = self.outq.entry(peer).or_default();
+        let queue = &mut self.outq[peer];
         if queue.is_empty() && self.transport.try_send(peer, parts) {
             self.transport.wake(peer);
             return;
+        }
+        if queue.is_empty() {
+            self.queued_peers.push(peer);
         }
         queue.push_back(concat(parts));
     }
 
     fn flush_outq(&mut self) -> bool {
+        if self.queued_peers.is_empty() {
+            return false;
+        }
         let mut moved = false;
-        for (&peer, queue) in self.outq.iter_mut() {
+        let transport = &self.transport;
+        let outq = &mut self.outq;
+        self.queued_peers.retain(|&peer| {
+            let queue = &mut outq[peer];
+            let mut sent = false;
             while let Some(packet) = queue.front() {
-                if !self.transport.try_send(peer, &[packet]) {
+                if !transport.try_send(peer, &[packet]) {
                     break;
                 }
                 queue.pop_front();
+                sent = true;
+            }
+            if sent {
+                transport.wake(peer);
                 moved = true;
             }
-            if moved {
-                self.transport.wake(peer);
-            }
-        }
+            !queue.is_empty()
+        });
         moved
     }
 
     /// Starts a send of `len` bytes at `buf` to world rank `peer`, as rank
-    /// `source` of the communicator with `context`.
+    /// `source` of the communicator with `context`. Returns `None` when the
+    /// send is already complete (eager data copied out), else its request.
     ///
     /// # Safety
     /// `buf..buf+len` must stay readable until the returned request completes.
@@ -136,7 +162,7 @@ impl Engine {
         buf: *const u8,
         len: usize,
         sync: bool,
-    ) -> ReqId {
+    ) -> Option<ReqId> {
         let path = if peer == self.me {
             SendPath::Eager // to self: one packet, no size limit
         } else {
@@ -157,18 +183,15 @@ impl Engine {
         };
         match path {
             SendPath::Eager => {
-                let id = if sync {
+                let id = sync.then(|| {
                     self.reqs.insert(ReqState::Pending(Pending::Send {
                         peer,
                         buf,
                         len,
                         state: SendState::AwaitAck,
                     }))
-                } else {
-                    // Eager data is copied out before this returns: done now.
-                    self.reqs.insert(ReqState::Done(Status::empty()))
-                };
-                header.send_id = id.0;
+                });
+                header.send_id = id.map_or(0, |id| id.0);
                 let first_cap = if peer == self.me {
                     len
                 } else {
@@ -193,7 +216,7 @@ impl Engine {
                 header.send_id = id.0;
                 header.addr = buf as u64;
                 self.push(peer, &[&header.encode()]);
-                id
+                Some(id)
             }
         }
     }
@@ -335,14 +358,11 @@ impl Engine {
                 if remaining == 0 {
                     self.finish_recv(req);
                 } else {
-                    self.assembling.insert(
-                        peer,
-                        Assembly::Request {
-                            req,
-                            offset: payload.len(),
-                            remaining,
-                        },
-                    );
+                    self.assembling[peer] = Some(Assembly::Request {
+                        req,
+                        offset: payload.len(),
+                        remaining,
+                    });
                 }
             }
             None => {
@@ -352,8 +372,8 @@ impl Engine {
                         u.data.extend_from_slice(payload);
                         let remaining = h.total_len as usize - payload.len();
                         if remaining > 0 {
-                            self.assembling
-                                .insert(peer, Assembly::Unexpected { id: uid, remaining });
+                            self.assembling[peer] =
+                                Some(Assembly::Unexpected { id: uid, remaining });
                         }
                     }
                 }
@@ -362,7 +382,7 @@ impl Engine {
     }
 
     fn on_cont(&mut self, peer: usize, payload: &[u8]) {
-        let Some(asm) = self.assembling.get_mut(&peer) else {
+        let Some(asm) = self.assembling.get_mut(peer).and_then(Option::as_mut) else {
             eprintln!(
                 "oxmpi: rank {}: continuation from rank {peer} without a message",
                 self.me
@@ -383,7 +403,7 @@ impl Engine {
                 };
                 let done = remaining == n;
                 if done {
-                    self.assembling.remove(&peer);
+                    self.assembling[peer] = None;
                 }
                 self.write_recv(req, offset, &payload[..n]);
                 if done {
@@ -398,7 +418,7 @@ impl Engine {
                 };
                 let done = remaining == n;
                 if done {
-                    self.assembling.remove(&peer);
+                    self.assembling[peer] = None;
                 }
                 let mut claimed = None;
                 if let Some(Some(u)) = self.unexpected.get_mut(id) {
@@ -450,9 +470,12 @@ impl Engine {
 
     /// Pushes Data packets for streaming sends while the peer has room.
     fn pump_streams(&mut self) -> bool {
+        if self.streams.is_empty() {
+            return false;
+        }
         let mut moved = false;
         let chunk_cap = self.transport.max_packet() - protocol::DATA_HEADER;
-        for id in self.reqs.streaming() {
+        for id in self.streams.clone() {
             let Some(ReqState::Pending(Pending::Send {
                 peer,
                 buf,
@@ -488,6 +511,7 @@ impl Engine {
             }
             if offset >= len {
                 self.reqs.complete(id, Status::empty());
+                self.streams.retain(|&s| s != id);
             } else if let Some(ReqState::Pending(Pending::Send { state, .. })) =
                 self.reqs.get_mut(id)
             {
@@ -601,7 +625,7 @@ impl Engine {
     /// Whether anything is still in flight from this rank (queued packets,
     /// streams, partially assembled messages).
     pub fn busy(&self) -> bool {
-        self.outq.values().any(|q| !q.is_empty()) || !self.reqs.streaming().is_empty()
+        !self.queued_peers.is_empty() || !self.streams.is_empty()
     }
 }
 

@@ -59,7 +59,9 @@
 //! dropped, so an unexpected message costs at most one small allocation,
 //! next to the buffer it needs anyway.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use crate::fast_hash::FastMap;
 use std::ops::Deref;
 
 /// What a message carries for matching.
@@ -150,19 +152,19 @@ type Queue<K, T> = VecDeque<Entry<K, T>>;
 #[derive(Debug)]
 struct ContextQueues<P, U> {
     /// Posted receives that name a source, by source.
-    posted: HashMap<i32, Queue<TagSel, P>>,
+    posted: FastMap<i32, Queue<TagSel, P>>,
     /// Posted `MPI_ANY_SOURCE` receives.
     posted_any: Queue<TagSel, P>,
     /// Unexpected messages by source; never holds an empty queue.
-    unexpected: HashMap<i32, Queue<Envelope, U>>,
+    unexpected: FastMap<i32, Queue<Envelope, U>>,
 }
 
 impl<P, U> Default for ContextQueues<P, U> {
     fn default() -> Self {
         Self {
-            posted: HashMap::new(),
+            posted: FastMap::default(),
             posted_any: VecDeque::new(),
-            unexpected: HashMap::new(),
+            unexpected: FastMap::default(),
         }
     }
 }
@@ -195,7 +197,7 @@ fn earliest<K, T, Q: Deref<Target = Queue<K, T>>>(
 /// `P` is a posted receive's handle, `U` an unexpected message's handle.
 #[derive(Debug)]
 pub struct Matcher<P, U> {
-    contexts: HashMap<u32, ContextQueues<P, U>>,
+    contexts: FastMap<u32, ContextQueues<P, U>>,
     next_seq: u64,
     posted_len: usize,
     unexpected_len: usize,
@@ -211,7 +213,7 @@ impl<P, U> Matcher<P, U> {
     /// An empty matcher.
     pub fn new() -> Self {
         Self {
-            contexts: HashMap::new(),
+            contexts: FastMap::default(),
             next_seq: 0,
             posted_len: 0,
             unexpected_len: 0,

@@ -159,24 +159,6 @@ impl Requests {
         self.slots.len() - self.free.len()
     }
 
-    /// Ids of pending sends currently streaming data.
-    pub fn streaming(&self) -> Vec<ReqId> {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| {
-                matches!(
-                    s.state,
-                    Some(ReqState::Pending(Pending::Send {
-                        state: SendState::Streaming { .. },
-                        ..
-                    }))
-                )
-            })
-            .map(|(i, s)| ReqId::new(i, s.generation))
-            .collect()
-    }
-
     /// Decodes an id carried in a packet.
     pub fn id_from_wire(raw: u64) -> ReqId {
         ReqId(raw)
