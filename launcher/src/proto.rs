@@ -212,6 +212,14 @@ impl<'a> Reader<'a> {
     fn u8(&mut self) -> Result<u8, ProtoError> {
         Ok(self.take(1)?[0])
     }
+    /// A boolean: exactly 0 or 1 (one encoding per value, so frames are canonical).
+    fn bool(&mut self) -> Result<bool, ProtoError> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(ProtoError::BadLength(self.tag)),
+        }
+    }
     fn u32(&mut self) -> Result<u32, ProtoError> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
     }
@@ -323,7 +331,7 @@ impl ToAgent {
                 let ranks = (0..n).map(|_| r.u32()).collect::<Result<_, _>>()?;
                 let process_mapping = r.str()?;
                 let bind = r.u8()?;
-                let forward_stdin = r.u8()? != 0;
+                let forward_stdin = r.bool()?;
                 ToAgent::Launch(LaunchSpec {
                     jobid,
                     size,
