@@ -394,3 +394,19 @@ fn hostfile_with_local_names_runs_locally() {
     assert_eq!(out.code, Some(0), "{out:?}");
     assert_eq!(out.stdout, "2\n2\n");
 }
+
+#[test]
+fn works_when_installed_as_mpirun_and_mpiexec() {
+    let dir = tempdir("names");
+    for name in ["mpirun", "mpiexec"] {
+        let link = dir.join(name);
+        std::os::unix::fs::symlink(common::oxrun(), &link).unwrap();
+        let mut cmd = std::process::Command::new(&link);
+        cmd.args(["-np", "2", "sh", "-c", "echo $PMI_RANK"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let out = run_cmd(cmd, None, LIMIT);
+        assert_eq!(out.code, Some(0), "{name}: {out:?}");
+        assert_eq!(sorted_by_rank(&out.stdout), "0\n1\n", "{name}");
+    }
+}
