@@ -9,6 +9,7 @@ packages=(
   mpich libmpich-dev                         # side-by-side runs, MPICH-built test programs
   openmpi-bin libopenmpi-dev                 # side-by-side benchmarks
   iproute2 procps                            # network-namespace test hosts, process checks
+  slurmctld slurmd slurm-client munge        # srun --mpi=pmi2 test (tests/tests/slurm.rs)
   python3 python3-pip
 )
 
