@@ -1,20 +1,35 @@
 //! Typed buffers: primitive element types whose bytes can be sent as they are.
 
+use oxmpi_kernels::ElemType;
+
 /// An element type that may be sent as raw bytes: plain data with no
 /// padding, no pointers and every bit pattern valid.
 ///
 /// # Safety
 /// Implement only for types where any byte pattern of `size_of::<Self>()`
 /// bytes is a valid value and that have no padding.
-pub unsafe trait Scalar: Copy + Send + Sync + 'static {}
+pub unsafe trait Scalar: Copy + Send + Sync + 'static {
+    /// The element type built-in reductions see (`None`: no built-in op applies).
+    const ELEM: Option<ElemType>;
+}
 
 macro_rules! scalars {
-    ($($t:ty),*) => { $(
+    ($($t:ty => $e:expr),*) => { $(
         // SAFETY: primitive numbers: no padding, every bit pattern valid.
-        unsafe impl Scalar for $t {}
+        unsafe impl Scalar for $t {
+            const ELEM: Option<ElemType> = $e;
+        }
     )* };
 }
-scalars!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, usize, isize, f32, f64);
+scalars!(
+    u8 => Some(ElemType::U8), i8 => Some(ElemType::I8),
+    u16 => Some(ElemType::U16), i16 => Some(ElemType::I16),
+    u32 => Some(ElemType::U32), i32 => Some(ElemType::I32),
+    u64 => Some(ElemType::U64), i64 => Some(ElemType::I64),
+    u128 => None, i128 => None,
+    usize => Some(ElemType::U64), isize => Some(ElemType::I64),
+    f32 => Some(ElemType::F32), f64 => Some(ElemType::F64)
+);
 
 /// The bytes of a typed slice.
 pub fn bytes_of<T: Scalar>(s: &[T]) -> (*const u8, usize) {

@@ -136,6 +136,49 @@ pub static DEBUG: Setting<Vec<String>> = Setting::new(Entry {
     kind: Kind::List(DEBUG_CATEGORIES),
 });
 
+/// Algorithm names a collective override may name (checked per collective at selection).
+pub const COLL_ALGOS: &[&str] = &[
+    "recursive_doubling",
+    "rabenseifner",
+    "ring",
+    "reduce_bcast",
+    "binomial",
+    "scatter_allgather",
+    "chain",
+    "bruck",
+];
+
+macro_rules! coll_override {
+    ($name:ident, $short:literal, $env:literal, $coll:literal) => {
+        #[doc = concat!("Forces the ", $coll, " algorithm (empty: chosen by the cost model).")]
+        pub static $name: Setting<Vec<String>> = Setting::new(Entry {
+            name: $short,
+            env: $env,
+            default: "",
+            doc: concat!(
+                "force the ",
+                $coll,
+                " algorithm (falls back, logged, when it does not apply)"
+            ),
+            kind: Kind::List(COLL_ALGOS),
+        });
+    };
+}
+coll_override!(
+    ALLREDUCE_ALGO,
+    "allreduce_algo",
+    "OXMPI_ALLREDUCE_ALGO",
+    "allreduce"
+);
+coll_override!(BCAST_ALGO, "bcast_algo", "OXMPI_BCAST_ALGO", "broadcast");
+coll_override!(REDUCE_ALGO, "reduce_algo", "OXMPI_REDUCE_ALGO", "reduce");
+coll_override!(
+    ALLGATHER_ALGO,
+    "allgather_algo",
+    "OXMPI_ALLGATHER_ALGO",
+    "allgather"
+);
+
 /// Every tunable, in the order `--info` prints them.
 pub static REGISTRY: &[&Entry] = &[
     &EAGER_LIMIT.entry,
@@ -144,6 +187,10 @@ pub static REGISTRY: &[&Entry] = &[
     &SHM_MEMFD.entry,
     &CMA.entry,
     &DEBUG.entry,
+    &ALLREDUCE_ALGO.entry,
+    &BCAST_ALGO.entry,
+    &REDUCE_ALGO.entry,
+    &ALLGATHER_ALGO.entry,
 ];
 
 /// A tunable's value could not be read.

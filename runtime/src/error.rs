@@ -60,6 +60,15 @@ pub enum Error {
         /// What is wrong with its value.
         reason: String,
     },
+    /// A reduction operation cannot be applied (e.g. `MPI_BAND` on `MPI_FLOAT`).
+    #[error("invalid operation: {reason}")]
+    InvalidOp {
+        /// What is wrong, naming the operation and the type.
+        reason: String,
+    },
+    /// A datatype cannot be used for the call (e.g. it is not committed).
+    #[error("invalid datatype: {0}")]
+    InvalidDatatype(String),
     /// A message was longer than the receive buffer; `status` says what was stored.
     #[error(
         "message of {message_len} bytes truncated to the receive buffer of {buffer_len} bytes"
@@ -78,6 +87,25 @@ pub enum Error {
     /// The library is not in a state that allows the call.
     #[error("{0}")]
     State(String),
+    /// A communicator cannot be used for this call (freed, predefined, or
+    /// without the topology the call needs), with why.
+    #[error("invalid communicator: {0}")]
+    InvalidComm(String),
+    /// A virtual topology argument or state is wrong (`MPI_ERR_TOPOLOGY`).
+    #[error("invalid topology: {0}")]
+    InvalidTopology(String),
+    /// No context id is free on every rank of the parent communicator.
+    #[error(
+        "too many communicators: no context id is free on every rank of the parent \
+         communicator (each process can hold {limit} communicators at once; this one has \
+         {free_here} ids free); free communicators that are no longer needed"
+    )]
+    ContextIdsExhausted {
+        /// Communicators a process can hold at once (world and self included).
+        limit: usize,
+        /// Ids still free on this rank.
+        free_here: usize,
+    },
     /// An operating-system call failed.
     #[error("{call}: {source}")]
     Os {
@@ -106,6 +134,14 @@ pub enum ErrorClass {
     Rank = 6,
     /// MPI_ERR_ROOT
     Root = 7,
+    /// MPI_ERR_OP
+    Op = 9,
+    /// MPI_ERR_GROUP
+    Group = 8,
+    /// MPI_ERR_TOPOLOGY
+    Topology = 10,
+    /// MPI_ERR_DIMS
+    Dims = 11,
     /// MPI_ERR_ARG
     Arg = 12,
     /// MPI_ERR_TRUNCATE
@@ -116,6 +152,8 @@ pub enum ErrorClass {
     Intern = 16,
     /// MPI_ERR_UNSUPPORTED_OPERATION
     UnsupportedOperation = 44,
+    /// MPI_ERR_KEYVAL
+    Keyval = 48,
 }
 
 impl Error {
@@ -130,8 +168,21 @@ impl Error {
                 arg: "buf" | "sendbuf" | "recvbuf",
                 ..
             } => ErrorClass::Buffer,
+            Error::InvalidArgument {
+                arg: "group" | "group1" | "group2",
+                ..
+            } => ErrorClass::Group,
+            Error::InvalidArgument {
+                arg: "dims" | "nnodes" | "ndims",
+                ..
+            } => ErrorClass::Dims,
+            Error::InvalidArgument { arg: "keyval", .. } => ErrorClass::Keyval,
             Error::InvalidArgument { .. } => ErrorClass::Arg,
+            Error::InvalidComm(_) => ErrorClass::Comm,
+            Error::InvalidTopology(_) => ErrorClass::Topology,
+            Error::InvalidDatatype(_) => ErrorClass::Type,
             Error::Truncated { .. } => ErrorClass::Truncate,
+            Error::InvalidOp { .. } => ErrorClass::Op,
             Error::Unsupported(_) => ErrorClass::UnsupportedOperation,
             Error::Bootstrap(_) | Error::Wire(_) | Error::Os { .. } => ErrorClass::Intern,
             _ => ErrorClass::Other,

@@ -6,27 +6,34 @@
 
 pub mod bootstrap;
 pub mod buffer;
+pub mod coll;
 pub mod comm;
 pub mod config;
+pub mod datatype;
 pub mod error;
 mod fast_hash;
+pub mod group;
 pub mod info;
 pub mod mem;
+pub mod ops;
 pub mod p2p;
 pub mod progress;
 pub mod request;
 pub mod status;
+pub mod topo;
 pub mod topology;
 pub mod transport;
 pub mod universe;
 
 pub use buffer::Scalar;
-pub use comm::Comm;
+pub use comm::{AttrValue, Comm, CommId, CopyPolicy, Keyval, SplitType, UNDEFINED};
 pub use error::{Error, ErrorClass};
+pub use group::{Comparison, Group};
 pub use request::{
     test_all, test_any, test_some, wait_all, wait_any, wait_some, Message, Persistent, Request,
 };
 pub use status::{Status, ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
+pub use topo::{dims_create, Topology};
 pub use universe::{
     finalized, init, init_thread, initialized, processor_name, wtick, wtime, Threading, Universe,
 };

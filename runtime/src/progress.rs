@@ -52,6 +52,8 @@ pub struct Runtime {
     pub world_rank: usize,
     /// Ranks in the world.
     pub world_size: usize,
+    /// Collective algorithm selection (overrides, cost model, cache).
+    pub selector: crate::coll::select::Selector,
 }
 
 impl Runtime {
@@ -61,9 +63,11 @@ impl Runtime {
         policy: WaitPolicy,
         world_rank: usize,
         world_size: usize,
+        selector: crate::coll::select::Selector,
     ) -> Runtime {
         let transport = Arc::clone(engine.transport());
         Runtime {
+            selector,
             engine: Mutex::new(engine),
             transport,
             policy,

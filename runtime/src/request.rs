@@ -62,9 +62,9 @@ impl<'a> Request<'a> {
             return Some(s.check());
         }
         let id = self.id?;
-        let status = self.rt.engine().reqs.take_done(id)?;
+        let outcome = self.rt.engine().reqs.take_finished(id)?;
         self.id = None;
-        Some(status.check())
+        Some(outcome.and_then(Status::check))
     }
 
     /// Blocks until the operation completes (`MPI_Wait`).
@@ -83,9 +83,9 @@ impl<'a> Request<'a> {
         let Some(id) = self.id else {
             return Ok(Status::empty());
         };
-        let status = self.rt.wait_until(|e| e.reqs.take_done(id));
+        let outcome = self.rt.wait_until(|e| e.reqs.take_finished(id));
         self.id = None;
-        status.check()
+        outcome.and_then(Status::check)
     }
 
     /// Completes the request if it can (`MPI_Test`): `Ok(None)` while it runs.

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::bootstrap::{self, Bootstrap};
-use crate::comm::{Comm, SELF_CONTEXT, WORLD_CONTEXT};
+use crate::comm::{Comm, Shared};
 use crate::error::Error;
 use crate::p2p::engine::Engine;
 use crate::progress::{Runtime, WaitPolicy};
@@ -81,9 +81,11 @@ fn start() -> Result<Universe, Error> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let policy = WaitPolicy::for_load(boot.local_ranks().len(), cores);
     let engine = Engine::new(rank, size, transport, config.eager_limit);
-    let rt = Arc::new(Runtime::new(engine, policy, rank, size));
-    let world = Comm::new(rt.clone(), WORLD_CONTEXT, rank as i32, (0..size).collect());
-    let self_comm = Comm::new(rt, SELF_CONTEXT, 0, vec![rank]);
+    let selector = crate::coll::select::Selector::from_env(config.debug_enabled("coll"))?;
+    let rt = Arc::new(Runtime::new(engine, policy, rank, size, selector));
+    let shared = Arc::new(Shared::new(boot.node_of_rank().to_vec()));
+    let world = Comm::predefined(rt.clone(), shared.clone(), false);
+    let self_comm = Comm::predefined(rt, shared, true);
     Ok(Universe {
         world,
         self_comm,
@@ -136,7 +138,10 @@ impl Universe {
             return Ok(());
         }
         self.done = true;
-        let result = self.world.barrier();
+        // MPI: attributes on MPI_COMM_SELF are deleted first (a finalize hook).
+        let attrs = self.self_comm.delete_all_attrs();
+        let attrs = attrs.and(self.world.delete_all_attrs());
+        let result = attrs.and(self.world.barrier());
         self.world.rt().wait_until(|e| (!e.busy()).then_some(()));
         let mut boot = self.boot.lock().unwrap_or_else(|e| e.into_inner());
         let fin = boot.finalize();

@@ -66,6 +66,8 @@ pub struct Engine {
     queued_peers: Vec<usize>,
     /// Sends streaming Data packets (their receiver cannot read our memory).
     streams: Vec<ReqId>,
+    /// Collective schedules in flight.
+    pub(crate) schedules: Vec<crate::coll::run::Running>,
 }
 
 fn concat(parts: &[&[u8]]) -> Vec<u8> {
@@ -95,6 +97,7 @@ impl Engine {
             outq: (0..world_size).map(|_| VecDeque::new()).collect(),
             queued_peers: Vec::new(),
             streams: Vec::new(),
+            schedules: Vec::new(),
         }
     }
 
@@ -287,6 +290,9 @@ impl Engine {
         let transport = Arc::clone(&self.transport);
         did |= transport.poll(&mut |peer, bytes| self.handle(peer, bytes)) > 0;
         did |= self.pump_streams();
+        if !self.schedules.is_empty() {
+            did |= self.advance_schedules();
+        }
         did
     }
 
@@ -625,7 +631,7 @@ impl Engine {
     /// Whether anything is still in flight from this rank (queued packets,
     /// streams, partially assembled messages).
     pub fn busy(&self) -> bool {
-        !self.queued_peers.is_empty() || !self.streams.is_empty()
+        !self.queued_peers.is_empty() || !self.streams.is_empty() || !self.schedules.is_empty()
     }
 }
 

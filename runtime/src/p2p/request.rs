@@ -50,6 +50,8 @@ pub enum Pending {
         /// Progress.
         state: SendState,
     },
+    /// A collective schedule running in the engine.
+    Coll,
     /// A receive, posted or matched.
     Recv {
         /// Start of the user's buffer.
@@ -70,6 +72,8 @@ pub enum ReqState {
     Pending(Pending),
     /// Finished with this status.
     Done(Status),
+    /// Finished with an error (a collective whose reduction failed, ...).
+    Failed(crate::error::Error),
 }
 
 struct Slot {
@@ -132,11 +136,17 @@ impl Requests {
         }
     }
 
-    /// Removes a finished request and returns its status; `None` if it is
+    /// Marks `id` failed with `error`.
+    pub fn fail(&mut self, id: ReqId, error: crate::error::Error) {
+        if let Some(state) = self.get_mut(id) {
+            *state = ReqState::Failed(error);
+        }
+    }
+
+    /// Removes a finished request and returns its outcome; `None` if it is
     /// still pending (it stays) or unknown.
-    pub fn take_done(&mut self, id: ReqId) -> Option<Status> {
-        let done = matches!(self.get(id), Some(ReqState::Done(_)));
-        if !done {
+    pub fn take_finished(&mut self, id: ReqId) -> Option<Result<Status, crate::error::Error>> {
+        if !self.is_done(id) {
             return None;
         }
         let slot = &mut self.slots[id.slot()];
@@ -144,14 +154,21 @@ impl Requests {
         slot.generation = slot.generation.wrapping_add(1).max(1);
         self.free.push(id.slot());
         match state {
-            Some(ReqState::Done(s)) => Some(s),
+            Some(ReqState::Done(s)) => Some(Ok(s)),
+            Some(ReqState::Failed(e)) => Some(Err(e)),
             _ => None,
         }
     }
 
-    /// Whether `id` has finished.
+    /// Like [`Requests::take_finished`] for requests that cannot fail.
+    pub fn take_done(&mut self, id: ReqId) -> Option<Status> {
+        self.take_finished(id)
+            .map(|r| r.unwrap_or_else(|_| Status::empty()))
+    }
+
+    /// Whether `id` has finished (successfully or not).
     pub fn is_done(&self, id: ReqId) -> bool {
-        matches!(self.get(id), Some(ReqState::Done(_)))
+        matches!(self.get(id), Some(ReqState::Done(_) | ReqState::Failed(_)))
     }
 
     /// Live (pending or finished, not yet taken) requests.

@@ -1,0 +1,31 @@
+//! Ring allgather: p-1 steps, each passing one block to the right.
+
+use crate::coll::algos::AlgoInfo;
+use crate::coll::ctx::Ctx;
+use crate::coll::sched::{Buf, Schedule};
+
+/// Applicability.
+pub const INFO: AlgoInfo = AlgoInfo {
+    name: "ring",
+    commutative_only: false,
+    pow2_only: false,
+};
+
+/// Fills every block of `buf` (`block` bytes each).
+pub fn build(ctx: &Ctx, s: &mut Schedule, buf: Buf, block: usize, after: &[usize]) -> Vec<usize> {
+    let p = ctx.size;
+    let (right, left) = ((ctx.rank + 1) % p, (ctx.rank + p - 1) % p);
+    let blk = |i: usize| buf.slice((i % p) * block, block);
+    let mut last = after.to_vec();
+    for k in 0..p.saturating_sub(1) {
+        let snd = s.send(ctx.world(right), ctx.tag(k), blk(ctx.rank + p - k), &last);
+        let rcv = s.recv(
+            left as i32,
+            ctx.tag(k),
+            blk(ctx.rank + 2 * p - k - 1),
+            &last,
+        );
+        last = vec![snd, rcv];
+    }
+    last
+}

@@ -1,0 +1,51 @@
+//! Recursive doubling: lg p rounds of full-buffer exchanges; cheapest in
+//! latency, lg p times the bytes. Keeps rank order, so any operation works.
+
+use std::sync::Arc;
+
+use crate::coll::algos::AlgoInfo;
+use crate::coll::ctx::Ctx;
+use crate::coll::fold::Fold;
+use crate::coll::sched::{Buf, ReduceFn, Schedule};
+
+/// Applicability.
+pub const INFO: AlgoInfo = AlgoInfo {
+    name: "recursive_doubling",
+    commutative_only: false,
+    pow2_only: false,
+};
+
+/// Reduces `buf` (the caller's contribution, replaced by the result) across all ranks.
+pub fn build(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    buf: Buf,
+    op: &Arc<ReduceFn>,
+    after: &[usize],
+) -> Vec<usize> {
+    if ctx.size == 1 {
+        return after.to_vec();
+    }
+    let fold = Fold::of(ctx);
+    let tmp = s.temp(buf.len);
+    let mut last = fold.fold_in(ctx, s, buf, tmp, op, after);
+    let rounds = fold.pof2.trailing_zeros() as usize;
+    if let Some(v) = fold.vrank {
+        for round in 0..rounds {
+            let mask = 1 << round;
+            let pv = v ^ mask;
+            let peer = fold.real(pv);
+            let snd = s.send(ctx.world(peer), ctx.tag(1 + round), buf, &last);
+            let rcv = s.recv(peer as i32, ctx.tag(1 + round), tmp, &last);
+            last = if pv < v {
+                // The peer's ranks come first: buf = tmp op buf.
+                vec![s.reduce(op, tmp, buf, &[snd, rcv])]
+            } else {
+                // Ours come first: tmp = buf op tmp, then keep tmp.
+                let red = s.reduce(op, buf, tmp, &[snd, rcv]);
+                vec![s.copy(tmp, buf, &[red])]
+            };
+        }
+    }
+    fold.fold_out(ctx, s, buf, 1 + rounds, &last)
+}

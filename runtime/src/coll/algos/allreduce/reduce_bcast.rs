@@ -1,0 +1,28 @@
+//! Binomial reduce to rank 0 followed by a binomial broadcast: 2 lg p
+//! messages of the whole buffer. Keeps rank order: any operation.
+
+use std::sync::Arc;
+
+use crate::coll::algos::{bcast, reduce, AlgoInfo};
+use crate::coll::ctx::Ctx;
+use crate::coll::sched::{Buf, ReduceFn, Schedule};
+
+/// Applicability.
+pub const INFO: AlgoInfo = AlgoInfo {
+    name: "reduce_bcast",
+    commutative_only: false,
+    pow2_only: false,
+};
+
+/// Reduces `buf` across all ranks (`commutative`: whether `op` is).
+pub fn build(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    buf: Buf,
+    op: &Arc<ReduceFn>,
+    commutative: bool,
+    after: &[usize],
+) -> Vec<usize> {
+    let done = reduce::binomial::build_in_place(ctx, s, buf, 0, op, commutative, after);
+    bcast::binomial::build(ctx, s, buf, 0, 64, &done)
+}

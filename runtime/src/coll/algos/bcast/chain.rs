@@ -1,0 +1,48 @@
+//! Pipelined chain: the buffer flows in segments along the ranks in order
+//! from the root; each rank forwards a segment as soon as it has it. Time
+//! approaches n/bandwidth plus p segment latencies: for large messages.
+
+use crate::coll::algos::AlgoInfo;
+use crate::coll::ctx::Ctx;
+use crate::coll::sched::{Buf, Schedule};
+use crate::coll::tag::STEP_BITS;
+
+/// Applicability.
+pub const INFO: AlgoInfo = AlgoInfo {
+    name: "chain",
+    commutative_only: false,
+    pow2_only: false,
+};
+
+/// Smallest segment.
+pub const MIN_SEGMENT: usize = 64 * 1024;
+
+/// Broadcasts `buf` from `root` in segments.
+pub fn build(ctx: &Ctx, s: &mut Schedule, buf: Buf, root: usize, after: &[usize]) -> Vec<usize> {
+    let p = ctx.size;
+    if p == 1 {
+        return after.to_vec();
+    }
+    let vr = ctx.relative(ctx.rank, root);
+    let max_segments = 1usize << STEP_BITS;
+    let seg = MIN_SEGMENT.max(buf.len.div_ceil(max_segments)).max(1);
+    let nseg = buf.len.div_ceil(seg).max(1);
+    let prev = ctx.absolute((vr + p - 1) % p, root);
+    let next = ctx.absolute((vr + 1) % p, root);
+    // All segment receives are posted at once; each forward waits for its segment.
+    let mut last = Vec::new();
+    for j in 0..nseg {
+        let off = j * seg;
+        let part = buf.slice(off, seg.min(buf.len - off));
+        let have = if vr > 0 {
+            vec![s.recv(prev as i32, ctx.tag(j), part, after)]
+        } else {
+            after.to_vec()
+        };
+        if vr + 1 < p {
+            last.push(s.send(ctx.world(next), ctx.tag(j), part, &have));
+        }
+        last.extend(have);
+    }
+    last
+}

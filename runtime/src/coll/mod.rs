@@ -1,0 +1,393 @@
+//! Collective operations. Each call builds a schedule (see [`sched`]) with
+//! the algorithm [`select`] picks, and hands it to the progress engine: a
+//! blocking call waits for it, a non-blocking one returns its [`Request`].
+//! Traffic runs on the communicator's collective context with tags from
+//! [`tag`].
+
+pub mod algos;
+pub(crate) mod ctx;
+pub(crate) mod fold;
+pub mod run;
+pub mod sched;
+pub mod select;
+pub mod tag;
+
+use std::sync::atomic::Ordering;
+
+use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
+use crate::comm::Comm;
+use crate::error::Error;
+use crate::ops::{ElemType, Op};
+use crate::request::Request;
+use algos::Args;
+use ctx::Ctx;
+use sched::{Buf, Schedule};
+use select::Coll;
+
+/// The element layout of a reduction: `count` elements of `size` bytes,
+/// of kernel type `ty` (`None` for types only user operations apply to).
+#[derive(Debug, Clone, Copy)]
+pub struct Elems {
+    /// Number of elements.
+    pub count: usize,
+    /// Bytes per element.
+    pub size: usize,
+    /// Kernel type for built-in operations.
+    pub ty: Option<ElemType>,
+}
+
+impl Elems {
+    fn of<T: Scalar>(count: usize) -> Elems {
+        Elems {
+            count,
+            size: std::mem::size_of::<T>(),
+            ty: T::ELEM,
+        }
+    }
+    fn bytes(&self) -> usize {
+        self.count * self.size
+    }
+}
+
+fn user(ptr: *const u8, len: usize) -> Buf {
+    Schedule::user(ptr as *mut u8, len)
+}
+
+impl Comm {
+    /// Starts a new collective call: its tag sequence and the rank view.
+    fn coll_ctx(&self) -> Ctx {
+        // Sequence 0 is the internal barrier's (see tag.rs).
+        let mut seq = self
+            .inner
+            .coll_seq
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_add(1);
+        if seq & ((1 << tag::SEQ_BITS) - 1) == 0 {
+            seq = self
+                .inner
+                .coll_seq
+                .fetch_add(1, Ordering::Relaxed)
+                .wrapping_add(1);
+        }
+        Ctx {
+            rank: self.rank() as usize,
+            size: self.size() as usize,
+            world_of: self.inner.world_of.clone(),
+            seq,
+        }
+    }
+
+    fn start(&self, s: Schedule) -> Request<'static> {
+        let id = self
+            .rt()
+            .engine()
+            .start_schedule(s, self.inner.context + 1, self.rank());
+        Request::pending(self.rt().clone(), id)
+    }
+
+    fn root(&self, root: i32) -> Result<usize, Error> {
+        usize::try_from(root)
+            .ok()
+            .filter(|&r| r < self.size() as usize)
+            .ok_or(Error::InvalidRank {
+                arg: "root",
+                value: root,
+                size: self.size(),
+            })
+    }
+
+    fn pick(&self, coll: Coll, bytes: usize, commutative: bool) -> &'static algos::AlgoInfo {
+        let a = Args {
+            ranks: self.size() as usize,
+            bytes,
+            commutative,
+        };
+        self.rt().selector.pick(self.inner.context, coll, &a)
+    }
+
+    /// Starts an allreduce on raw memory (`MPI_Iallreduce`). `send` is
+    /// `None` for `MPI_IN_PLACE` (the input is in `recv`).
+    ///
+    /// # Safety
+    /// `send` must be readable and `recv` writable for `e.bytes()` bytes
+    /// until the request completes.
+    pub unsafe fn iallreduce_raw(
+        &self,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        e: Elems,
+        op: &Op,
+    ) -> Result<Request<'static>, Error> {
+        let f = op.reducer(e.ty)?;
+        let n = e.bytes();
+        let mut s = Schedule::new();
+        let buf = Schedule::user(recv, n);
+        let after: Vec<usize> = match send {
+            Some(p) if !std::ptr::eq(p, recv) => vec![s.copy(user(p, n), buf, &[])],
+            _ => vec![],
+        };
+        let ctx = self.coll_ctx();
+        let algo = self.pick(Coll::Allreduce, n, op.is_commutative());
+        use algos::allreduce::*;
+        match algo.name {
+            "ring" => ring::build(&ctx, &mut s, buf, e.count, e.size, &f, &after),
+            "rabenseifner" => rabenseifner::build(&ctx, &mut s, buf, e.count, e.size, &f, &after),
+            "reduce_bcast" => {
+                reduce_bcast::build(&ctx, &mut s, buf, &f, op.is_commutative(), &after)
+            }
+            _ => recursive_doubling::build(&ctx, &mut s, buf, &f, &after),
+        };
+        Ok(self.start(s))
+    }
+
+    /// Starts a broadcast of `len` bytes at `buf` from `root` (`MPI_Ibcast`).
+    ///
+    /// # Safety
+    /// `buf` must be writable for `len` bytes until the request completes.
+    pub unsafe fn ibcast_raw(
+        &self,
+        buf: *mut u8,
+        len: usize,
+        root: i32,
+    ) -> Result<Request<'static>, Error> {
+        let root = self.root(root)?;
+        let mut s = Schedule::new();
+        let b = Schedule::user(buf, len);
+        let ctx = self.coll_ctx();
+        use algos::bcast::*;
+        match self.pick(Coll::Bcast, len, true).name {
+            "scatter_allgather" => scatter_allgather::build(&ctx, &mut s, b, root, &[]),
+            "chain" => chain::build(&ctx, &mut s, b, root, &[]),
+            _ => binomial::build(&ctx, &mut s, b, root, 0, &[]),
+        };
+        Ok(self.start(s))
+    }
+
+    /// Starts a reduce to `root` (`MPI_Ireduce`). `send` is `None` for
+    /// `MPI_IN_PLACE` at the root; `recv` matters only at the root.
+    ///
+    /// # Safety
+    /// `send` readable and (at the root) `recv` writable for `e.bytes()`
+    /// bytes until the request completes.
+    pub unsafe fn ireduce_raw(
+        &self,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        e: Elems,
+        op: &Op,
+        root: i32,
+    ) -> Result<Request<'static>, Error> {
+        let root = self.root(root)?;
+        let f = op.reducer(e.ty)?;
+        let n = e.bytes();
+        let mut s = Schedule::new();
+        let at_root = self.rank() as usize == root;
+        let (acc, after) = match (at_root, send) {
+            (true, None) => (Schedule::user(recv, n), vec![]),
+            (true, Some(p)) => {
+                let acc = Schedule::user(recv, n);
+                let c = if std::ptr::eq(p, recv) {
+                    vec![]
+                } else {
+                    vec![s.copy(user(p, n), acc, &[])]
+                };
+                (acc, c)
+            }
+            (false, p) => {
+                // Partial results must not overwrite the caller's input.
+                let acc = s.temp(n);
+                let src = p.unwrap_or(recv as *const u8);
+                let c = s.copy(user(src, n), acc, &[]);
+                (acc, vec![c])
+            }
+        };
+        let ctx = self.coll_ctx();
+        let _ = self.pick(Coll::Reduce, n, op.is_commutative());
+        algos::reduce::binomial::build_in_place(
+            &ctx,
+            &mut s,
+            acc,
+            root,
+            &f,
+            op.is_commutative(),
+            &after,
+        );
+        Ok(self.start(s))
+    }
+
+    /// Starts an allgather of `block` bytes per rank (`MPI_Iallgather`):
+    /// `send` (or `None` for `MPI_IN_PLACE`, the block already at
+    /// `recv + rank*block`) lands at `recv + rank*block` on every rank.
+    ///
+    /// # Safety
+    /// `send` readable for `block` bytes and `recv` writable for
+    /// `size*block` bytes until the request completes.
+    pub unsafe fn iallgather_raw(
+        &self,
+        send: Option<*const u8>,
+        block: usize,
+        recv: *mut u8,
+    ) -> Result<Request<'static>, Error> {
+        let p = self.size() as usize;
+        let mut s = Schedule::new();
+        let buf = Schedule::user(recv, p * block);
+        let mine = buf.slice(self.rank() as usize * block, block);
+        let after: Vec<usize> = match send {
+            Some(ptr) if !std::ptr::eq(ptr, recv.add(self.rank() as usize * block)) => {
+                vec![s.copy(user(ptr, block), mine, &[])]
+            }
+            _ => vec![],
+        };
+        let ctx = self.coll_ctx();
+        use algos::allgather::*;
+        match self.pick(Coll::Allgather, block, true).name {
+            "recursive_doubling" => recursive_doubling::build(&ctx, &mut s, buf, block, &after),
+            "bruck" => bruck::build(&ctx, &mut s, buf, block, &after),
+            _ => ring::build(&ctx, &mut s, buf, block, &after),
+        };
+        Ok(self.start(s))
+    }
+
+    /// Starts a barrier (`MPI_Ibarrier`): dissemination, ceil(lg p) rounds.
+    pub fn ibarrier(&self) -> Result<Request<'static>, Error> {
+        let ctx = self.coll_ctx();
+        let p = ctx.size;
+        let mut s = Schedule::new();
+        let empty = Schedule::user(std::ptr::null_mut(), 0);
+        let (mut dist, mut round, mut last) = (1, 0, Vec::new());
+        while dist < p {
+            let snd = s.send(
+                ctx.world((ctx.rank + dist) % p),
+                ctx.tag(round),
+                empty,
+                &last,
+            );
+            let rcv = s.recv(
+                ((ctx.rank + p - dist) % p) as i32,
+                ctx.tag(round),
+                empty,
+                &last,
+            );
+            last = vec![snd, rcv];
+            dist *= 2;
+            round += 1;
+        }
+        Ok(self.start(s))
+    }
+
+    /// Combines every rank's `send` with `op` into `recv` on every rank (`MPI_Allreduce`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// use oxmpi::ops::Op;
+    /// let mut total = [0u64];
+    /// world.allreduce(&[world.rank() as u64], &mut total, &Op::SUM)?;
+    /// let n = world.size() as u64;
+    /// assert_eq!(total[0], n * (n - 1) / 2);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn allreduce<T: Scalar>(&self, send: &[T], recv: &mut [T], op: &Op) -> Result<(), Error> {
+        self.iallreduce(send, recv, op)?.wait().map(|_| ())
+    }
+
+    /// Non-blocking [`Comm::allreduce`].
+    pub fn iallreduce<'a, T: Scalar>(
+        &self,
+        send: &'a [T],
+        recv: &'a mut [T],
+        op: &Op,
+    ) -> Result<Request<'a>, Error> {
+        same_len("recv", send.len(), recv.len())?;
+        let (sp, _) = bytes_of(send);
+        let (rp, _) = bytes_of_mut(recv);
+        // SAFETY: the request borrows both slices.
+        unsafe { self.iallreduce_raw(Some(sp), rp, Elems::of::<T>(send.len()), op) }
+    }
+
+    /// Allreduce with `buf` as input and output (`MPI_IN_PLACE`).
+    pub fn allreduce_in_place<T: Scalar>(&self, buf: &mut [T], op: &Op) -> Result<(), Error> {
+        let n = buf.len();
+        let (p, _) = bytes_of_mut(buf);
+        // SAFETY: waited on before `buf`'s borrow ends.
+        unsafe { self.iallreduce_raw(None, p, Elems::of::<T>(n), op) }?
+            .wait()
+            .map(|_| ())
+    }
+
+    /// Sends `buf` from `root` to every rank (`MPI_Bcast`).
+    pub fn bcast<T: Scalar>(&self, buf: &mut [T], root: i32) -> Result<(), Error> {
+        self.ibcast(buf, root)?.wait().map(|_| ())
+    }
+
+    /// Non-blocking [`Comm::bcast`].
+    pub fn ibcast<'a, T: Scalar>(&self, buf: &'a mut [T], root: i32) -> Result<Request<'a>, Error> {
+        let (p, n) = bytes_of_mut(buf);
+        // SAFETY: the request borrows `buf`.
+        unsafe { self.ibcast_raw(p, n, root) }
+    }
+
+    /// Combines every rank's `send` into `recv` at `root` (`MPI_Reduce`);
+    /// `recv` is required at the root and ignored elsewhere.
+    pub fn reduce<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: Option<&mut [T]>,
+        op: &Op,
+        root: i32,
+    ) -> Result<(), Error> {
+        let root_rank = self.root(root)? as i32;
+        let rp = match recv {
+            Some(r) => {
+                same_len("recv", send.len(), r.len())?;
+                bytes_of_mut(r).0
+            }
+            None if self.rank() == root_rank => {
+                return Err(Error::InvalidArgument {
+                    arg: "recv",
+                    reason: "the root needs a receive buffer".into(),
+                })
+            }
+            None => std::ptr::null_mut(),
+        };
+        // SAFETY: waited on before the borrows end.
+        unsafe {
+            self.ireduce_raw(
+                Some(bytes_of(send).0),
+                rp,
+                Elems::of::<T>(send.len()),
+                op,
+                root,
+            )
+        }?
+        .wait()
+        .map(|_| ())
+    }
+
+    /// Gathers every rank's `send` into `recv` (rank r's at `r*send.len()`) on every rank (`MPI_Allgather`).
+    pub fn allgather<T: Scalar>(&self, send: &[T], recv: &mut [T]) -> Result<(), Error> {
+        self.iallgather(send, recv)?.wait().map(|_| ())
+    }
+
+    /// Non-blocking [`Comm::allgather`].
+    pub fn iallgather<'a, T: Scalar>(
+        &self,
+        send: &'a [T],
+        recv: &'a mut [T],
+    ) -> Result<Request<'a>, Error> {
+        same_len("recv", send.len() * self.size() as usize, recv.len())?;
+        let (sp, n) = bytes_of(send);
+        // SAFETY: the request borrows both slices.
+        unsafe { self.iallgather_raw(Some(sp), n, bytes_of_mut(recv).0) }
+    }
+}
+
+fn same_len(arg: &'static str, want: usize, got: usize) -> Result<(), Error> {
+    if want == got {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument {
+            arg,
+            reason: format!("holds {got} elements, {want} needed"),
+        })
+    }
+}

@@ -1,0 +1,278 @@
+//! A collective as a small dependency graph of steps (send, receive,
+//! reduce, copy), advanced by the progress engine. A blocking collective
+//! runs the same graph to completion; a non-blocking one returns at once and
+//! many can be outstanding, on one communicator or several.
+//!
+//! Algorithms build schedules with [`Schedule::send`], [`Schedule::recv`],
+//! [`Schedule::reduce`] and [`Schedule::copy`], each naming the steps it
+//! depends on; a step starts when all of them are done.
+
+use std::sync::Arc;
+
+use crate::error::Error;
+
+/// Where a step's bytes live.
+#[derive(Debug, Clone, Copy)]
+pub enum Base {
+    /// The caller's buffer (valid until the collective completes).
+    User(*mut u8),
+    /// Scratch buffer `n` owned by the schedule.
+    Temp(usize),
+}
+
+/// A byte range of a user or scratch buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct Buf {
+    /// Which buffer.
+    pub base: Base,
+    /// Offset in bytes.
+    pub offset: usize,
+    /// Length in bytes.
+    pub len: usize,
+}
+
+impl Buf {
+    /// `len` bytes at `offset` of the same buffer.
+    pub fn slice(&self, offset: usize, len: usize) -> Buf {
+        Buf {
+            base: self.base,
+            offset: self.offset + offset,
+            len,
+        }
+    }
+}
+
+/// `inout = input (op) inout`, as `MPI_Reduce_local` defines it.
+pub type ReduceFn = dyn Fn(&[u8], &mut [u8]) -> Result<(), Error> + Send + Sync;
+
+/// One step.
+pub enum Step {
+    /// Send `buf` to world rank `to` with collective tag `tag`.
+    Send {
+        /// Destination world rank.
+        to: usize,
+        /// Tag on the collective context.
+        tag: i32,
+        /// Bytes to send.
+        buf: Buf,
+    },
+    /// Receive into `buf` from communicator rank `from`.
+    Recv {
+        /// Source rank in the communicator.
+        from: i32,
+        /// Tag on the collective context.
+        tag: i32,
+        /// Where the bytes go (exactly `buf.len` are expected).
+        buf: Buf,
+    },
+    /// `inout = input op inout`.
+    Reduce {
+        /// Left operand.
+        input: Buf,
+        /// Right operand and result.
+        inout: Buf,
+        /// The operation.
+        op: Arc<ReduceFn>,
+    },
+    /// Copy `src` to `dst` (same length).
+    Copy {
+        /// Source.
+        src: Buf,
+        /// Destination.
+        dst: Buf,
+    },
+}
+
+/// How far a step got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepState {
+    /// Waiting for its dependencies.
+    Waiting,
+    /// A send or receive in flight (engine request id).
+    Running(u64),
+    /// Finished.
+    Done,
+}
+
+/// A collective's steps, dependencies and scratch memory.
+pub struct Schedule {
+    pub(crate) steps: Vec<Step>,
+    pub(crate) deps: Vec<Vec<usize>>,
+    pub(crate) state: Vec<StepState>,
+    pub(crate) temps: Vec<Vec<u8>>,
+    pub(crate) remaining: usize,
+    /// First error met (a reduction failing, a truncated receive).
+    pub(crate) error: Option<Error>,
+}
+
+// SAFETY: user buffer pointers are only dereferenced by the engine under its
+// lock while the collective's caller keeps the buffers alive (the request
+// borrows them, and blocking calls wait before returning).
+unsafe impl Send for Schedule {}
+
+impl Default for Schedule {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Schedule {
+    /// An empty schedule.
+    pub fn new() -> Schedule {
+        Schedule {
+            steps: Vec::new(),
+            deps: Vec::new(),
+            state: Vec::new(),
+            temps: Vec::new(),
+            remaining: 0,
+            error: None,
+        }
+    }
+
+    /// A zeroed scratch buffer of `len` bytes.
+    pub fn temp(&mut self, len: usize) -> Buf {
+        self.temps.push(vec![0u8; len]);
+        Buf {
+            base: Base::Temp(self.temps.len() - 1),
+            offset: 0,
+            len,
+        }
+    }
+
+    /// A user buffer of `len` bytes at `ptr`.
+    pub fn user(ptr: *mut u8, len: usize) -> Buf {
+        Buf {
+            base: Base::User(ptr),
+            offset: 0,
+            len,
+        }
+    }
+
+    fn push(&mut self, step: Step, after: &[usize]) -> usize {
+        self.steps.push(step);
+        self.deps.push(after.to_vec());
+        self.state.push(StepState::Waiting);
+        self.remaining += 1;
+        self.steps.len() - 1
+    }
+
+    /// Sends `buf` to world rank `to` once `after` are done.
+    pub fn send(&mut self, to: usize, tag: i32, buf: Buf, after: &[usize]) -> usize {
+        self.push(Step::Send { to, tag, buf }, after)
+    }
+
+    /// Receives into `buf` from communicator rank `from` once `after` are done.
+    pub fn recv(&mut self, from: i32, tag: i32, buf: Buf, after: &[usize]) -> usize {
+        self.push(Step::Recv { from, tag, buf }, after)
+    }
+
+    /// `inout = input op inout` once `after` are done.
+    pub fn reduce(&mut self, op: &Arc<ReduceFn>, input: Buf, inout: Buf, after: &[usize]) -> usize {
+        self.push(
+            Step::Reduce {
+                input,
+                inout,
+                op: Arc::clone(op),
+            },
+            after,
+        )
+    }
+
+    /// Copies `src` into `dst` once `after` are done.
+    pub fn copy(&mut self, src: Buf, dst: Buf, after: &[usize]) -> usize {
+        self.push(Step::Copy { src, dst }, after)
+    }
+
+    /// Number of steps.
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Whether the schedule has no steps.
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// Whether every step finished.
+    pub fn finished(&self) -> bool {
+        self.remaining == 0
+    }
+
+    /// Whether step `i` may start.
+    pub(crate) fn ready(&self, i: usize) -> bool {
+        self.state[i] == StepState::Waiting
+            && self.deps[i]
+                .iter()
+                .all(|&d| self.state[d] == StepState::Done)
+    }
+
+    /// The address of `buf`.
+    pub(crate) fn ptr(&mut self, buf: Buf) -> *mut u8 {
+        match buf.base {
+            // SAFETY: offsets stay inside the buffer the algorithm described.
+            Base::User(p) => unsafe { p.add(buf.offset) },
+            Base::Temp(i) => self.temps[i][buf.offset..].as_mut_ptr(),
+        }
+    }
+
+    /// Runs a local (reduce or copy) step now.
+    pub(crate) fn run_local(&mut self, i: usize) {
+        let (src, dst, op) = match &self.steps[i] {
+            Step::Reduce { input, inout, op } => (*input, *inout, Some(Arc::clone(op))),
+            Step::Copy { src, dst } => (*src, *dst, None),
+            _ => return,
+        };
+        let len = src.len.min(dst.len);
+        let s = self.ptr(src);
+        let d = self.ptr(dst);
+        // SAFETY: both ranges are `len` bytes inside live buffers; the
+        // algorithms never reduce or copy a range onto an overlapping one.
+        let (input, inout) = unsafe {
+            (
+                std::slice::from_raw_parts(s, len),
+                std::slice::from_raw_parts_mut(d, len),
+            )
+        };
+        match op {
+            Some(op) => {
+                if let Err(e) = op(input, inout) {
+                    self.error.get_or_insert(e);
+                }
+            }
+            None => inout.copy_from_slice(input),
+        }
+        self.finish(i);
+    }
+
+    pub(crate) fn finish(&mut self, i: usize) {
+        if self.state[i] != StepState::Done {
+            self.state[i] = StepState::Done;
+            self.remaining -= 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_steps_follow_dependencies() {
+        let mut s = Schedule::new();
+        let a = s.temp(4);
+        let b = s.temp(4);
+        let add: Arc<ReduceFn> = Arc::new(|i: &[u8], io: &mut [u8]| {
+            io.iter_mut().zip(i).for_each(|(x, y)| *x += *y);
+            Ok(())
+        });
+        s.temps[0].copy_from_slice(&[1, 2, 3, 4]);
+        let c = s.copy(a, b, &[]);
+        let r = s.reduce(&add, a, b, &[c]);
+        assert!(s.ready(c) && !s.ready(r));
+        s.run_local(c);
+        assert!(s.ready(r));
+        s.run_local(r);
+        assert!(s.finished());
+        assert_eq!(s.temps[1], [2, 4, 6, 8]);
+    }
+}

@@ -1,0 +1,331 @@
+//! Choosing an algorithm: applicability first, then the alpha-beta-gamma
+//! cost model, then an explicit override (`OXMPI_<COLL>_ALGO`, falling back
+//! with a logged reason when it does not apply). Decisions are cached per
+//! communicator and size class; `OXMPI_DEBUG=coll` logs each new decision
+//! with its predicted time. Pure apart from the cache and the log, so the
+//! same function answers `oxrun --explain` for rank counts this machine
+//! cannot run.
+
+use std::fmt::Write as _;
+use std::sync::Mutex;
+
+use super::algos::{self, AlgoInfo, Args};
+use crate::config::{self, Setting};
+use crate::fast_hash::FastMap;
+
+/// Collectives with a choice of algorithms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Coll {
+    /// MPI_Allreduce.
+    Allreduce,
+    /// MPI_Bcast.
+    Bcast,
+    /// MPI_Reduce.
+    Reduce,
+    /// MPI_Allgather.
+    Allgather,
+}
+
+impl Coll {
+    /// Lower-case name, as in `OXMPI_ALLREDUCE_ALGO`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Coll::Allreduce => "allreduce",
+            Coll::Bcast => "bcast",
+            Coll::Reduce => "reduce",
+            Coll::Allgather => "allgather",
+        }
+    }
+
+    /// Parses a name.
+    pub fn from_name(name: &str) -> Option<Coll> {
+        [Coll::Allreduce, Coll::Bcast, Coll::Reduce, Coll::Allgather]
+            .into_iter()
+            .find(|c| c.name() == name)
+    }
+
+    /// The algorithms implementing it, in tie-break order.
+    pub fn algos(self) -> &'static [AlgoInfo] {
+        match self {
+            Coll::Allreduce => algos::allreduce::ALL,
+            Coll::Bcast => algos::bcast::ALL,
+            Coll::Reduce => algos::reduce::ALL,
+            Coll::Allgather => algos::allgather::ALL,
+        }
+    }
+
+    fn setting(self) -> &'static Setting<Vec<String>> {
+        match self {
+            Coll::Allreduce => &config::ALLREDUCE_ALGO,
+            Coll::Bcast => &config::BCAST_ALGO,
+            Coll::Reduce => &config::REDUCE_ALGO,
+            Coll::Allgather => &config::ALLGATHER_ALGO,
+        }
+    }
+}
+
+/// Machine parameters: seconds per message, per byte moved, per byte reduced.
+#[derive(Debug, Clone, Copy)]
+pub struct Model {
+    /// Latency of one message (alpha).
+    pub alpha: f64,
+    /// Transfer time per byte (beta).
+    pub beta: f64,
+    /// Reduction time per byte (gamma).
+    pub gamma: f64,
+}
+
+impl Model {
+    /// Shared memory on the 2-core development machine (see docs/STATUS.md):
+    /// 0.3 us per message, 8 GB/s copies, 10 GB/s reductions.
+    pub const SHM: Model = Model {
+        alpha: 0.3e-6,
+        beta: 1.0 / 8e9,
+        gamma: 1.0 / 10e9,
+    };
+
+    /// Predicted seconds for `algo` of `coll` on `a`.
+    pub fn predict(&self, coll: Coll, algo: &str, a: &Args) -> f64 {
+        let p = a.ranks.max(1) as f64;
+        let n = a.bytes as f64;
+        let lg = (a.ranks.max(1) as f64).log2().ceil();
+        let (al, be, ga) = (self.alpha, self.beta, self.gamma);
+        let frac = (p - 1.0) / p;
+        // Folding a non-power-of-two group costs an exchange each way.
+        let fold = if a.ranks.is_power_of_two() {
+            0.0
+        } else {
+            2.0 * (al + n * be) + n * ga
+        };
+        match (coll, algo) {
+            (Coll::Allreduce, "recursive_doubling") => lg * (al + n * be + n * ga) + fold,
+            (Coll::Allreduce, "rabenseifner") => {
+                2.0 * lg * al + 2.0 * n * frac * be + n * frac * ga + fold
+            }
+            (Coll::Allreduce, "ring") => 2.0 * (p - 1.0) * al + 2.0 * n * frac * be + n * frac * ga,
+            (Coll::Allreduce, "reduce_bcast") => 2.0 * lg * (al + n * be) + lg * n * ga,
+            (Coll::Bcast, "binomial") => lg * (al + n * be),
+            (Coll::Bcast, "scatter_allgather") => (lg + p - 1.0) * al + 2.0 * n * frac * be,
+            (Coll::Bcast, "chain") => {
+                let seg = (algos::bcast::chain::MIN_SEGMENT as f64)
+                    .max(n / 4096.0)
+                    .min(n.max(1.0));
+                (p - 2.0 + (n / seg).ceil()).max(1.0) * (al + seg * be)
+            }
+            (Coll::Reduce, "binomial") => lg * (al + n * be + n * ga),
+            // Allgather: n is each rank's block.
+            (Coll::Allgather, "recursive_doubling") => lg * al + n * (p - 1.0) * be,
+            (Coll::Allgather, "bruck") => lg * al + n * (p - 1.0) * be + n * p * be,
+            (Coll::Allgather, "ring") => (p - 1.0) * (al + n * be),
+            _ => f64::INFINITY,
+        }
+    }
+}
+
+/// A decision and how it was reached.
+#[derive(Debug, Clone)]
+pub struct Choice {
+    /// The algorithm.
+    pub algo: &'static AlgoInfo,
+    /// Its predicted time in seconds.
+    pub predicted: f64,
+    /// Set when an override was ignored, saying why.
+    pub fallback: Option<String>,
+}
+
+/// Picks the algorithm for `coll` on `a`; `forced` names an override.
+pub fn choose(coll: Coll, a: &Args, model: &Model, forced: Option<&str>) -> Choice {
+    let candidates = coll.algos();
+    let mut fallback = None;
+    if let Some(name) = forced {
+        match candidates.iter().find(|i| i.name == name) {
+            Some(info) => match info.applicable(a) {
+                Ok(()) => {
+                    return Choice {
+                        algo: info,
+                        predicted: model.predict(coll, info.name, a),
+                        fallback: None,
+                    }
+                }
+                Err(why) => {
+                    fallback = Some(format!(
+                        "forced {} algorithm {name} does not apply: {why}",
+                        coll.name()
+                    ))
+                }
+            },
+            None => {
+                fallback = Some(format!(
+                    "forced {} algorithm {name} does not exist for {}",
+                    coll.name(),
+                    coll.name()
+                ))
+            }
+        }
+    }
+    let mut best: Option<(&'static AlgoInfo, f64)> = None;
+    for info in candidates.iter().filter(|i| i.applicable(a).is_ok()) {
+        let t = model.predict(coll, info.name, a);
+        if best.is_none_or(|(_, bt)| t < bt) {
+            best = Some((info, t));
+        }
+    }
+    // Every collective has an algorithm without preconditions, so `best` is set.
+    let (algo, predicted) = best.unwrap_or((&candidates[0], f64::INFINITY));
+    Choice {
+        algo,
+        predicted,
+        fallback,
+    }
+}
+
+/// Every algorithm's prediction for a case, and the choice: what
+/// `oxrun --explain` prints.
+pub fn explain(coll: Coll, a: &Args, model: &Model) -> String {
+    let choice = choose(coll, a, model, None);
+    let mut out = format!(
+        "{} of {} bytes per rank on {} ranks ({}commutative op); model alpha={:.2e} s, beta={:.2e} s/B, gamma={:.2e} s/B\n",
+        coll.name(),
+        a.bytes,
+        a.ranks,
+        if a.commutative { "" } else { "non-" },
+        model.alpha,
+        model.beta,
+        model.gamma
+    );
+    for info in coll.algos() {
+        let status = match info.applicable(a) {
+            Ok(()) => format!("{:>12.2} us", model.predict(coll, info.name, a) * 1e6),
+            Err(why) => format!("not applicable: {why}"),
+        };
+        let mark = if info.name == choice.algo.name {
+            "  <- chosen"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "  {:<20} {status}{mark}", info.name);
+    }
+    out
+}
+
+/// Cache key: (communicator context, collective, size class, commutative).
+type CacheKey = (u32, u8, u32, bool);
+
+/// Per-process selection state: overrides read once, the model, the cache.
+pub struct Selector {
+    model: Model,
+    forced: FastMap<u8, String>,
+    debug: bool,
+    cache: Mutex<FastMap<CacheKey, &'static AlgoInfo>>,
+}
+
+impl Selector {
+    /// Reads the overrides and the debug switch.
+    pub fn from_env(debug: bool) -> Result<Selector, crate::Error> {
+        let mut forced = FastMap::default();
+        for coll in [Coll::Allreduce, Coll::Bcast, Coll::Reduce, Coll::Allgather] {
+            if let Some(name) = config::get(coll.setting())?.into_iter().next() {
+                forced.insert(coll as u8, name);
+            }
+        }
+        Ok(Selector {
+            model: Model::SHM,
+            forced,
+            debug,
+            cache: Mutex::new(FastMap::default()),
+        })
+    }
+
+    /// The algorithm for `coll` on a communicator with collective context `context`.
+    pub fn pick(&self, context: u32, coll: Coll, a: &Args) -> &'static AlgoInfo {
+        let class = usize::BITS - a.bytes.leading_zeros();
+        let key = (context, coll as u8, class, a.commutative);
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(info) = cache.get(&key) {
+            return info;
+        }
+        let choice = choose(
+            coll,
+            a,
+            &self.model,
+            self.forced.get(&(coll as u8)).map(String::as_str),
+        );
+        if self.debug {
+            if let Some(why) = &choice.fallback {
+                eprintln!("oxmpi[coll]: {why}; falling back to the cost model");
+            }
+            eprintln!(
+                "oxmpi[coll]: {} {} B x {} ranks -> {} (predicted {:.2} us)",
+                coll.name(),
+                a.bytes,
+                a.ranks,
+                choice.algo.name,
+                choice.predicted * 1e6
+            );
+        }
+        cache.insert(key, choice.algo);
+        choice.algo
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(ranks: usize, bytes: usize, commutative: bool) -> Args {
+        Args {
+            ranks,
+            bytes,
+            commutative,
+        }
+    }
+
+    #[test]
+    fn small_messages_favour_latency_large_favour_bandwidth() {
+        let m = Model::SHM;
+        assert_eq!(
+            choose(Coll::Allreduce, &args(8, 8, true), &m, None)
+                .algo
+                .name,
+            "recursive_doubling"
+        );
+        let big = choose(Coll::Allreduce, &args(8, 16 << 20, true), &m, None)
+            .algo
+            .name;
+        assert!(big == "rabenseifner" || big == "ring", "{big}");
+        assert_eq!(
+            choose(Coll::Bcast, &args(8, 8, true), &m, None).algo.name,
+            "binomial"
+        );
+    }
+
+    #[test]
+    fn forced_algorithms_fall_back_when_they_do_not_apply() {
+        let m = Model::SHM;
+        let c = choose(Coll::Allreduce, &args(4, 1 << 20, false), &m, Some("ring"));
+        assert_ne!(c.algo.name, "ring");
+        assert!(c
+            .fallback
+            .unwrap()
+            .contains("needs a commutative operation"));
+        let c = choose(
+            Coll::Allgather,
+            &args(6, 64, true),
+            &m,
+            Some("recursive_doubling"),
+        );
+        assert!(c.fallback.unwrap().contains("power-of-two"));
+        let c = choose(Coll::Bcast, &args(6, 64, true), &m, Some("chain"));
+        assert_eq!(c.algo.name, "chain");
+        assert!(c.fallback.is_none());
+    }
+
+    #[test]
+    fn explain_lists_every_algorithm() {
+        let text = explain(Coll::Allreduce, &args(64, 1 << 20, true), &Model::SHM);
+        for info in Coll::Allreduce.algos() {
+            assert!(text.contains(info.name), "{text}");
+        }
+        assert!(text.contains("<- chosen"));
+    }
+}

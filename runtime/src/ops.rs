@@ -1,0 +1,174 @@
+//! Reduction operations: the built-in ones run the kernels of
+//! `oxmpi-kernels`; user operations are closures (Rust) or C function
+//! pointers (through the C front end), commutative or not.
+
+use std::sync::Arc;
+
+pub use oxmpi_kernels::{ElemType, Op as BuiltinOp};
+
+use crate::buffer::Scalar;
+use crate::coll::sched::ReduceFn;
+use crate::error::Error;
+
+/// A reduction operation (`MPI_Op`).
+///
+/// ```
+/// use oxmpi::ops::Op;
+/// let mut acc = [1i32, 2, 3];
+/// oxmpi::ops::reduce_local(&[10i32, 20, 30], &mut acc, &Op::SUM)?;
+/// assert_eq!(acc, [11, 22, 33]);
+/// let concat_max = Op::user_typed(true, |a: &[i64], b: &mut [i64]| {
+///     b.iter_mut().zip(a).for_each(|(y, x)| *y = (*y).max(*x));
+/// });
+/// assert!(concat_max.is_commutative());
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
+#[derive(Clone)]
+pub enum Op {
+    /// A predefined operation.
+    Builtin(BuiltinOp),
+    /// A user-defined operation: `f(input, inout)` computes `inout = input op inout`.
+    User {
+        /// The function.
+        f: Arc<ReduceFn>,
+        /// Whether the operation is commutative (algorithms may reorder operands).
+        commutative: bool,
+    },
+}
+
+impl std::fmt::Debug for Op {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Op::Builtin(op) => write!(f, "{op:?}"),
+            Op::User { commutative, .. } => write!(f, "User {{ commutative: {commutative} }}"),
+        }
+    }
+}
+
+impl Op {
+    /// `MPI_SUM`.
+    pub const SUM: Op = Op::Builtin(BuiltinOp::Sum);
+    /// `MPI_PROD`.
+    pub const PROD: Op = Op::Builtin(BuiltinOp::Prod);
+    /// `MPI_MIN`.
+    pub const MIN: Op = Op::Builtin(BuiltinOp::Min);
+    /// `MPI_MAX`.
+    pub const MAX: Op = Op::Builtin(BuiltinOp::Max);
+    /// `MPI_LAND`.
+    pub const LAND: Op = Op::Builtin(BuiltinOp::Land);
+    /// `MPI_LOR`.
+    pub const LOR: Op = Op::Builtin(BuiltinOp::Lor);
+    /// `MPI_LXOR`.
+    pub const LXOR: Op = Op::Builtin(BuiltinOp::Lxor);
+    /// `MPI_BAND`.
+    pub const BAND: Op = Op::Builtin(BuiltinOp::Band);
+    /// `MPI_BOR`.
+    pub const BOR: Op = Op::Builtin(BuiltinOp::Bor);
+    /// `MPI_BXOR`.
+    pub const BXOR: Op = Op::Builtin(BuiltinOp::Bxor);
+    /// `MPI_MINLOC`.
+    pub const MINLOC: Op = Op::Builtin(BuiltinOp::Minloc);
+    /// `MPI_MAXLOC`.
+    pub const MAXLOC: Op = Op::Builtin(BuiltinOp::Maxloc);
+    /// `MPI_REPLACE`.
+    pub const REPLACE: Op = Op::Builtin(BuiltinOp::Replace);
+    /// `MPI_NO_OP`.
+    pub const NO_OP: Op = Op::Builtin(BuiltinOp::NoOp);
+
+    /// A user operation on raw bytes: `f(input, inout)`.
+    pub fn user(
+        commutative: bool,
+        f: impl Fn(&[u8], &mut [u8]) -> Result<(), Error> + Send + Sync + 'static,
+    ) -> Op {
+        Op::User {
+            f: Arc::new(f),
+            commutative,
+        }
+    }
+
+    /// A user operation on typed elements: `f(input, inout)`.
+    pub fn user_typed<T: Scalar>(
+        commutative: bool,
+        f: impl Fn(&[T], &mut [T]) + Send + Sync + 'static,
+    ) -> Op {
+        Op::user(commutative, move |input: &[u8], inout: &mut [u8]| {
+            let size = std::mem::size_of::<T>();
+            let n = inout.len() / size.max(1);
+            // Copies keep the closure free of alignment assumptions about the buffers.
+            let a: Vec<T> = (0..n).map(|i| read_elem(input, i)).collect();
+            let mut b: Vec<T> = (0..n).map(|i| read_elem(inout, i)).collect();
+            f(&a, &mut b);
+            for (i, v) in b.iter().enumerate() {
+                write_elem(inout, i, *v);
+            }
+            Ok(())
+        })
+    }
+
+    /// Whether operands may be combined in any order.
+    pub fn is_commutative(&self) -> bool {
+        match self {
+            Op::Builtin(_) => true,
+            Op::User { commutative, .. } => *commutative,
+        }
+    }
+
+    /// The reduction function for elements of type `ty` (`None`: a type the
+    /// kernels do not know, allowed only for user operations).
+    pub fn reducer(&self, ty: Option<ElemType>) -> Result<Arc<ReduceFn>, Error> {
+        match self {
+            Op::User { f, .. } => Ok(Arc::clone(f)),
+            Op::Builtin(op) => {
+                let op = *op;
+                let ty = ty.ok_or_else(|| Error::InvalidOp {
+                    reason: format!("{} needs an element type it is defined for", op_name(op)),
+                })?;
+                oxmpi_kernels::applicable(op, ty).map_err(|e| Error::InvalidOp {
+                    reason: e.to_string(),
+                })?;
+                Ok(Arc::new(move |input: &[u8], inout: &mut [u8]| {
+                    oxmpi_kernels::reduce(op, ty, inout, input).map_err(|e| Error::InvalidOp {
+                        reason: e.to_string(),
+                    })
+                }))
+            }
+        }
+    }
+}
+
+fn op_name(op: BuiltinOp) -> String {
+    format!("MPI_{}", format!("{op:?}").to_uppercase())
+}
+
+fn read_elem<T: Scalar>(bytes: &[u8], i: usize) -> T {
+    let size = std::mem::size_of::<T>();
+    // SAFETY: T is Scalar (any bit pattern valid); the range is inside `bytes`.
+    unsafe { std::ptr::read_unaligned(bytes[i * size..(i + 1) * size].as_ptr().cast()) }
+}
+
+fn write_elem<T: Scalar>(bytes: &mut [u8], i: usize, v: T) {
+    let size = std::mem::size_of::<T>();
+    // SAFETY: as above.
+    unsafe { std::ptr::write_unaligned(bytes[i * size..(i + 1) * size].as_mut_ptr().cast(), v) }
+}
+
+/// `inout = input op inout` on local buffers (`MPI_Reduce_local`).
+pub fn reduce_local<T: Scalar>(input: &[T], inout: &mut [T], op: &Op) -> Result<(), Error> {
+    if input.len() != inout.len() {
+        return Err(Error::InvalidArgument {
+            arg: "count",
+            reason: format!("input has {} elements, inout {}", input.len(), inout.len()),
+        });
+    }
+    let f = op.reducer(T::ELEM)?;
+    let (ip, il) = crate::buffer::bytes_of(input);
+    let (op_ptr, ol) = crate::buffer::bytes_of_mut(inout);
+    // SAFETY: views of the two typed slices as bytes.
+    let (a, b) = unsafe {
+        (
+            std::slice::from_raw_parts(ip, il),
+            std::slice::from_raw_parts_mut(op_ptr, ol),
+        )
+    };
+    f(a, b)
+}

@@ -1,0 +1,237 @@
+//! Rank programs of the collective matrix: every result is compared with a
+//! serial computation of the same exactly-representable inputs.
+
+use oxmpi::ops::Op;
+use oxmpi::{Comm, Error};
+
+/// Element counts tried: empty, one, odd, around the 64 KiB eager limit, 1 MiB.
+const COUNTS: &[usize] = &[0, 1, 7, 1000, 8191, 8193, 131_072];
+
+/// Rank `r`'s value at index `i`: small integers, so every sum is exact.
+fn input(r: usize, i: usize) -> i32 {
+    ((r * 31 + i * 7) % 17) as i32 - 8
+}
+
+fn check_allreduce(world: &Comm) -> Result<(), Error> {
+    let (rank, p) = (world.rank() as usize, world.size() as usize);
+    for &n in COUNTS {
+        let ints: Vec<i32> = (0..n).map(|i| input(rank, i)).collect();
+        let floats: Vec<f64> = ints.iter().map(|&v| v as f64).collect();
+        let sum = |i: usize| (0..p).map(|r| input(r, i)).sum::<i32>();
+        let max = |i: usize| (0..p).map(|r| input(r, i)).max().unwrap();
+        let mut out = vec![0i32; n];
+        world.allreduce(&ints, &mut out, &Op::SUM)?;
+        assert!(
+            out.iter().enumerate().all(|(i, &v)| v == sum(i)),
+            "SUM i32 n={n}"
+        );
+        world.allreduce(&ints, &mut out, &Op::MAX)?;
+        assert!(
+            out.iter().enumerate().all(|(i, &v)| v == max(i)),
+            "MAX i32 n={n}"
+        );
+        let mut fout = floats.clone();
+        world.allreduce_in_place(&mut fout, &Op::SUM)?;
+        assert!(
+            fout.iter().enumerate().all(|(i, &v)| v == sum(i) as f64),
+            "SUM f64 in place n={n}"
+        );
+        let mut x = vec![0u32; n];
+        let bits: Vec<u32> = (0..n).map(|i| 1u32 << ((rank + i) % 32)).collect();
+        world.allreduce(&bits, &mut x, &Op::BXOR)?;
+        let want = |i: usize| (0..p).fold(0u32, |a, r| a ^ (1u32 << ((r + i) % 32)));
+        assert!(
+            x.iter().enumerate().all(|(i, &v)| v == want(i)),
+            "BXOR u32 n={n}"
+        );
+    }
+    // Invalid op for the type is a clear error.
+    let mut f = [0f32; 2];
+    let err = world
+        .allreduce(&[1.0f32, 2.0], &mut f, &Op::BAND)
+        .unwrap_err();
+    assert!(err.to_string().contains("MPI_BAND"), "{err}");
+    Ok(())
+}
+
+/// 2x2 integer matrices multiply in order: a non-commutative operation.
+fn matmul_op() -> Op {
+    Op::user_typed(false, |a: &[u32], b: &mut [u32]| {
+        for (x, y) in a.chunks(4).zip(b.chunks_mut(4)) {
+            let r = [
+                x[0].wrapping_mul(y[0])
+                    .wrapping_add(x[1].wrapping_mul(y[2])),
+                x[0].wrapping_mul(y[1])
+                    .wrapping_add(x[1].wrapping_mul(y[3])),
+                x[2].wrapping_mul(y[0])
+                    .wrapping_add(x[3].wrapping_mul(y[2])),
+                x[2].wrapping_mul(y[1])
+                    .wrapping_add(x[3].wrapping_mul(y[3])),
+            ];
+            y.copy_from_slice(&r);
+        }
+    })
+}
+
+fn matrix(r: usize, k: usize) -> [u32; 4] {
+    [
+        1 + r as u32,
+        (k % 5) as u32,
+        2,
+        1 + ((r * 3 + k) % 4) as u32,
+    ]
+}
+
+fn check_noncommutative(world: &Comm) -> Result<(), Error> {
+    let (rank, p) = (world.rank() as usize, world.size() as usize);
+    let op = matmul_op();
+    for &mats in &[1usize, 3, 700] {
+        let mine: Vec<u32> = (0..mats).flat_map(|k| matrix(rank, k)).collect();
+        let mut want: Vec<u32> = (0..mats).flat_map(|k| matrix(0, k)).collect();
+        for r in 1..p {
+            // want = want * M_r (rank order).
+            let next: Vec<u32> = (0..mats).flat_map(|k| matrix(r, k)).collect();
+            let mut tmp = next.clone();
+            oxmpi::ops::reduce_local(&want, &mut tmp, &op)?;
+            want = tmp;
+        }
+        let mut out = vec![0u32; mine.len()];
+        world.allreduce(&mine, &mut out, &op)?;
+        assert_eq!(out, want, "non-commutative allreduce, {mats} matrices");
+        for root in 0..p as i32 {
+            let mut res = vec![0u32; mine.len()];
+            let recv = (rank as i32 == root).then_some(&mut res[..]);
+            world.reduce(&mine, recv, &op, root)?;
+            if rank as i32 == root {
+                assert_eq!(res, want, "non-commutative reduce to {root}");
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_bcast(world: &Comm) -> Result<(), Error> {
+    let (rank, p) = (world.rank() as usize, world.size() as usize);
+    for &n in COUNTS {
+        for root in [0, p - 1, p / 2] {
+            let mut buf: Vec<i32> = if rank == root {
+                (0..n).map(|i| input(root, i)).collect()
+            } else {
+                vec![99; n]
+            };
+            world.bcast(&mut buf, root as i32)?;
+            assert!(
+                buf.iter().enumerate().all(|(i, &v)| v == input(root, i)),
+                "bcast n={n} root={root}"
+            );
+        }
+    }
+    Ok(())
+}
+
+fn check_reduce(world: &Comm) -> Result<(), Error> {
+    let (rank, p) = (world.rank() as usize, world.size() as usize);
+    for &n in COUNTS {
+        let mine: Vec<i64> = (0..n).map(|i| input(rank, i) as i64).collect();
+        let orig = mine.clone();
+        for root in 0..p {
+            let mut out = vec![0i64; n];
+            let recv = (rank == root).then_some(&mut out[..]);
+            world.reduce(&mine, recv, &Op::SUM, root as i32)?;
+            assert_eq!(mine, orig, "reduce must not modify the send buffer");
+            if rank == root {
+                assert!(out
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &v)| v == (0..p).map(|r| input(r, i) as i64).sum::<i64>()));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_allgather(world: &Comm) -> Result<(), Error> {
+    let (rank, p) = (world.rank() as usize, world.size() as usize);
+    for &n in COUNTS {
+        let n = n.min(20_000);
+        let mine: Vec<i32> = (0..n).map(|i| input(rank, i)).collect();
+        let mut all = vec![0i32; n * p];
+        world.allgather(&mine, &mut all)?;
+        for r in 0..p {
+            assert!(
+                all[r * n..(r + 1) * n]
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &v)| v == input(r, i)),
+                "allgather n={n} block {r}"
+            );
+        }
+    }
+    Ok(())
+}
+
+fn check_nonblocking(world: &Comm) -> Result<(), Error> {
+    let (rank, p) = (world.rank() as usize, world.size() as usize);
+    // Many collectives outstanding at once, completed in reverse order.
+    const K: usize = 16;
+    let inputs: Vec<Vec<i32>> = (0..K)
+        .map(|k| {
+            (0..1000 * (k % 3 + 1))
+                .map(|i| input(rank + k, i))
+                .collect()
+        })
+        .collect();
+    let mut outs: Vec<Vec<i32>> = inputs.iter().map(|v| vec![0; v.len()]).collect();
+    let mut bufs: Vec<Vec<i32>> = (0..K)
+        .map(|k| {
+            if rank == k % p {
+                vec![k as i32; 100]
+            } else {
+                vec![0; 100]
+            }
+        })
+        .collect();
+    {
+        let mut reqs = Vec::new();
+        for ((inp, out), b) in inputs.iter().zip(outs.iter_mut()).zip(bufs.iter_mut()) {
+            reqs.push(world.iallreduce(inp, out, &Op::SUM)?);
+            let k = reqs.len() / 2;
+            reqs.push(world.ibcast(b, (k % p) as i32)?);
+        }
+        reqs.push(world.ibarrier()?);
+        while let Some(r) = reqs.pop() {
+            r.wait()?;
+        }
+    }
+    for (k, out) in outs.iter().enumerate() {
+        assert!(
+            out.iter()
+                .enumerate()
+                .all(|(i, &v)| v == (0..p).map(|r| input(r + k, i)).sum::<i32>()),
+            "iallreduce {k}"
+        );
+    }
+    for (k, b) in bufs.iter().enumerate() {
+        assert!(b.iter().all(|&v| v == k as i32), "ibcast {k}");
+    }
+    Ok(())
+}
+
+/// Runs the role named `role`.
+pub fn run(role: &str) {
+    let universe = oxmpi::init().expect("init");
+    let world = universe.world();
+    let result = match role {
+        "allreduce" => check_allreduce(&world),
+        "noncommutative" => check_noncommutative(&world),
+        "bcast" => check_bcast(&world),
+        "reduce" => check_reduce(&world),
+        "allgather" => check_allgather(&world),
+        "nonblocking" => check_nonblocking(&world),
+        other => panic!("unknown role {other}"),
+    };
+    if let Err(e) = result {
+        panic!("rank {} role {role}: {e}", world.rank());
+    }
+    universe.finalize().expect("finalize");
+}

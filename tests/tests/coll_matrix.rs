@@ -1,0 +1,124 @@
+//! The collective test matrix: every algorithm forced (and the choice
+//! checked in the selection log) x rank counts 1..9 x sizes around the
+//! thresholds, with exact serial references; non-commutative operations;
+//! many non-blocking collectives completed in reverse order.
+
+#[path = "coll/roles.rs"]
+mod roles;
+
+use std::time::Duration;
+
+use oxmpi_tests::{oxrun, run_command, JobOutcome};
+
+/// Entry point of the child ranks; a no-op in a normal test run.
+#[test]
+fn role_entry() {
+    if let Ok(role) = std::env::var("OXMPI_TEST_ROLE") {
+        roles::run(&role);
+    }
+}
+
+const RANKS: &[usize] = &[1, 2, 3, 4, 5, 7, 8, 9];
+
+fn job(n: usize, role: &str, env: &[(&str, &str)]) -> JobOutcome {
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = std::process::Command::new(oxrun());
+    cmd.args(["-n", &n.to_string()])
+        .arg(exe)
+        .args([
+            "--exact",
+            "role_entry",
+            "--nocapture",
+            "--test-threads=1",
+            "-q",
+        ])
+        .env("OXMPI_TEST_ROLE", role)
+        .env("OXMPI_DEBUG", "coll")
+        .envs(env.iter().copied());
+    run_command(cmd, Duration::from_secs(180))
+}
+
+/// Runs `role` at every rank count with `var` forcing each of `algos`,
+/// checking the result and that the forced algorithm was used (or that the
+/// fallback was logged when it does not apply).
+fn forced(role: &str, var: &str, coll: &str, algos: &[&str]) {
+    for &algo in algos {
+        for &n in RANKS {
+            let out = job(n, role, &[(var, algo)]);
+            assert!(
+                out.success(),
+                "{role} with {var}={algo} at {n} ranks:\n{}",
+                out.describe()
+            );
+            if n > 1 {
+                let used = out.stderr.contains(&format!("{coll} "))
+                    && out.stderr.contains(&format!("-> {algo} "));
+                let fell_back = out
+                    .stderr
+                    .contains(&format!("forced {coll} algorithm {algo} does not apply"));
+                assert!(
+                    used || fell_back,
+                    "{var}={algo} at {n} ranks: neither used nor a logged fallback:\n{}",
+                    out.stderr
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn allreduce_every_algorithm() {
+    forced(
+        "allreduce",
+        "OXMPI_ALLREDUCE_ALGO",
+        "allreduce",
+        &["recursive_doubling", "rabenseifner", "ring", "reduce_bcast"],
+    );
+}
+
+#[test]
+fn noncommutative_ops_keep_rank_order() {
+    forced(
+        "noncommutative",
+        "OXMPI_ALLREDUCE_ALGO",
+        "allreduce",
+        &["recursive_doubling", "reduce_bcast", "ring"],
+    );
+}
+
+#[test]
+fn bcast_every_algorithm() {
+    forced(
+        "bcast",
+        "OXMPI_BCAST_ALGO",
+        "bcast",
+        &["binomial", "scatter_allgather", "chain"],
+    );
+}
+
+#[test]
+fn reduce_every_root() {
+    forced("reduce", "OXMPI_REDUCE_ALGO", "reduce", &["binomial"]);
+}
+
+#[test]
+fn allgather_every_algorithm() {
+    forced(
+        "allgather",
+        "OXMPI_ALLGATHER_ALGO",
+        "allgather",
+        &["ring", "recursive_doubling", "bruck"],
+    );
+}
+
+#[test]
+fn many_nonblocking_collectives_completed_in_reverse() {
+    for &n in &[1, 2, 3, 4, 7] {
+        let out = job(n, "nonblocking", &[]);
+        assert!(
+            out.success(),
+            "nonblocking at {n} ranks:\n{}",
+            out.describe()
+        );
+    }
+}
