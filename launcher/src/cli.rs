@@ -73,6 +73,17 @@ pub enum Mode {
     Help,
     /// Print what this host offers.
     Info,
+    /// Print the collective algorithm choice and every algorithm's predicted cost.
+    Explain {
+        /// Collective name (allreduce, bcast, reduce, allgather).
+        coll: String,
+        /// Bytes per rank.
+        bytes: usize,
+        /// Ranks.
+        ranks: usize,
+        /// Whether the reduction operation is commutative.
+        commutative: bool,
+    },
     /// Internal: run as the host agent for a job (`--proxy-fd FD` locally,
     /// `--proxy-connect ADDR --proxy-host NAME` remotely, secret on stdin).
     Proxy(ProxyTarget),
@@ -106,6 +117,9 @@ usage: oxrun [options] PROGRAM [ARGS...]
   --timeout SECONDS         end the job, non-zero, after SECONDS (also MPIEXEC_TIMEOUT)
   --launcher-cmd CMD        how to start agents on other hosts (default: ssh); HOST is appended
   --control-addr ADDR       address remote agents connect back to (default: this host's address)
+  --explain COLL --bytes N [-n P] [--noncommutative]
+                            print the algorithm chosen for collective COLL of N bytes per rank
+                            on P ranks and every algorithm's predicted cost (N may end in k, M, G)
   --info                    print version, transports and what this host offers
   --version                 print the version
   -h, --help                print this text
@@ -164,6 +178,9 @@ pub fn parse(args: &[String]) -> Result<Mode, LaunchError> {
     let mut proxy_fd = None;
     let mut proxy_connect = None;
     let mut proxy_host = None;
+    let mut explain = None;
+    let mut bytes = None;
+    let mut commutative = true;
 
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -265,6 +282,9 @@ pub fn parse(args: &[String]) -> Result<Mode, LaunchError> {
             "proxy-connect" => proxy_connect = Some(value(name, inline, &mut it)?.to_string()),
             "proxy-host" => proxy_host = Some(value(name, inline, &mut it)?.to_string()),
             "info" => return Ok(Mode::Info),
+            "explain" => explain = Some(value(name, inline, &mut it)?.to_string()),
+            "bytes" => bytes = Some(parse_bytes(name, value(name, inline, &mut it)?)?),
+            "noncommutative" => commutative = false,
             "version" | "V" => return Ok(Mode::Version),
             "h" | "help" => return Ok(Mode::Help),
             _ => {
@@ -273,6 +293,15 @@ pub fn parse(args: &[String]) -> Result<Mode, LaunchError> {
                 )))
             }
         }
+    }
+    if let Some(coll) = explain {
+        let bytes = bytes.ok_or_else(|| LaunchError::Usage("--explain needs --bytes N".into()))?;
+        return Ok(Mode::Explain {
+            coll,
+            bytes,
+            ranks: nprocs.unwrap_or(2),
+            commutative,
+        });
     }
     if let Some(fd) = proxy_fd {
         return Ok(Mode::Proxy(ProxyTarget::Fd(fd)));
@@ -284,6 +313,25 @@ pub fn parse(args: &[String]) -> Result<Mode, LaunchError> {
     Err(LaunchError::Usage(
         "missing program to run (usage: oxrun -n N PROGRAM [ARGS...])".into(),
     ))
+}
+
+fn parse_bytes(name: &str, text: &str) -> Result<usize, LaunchError> {
+    let t = text.trim();
+    let (digits, mult) = match t.chars().last().map(|c| c.to_ascii_lowercase()) {
+        Some('k') => (&t[..t.len() - 1], 1usize << 10),
+        Some('m') => (&t[..t.len() - 1], 1 << 20),
+        Some('g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| {
+            LaunchError::Usage(format!(
+                "option '{name}' expects a byte count like 4096 or 1M, got '{text}'"
+            ))
+        })
 }
 
 fn parse_timeout(name: &str, text: &str) -> Result<Duration, LaunchError> {

@@ -42,6 +42,29 @@ pub fn run_from_args(args: &[String]) -> i32 {
             println!("{}", oxmpi::info::HostReport::gather());
             0
         }
+        Ok(cli::Mode::Explain {
+            coll,
+            bytes,
+            ranks,
+            commutative,
+        }) => {
+            use oxmpi::coll::{algos::Args, select};
+            match select::Coll::from_name(&coll) {
+                Some(c) => {
+                    let args = Args {
+                        ranks,
+                        bytes,
+                        commutative,
+                    };
+                    print!("{}", select::explain(c, &args, &select::Model::SHM));
+                    0
+                }
+                None => {
+                    eprintln!("oxrun: --explain: unknown collective '{coll}' (allreduce, bcast, reduce, allgather)");
+                    2
+                }
+            }
+        }
         Err(e) => {
             eprintln!("oxrun: {e}");
             2

@@ -410,3 +410,36 @@ fn works_when_installed_as_mpirun_and_mpiexec() {
         assert_eq!(sorted_by_rank(&out.stdout), "0\n1\n", "{name}");
     }
 }
+
+#[test]
+fn explain_prints_every_algorithm_and_the_choice() {
+    let out = run(
+        &["--explain", "allreduce", "--bytes", "1M", "-n", "64"],
+        LIMIT,
+    );
+    assert_eq!(out.code, Some(0), "{out:?}");
+    for algo in ["recursive_doubling", "rabenseifner", "ring", "reduce_bcast"] {
+        assert!(out.stdout.contains(algo), "{}", out.stdout);
+    }
+    assert_eq!(out.stdout.matches("<- chosen").count(), 1);
+    let nc = run(
+        &[
+            "--explain",
+            "allreduce",
+            "--bytes",
+            "8",
+            "-n",
+            "6",
+            "--noncommutative",
+        ],
+        LIMIT,
+    );
+    assert!(
+        nc.stdout.contains("ring needs a commutative operation"),
+        "{}",
+        nc.stdout
+    );
+    let bad = run(&["--explain", "alltoall_magic", "--bytes", "8"], LIMIT);
+    assert_eq!(bad.code, Some(2));
+    assert!(bad.stderr.contains("unknown collective 'alltoall_magic'"));
+}
