@@ -1,2 +1,35 @@
-//! OxMPI C ABI: the MPICH-compatible `libmpi.so.12` front end (work in progress).
+//! OxMPI's C ABI: `libmpi.so.12`, binary-compatible with MPICH 4.0.2, so
+//! programs compiled against MPICH (or Intel MPI, MVAPICH) run on OxMPI
+//! unmodified.
+//!
+//! # How it is built
+//!
+//! `functions.tsv` lists every MPI function MPICH exports (619), with its C
+//! signature and whether it is implemented. `build.rs` generates from it
+//! the prototypes in `include/mpi.h` and a C file where every `PMPI_X` is a
+//! strong function and `MPI_X` a weak alias of it (the profiling
+//! interface). Implemented functions forward to `oxabi_X` in [`api`]; the
+//! others call [`errors::oxabi_unsupported`], which raises
+//! `MPI_ERR_UNSUPPORTED_OPERATION` naming the function. Implementing one
+//! more function is: write `oxabi_X`, set its row's `impl` to `rust`.
+//!
+//! # Layout
+//!
+//! - [`handles`]: the MPICH handle encodings and `MPI_Status` (the one
+//!   place that knows bit layouts);
+//! - [`state`]: the runtime and the tables behind direct handles;
+//! - [`errors`]: error classes, codes, handlers, the panic-catching wrapper;
+//! - [`requests`]: request objects and completion;
+//! - [`api`]: the `oxabi_*` functions.
 #![deny(missing_docs)]
+
+pub mod api;
+pub mod errors;
+pub mod handles;
+pub mod requests;
+pub mod state;
+
+/// The function table as data.
+pub mod table {
+    include!(concat!(env!("OUT_DIR"), "/table.rs"));
+}

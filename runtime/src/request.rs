@@ -109,6 +109,18 @@ impl<'a> Request<'a> {
         }
     }
 
+    /// Whether the operation has finished, without completing the request
+    /// (it stays to be waited on or tested). Makes progress first. For
+    /// `MPI_Testall`, which must leave every request alone unless all are
+    /// done (used by the C front end).
+    pub fn is_complete(&self) -> bool {
+        if self.is_null() || self.ready.is_some() {
+            return true;
+        }
+        self.rt.poke();
+        self.done()
+    }
+
     fn done(&self) -> bool {
         self.ready.is_some() || self.id.is_some_and(|id| self.rt.engine().reqs.is_done(id))
     }

@@ -1,0 +1,10 @@
+//! The implemented MPI functions, as `oxabi_<Name>` symbols that the
+//! generated `PMPI_<Name>` shims call (one module per function group).
+//! Every function runs its body through [`crate::errors::guard`].
+
+pub mod comm;
+pub mod completion;
+pub mod env;
+pub mod errh;
+pub mod p2p;
+pub mod status;

@@ -1,0 +1,754 @@
+//! Point-to-point: sends in every mode, receives, probes, matched probes
+//! and persistent requests, over the runtime's raw-byte entry points.
+
+use std::ffi::{c_int, c_void};
+
+use oxmpi::{Comm, Request, Status};
+
+use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::handles::{
+    self, MPI_Comm, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status, MessageRef,
+    MESSAGE_NO_PROC, MESSAGE_NULL, PROC_NULL,
+};
+use crate::requests::{self, PersistentOp, ReqEntry, SendMode};
+use crate::state::{self, Detached};
+
+/// Validated send arguments: (address, bytes).
+fn send_buf(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+) -> Result<(*const u8, usize), AbiError> {
+    let ty = handles::datatype(datatype)?;
+    let len = handles::bytes(count.into(), ty)?;
+    Ok((handles::p2p_buffer(buf, "buf")?, len))
+}
+
+/// Validated receive arguments: (address, capacity in bytes).
+fn recv_buf(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+) -> Result<(*mut u8, usize), AbiError> {
+    let (p, len) = send_buf(buf, count, datatype)?;
+    Ok((p.cast_mut(), len))
+}
+
+/// A status output argument: `MPI_STATUS_IGNORE` or a valid pointer.
+fn status_arg(p: *mut MPI_Status) -> Result<*mut MPI_Status, AbiError> {
+    out_ptr(p, "status")
+}
+
+/// Reports a completion: writes the status (also on truncation) and
+/// returns the error.
+///
+/// # Safety
+/// `status` is `MPI_STATUS_IGNORE` or writable.
+unsafe fn finish(r: Result<Status, oxmpi::Error>, status: *mut MPI_Status) -> Result<(), AbiError> {
+    let (s, err) = requests::split(r, handles::COMM_WORLD);
+    // SAFETY: the caller's contract.
+    unsafe { handles::write_status(status, &s) };
+    match err {
+        // Raised on the call's own communicator.
+        Some(mut e) => {
+            e.raise_on = None;
+            Err(e)
+        }
+        None => Ok(()),
+    }
+}
+
+/// Starts a send in `mode` on the communicator handle `comm`.
+///
+/// # Safety
+/// The buffer stays readable until the request completes.
+unsafe fn isend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+) -> Result<Request<'static>, AbiError> {
+    let c = state::comm(comm)?;
+    let (p, len) = send_buf(buf, count, datatype)?;
+    // SAFETY: the caller's contract.
+    Ok(unsafe { c.isend_raw(p, len, dest, tag, mode == SendMode::Synchronous) }?)
+}
+
+/// Buffered send: the data is copied, the send runs detached.
+fn bsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> Result<(), AbiError> {
+    let c = state::comm(comm)?;
+    let (p, len) = send_buf(buf, count, datatype)?;
+    let data = if len == 0 {
+        Vec::new()
+    } else if p.is_null() {
+        return Err(AbiError::new(
+            Class::BUFFER,
+            format!("null buffer with {len} bytes to send"),
+        ));
+    } else {
+        // SAFETY: MPI's contract: `buf` holds `count` elements.
+        unsafe { std::slice::from_raw_parts(p, len) }.to_vec()
+    };
+    // SAFETY: `data` moves into the detached entry with the request and
+    // its heap buffer stays put until the request completes.
+    let req = unsafe { c.isend_raw(data.as_ptr(), len, dest, tag, false) }?;
+    state::lock().detached.push(Detached {
+        req,
+        data: Some(data),
+    });
+    Ok(())
+}
+
+/// Stores a new request for `req` in `*request`.
+///
+/// # Safety
+/// `request` is writable (checked non-null).
+unsafe fn store_request(request: *mut MPI_Request, entry: ReqEntry) {
+    // SAFETY: the caller's contract.
+    unsafe { *request = requests::insert(entry) };
+}
+
+macro_rules! blocking_send {
+    ($(#[$doc:meta])* $name:ident, $mpi:literal, $mode:expr) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `buf` holds `count` elements of `datatype`.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            buf: *const c_void,
+            count: c_int,
+            datatype: MPI_Datatype,
+            dest: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+        ) -> c_int {
+            guard($mpi, ErrObj::Comm(comm), || {
+                // SAFETY: waited on before returning.
+                let r = unsafe { isend(buf, count, datatype, dest, tag, comm, $mode) }?;
+                r.wait()?;
+                Ok(())
+            })
+        }
+    };
+}
+
+blocking_send!(
+    /// `MPI_Send`.
+    oxabi_Send, "MPI_Send", SendMode::Standard
+);
+blocking_send!(
+    /// `MPI_Ssend`: returns once the receive matched.
+    oxabi_Ssend, "MPI_Ssend", SendMode::Synchronous
+);
+blocking_send!(
+    /// `MPI_Rsend`: ready mode has standard-mode semantics here.
+    oxabi_Rsend, "MPI_Rsend", SendMode::Standard
+);
+
+/// `MPI_Bsend`: copies the data and returns; the send completes later.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Bsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    guard("MPI_Bsend", ErrObj::Comm(comm), || {
+        bsend(buf, count, datatype, dest, tag, comm)
+    })
+}
+
+macro_rules! nonblocking_send {
+    ($(#[$doc:meta])* $name:ident, $mpi:literal, $mode:expr) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `buf` holds `count` elements of `datatype` until completion;
+        /// `request` is writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            buf: *const c_void,
+            count: c_int,
+            datatype: MPI_Datatype,
+            dest: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            guard($mpi, ErrObj::Comm(comm), || {
+                let out = out_ptr(request, "request")?;
+                // SAFETY: the caller keeps the buffer until completion.
+                let r = unsafe { isend(buf, count, datatype, dest, tag, comm, $mode) }?;
+                // SAFETY: checked non-null.
+                unsafe { store_request(out, ReqEntry::Active { req: Some(r), comm }) };
+                Ok(())
+            })
+        }
+    };
+}
+
+nonblocking_send!(
+    /// `MPI_Isend`.
+    oxabi_Isend, "MPI_Isend", SendMode::Standard
+);
+nonblocking_send!(
+    /// `MPI_Issend`.
+    oxabi_Issend, "MPI_Issend", SendMode::Synchronous
+);
+nonblocking_send!(
+    /// `MPI_Irsend`.
+    oxabi_Irsend, "MPI_Irsend", SendMode::Standard
+);
+
+/// `MPI_Ibsend`: copies the data; the request is complete at once.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`; `request` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Ibsend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    guard("MPI_Ibsend", ErrObj::Comm(comm), || {
+        let out = out_ptr(request, "request")?;
+        bsend(buf, count, datatype, dest, tag, comm)?;
+        let status = requests::empty_status();
+        // SAFETY: checked non-null.
+        unsafe { store_request(out, ReqEntry::Ready { status, comm }) };
+        Ok(())
+    })
+}
+
+/// `MPI_Recv`.
+///
+/// # Safety
+/// `buf` has room for `count` elements; `status` is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Recv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Recv", ErrObj::Comm(comm), || {
+        let status = status_arg(status)?;
+        let c = state::comm(comm)?;
+        let (p, cap) = recv_buf(buf, count, datatype)?;
+        // SAFETY: waited on before returning.
+        let r = unsafe { c.irecv_raw(p, cap, source, tag) }?;
+        // SAFETY: checked above.
+        unsafe { finish(r.wait(), status) }
+    })
+}
+
+/// `MPI_Irecv`.
+///
+/// # Safety
+/// `buf` has room for `count` elements until completion; `request` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Irecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    guard("MPI_Irecv", ErrObj::Comm(comm), || {
+        let out = out_ptr(request, "request")?;
+        let c = state::comm(comm)?;
+        let (p, cap) = recv_buf(buf, count, datatype)?;
+        // SAFETY: the caller keeps the buffer until completion.
+        let r = unsafe { c.irecv_raw(p, cap, source, tag) }?;
+        // SAFETY: checked non-null.
+        unsafe { store_request(out, ReqEntry::Active { req: Some(r), comm }) };
+        Ok(())
+    })
+}
+
+/// Runs a receive and a send together; the receive is cancelled if the
+/// send cannot start (so nothing is left posted).
+///
+/// # Safety
+/// Both buffers are valid for their lengths; `status` writable or ignored.
+unsafe fn exchange(
+    c: &Comm,
+    send: (*const u8, usize, c_int, c_int),
+    recv: (*mut u8, usize, c_int, c_int),
+    status: *mut MPI_Status,
+) -> Result<(), AbiError> {
+    // SAFETY: both requests are waited on before returning.
+    let r = unsafe { c.irecv_raw(recv.0, recv.1, recv.2, recv.3) }?;
+    // SAFETY: as above.
+    let s = match unsafe { c.isend_raw(send.0, send.1, send.2, send.3, false) } {
+        Ok(s) => s,
+        Err(e) => {
+            r.cancel();
+            drop(r);
+            return Err(e.into());
+        }
+    };
+    let sent = s.wait();
+    // SAFETY: the caller's contract.
+    let received = unsafe { finish(r.wait(), status) };
+    sent?;
+    received
+}
+
+/// `MPI_Sendrecv`.
+///
+/// # Safety
+/// Buffers hold their counts of elements; `status` is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Sendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Sendrecv", ErrObj::Comm(comm), || {
+        let status = status_arg(status)?;
+        let c = state::comm(comm)?;
+        let (sp, slen) = send_buf(sendbuf, sendcount, sendtype)?;
+        let (rp, rcap) = recv_buf(recvbuf, recvcount, recvtype)?;
+        // SAFETY: the caller's contract.
+        unsafe {
+            exchange(
+                &c,
+                (sp, slen, dest, sendtag),
+                (rp, rcap, source, recvtag),
+                status,
+            )
+        }
+    })
+}
+
+/// `MPI_Sendrecv_replace`: sends from a copy, receives into the buffer.
+///
+/// # Safety
+/// `buf` holds `count` elements; `status` is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Sendrecv_replace", ErrObj::Comm(comm), || {
+        let status = status_arg(status)?;
+        let c = state::comm(comm)?;
+        let (p, len) = recv_buf(buf, count, datatype)?;
+        let copy = if len == 0 || p.is_null() {
+            Vec::new()
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { std::slice::from_raw_parts(p, len) }.to_vec()
+        };
+        let send_len = if p.is_null() { len } else { copy.len() };
+        let send_ptr = if p.is_null() {
+            std::ptr::null()
+        } else {
+            copy.as_ptr()
+        };
+        // SAFETY: `copy` outlives the exchange; `buf` is the caller's.
+        unsafe {
+            exchange(
+                &c,
+                (send_ptr, send_len, dest, sendtag),
+                (p, len, source, recvtag),
+                status,
+            )
+        }
+    })
+}
+
+/// `MPI_Probe`.
+///
+/// # Safety
+/// `status` is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Probe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Probe", ErrObj::Comm(comm), || {
+        let status = status_arg(status)?;
+        let s = state::comm(comm)?.probe(source, tag)?;
+        // SAFETY: checked above.
+        unsafe { handles::write_status(status, &s) };
+        Ok(())
+    })
+}
+
+/// `MPI_Iprobe`.
+///
+/// # Safety
+/// `flag` is writable; `status` is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Iprobe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Iprobe", ErrObj::Comm(comm), || {
+        let flag = out_ptr(flag, "flag")?;
+        let status = status_arg(status)?;
+        let found = state::comm(comm)?.iprobe(source, tag)?;
+        // SAFETY: checked above.
+        unsafe {
+            *flag = c_int::from(found.is_some());
+            if let Some(s) = found {
+                handles::write_status(status, &s);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Stores a matched message and returns its handle.
+fn store_message(msg: oxmpi::Message, source: c_int, comm: MPI_Comm) -> MPI_Message {
+    if source == PROC_NULL {
+        return MESSAGE_NO_PROC;
+    }
+    requests::insert(ReqEntry::Message { msg, comm })
+}
+
+/// `MPI_Mprobe`.
+///
+/// # Safety
+/// `message` is writable; `status` is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Mprobe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Mprobe", ErrObj::Comm(comm), || {
+        let out = out_ptr(message, "message")?;
+        let status = status_arg(status)?;
+        let (msg, s) = state::comm(comm)?.mprobe(source, tag)?;
+        // SAFETY: checked above.
+        unsafe {
+            *out = store_message(msg, source, comm);
+            handles::write_status(status, &s);
+        }
+        Ok(())
+    })
+}
+
+/// `MPI_Improbe`.
+///
+/// # Safety
+/// `flag` and `message` are writable; `status` is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Improbe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    flag: *mut c_int,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Improbe", ErrObj::Comm(comm), || {
+        let flag = out_ptr(flag, "flag")?;
+        let out = out_ptr(message, "message")?;
+        let status = status_arg(status)?;
+        let found = state::comm(comm)?.improbe(source, tag)?;
+        // SAFETY: checked above.
+        unsafe {
+            *flag = c_int::from(found.is_some());
+            if let Some((msg, s)) = found {
+                *out = store_message(msg, source, comm);
+                handles::write_status(status, &s);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Takes the message a handle names out of the table (`None`: no-proc).
+fn take_message(h: MPI_Message) -> Result<Option<(oxmpi::Message, MPI_Comm)>, AbiError> {
+    let slot = match handles::message(h)? {
+        MessageRef::NoProc => return Ok(None),
+        MessageRef::Slot(s) => s,
+    };
+    let mut st = state::lock();
+    match st.requests.remove(slot) {
+        Some(ReqEntry::Message { msg, comm }) => Ok(Some((msg, comm))),
+        Some(other) => {
+            st.requests.put(slot, other);
+            Err(AbiError::new(
+                Class::REQUEST,
+                format!("handle {h:#010x} is a request, not a message"),
+            ))
+        }
+        None => Err(AbiError::new(
+            Class::REQUEST,
+            format!("message {h:#010x} does not exist (already received)"),
+        )),
+    }
+}
+
+/// The status of receiving `MPI_MESSAGE_NO_PROC`.
+fn no_proc_status() -> Status {
+    Status::empty()
+}
+
+/// `MPI_Mrecv`.
+///
+/// # Safety
+/// `buf` has room for `count` elements; `message` is writable; `status`
+/// is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Mrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Mrecv", ErrObj::None, || {
+        let mh = out_ptr(message, "message")?;
+        let status = status_arg(status)?;
+        let (p, cap) = recv_buf(buf, count, datatype)?;
+        // SAFETY: checked non-null.
+        let taken = take_message(unsafe { *mh })?;
+        // SAFETY: checked non-null.
+        unsafe { *mh = MESSAGE_NULL };
+        let Some((msg, comm)) = taken else {
+            // SAFETY: checked above.
+            unsafe { handles::write_status(status, &no_proc_status()) };
+            return Ok(());
+        };
+        // SAFETY: waited on before returning.
+        let r = unsafe { msg.irecv_raw(p, cap) }
+            .map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm)))?;
+        // SAFETY: checked above.
+        unsafe { finish(r.wait(), status) }.map_err(|e| e.on(ErrObj::Comm(comm)))
+    })
+}
+
+/// `MPI_Imrecv`.
+///
+/// # Safety
+/// `buf` has room for `count` elements until completion; `message` and
+/// `request` are writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Imrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    request: *mut MPI_Request,
+) -> c_int {
+    guard("MPI_Imrecv", ErrObj::None, || {
+        let mh = out_ptr(message, "message")?;
+        let out = out_ptr(request, "request")?;
+        let (p, cap) = recv_buf(buf, count, datatype)?;
+        // SAFETY: checked non-null.
+        let taken = take_message(unsafe { *mh })?;
+        // SAFETY: checked non-null.
+        unsafe { *mh = MESSAGE_NULL };
+        let entry = match taken {
+            None => ReqEntry::Ready {
+                status: no_proc_status(),
+                comm: handles::COMM_SELF,
+            },
+            Some((msg, comm)) => {
+                // SAFETY: the caller keeps the buffer until completion.
+                let r = unsafe { msg.irecv_raw(p, cap) }
+                    .map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm)))?;
+                ReqEntry::Active { req: Some(r), comm }
+            }
+        };
+        // SAFETY: checked non-null.
+        unsafe { store_request(out, entry) };
+        Ok(())
+    })
+}
+
+/// Makes a persistent request.
+///
+/// # Safety
+/// `request` is writable (checked here).
+unsafe fn persistent(
+    comm: MPI_Comm,
+    op: PersistentOp,
+    request: *mut MPI_Request,
+) -> Result<(), AbiError> {
+    let out = out_ptr(request, "request")?;
+    let c = state::comm(comm)?;
+    // Check the arguments now, as MPI_*_init does; MPI_Start repeats it.
+    match op {
+        PersistentOp::Send { dest, tag, .. } => {
+            if !(0..=oxmpi::TAG_UB).contains(&tag) {
+                return Err(oxmpi::Error::InvalidTag {
+                    arg: "tag",
+                    value: tag,
+                    allows_any: false,
+                }
+                .into());
+            }
+            if dest != PROC_NULL && !(0..c.size()).contains(&dest) {
+                return Err(oxmpi::Error::InvalidRank {
+                    arg: "dest",
+                    value: dest,
+                    size: c.size(),
+                }
+                .into());
+            }
+        }
+        PersistentOp::Recv { source, tag, .. } => {
+            if tag != handles::ANY_TAG && !(0..=oxmpi::TAG_UB).contains(&tag) {
+                return Err(oxmpi::Error::InvalidTag {
+                    arg: "tag",
+                    value: tag,
+                    allows_any: true,
+                }
+                .into());
+            }
+            if source != PROC_NULL
+                && source != handles::ANY_SOURCE
+                && !(0..c.size()).contains(&source)
+            {
+                return Err(oxmpi::Error::InvalidRank {
+                    arg: "source",
+                    value: source,
+                    size: c.size(),
+                }
+                .into());
+            }
+        }
+    }
+    let p = requests::Persistent {
+        comm: c,
+        op,
+        started: false,
+        active: None,
+    };
+    // SAFETY: checked non-null.
+    unsafe { store_request(out, ReqEntry::Persistent { p, comm }) };
+    Ok(())
+}
+
+macro_rules! send_init {
+    ($(#[$doc:meta])* $name:ident, $mpi:literal, $mode:expr) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `buf` holds `count` elements whenever the request is started;
+        /// `request` is writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            buf: *const c_void,
+            count: c_int,
+            datatype: MPI_Datatype,
+            dest: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            guard($mpi, ErrObj::Comm(comm), || {
+                let (p, len) = send_buf(buf, count, datatype)?;
+                let op = PersistentOp::Send {
+                    buf: p as usize,
+                    len,
+                    dest,
+                    tag,
+                    mode: $mode,
+                };
+                // SAFETY: the caller's contract.
+                unsafe { persistent(comm, op, request) }
+            })
+        }
+    };
+}
+
+send_init!(
+    /// `MPI_Send_init`.
+    oxabi_Send_init, "MPI_Send_init", SendMode::Standard
+);
+send_init!(
+    /// `MPI_Ssend_init`.
+    oxabi_Ssend_init, "MPI_Ssend_init", SendMode::Synchronous
+);
+send_init!(
+    /// `MPI_Rsend_init`.
+    oxabi_Rsend_init, "MPI_Rsend_init", SendMode::Standard
+);
+send_init!(
+    /// `MPI_Bsend_init`: a standard-mode send each time it is started.
+    oxabi_Bsend_init, "MPI_Bsend_init", SendMode::Standard
+);
+
+/// `MPI_Recv_init`.
+///
+/// # Safety
+/// `buf` has room for `count` elements whenever the request is started;
+/// `request` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Recv_init(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    guard("MPI_Recv_init", ErrObj::Comm(comm), || {
+        let (p, cap) = recv_buf(buf, count, datatype)?;
+        let op = PersistentOp::Recv {
+            buf: p as usize,
+            cap,
+            source,
+            tag,
+        };
+        // SAFETY: the caller's contract.
+        unsafe { persistent(comm, op, request) }
+    })
+}

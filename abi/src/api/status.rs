@@ -1,0 +1,213 @@
+//! Status queries: `MPI_Get_count`, `MPI_Get_elements` (and their
+//! `MPI_Count` forms), `MPI_Status_set_*`.
+
+use std::ffi::c_int;
+
+use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::handles::{self, MPI_Count, MPI_Datatype, MPI_Status, TypeInfo, UNDEFINED};
+
+/// A status input argument (`MPI_STATUS_IGNORE` is not one).
+pub fn status_in<'a>(p: *const MPI_Status) -> Result<&'a MPI_Status, AbiError> {
+    if p.is_null() || handles::status_ignored(p) {
+        return Err(AbiError::new(
+            Class::ARG,
+            "`status` is null or MPI_STATUS_IGNORE; a status is needed here",
+        ));
+    }
+    // SAFETY: non-null and not the ignore marker: the caller's status.
+    Ok(unsafe { &*p })
+}
+
+/// Whole elements in a status, or `None` (`MPI_UNDEFINED`); `basic`
+/// counts the basic elements of the value-index pairs one by one.
+fn count_of(bytes: u64, ty: TypeInfo, basic: bool) -> Option<u64> {
+    let unit = if basic {
+        ty.extent / ty.elements
+    } else {
+        ty.extent
+    } as u64;
+    if unit == 0 {
+        return (bytes == 0).then_some(0);
+    }
+    (bytes % unit == 0).then_some(bytes / unit)
+}
+
+fn query(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    basic: bool,
+) -> Result<Option<u64>, AbiError> {
+    let s = status_in(status)?;
+    let ty = handles::datatype(datatype)?;
+    Ok(count_of(handles::status_bytes(s), ty, basic))
+}
+
+/// Stores a count as `int` (`MPI_UNDEFINED` when unknown or too large).
+///
+/// # Safety
+/// `out` is writable (checked non-null).
+unsafe fn put_int(out: *mut c_int, n: Option<u64>) -> Result<(), AbiError> {
+    let out = out_ptr(out, "count")?;
+    let v = n.and_then(|n| c_int::try_from(n).ok()).unwrap_or(UNDEFINED);
+    // SAFETY: checked non-null.
+    unsafe { *out = v };
+    Ok(())
+}
+
+/// Stores a count as `MPI_Count`.
+///
+/// # Safety
+/// `out` is writable (checked non-null).
+unsafe fn put_count(out: *mut MPI_Count, n: Option<u64>) -> Result<(), AbiError> {
+    let out = out_ptr(out, "count")?;
+    let v = n
+        .and_then(|n| MPI_Count::try_from(n).ok())
+        .unwrap_or(UNDEFINED.into());
+    // SAFETY: checked non-null.
+    unsafe { *out = v };
+    Ok(())
+}
+
+/// `MPI_Get_count`.
+///
+/// # Safety
+/// `status` is readable; `count` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Get_count(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut c_int,
+) -> c_int {
+    guard("MPI_Get_count", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        unsafe { put_int(count, query(status, datatype, false)?) }
+    })
+}
+
+/// `MPI_Get_count_c`.
+///
+/// # Safety
+/// `status` is readable; `count` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Get_count_c(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut MPI_Count,
+) -> c_int {
+    guard("MPI_Get_count_c", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        unsafe { put_count(count, query(status, datatype, false)?) }
+    })
+}
+
+/// `MPI_Get_elements`.
+///
+/// # Safety
+/// `status` is readable; `count` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Get_elements(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut c_int,
+) -> c_int {
+    guard("MPI_Get_elements", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        unsafe { put_int(count, query(status, datatype, true)?) }
+    })
+}
+
+/// `MPI_Get_elements_x`.
+///
+/// # Safety
+/// `status` is readable; `count` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Get_elements_x(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut MPI_Count,
+) -> c_int {
+    guard("MPI_Get_elements_x", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        unsafe { put_count(count, query(status, datatype, true)?) }
+    })
+}
+
+/// `MPI_Get_elements_c`.
+///
+/// # Safety
+/// `status` is readable; `count` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Get_elements_c(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut MPI_Count,
+) -> c_int {
+    guard("MPI_Get_elements_c", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        unsafe { put_count(count, query(status, datatype, true)?) }
+    })
+}
+
+fn set_elements(
+    status: *mut MPI_Status,
+    datatype: MPI_Datatype,
+    count: MPI_Count,
+) -> Result<(), AbiError> {
+    let s = out_ptr(status, "status")?;
+    let ty = handles::datatype(datatype)?;
+    let unit = TypeInfo {
+        extent: ty.extent / ty.elements,
+        elements: 1,
+    };
+    let bytes = handles::bytes(count, unit)?;
+    // SAFETY: checked non-null: the caller's status.
+    unsafe { handles::set_status_bytes(&mut *s, bytes as u64) };
+    Ok(())
+}
+
+/// `MPI_Status_set_elements`.
+///
+/// # Safety
+/// `status` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Status_set_elements(
+    status: *mut MPI_Status,
+    datatype: MPI_Datatype,
+    count: c_int,
+) -> c_int {
+    guard("MPI_Status_set_elements", ErrObj::None, || {
+        set_elements(status, datatype, count.into())
+    })
+}
+
+/// `MPI_Status_set_elements_x`.
+///
+/// # Safety
+/// `status` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Status_set_elements_x(
+    status: *mut MPI_Status,
+    datatype: MPI_Datatype,
+    count: MPI_Count,
+) -> c_int {
+    guard("MPI_Status_set_elements_x", ErrObj::None, || {
+        set_elements(status, datatype, count)
+    })
+}
+
+/// `MPI_Status_set_cancelled`.
+///
+/// # Safety
+/// `status` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Status_set_cancelled(status: *mut MPI_Status, flag: c_int) -> c_int {
+    guard("MPI_Status_set_cancelled", ErrObj::None, || {
+        let s = out_ptr(status, "status")?;
+        // SAFETY: checked non-null: the caller's status.
+        unsafe {
+            let s = &mut *s;
+            s.count_hi_and_cancelled = (s.count_hi_and_cancelled & !1) | c_int::from(flag != 0);
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,466 @@
+//! Error policy of the C front end.
+//!
+//! Every `oxabi_*` function runs its body through [`guard`]: an `Err`
+//! becomes an MPI error code raised through the error handler of the
+//! object the call is about (a communicator's, or `MPI_COMM_WORLD`'s when
+//! the call has none or its communicator handle is invalid; files default
+//! to `MPI_ERRORS_RETURN`), and a panic never crosses into C: it becomes
+//! `MPI_ERR_INTERN` with the panic's message.
+//!
+//! Error codes: the class is bits 0..7; bits 7.. number a slot of a ring
+//! that keeps the message of the error (so `MPI_Error_string` says what
+//! was wrong and with which value, and `MPI_Error_class` gives the class).
+//! Bare classes are valid codes too.
+
+use std::any::Any;
+use std::ffi::{c_char, c_int, c_long, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+
+use crate::handles::{Errhandler, MPI_Comm, COMM_WORLD};
+use crate::state;
+
+/// An MPI error class (`MPI_ERR_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Class(pub c_int);
+
+#[allow(missing_docs)]
+impl Class {
+    pub const BUFFER: Class = Class(1);
+    pub const COUNT: Class = Class(2);
+    pub const TYPE: Class = Class(3);
+    pub const TAG: Class = Class(4);
+    pub const COMM: Class = Class(5);
+    pub const RANK: Class = Class(6);
+    pub const OP: Class = Class(9);
+    pub const ARG: Class = Class(12);
+    pub const TRUNCATE: Class = Class(14);
+    pub const OTHER: Class = Class(15);
+    pub const INTERN: Class = Class(16);
+    pub const IN_STATUS: Class = Class(17);
+    pub const PENDING: Class = Class(18);
+    pub const REQUEST: Class = Class(19);
+    pub const UNKNOWN: Class = Class(13);
+    pub const UNSUPPORTED_OPERATION: Class = Class(44);
+}
+
+/// Every error class: (value, name, what it means).
+pub const CLASSES: &[(c_int, &str, &str)] = &[
+    (0, "MPI_SUCCESS", "no error"),
+    (1, "MPI_ERR_BUFFER", "invalid buffer pointer"),
+    (2, "MPI_ERR_COUNT", "invalid count argument"),
+    (3, "MPI_ERR_TYPE", "invalid datatype"),
+    (4, "MPI_ERR_TAG", "invalid tag"),
+    (5, "MPI_ERR_COMM", "invalid communicator"),
+    (6, "MPI_ERR_RANK", "invalid rank"),
+    (7, "MPI_ERR_ROOT", "invalid root"),
+    (8, "MPI_ERR_GROUP", "invalid group"),
+    (9, "MPI_ERR_OP", "invalid reduction operation"),
+    (10, "MPI_ERR_TOPOLOGY", "invalid topology"),
+    (11, "MPI_ERR_DIMS", "invalid dimension argument"),
+    (12, "MPI_ERR_ARG", "invalid argument"),
+    (13, "MPI_ERR_UNKNOWN", "unknown error"),
+    (14, "MPI_ERR_TRUNCATE", "message truncated"),
+    (15, "MPI_ERR_OTHER", "other error"),
+    (16, "MPI_ERR_INTERN", "internal error"),
+    (17, "MPI_ERR_IN_STATUS", "error code is in the status"),
+    (18, "MPI_ERR_PENDING", "operation pending"),
+    (19, "MPI_ERR_REQUEST", "invalid request"),
+    (20, "MPI_ERR_ACCESS", "permission denied"),
+    (21, "MPI_ERR_AMODE", "invalid file access mode"),
+    (22, "MPI_ERR_BAD_FILE", "invalid file name"),
+    (23, "MPI_ERR_CONVERSION", "data conversion failed"),
+    (
+        24,
+        "MPI_ERR_DUP_DATAREP",
+        "data representation already defined",
+    ),
+    (25, "MPI_ERR_FILE_EXISTS", "file exists"),
+    (26, "MPI_ERR_FILE_IN_USE", "file in use"),
+    (27, "MPI_ERR_FILE", "invalid file handle"),
+    (28, "MPI_ERR_INFO", "invalid info object"),
+    (29, "MPI_ERR_INFO_KEY", "invalid info key"),
+    (30, "MPI_ERR_INFO_VALUE", "invalid info value"),
+    (31, "MPI_ERR_INFO_NOKEY", "info key not defined"),
+    (32, "MPI_ERR_IO", "I/O error"),
+    (33, "MPI_ERR_NAME", "invalid service name"),
+    (34, "MPI_ERR_NO_MEM", "out of memory"),
+    (35, "MPI_ERR_NOT_SAME", "arguments differ between processes"),
+    (36, "MPI_ERR_NO_SPACE", "no space left"),
+    (37, "MPI_ERR_NO_SUCH_FILE", "no such file"),
+    (38, "MPI_ERR_PORT", "invalid port name"),
+    (39, "MPI_ERR_QUOTA", "quota exceeded"),
+    (40, "MPI_ERR_READ_ONLY", "read-only file or file system"),
+    (41, "MPI_ERR_SERVICE", "invalid service"),
+    (42, "MPI_ERR_SPAWN", "spawn failed"),
+    (
+        43,
+        "MPI_ERR_UNSUPPORTED_DATAREP",
+        "unsupported data representation",
+    ),
+    (44, "MPI_ERR_UNSUPPORTED_OPERATION", "unsupported operation"),
+    (45, "MPI_ERR_WIN", "invalid window"),
+    (46, "MPI_ERR_BASE", "invalid base address"),
+    (47, "MPI_ERR_LOCKTYPE", "invalid lock type"),
+    (48, "MPI_ERR_KEYVAL", "invalid attribute key"),
+    (49, "MPI_ERR_RMA_CONFLICT", "conflicting RMA accesses"),
+    (50, "MPI_ERR_RMA_SYNC", "wrong RMA synchronization"),
+    (51, "MPI_ERR_SIZE", "invalid size"),
+    (52, "MPI_ERR_DISP", "invalid displacement"),
+    (53, "MPI_ERR_ASSERT", "invalid assertion"),
+    (55, "MPI_ERR_RMA_RANGE", "RMA target out of the window"),
+    (56, "MPI_ERR_RMA_ATTACH", "memory cannot be attached"),
+    (57, "MPI_ERR_RMA_SHARED", "memory cannot be shared"),
+    (58, "MPI_ERR_RMA_FLAVOR", "wrong window flavor"),
+    (59, "MPI_T_ERR_MEMORY", "out of memory (tool interface)"),
+    (
+        60,
+        "MPI_T_ERR_NOT_INITIALIZED",
+        "tool interface not initialized",
+    ),
+    (
+        61,
+        "MPI_T_ERR_CANNOT_INIT",
+        "tool interface cannot be initialized",
+    ),
+    (62, "MPI_T_ERR_INVALID_INDEX", "invalid index"),
+    (63, "MPI_T_ERR_INVALID_ITEM", "invalid item"),
+    (64, "MPI_T_ERR_INVALID_HANDLE", "invalid handle"),
+    (65, "MPI_T_ERR_OUT_OF_HANDLES", "out of handles"),
+    (66, "MPI_T_ERR_OUT_OF_SESSIONS", "out of sessions"),
+    (67, "MPI_T_ERR_INVALID_SESSION", "invalid session"),
+    (
+        68,
+        "MPI_T_ERR_CVAR_SET_NOT_NOW",
+        "variable cannot be set now",
+    ),
+    (69, "MPI_T_ERR_CVAR_SET_NEVER", "variable can never be set"),
+    (
+        70,
+        "MPI_T_ERR_PVAR_NO_STARTSTOP",
+        "variable cannot be started or stopped",
+    ),
+    (71, "MPI_T_ERR_PVAR_NO_WRITE", "variable cannot be written"),
+    (
+        72,
+        "MPI_T_ERR_PVAR_NO_ATOMIC",
+        "variable cannot be accessed atomically",
+    ),
+    (73, "MPI_T_ERR_INVALID_NAME", "invalid name"),
+    (74, "MPI_T_ERR_INVALID", "invalid use of the tool interface"),
+    (75, "MPI_ERR_SESSION", "invalid session"),
+    (76, "MPI_ERR_PROC_ABORTED", "peer process aborted"),
+    (77, "MPI_ERR_VALUE_TOO_LARGE", "value too large"),
+    (
+        78,
+        "MPI_T_ERR_NOT_SUPPORTED",
+        "not supported (tool interface)",
+    ),
+    (101, "MPIX_ERR_PROC_FAILED", "process failed"),
+    (
+        102,
+        "MPIX_ERR_PROC_FAILED_PENDING",
+        "process failed, operation pending",
+    ),
+    (103, "MPIX_ERR_REVOKED", "communicator revoked"),
+    (
+        104,
+        "MPIX_ERR_EAGAIN",
+        "operation could not be issued, try again",
+    ),
+    (105, "MPIX_ERR_NOREQ", "cannot allocate a request"),
+];
+
+/// (name, description) of a class.
+pub fn class_info(class: c_int) -> Option<(&'static str, &'static str)> {
+    CLASSES
+        .iter()
+        .find(|c| c.0 == class)
+        .map(|&(_, n, d)| (n, d))
+}
+
+/// What went wrong in a call: class and a message that names the argument and value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AbiError {
+    /// The MPI error class.
+    pub class: Class,
+    /// What was wrong, with which value.
+    pub message: String,
+    /// The object whose error handler is called, when not the call's own.
+    pub raise_on: Option<ErrObj>,
+}
+
+impl AbiError {
+    /// An error of `class`.
+    pub fn new(class: Class, message: impl Into<String>) -> AbiError {
+        AbiError {
+            class,
+            message: message.into(),
+            raise_on: None,
+        }
+    }
+
+    /// Raises this error on `obj`'s error handler instead of the call's.
+    pub fn on(mut self, obj: ErrObj) -> AbiError {
+        self.raise_on = Some(obj);
+        self
+    }
+}
+
+impl From<oxmpi::Error> for AbiError {
+    fn from(e: oxmpi::Error) -> AbiError {
+        AbiError::new(Class(e.class() as c_int), e.to_string())
+    }
+}
+
+/// The object an error is raised on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrObj {
+    /// No object: `MPI_COMM_WORLD`'s handler (the MPICH behaviour).
+    None,
+    /// A communicator.
+    Comm(MPI_Comm),
+    /// A window (no window handlers yet: `MPI_COMM_WORLD`'s).
+    Win(c_int),
+    /// A file (default handler `MPI_ERRORS_RETURN`).
+    File,
+    /// A session (no session handlers yet: `MPI_COMM_WORLD`'s).
+    Session(c_int),
+}
+
+// ---------------------------------------------------------- error codes
+
+/// Slots of the message ring (codes carry slot numbers 1..RING).
+const RING: usize = 256;
+
+struct Messages {
+    next: usize,
+    slots: Vec<Option<(c_int, String)>>,
+}
+
+static MESSAGES: Mutex<Messages> = Mutex::new(Messages {
+    next: 0,
+    slots: Vec::new(),
+});
+
+/// An error code for `err`: its class plus a slot holding its message.
+pub fn code_for(err: &AbiError) -> c_int {
+    let mut m = MESSAGES.lock().unwrap_or_else(|e| e.into_inner());
+    if m.slots.is_empty() {
+        m.slots.resize(RING, None);
+    }
+    let slot = m.next % (RING - 1) + 1;
+    m.next = m.next.wrapping_add(1);
+    m.slots[slot] = Some((err.class.0, err.message.clone()));
+    (slot as c_int) << 7 | err.class.0
+}
+
+/// The class of an error code; `None` if it is not one of ours.
+pub fn class_of(code: c_int) -> Option<c_int> {
+    if code < 0 {
+        return None;
+    }
+    let class = code & 0x7f;
+    (class_info(class).is_some() && (code >> 7) < RING as c_int).then_some(class)
+}
+
+/// The text of an error code: class name and meaning, and the message it
+/// was raised with while that is still remembered.
+pub fn string_of(code: c_int) -> Option<String> {
+    let class = class_of(code)?;
+    let (name, what) = class_info(class)?;
+    let slot = (code >> 7) as usize;
+    let m = MESSAGES.lock().unwrap_or_else(|e| e.into_inner());
+    match m.slots.get(slot).and_then(Option::as_ref) {
+        Some((c, msg)) if slot > 0 && *c == class => Some(format!("{name}: {msg}")),
+        _ => Some(format!("{name}: {what}")),
+    }
+}
+
+// ------------------------------------------------------------- raising
+
+/// Which handler an error on `obj` goes to, and the communicator handle
+/// a user handler is called with.
+fn handler_for(obj: ErrObj) -> (Errhandler, MPI_Comm) {
+    let comm = match obj {
+        ErrObj::File => return (Errhandler::Return, COMM_WORLD),
+        ErrObj::Comm(h) => h,
+        ErrObj::None | ErrObj::Win(_) | ErrObj::Session(_) => COMM_WORLD,
+    };
+    let st = state::lock();
+    match st.comm_entry(comm) {
+        Ok(e) => (e.errhandler, comm),
+        Err(_) => match st.comm_entry(COMM_WORLD) {
+            Ok(e) => (e.errhandler, COMM_WORLD),
+            Err(_) => (Errhandler::Fatal, COMM_WORLD),
+        },
+    }
+}
+
+/// Raises `err` from function `func` on `obj`'s error handler; returns
+/// the code to give back to C (unless the handler ends the job).
+pub fn raise(func: &str, obj: ErrObj, err: AbiError) -> c_int {
+    let code = code_for(&err);
+    raise_code(func, obj, err, code)
+}
+
+/// [`raise`] with the error code already chosen.
+pub fn raise_code(func: &str, obj: ErrObj, err: AbiError, code: c_int) -> c_int {
+    let obj = err.raise_on.unwrap_or(obj);
+    let (handler, comm) = handler_for(obj);
+    match handler {
+        Errhandler::Return => code,
+        Errhandler::Fatal | Errhandler::Abort => fatal(func, &err),
+        Errhandler::User(slot) => {
+            let f = state::lock().errhandlers.get(slot).map(|h| h.func);
+            match f {
+                Some(f) => {
+                    let (mut comm, mut c) = (comm, code);
+                    // SAFETY: a function the program registered with
+                    // MPI_Comm_create_errhandler, called as MPI specifies.
+                    unsafe { f(&mut comm, &mut c) };
+                    code
+                }
+                None => fatal(func, &err),
+            }
+        }
+    }
+}
+
+/// Reports an error on stderr and ends the job (MPI_ERRORS_ARE_FATAL).
+fn fatal(func: &str, err: &AbiError) -> ! {
+    let (name, _) = class_info(err.class.0).unwrap_or(("MPI_ERR_UNKNOWN", ""));
+    let mut st = state::lock();
+    let rank = st
+        .universe
+        .as_ref()
+        .map(|u| format!(" on rank {}", u.world().rank()))
+        .unwrap_or_default();
+    let text = format!(
+        "OxMPI: fatal error in {func}{rank}: {name}: {}",
+        err.message
+    );
+    eprintln!("{text}");
+    let exit = if err.class.0 > 0 { err.class.0 } else { 1 };
+    match st.universe.take() {
+        Some(u) => u.abort(exit, &text),
+        None => std::process::exit(exit),
+    }
+}
+
+fn panic_text(p: &(dyn Any + Send)) -> &str {
+    p.downcast_ref::<&str>()
+        .copied()
+        .or_else(|| p.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
+}
+
+/// Runs the body of MPI function `func` (errors raised on `obj`): the
+/// generic wrapper of every `oxabi_*` function. A panic becomes
+/// `MPI_ERR_INTERN`; nothing unwinds into C.
+pub fn guard(
+    func: &'static str,
+    obj: ErrObj,
+    body: impl FnOnce() -> Result<(), AbiError>,
+) -> c_int {
+    let result = catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|p| {
+        Err(AbiError::new(
+            Class::INTERN,
+            format!(
+                "internal error (a bug in OxMPI): {}",
+                panic_text(p.as_ref())
+            ),
+        ))
+    });
+    match result {
+        Ok(()) => 0,
+        Err(e) => catch_unwind(AssertUnwindSafe(|| raise(func, obj, e))).unwrap_or(Class::INTERN.0),
+    }
+}
+
+/// The reporter behind every function of the table not implemented yet:
+/// raises `MPI_ERR_UNSUPPORTED_OPERATION` naming the function. `kind` says
+/// what `handle` is (0 none, 1 comm, 2 win, 3 file, 4 session).
+///
+/// # Safety
+/// `name` is a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_unsupported(
+    name: *const c_char,
+    kind: c_int,
+    handle: c_long,
+) -> c_int {
+    // SAFETY: the generated shims pass string literals.
+    let func = unsafe { CStr::from_ptr(name) }
+        .to_string_lossy()
+        .into_owned();
+    let obj = match kind {
+        1 => ErrObj::Comm(handle as MPI_Comm),
+        2 => ErrObj::Win(handle as c_int),
+        3 => ErrObj::File,
+        4 => ErrObj::Session(handle as c_int),
+        _ => ErrObj::None,
+    };
+    let err = AbiError::new(
+        Class::UNSUPPORTED_OPERATION,
+        format!("{func} is not implemented by OxMPI yet"),
+    );
+    catch_unwind(AssertUnwindSafe(|| raise(&func, obj, err))).unwrap_or(Class::INTERN.0)
+}
+
+/// Checks that an output pointer argument is not null.
+pub fn out_ptr<T>(p: *mut T, arg: &'static str) -> Result<*mut T, AbiError> {
+    if p.is_null() {
+        Err(AbiError::new(
+            Class::ARG,
+            format!("`{arg}` is a null pointer"),
+        ))
+    } else {
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_carry_class_and_message() {
+        let e = AbiError::new(Class::RANK, "invalid rank 9 for argument `dest`");
+        let code = code_for(&e);
+        assert_ne!(code, Class::RANK.0);
+        assert_eq!(class_of(code), Some(Class::RANK.0));
+        assert_eq!(
+            string_of(code).unwrap(),
+            "MPI_ERR_RANK: invalid rank 9 for argument `dest`"
+        );
+        assert_eq!(
+            string_of(14).unwrap(),
+            "MPI_ERR_TRUNCATE: message truncated"
+        );
+        assert_eq!(class_of(0), Some(0));
+        assert_eq!(class_of(54), None);
+        assert_eq!(class_of(-3), None);
+    }
+
+    #[test]
+    fn runtime_errors_keep_their_class() {
+        let e: AbiError = oxmpi::Error::InvalidTag {
+            arg: "tag",
+            value: -5,
+            allows_any: false,
+        }
+        .into();
+        assert_eq!(e.class, Class::TAG);
+        assert!(e.message.contains("-5"));
+    }
+
+    #[test]
+    fn panics_become_internal_errors() {
+        // Before MPI_Init the fallback handler is fatal; use a file error,
+        // which returns.
+        let code = guard("MPI_Test_panic", ErrObj::File, || panic!("boom"));
+        assert_eq!(class_of(code), Some(Class::INTERN.0));
+        assert!(string_of(code).unwrap().contains("boom"));
+    }
+}

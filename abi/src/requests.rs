@@ -1,0 +1,424 @@
+//! Requests behind `MPI_Request` handles, and the completion calls
+//! (`MPI_Wait*`, `MPI_Test*`, `MPI_Start*`, `MPI_Request_free`,
+//! `MPI_Cancel`). Blocking waits take the runtime request out of the table
+//! and wait without holding the state lock.
+
+use std::ffi::c_int;
+
+use oxmpi::{Comm, Message, Request, Status};
+
+use crate::errors::{AbiError, Class, ErrObj};
+use crate::handles::{self, MPI_Comm, MPI_Request, ANY_SOURCE, ANY_TAG, REQUEST_NULL};
+use crate::state::{self, Detached, State};
+
+/// How a send is carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendMode {
+    /// `MPI_Send` (also ready and, for persistent requests, buffered mode).
+    Standard,
+    /// `MPI_Ssend`: completes once matched.
+    Synchronous,
+}
+
+/// The operation of a persistent request; buffers are kept as addresses.
+#[derive(Debug, Clone, Copy)]
+pub enum PersistentOp {
+    /// `MPI_Send_init` and friends.
+    Send {
+        /// Buffer address.
+        buf: usize,
+        /// Bytes to send.
+        len: usize,
+        /// Destination rank.
+        dest: c_int,
+        /// Tag.
+        tag: c_int,
+        /// Mode.
+        mode: SendMode,
+    },
+    /// `MPI_Recv_init`.
+    Recv {
+        /// Buffer address.
+        buf: usize,
+        /// Capacity in bytes.
+        cap: usize,
+        /// Source rank (or wildcard).
+        source: c_int,
+        /// Tag (or wildcard).
+        tag: c_int,
+    },
+}
+
+/// A persistent request.
+pub struct Persistent {
+    /// Its communicator.
+    pub comm: Comm,
+    /// What `MPI_Start` does.
+    pub op: PersistentOp,
+    /// Started and not yet completed.
+    pub started: bool,
+    /// The running operation (taken out while a thread waits on it).
+    pub active: Option<Request<'static>>,
+}
+
+/// What a request handle stands for.
+pub enum ReqEntry {
+    /// A non-blocking operation; `None` while a waiting thread holds it.
+    Active {
+        /// The runtime request.
+        req: Option<Request<'static>>,
+        /// Its communicator's handle (errors are raised there).
+        comm: MPI_Comm,
+    },
+    /// An operation that completed when it started (e.g. `MPI_Ibsend`).
+    Ready {
+        /// Its status.
+        status: Status,
+        /// Its communicator's handle.
+        comm: MPI_Comm,
+    },
+    /// A persistent request.
+    Persistent {
+        /// The request.
+        p: Persistent,
+        /// Its communicator's handle.
+        comm: MPI_Comm,
+    },
+    /// A message from `MPI_Mprobe` / `MPI_Improbe`.
+    Message {
+        /// The message.
+        msg: Message,
+        /// Its communicator's handle.
+        comm: MPI_Comm,
+    },
+}
+
+impl ReqEntry {
+    fn comm(&self) -> MPI_Comm {
+        match self {
+            ReqEntry::Active { comm, .. }
+            | ReqEntry::Ready { comm, .. }
+            | ReqEntry::Persistent { comm, .. }
+            | ReqEntry::Message { comm, .. } => *comm,
+        }
+    }
+}
+
+/// Stores a new request and returns its handle.
+pub fn insert(entry: ReqEntry) -> MPI_Request {
+    let slot = state::lock().requests.insert(entry);
+    handles::request_handle(slot)
+}
+
+/// The status of a null or inactive request.
+pub fn empty_status() -> Status {
+    Status {
+        source: ANY_SOURCE,
+        tag: ANY_TAG,
+        ..Status::empty()
+    }
+}
+
+/// A runtime completion as (status to report, error to raise).
+pub fn split(r: Result<Status, oxmpi::Error>, comm: MPI_Comm) -> (Status, Option<AbiError>) {
+    match r {
+        Ok(s) => (s, None),
+        Err(oxmpi::Error::Truncated { status, .. }) => {
+            let e = oxmpi::Error::Truncated {
+                message_len: status.truncated_from.unwrap_or(status.count),
+                buffer_len: status.count,
+                status,
+            };
+            (status, Some(AbiError::from(e).on(ErrObj::Comm(comm))))
+        }
+        Err(e) => (
+            empty_status(),
+            Some(AbiError::from(e).on(ErrObj::Comm(comm))),
+        ),
+    }
+}
+
+/// The result of testing one request handle.
+pub enum Outcome {
+    /// `MPI_REQUEST_NULL` or an inactive persistent request.
+    Inactive,
+    /// Still running.
+    Pending,
+    /// Completed now: its status and error (the handle was updated).
+    Done(Status, Option<AbiError>),
+}
+
+fn bad_entry(h: MPI_Request) -> AbiError {
+    AbiError::new(
+        Class::REQUEST,
+        format!("request {h:#010x} does not exist (already completed or freed)"),
+    )
+}
+
+/// Tests one request without blocking; completes it (updating `*h`) if done.
+pub fn test_one(st: &mut State, h: &mut MPI_Request) -> Result<Outcome, AbiError> {
+    let Some(slot) = handles::request_slot(*h)? else {
+        return Ok(Outcome::Inactive);
+    };
+    let entry = st.requests.get_mut(slot).ok_or_else(|| bad_entry(*h))?;
+    let comm = entry.comm();
+    let result = match entry {
+        ReqEntry::Message { .. } => {
+            return Err(AbiError::new(
+                Class::REQUEST,
+                format!("handle {:#010x} is a message, not a request", *h),
+            ))
+        }
+        ReqEntry::Ready { status, .. } => Ok(*status),
+        ReqEntry::Active { req: None, .. } => return Ok(Outcome::Pending),
+        ReqEntry::Active { req: Some(r), .. } => match r.test() {
+            Ok(None) => return Ok(Outcome::Pending),
+            Ok(Some(s)) => Ok(s),
+            Err(e) => Err(e),
+        },
+        ReqEntry::Persistent { p, .. } => {
+            if !p.started {
+                return Ok(Outcome::Inactive);
+            }
+            let Some(r) = p.active.as_mut() else {
+                return Ok(Outcome::Pending);
+            };
+            let out = match r.test() {
+                Ok(None) => return Ok(Outcome::Pending),
+                Ok(Some(s)) => Ok(s),
+                Err(e) => Err(e),
+            };
+            p.active = None;
+            p.started = false;
+            let (s, e) = split(out, comm);
+            return Ok(Outcome::Done(s, e));
+        }
+    };
+    st.requests.remove(slot);
+    *h = REQUEST_NULL;
+    let (s, e) = split(result, comm);
+    Ok(Outcome::Done(s, e))
+}
+
+/// A runtime request taken out of the table to be waited on.
+struct Taken {
+    /// Position in the caller's array.
+    index: usize,
+    slot: usize,
+    req: Request<'static>,
+}
+
+/// Takes out the runtime request of every pending handle in `hs`.
+fn take_pending(st: &mut State, hs: &[MPI_Request]) -> Vec<Taken> {
+    let mut out = Vec::new();
+    for (index, &h) in hs.iter().enumerate() {
+        let Ok(Some(slot)) = handles::request_slot(h) else {
+            continue;
+        };
+        let req = match st.requests.get_mut(slot) {
+            Some(ReqEntry::Active { req, .. }) => req.take(),
+            Some(ReqEntry::Persistent { p, .. }) => p.active.take(),
+            _ => None,
+        };
+        if let Some(req) = req {
+            out.push(Taken { index, slot, req });
+        }
+    }
+    out
+}
+
+/// Puts back a request taken out by [`take_pending`].
+fn put_back(st: &mut State, t: Taken) {
+    match st.requests.get_mut(t.slot) {
+        Some(ReqEntry::Active { req, .. }) => *req = Some(t.req),
+        Some(ReqEntry::Persistent { p, .. }) => p.active = Some(t.req),
+        // The handle was freed meanwhile: let the operation finish detached.
+        _ => st.detached.push(Detached {
+            req: t.req,
+            data: None,
+        }),
+    }
+}
+
+/// Blocks until one of the requests in `hs` completes and completes it;
+/// `None` when none is pending (all null or inactive, or held by other
+/// threads that are waiting on them).
+pub fn wait_any(hs: &mut [MPI_Request]) -> Result<Option<(usize, Outcome)>, AbiError> {
+    loop {
+        let mut taken = {
+            let mut st = state::lock();
+            st.reap_detached();
+            let mut any_pending = false;
+            for i in 0..hs.len() {
+                match test_one(&mut st, &mut hs[i])? {
+                    Outcome::Inactive => {}
+                    Outcome::Pending => any_pending = true,
+                    done => return Ok(Some((i, done))),
+                }
+            }
+            if !any_pending {
+                return Ok(None);
+            }
+            take_pending(&mut st, hs)
+        };
+        if taken.is_empty() {
+            // Another thread holds them all: let it progress.
+            std::thread::yield_now();
+            continue;
+        }
+        let mut reqs: Vec<Request<'static>> = Vec::new();
+        let mut places = Vec::new();
+        for t in taken.drain(..) {
+            places.push((t.index, t.slot));
+            reqs.push(t.req);
+        }
+        let result = oxmpi::wait_any(&mut reqs);
+        let mut st = state::lock();
+        let done_at = match &result {
+            Ok(Some((k, _))) => Some(*k),
+            // The request that failed is the one that became null.
+            Err(_) => reqs.iter().position(Request::is_null),
+            Ok(None) => None,
+        };
+        let mut done = None;
+        for (k, req) in reqs.into_iter().enumerate() {
+            let (index, slot) = places[k];
+            if Some(k) == done_at {
+                done = Some((index, slot));
+            } else {
+                put_back(&mut st, Taken { index, slot, req });
+            }
+        }
+        let Some((index, slot)) = done else {
+            continue;
+        };
+        let comm = st
+            .requests
+            .get(slot)
+            .map_or(handles::COMM_WORLD, ReqEntry::comm);
+        let status = result.map(|r| r.map_or_else(empty_status, |(_, s)| s));
+        finish_slot(&mut st, slot, &mut hs[index]);
+        let (s, e) = split(status, comm);
+        return Ok(Some((index, Outcome::Done(s, e))));
+    }
+}
+
+/// Marks the request in `slot` complete: non-persistent ones are freed.
+fn finish_slot(st: &mut State, slot: usize, h: &mut MPI_Request) {
+    match st.requests.get_mut(slot) {
+        Some(ReqEntry::Persistent { p, .. }) => {
+            p.started = false;
+            p.active = None;
+        }
+        _ => {
+            st.requests.remove(slot);
+            *h = REQUEST_NULL;
+        }
+    }
+}
+
+/// Blocks until the request completes (`MPI_Wait`).
+pub fn wait(h: &mut MPI_Request) -> Result<(Status, Option<AbiError>), AbiError> {
+    match wait_any(std::slice::from_mut(h))? {
+        Some((_, Outcome::Done(s, e))) => Ok((s, e)),
+        _ => Ok((empty_status(), None)),
+    }
+}
+
+/// Starts an inactive persistent request (`MPI_Start`).
+pub fn start(h: MPI_Request) -> Result<(), AbiError> {
+    let slot = handles::request_slot(h)?
+        .ok_or_else(|| AbiError::new(Class::REQUEST, "MPI_REQUEST_NULL cannot be started"))?;
+    let mut st = state::lock();
+    let Some(ReqEntry::Persistent { p, comm }) = st.requests.get_mut(slot) else {
+        return Err(AbiError::new(
+            Class::REQUEST,
+            format!("request {h:#010x} is not a persistent request"),
+        ));
+    };
+    if p.started {
+        return Err(AbiError::new(
+            Class::REQUEST,
+            format!("persistent request {h:#010x} is already active"),
+        ));
+    }
+    let comm_h = *comm;
+    // SAFETY: the buffer was given to MPI_*_init and stays the program's
+    // promise until the request is freed (MPI's rule for persistent requests).
+    let r = unsafe {
+        match p.op {
+            PersistentOp::Send {
+                buf,
+                len,
+                dest,
+                tag,
+                mode,
+            } => p.comm.isend_raw(
+                buf as *const u8,
+                len,
+                dest,
+                tag,
+                mode == SendMode::Synchronous,
+            ),
+            PersistentOp::Recv {
+                buf,
+                cap,
+                source,
+                tag,
+            } => p.comm.irecv_raw(buf as *mut u8, cap, source, tag),
+        }
+    }
+    .map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm_h)))?;
+    p.active = Some(r);
+    p.started = true;
+    Ok(())
+}
+
+/// Frees a request handle (`MPI_Request_free`); a running operation
+/// finishes in the background.
+pub fn free(h: &mut MPI_Request) -> Result<(), AbiError> {
+    let slot = handles::request_slot(*h)?
+        .ok_or_else(|| AbiError::new(Class::REQUEST, "MPI_REQUEST_NULL cannot be freed"))?;
+    let mut st = state::lock();
+    let entry = st.requests.remove(slot).ok_or_else(|| bad_entry(*h))?;
+    let running = match entry {
+        ReqEntry::Active { req, .. } => req,
+        ReqEntry::Persistent { p, .. } => p.active,
+        ReqEntry::Ready { .. } => None,
+        ReqEntry::Message { msg, comm } => {
+            st.requests.put(slot, ReqEntry::Message { msg, comm });
+            return Err(AbiError::new(
+                Class::REQUEST,
+                format!("handle {:#010x} is a message, not a request", *h),
+            ));
+        }
+    };
+    if let Some(req) = running {
+        st.detached.push(Detached { req, data: None });
+    }
+    *h = REQUEST_NULL;
+    Ok(())
+}
+
+/// Asks for a pending receive to be cancelled (`MPI_Cancel`).
+pub fn cancel(h: MPI_Request) -> Result<(), AbiError> {
+    let slot = handles::request_slot(h)?
+        .ok_or_else(|| AbiError::new(Class::REQUEST, "MPI_REQUEST_NULL cannot be cancelled"))?;
+    let st = state::lock();
+    match st.requests.get(slot).ok_or_else(|| bad_entry(h))? {
+        ReqEntry::Active { req: Some(r), .. } => r.cancel(),
+        ReqEntry::Persistent { p, .. } => {
+            if let Some(r) = &p.active {
+                r.cancel();
+            }
+        }
+        ReqEntry::Message { .. } => {
+            return Err(AbiError::new(
+                Class::REQUEST,
+                format!("handle {h:#010x} is a message, not a request"),
+            ))
+        }
+        _ => {}
+    }
+    Ok(())
+}

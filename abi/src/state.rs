@@ -1,0 +1,195 @@
+//! The C front end's global state: the initialized runtime, and the tables
+//! behind direct handles (communicators, requests, error handlers). One
+//! mutex guards it all; no call blocks while holding it (blocking calls
+//! take what they need out of the tables first).
+
+use std::ffi::c_int;
+use std::sync::{Mutex, MutexGuard};
+use std::thread::ThreadId;
+
+use oxmpi::{Comm, Request, Universe};
+
+use crate::errors::{AbiError, Class};
+use crate::handles::{self, Errhandler, MPI_Comm};
+use crate::requests::ReqEntry;
+
+/// A table of live objects addressed by index; freed slots are reused.
+pub struct Table<T> {
+    slots: Vec<Option<T>>,
+    free: Vec<usize>,
+}
+
+impl<T> Table<T> {
+    /// An empty table.
+    pub const fn new() -> Table<T> {
+        Table {
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    /// Stores `value` and returns its index.
+    pub fn insert(&mut self, value: T) -> usize {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i] = Some(value);
+                i
+            }
+            None => {
+                self.slots.push(Some(value));
+                self.slots.len() - 1
+            }
+        }
+    }
+
+    /// Stores `value` at `index` (used for the predefined slots).
+    pub fn put(&mut self, index: usize, value: T) {
+        if self.slots.len() <= index {
+            self.slots.resize_with(index + 1, || None);
+        }
+        self.free.retain(|&i| i != index);
+        self.slots[index] = Some(value);
+    }
+
+    /// The live object at `index`.
+    pub fn get(&self, index: usize) -> Option<&T> {
+        self.slots.get(index).and_then(Option::as_ref)
+    }
+
+    /// The live object at `index`, mutably.
+    pub fn get_mut(&mut self, index: usize) -> Option<&mut T> {
+        self.slots.get_mut(index).and_then(Option::as_mut)
+    }
+
+    /// Removes and returns the object at `index`.
+    pub fn remove(&mut self, index: usize) -> Option<T> {
+        let v = self.slots.get_mut(index).and_then(Option::take);
+        if v.is_some() {
+            self.free.push(index);
+        }
+        v
+    }
+
+    /// Removes everything.
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.free.clear();
+    }
+}
+
+impl<T> Default for Table<T> {
+    fn default() -> Self {
+        Table::new()
+    }
+}
+
+/// A communicator as the C front end sees it.
+pub struct CommEntry {
+    /// The runtime's communicator.
+    pub comm: Comm,
+    /// Its error handler.
+    pub errhandler: Errhandler,
+    /// Its name (`MPI_Comm_set_name`).
+    pub name: String,
+}
+
+/// `MPI_Comm_errhandler_function`: `void (*)(MPI_Comm *, int *, ...)`.
+pub type CommErrhandlerFn = unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...);
+
+/// A user error handler (`MPI_Comm_create_errhandler`).
+pub struct UserErrhandler {
+    /// The function to call.
+    pub func: CommErrhandlerFn,
+}
+
+/// A send that outlives its handle: a freed active request, or a buffered
+/// send with its own copy of the data.
+pub struct Detached {
+    /// The running operation.
+    pub req: Request<'static>,
+    /// The data of a buffered send (read by `req` until it completes).
+    pub data: Option<Vec<u8>>,
+}
+
+/// Everything the C front end keeps between calls.
+pub struct State {
+    /// The runtime, between `MPI_Init` and `MPI_Finalize`.
+    pub universe: Option<Universe>,
+    /// Thread level granted by `MPI_Init_thread`.
+    pub provided: c_int,
+    /// The thread that initialized the library.
+    pub main_thread: Option<ThreadId>,
+    /// Communicators: slot 0 `MPI_COMM_WORLD`, 1 `MPI_COMM_SELF`, then user ones.
+    pub comms: Table<CommEntry>,
+    /// Requests and matched-probe messages.
+    pub requests: Table<ReqEntry>,
+    /// User error handlers.
+    pub errhandlers: Table<UserErrhandler>,
+    /// Operations still running without a handle.
+    pub detached: Vec<Detached>,
+    /// The buffer of `MPI_Buffer_attach` (address, size): kept to hand back.
+    pub bsend_buffer: Option<(usize, c_int)>,
+}
+
+static STATE: Mutex<State> = Mutex::new(State {
+    universe: None,
+    provided: 0,
+    main_thread: None,
+    comms: Table::new(),
+    requests: Table::new(),
+    errhandlers: Table::new(),
+    detached: Vec::new(),
+    bsend_buffer: None,
+});
+
+/// Locks the state (a panic while it was held does not make it unusable).
+pub fn lock() -> MutexGuard<'static, State> {
+    STATE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl State {
+    /// Fails unless the library is between `MPI_Init` and `MPI_Finalize`.
+    pub fn check_active(&self) -> Result<&Universe, AbiError> {
+        self.universe.as_ref().ok_or_else(not_active)
+    }
+
+    /// The communicator a handle names.
+    pub fn comm_entry(&self, h: MPI_Comm) -> Result<&CommEntry, AbiError> {
+        let slot = handles::comm_slot(h)?;
+        self.check_active()?;
+        self.comms.get(slot).ok_or_else(|| freed_comm(h))
+    }
+
+    /// The communicator a handle names, mutably.
+    pub fn comm_entry_mut(&mut self, h: MPI_Comm) -> Result<&mut CommEntry, AbiError> {
+        let slot = handles::comm_slot(h)?;
+        self.check_active()?;
+        self.comms.get_mut(slot).ok_or_else(|| freed_comm(h))
+    }
+
+    /// Completes whatever detached operations have finished.
+    pub fn reap_detached(&mut self) {
+        self.detached
+            .retain_mut(|d| !matches!(d.req.test(), Ok(Some(_)) | Err(_)));
+    }
+}
+
+fn not_active() -> AbiError {
+    if oxmpi::finalized() {
+        AbiError::new(Class::OTHER, "MPI_Finalize has already been called")
+    } else {
+        AbiError::new(Class::OTHER, "MPI_Init has not been called")
+    }
+}
+
+fn freed_comm(h: MPI_Comm) -> AbiError {
+    AbiError::new(
+        Class::COMM,
+        format!("communicator {h:#010x} does not exist (freed, or never created)"),
+    )
+}
+
+/// The runtime communicator a handle names (cloned, so no lock is held).
+pub fn comm(h: MPI_Comm) -> Result<Comm, AbiError> {
+    lock().comm_entry(h).map(|e| e.comm.clone())
+}
