@@ -127,6 +127,15 @@ pub static CMA: Setting<bool> = Setting::new(Entry {
     kind: Kind::Bool,
 });
 
+/// Rendezvous messages at least this large are copied by both sides at once.
+pub static CMA_SPLIT_MIN: Setting<usize> = Setting::new(Entry {
+    name: "cma_split_min",
+    env: "OXMPI_CMA_SPLIT_MIN",
+    default: "0",
+    doc: "smallest message the receiver and sender copy cooperatively (half each); 0 turns it off",
+    kind: Kind::Bytes,
+});
+
 /// Which subsystems log debug output.
 pub static DEBUG: Setting<Vec<String>> = Setting::new(Entry {
     name: "debug",
@@ -186,6 +195,7 @@ pub static REGISTRY: &[&Entry] = &[
     &SHM_RING_CELLS.entry,
     &SHM_MEMFD.entry,
     &CMA.entry,
+    &CMA_SPLIT_MIN.entry,
     &DEBUG.entry,
     &ALLREDUCE_ALGO.entry,
     &BCAST_ALGO.entry,
@@ -332,6 +342,8 @@ pub struct Config {
     pub shm_memfd: bool,
     /// [`CMA`].
     pub cma: bool,
+    /// [`CMA_SPLIT_MIN`].
+    pub cma_split_min: usize,
     /// [`DEBUG`].
     pub debug: Vec<String>,
 }
@@ -353,6 +365,7 @@ impl Config {
             shm_ring_cells: get_from(&SHM_RING_CELLS, &lookup)?,
             shm_memfd: get_from(&SHM_MEMFD, &lookup)?,
             cma: get_from(&CMA, &lookup)?,
+            cma_split_min: get_from(&CMA_SPLIT_MIN, &lookup)?,
             debug: get_from(&DEBUG, &lookup)?,
         })
     }

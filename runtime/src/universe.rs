@@ -80,7 +80,8 @@ fn start() -> Result<Universe, Error> {
     let transport = crate::transport::connect(boot.as_mut(), &config)?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let policy = WaitPolicy::for_load(boot.local_ranks().len(), cores);
-    let engine = Engine::new(rank, size, transport, config.eager_limit);
+    let mut engine = Engine::new(rank, size, transport, config.eager_limit);
+    engine.set_split_min(config.cma_split_min);
     let selector = crate::coll::select::Selector::from_env(config.debug_enabled("coll"))?;
     let rt = Arc::new(Runtime::new(engine, policy, rank, size, selector));
     let shared = Arc::new(Shared::new(boot.node_of_rank().to_vec()));

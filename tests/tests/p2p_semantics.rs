@@ -34,6 +34,23 @@ fn job_with(launcher: &std::path::Path, n: usize, role: &str, limit: Duration) -
     run_command(cmd, limit)
 }
 
+fn job_env(n: usize, role: &str, env: &[(&str, &str)]) -> JobOutcome {
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = std::process::Command::new(oxrun());
+    cmd.args(["-n", &n.to_string()])
+        .arg(exe)
+        .args([
+            "--exact",
+            "role_entry",
+            "--nocapture",
+            "--test-threads=1",
+            "-q",
+        ])
+        .env("OXMPI_TEST_ROLE", role)
+        .envs(env.iter().copied());
+    run_command(cmd, Duration::from_secs(120))
+}
+
 fn job(n: usize, role: &str) -> JobOutcome {
     job_with(&oxrun(), n, role, Duration::from_secs(120))
 }
@@ -68,6 +85,30 @@ fn preposted_receives_matched_out_of_order() {
 #[test]
 fn large_messages_verified_byte_by_byte() {
     check(&[2], "large");
+}
+
+#[test]
+fn large_messages_without_cma_are_streamed() {
+    for role in ["large", "truncate", "ssend"] {
+        let out = job_env(2, role, &[("OXMPI_CMA", "off")]);
+        assert!(
+            out.success(),
+            "{role} with OXMPI_CMA=off:\n{}",
+            out.describe()
+        );
+    }
+}
+
+#[test]
+fn large_messages_with_cooperative_split_copy() {
+    for role in ["large", "truncate"] {
+        let out = job_env(2, role, &[("OXMPI_CMA_SPLIT_MIN", "64k")]);
+        assert!(
+            out.success(),
+            "{role} with OXMPI_CMA_SPLIT_MIN=64k:\n{}",
+            out.describe()
+        );
+    }
 }
 
 #[test]

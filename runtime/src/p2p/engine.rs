@@ -42,6 +42,22 @@ enum Assembly {
     },
 }
 
+/// A receive whose second part the sender is writing.
+#[derive(Debug)]
+struct Split {
+    req: ReqId,
+    buf: *mut u8,
+    offset: usize,
+    len: usize,
+    /// The sender's pid and buffer address (to read the part ourselves if its write fails).
+    pid: u32,
+    addr: u64,
+}
+
+// SAFETY: `buf` is only written by the engine under the runtime's lock while
+// the receive's owner keeps the buffer alive (see `Request`).
+unsafe impl Send for Split {}
+
 /// A matched-probe handle (`MPI_Message`): an unexpected message removed
 /// from matching, to be received later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +84,10 @@ pub struct Engine {
     streams: Vec<ReqId>,
     /// Collective schedules in flight.
     pub(crate) schedules: Vec<crate::coll::run::Running>,
+    /// Split copies waiting for the sender's part.
+    splits: Vec<Split>,
+    /// Smallest message copied cooperatively (0: never).
+    split_min: usize,
 }
 
 fn concat(parts: &[&[u8]]) -> Vec<u8> {
@@ -98,7 +118,14 @@ impl Engine {
             queued_peers: Vec::new(),
             streams: Vec::new(),
             schedules: Vec::new(),
+            splits: Vec::new(),
+            split_min: 0,
         }
+    }
+
+    /// Sets the smallest message copied cooperatively (0: never).
+    pub fn set_split_min(&mut self, bytes: usize) {
+        self.split_min = bytes;
     }
 
     /// The transport (for waiting).
@@ -323,9 +350,11 @@ impl Engine {
             Some(Packet::Cont(payload)) => self.on_cont(peer, payload),
             Some(Packet::Ctrl {
                 kind,
+                flags,
                 send_id,
                 recv_id,
-            }) => self.on_ctrl(kind, send_id, recv_id),
+            }) => self.on_ctrl(peer, kind, flags, send_id, recv_id),
+            Some(Packet::Split(req)) => self.on_split(peer, req),
             Some(Packet::Data { recv_id, bytes }) => self.on_data(ReqId(recv_id), bytes),
             None => eprintln!(
                 "oxmpi: rank {}: dropped a corrupt packet from rank {peer}",
@@ -441,7 +470,7 @@ impl Engine {
         }
     }
 
-    fn on_ctrl(&mut self, kind: Kind, send_id: u64, recv_id: u64) {
+    fn on_ctrl(&mut self, peer: usize, kind: Kind, flags: u8, send_id: u64, recv_id: u64) {
         let id = ReqId(send_id);
         match kind {
             Kind::Ack | Kind::Fin => self.reqs.complete(id, Status::empty()),
@@ -449,10 +478,65 @@ impl Engine {
                 if let Some(ReqState::Pending(Pending::Send { state, .. })) = self.reqs.get_mut(id)
                 {
                     *state = SendState::Streaming { recv_id, offset: 0 };
+                    self.streams.push(id);
                 }
                 self.pump_streams();
             }
+            Kind::Wrote => self.on_wrote(peer, flags != 0, send_id, ReqId(recv_id)),
             _ => {}
+        }
+    }
+
+    /// Sender side of a split copy: write our part into the receiver.
+    fn on_split(&mut self, peer: usize, req: protocol::SplitReq) {
+        let failed = match self.reqs.get(ReqId(req.send_id)) {
+            Some(ReqState::Pending(Pending::Send { buf, len, .. })) => {
+                let (off, n) = (req.offset as usize, req.len as usize);
+                if off.checked_add(n).is_none_or(|end| end > *len) {
+                    true
+                } else {
+                    // SAFETY: the send's buffer stays valid until the request completes.
+                    let part = unsafe { slice_or_empty(buf.add(off), n) };
+                    let to = req.addr.wrapping_add(req.offset);
+                    self.transport
+                        .write_remote(peer, req.pid, to, part)
+                        .is_err()
+                }
+            }
+            _ => true,
+        };
+        let wrote = protocol::ctrl_flagged(Kind::Wrote, u8::from(failed), req.send_id, req.recv_id);
+        self.push(peer, &[&wrote]);
+    }
+
+    /// Receiver side: the sender's part is in (or it failed: read it ourselves).
+    fn on_wrote(&mut self, peer: usize, failed: bool, send_id: u64, req: ReqId) {
+        let Some(pos) = self.splits.iter().position(|s| s.req == req) else {
+            return;
+        };
+        let split = self.splits.swap_remove(pos);
+        let mut result = Ok(());
+        if failed {
+            // SAFETY: the receive buffer is valid for the split's range.
+            let dst = unsafe { slice_mut_or_empty(split.buf.add(split.offset), split.len) };
+            result =
+                self.transport
+                    .read_remote(peer, split.pid, split.addr + split.offset as u64, dst);
+        }
+        self.push(peer, &[&protocol::ctrl(Kind::Fin, send_id, 0)]);
+        match result {
+            Ok(()) => {
+                if let Some(ReqState::Pending(Pending::Recv {
+                    received,
+                    matched: Some((_, _, total)),
+                    ..
+                })) = self.reqs.get_mut(req)
+                {
+                    *received = *total;
+                }
+                self.finish_recv(req);
+            }
+            Err(e) => self.reqs.fail(req, e),
         }
     }
 
@@ -605,8 +689,41 @@ impl Engine {
         };
         let total = h.total_len as usize;
         let n = total.min(cap);
-        if self.transport.caps().contains(Caps::REMOTE_READ) && self.transport.can_read_remote(peer)
+        let can_read = self.transport.caps().contains(Caps::REMOTE_READ)
+            && self.transport.can_read_remote(peer);
+        if can_read && self.split_min > 0 && n >= self.split_min && self.transport.parallel_peers()
         {
+            // Both sides copy at once: we read the first part, the sender writes the rest.
+            let offset = (n / 2) & !63;
+            let split = protocol::SplitReq {
+                send_id: h.send_id,
+                recv_id: req.0,
+                addr: buf as u64,
+                offset: offset as u64,
+                len: (n - offset) as u64,
+                pid: self.pid,
+            };
+            self.push(peer, &[&split.encode()]);
+            // SAFETY: the receive buffer is valid for `cap` >= `offset` bytes.
+            let dst = unsafe { slice_mut_or_empty(buf, offset) };
+            let (read_pid, read_addr) = (h.pid, h.addr);
+            self.splits.push(Split {
+                req,
+                buf,
+                offset,
+                len: n - offset,
+                pid: read_pid,
+                addr: read_addr,
+            });
+            if let Err(e) = self.transport.read_remote(peer, read_pid, read_addr, dst) {
+                // Finish anyway when the sender reports; the error is the result.
+                self.splits.retain(|s| s.req != req);
+                self.push(peer, &[&protocol::ctrl(Kind::Fin, h.send_id, 0)]);
+                self.reqs.fail(req, e);
+            }
+            return;
+        }
+        if can_read {
             // SAFETY: the receive buffer is valid for `cap` >= `n` bytes.
             let dst = unsafe { slice_mut_or_empty(buf, n) };
             if self.transport.read_remote(peer, h.pid, h.addr, dst).is_ok() {

@@ -9,7 +9,15 @@
 //! Cont (8-byte header): 0 kind | payload follows (next bytes of the current eager message)
 //! Ack / Fin / Cts (24 bytes): 0 kind | 8 send_id u64 | 16 recv_id u64
 //! Data (16-byte header): 0 kind | 8 recv_id u64 | payload (next bytes of a streamed rendezvous)
+//! Split (56 bytes): 0 kind | 8 send_id | 16 recv_id | 24 addr (receiver's buffer) | 32 offset
+//!                   | 40 len | 48 pid u32 (receiver): "write bytes [offset, offset+len) to addr+offset"
+//! Wrote (24 bytes, as Ack): byte 1 = 1 when the sender's write failed
 //! ```
+//!
+//! Cooperative single copy: for large rendezvous messages between ranks
+//! that each have a core, the receiver reads the first half from the
+//! sender's memory while the sender writes the second half into the
+//! receiver's memory, so both cores copy at once.
 //!
 //! Ordering: packets between one pair of ranks are delivered in order, so a
 //! Cont packet always belongs to the last Eager packet from the same peer,
@@ -33,6 +41,10 @@ pub enum Kind {
     Cts = 6,
     /// A piece of a streamed rendezvous message.
     Data = 7,
+    /// Receiver asks the sender to write the second part itself.
+    Split = 8,
+    /// Sender finished (or failed) its part of a split copy.
+    Wrote = 9,
 }
 
 impl Kind {
@@ -45,6 +57,8 @@ impl Kind {
             5 => Kind::Ack,
             6 => Kind::Cts,
             7 => Kind::Data,
+            8 => Kind::Split,
+            9 => Kind::Wrote,
             _ => return None,
         })
     }
@@ -59,8 +73,42 @@ pub const MSG_HEADER: usize = 48;
 pub const CONT_HEADER: usize = 8;
 /// Size of the Data header.
 pub const DATA_HEADER: usize = 16;
-/// Size of Ack/Fin/Cts packets.
+/// Size of Ack/Fin/Cts/Wrote packets.
 pub const CTRL_LEN: usize = 24;
+/// Size of Split packets.
+pub const SPLIT_LEN: usize = 56;
+
+/// A split request: what the sender must write where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitReq {
+    /// Sender's request id.
+    pub send_id: u64,
+    /// Receiver's request id.
+    pub recv_id: u64,
+    /// Receiver's buffer start.
+    pub addr: u64,
+    /// First byte the sender writes.
+    pub offset: u64,
+    /// Bytes the sender writes.
+    pub len: u64,
+    /// Receiver's pid.
+    pub pid: u32,
+}
+
+impl SplitReq {
+    /// Serialises the request.
+    pub fn encode(&self) -> [u8; SPLIT_LEN] {
+        let mut b = [0u8; SPLIT_LEN];
+        b[0] = Kind::Split as u8;
+        b[8..16].copy_from_slice(&self.send_id.to_le_bytes());
+        b[16..24].copy_from_slice(&self.recv_id.to_le_bytes());
+        b[24..32].copy_from_slice(&self.addr.to_le_bytes());
+        b[32..40].copy_from_slice(&self.offset.to_le_bytes());
+        b[40..48].copy_from_slice(&self.len.to_le_bytes());
+        b[48..52].copy_from_slice(&self.pid.to_le_bytes());
+        b
+    }
+}
 
 /// The matching-relevant part of a message header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,13 +142,17 @@ pub enum Packet<'a> {
     Cont(&'a [u8]),
     /// Control packet.
     Ctrl {
-        /// Ack, Fin or Cts.
+        /// Ack, Fin, Cts or Wrote.
         kind: Kind,
+        /// Kind-specific flags (Wrote: 1 = failed).
+        flags: u8,
         /// Sender-side request id.
         send_id: u64,
         /// Receiver-side request id (Cts).
         recv_id: u64,
     },
+    /// A split-copy request.
+    Split(SplitReq),
     /// Streamed rendezvous bytes for receive `recv_id`.
     Data {
         /// Receiver-side request id.
@@ -150,8 +202,14 @@ pub fn data_header(recv_id: u64) -> [u8; DATA_HEADER] {
 
 /// An Ack, Fin or Cts packet.
 pub fn ctrl(kind: Kind, send_id: u64, recv_id: u64) -> [u8; CTRL_LEN] {
+    ctrl_flagged(kind, 0, send_id, recv_id)
+}
+
+/// A control packet with flags.
+pub fn ctrl_flagged(kind: Kind, flags: u8, send_id: u64, recv_id: u64) -> [u8; CTRL_LEN] {
     let mut b = [0u8; CTRL_LEN];
     b[0] = kind as u8;
+    b[1] = flags;
     b[8..16].copy_from_slice(&send_id.to_le_bytes());
     b[16..24].copy_from_slice(&recv_id.to_le_bytes());
     b
@@ -178,11 +236,22 @@ pub fn decode(cell: &[u8]) -> Option<Packet<'_>> {
             &cell[MSG_HEADER..],
         )),
         Kind::Cont if cell.len() >= CONT_HEADER => Some(Packet::Cont(&cell[CONT_HEADER..])),
-        Kind::Ack | Kind::Fin | Kind::Cts if cell.len() >= CTRL_LEN => Some(Packet::Ctrl {
-            kind,
+        Kind::Split if cell.len() >= SPLIT_LEN => Some(Packet::Split(SplitReq {
             send_id: u64_at(cell, 8),
             recv_id: u64_at(cell, 16),
-        }),
+            addr: u64_at(cell, 24),
+            offset: u64_at(cell, 32),
+            len: u64_at(cell, 40),
+            pid: u32_at(cell, 48),
+        })),
+        Kind::Ack | Kind::Fin | Kind::Cts | Kind::Wrote if cell.len() >= CTRL_LEN => {
+            Some(Packet::Ctrl {
+                kind,
+                flags: cell[1],
+                send_id: u64_at(cell, 8),
+                recv_id: u64_at(cell, 16),
+            })
+        }
         Kind::Data if cell.len() >= DATA_HEADER => Some(Packet::Data {
             recv_id: u64_at(cell, 8),
             bytes: &cell[DATA_HEADER..],

@@ -134,6 +134,30 @@ impl Transport for ShmTransport {
         Ok(())
     }
 
+    fn write_remote(&self, peer: usize, pid: u32, addr: u64, src: &[u8]) -> Result<(), Error> {
+        if self.local(peer).is_none() {
+            return Err(Error::Unsupported(format!(
+                "rank {peer} is not on this host"
+            )));
+        }
+        let n = cma::write_to(pid as i32, addr as usize, src)?;
+        if n != src.len() {
+            return Err(Error::Os {
+                call: "process_vm_writev",
+                source: std::io::Error::other(format!(
+                    "wrote {n} of {} bytes to rank {peer}",
+                    src.len()
+                )),
+            });
+        }
+        Ok(())
+    }
+
+    fn parallel_peers(&self) -> bool {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.node.local_size() <= cpus
+    }
+
     fn wait_token(&self) -> u32 {
         self.node.doorbell(self.me).current()
     }

@@ -50,6 +50,19 @@ pub trait Transport: Send + Sync {
     fn can_read_remote(&self, peer: usize) -> bool;
     /// Copies `dst.len()` bytes at `addr` in process `pid` (rank `peer`) into `dst`.
     fn read_remote(&self, peer: usize, pid: u32, addr: u64, dst: &mut [u8]) -> Result<(), Error>;
+    /// Copies `src` into process `pid` (rank `peer`) at `addr`: the other
+    /// half of a cooperative single copy. Same permission as reading.
+    fn write_remote(&self, peer: usize, pid: u32, addr: u64, src: &[u8]) -> Result<(), Error> {
+        let _ = (pid, addr, src);
+        Err(Error::Unsupported(format!(
+            "no remote writes to rank {peer}"
+        )))
+    }
+    /// Whether this transport's ranks have a core each (no oversubscription),
+    /// so both sides of a transfer can copy at the same time.
+    fn parallel_peers(&self) -> bool {
+        false
+    }
     /// A token to pass to [`Transport::wait`]; taken before the last poll so
     /// that a packet arriving in between is not slept through.
     fn wait_token(&self) -> u32;

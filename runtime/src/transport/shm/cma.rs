@@ -127,6 +127,33 @@ fn read_chunked(
     Ok(done)
 }
 
+/// Writes `local` into process `pid` at `addr` (one contiguous range), in
+/// calls of at most 1 GiB, resuming after partial writes.
+pub fn write_to(pid: i32, addr: usize, local: &[u8]) -> Result<usize, Error> {
+    let mut done = 0;
+    while done < local.len() {
+        let take = (local.len() - done).min(MAX_CALL);
+        let src = [std::io::IoSlice::new(&local[done..done + take])];
+        let dst = [RemoteIoVec {
+            base: addr.wrapping_add(done),
+            len: take,
+        }];
+        match nix::sys::uio::process_vm_writev(Pid::from_raw(pid), &src, &dst) {
+            Ok(0) => {
+                let detail = format!(
+                    "pid {pid}: nothing writable at {:#x}",
+                    addr.wrapping_add(done)
+                );
+                return Err(os("process_vm_writev", Errno::EFAULT, detail));
+            }
+            Ok(n) => done += n,
+            Err(Errno::EINTR) => continue,
+            Err(e) => return Err(os("process_vm_writev", e, format!("pid {pid}"))),
+        }
+    }
+    Ok(done)
+}
+
 /// Checks once whether `len` bytes at `addr` in `peer` can be read and equal
 /// `expect`.
 pub fn probe(peer: i32, addr: usize, expect: &[u8]) -> CmaStatus {
