@@ -308,10 +308,29 @@ mod tests {
             decode(&c),
             Some(Packet::Ctrl {
                 kind: Kind::Fin,
+                flags: 0,
                 send_id: 5,
                 recv_id: 6
             })
         );
+        let w = ctrl_flagged(Kind::Wrote, 1, 5, 6);
+        assert!(matches!(
+            decode(&w),
+            Some(Packet::Ctrl {
+                kind: Kind::Wrote,
+                flags: 1,
+                ..
+            })
+        ));
+        let sp = SplitReq {
+            send_id: 1,
+            recv_id: 2,
+            addr: 3,
+            offset: 4,
+            len: 5,
+            pid: 6,
+        };
+        assert_eq!(decode(&sp.encode()), Some(Packet::Split(sp)));
         let mut d = data_header(9).to_vec();
         d.push(1);
         assert_eq!(

@@ -1,0 +1,191 @@
+//! `MPI_Pack` / `MPI_Unpack` / `MPI_Pack_size`, over byte slices (checked)
+//! or raw addresses (for the transports), whole or from any packed position.
+
+use super::Datatype;
+use crate::error::Error;
+use std::ops::Range;
+
+impl Datatype {
+    /// `MPI_Pack_size`: bytes that `count` elements occupy when packed.
+    pub fn pack_size(&self, count: usize) -> Result<usize, Error> {
+        count
+            .checked_mul(self.size())
+            .filter(|&n| n <= isize::MAX as usize)
+            .ok_or_else(|| Error::InvalidArgument {
+                arg: "count",
+                reason: format!("{count} elements of {self:?} do not fit in memory"),
+            })
+    }
+
+    /// Byte offsets, relative to the buffer address, of the first and just
+    /// past the last data byte of `count` elements; `None` when there is no
+    /// data. A buffer must cover this range.
+    pub fn data_span(&self, count: usize) -> Result<Option<Range<isize>>, Error> {
+        if count == 0 || self.size() == 0 {
+            return Ok(None);
+        }
+        let shift = (count as i128 - 1) * self.extent() as i128;
+        let lo = self.true_lb() as i128 + shift.min(0);
+        let hi = self.true_lb() as i128 + self.true_extent() as i128 + shift.max(0);
+        match (isize::try_from(lo), isize::try_from(hi)) {
+            (Ok(lo), Ok(hi)) => Ok(Some(lo..hi)),
+            _ => Err(Error::InvalidArgument {
+                arg: "count",
+                reason: format!(
+                    "{count} elements of {self:?} span bytes {lo}..{hi}, beyond the address space"
+                ),
+            }),
+        }
+    }
+
+    /// Checks that `count` elements laid out from the start of a buffer of
+    /// `len` bytes stay inside it.
+    fn check_buffer(&self, arg: &'static str, len: usize, count: usize) -> Result<(), Error> {
+        match self.data_span(count)? {
+            Some(r) if r.start < 0 || r.end as usize > len => Err(Error::InvalidArgument {
+                arg,
+                reason: format!(
+                    "{count} elements of {self:?} touch bytes {}..{} of the buffer, which has {len} bytes",
+                    r.start, r.end
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// `MPI_Pack`: appends `count` elements read from `inbuf` (the buffer
+    /// address is `inbuf`'s start) to `outbuf` at `*position`, and advances
+    /// `*position`. Types whose data lies before their address (negative
+    /// true lower bound) need [`pack_raw`](Self::pack_raw).
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let byte = Datatype::basic(BasicType::Byte);
+    /// let every_other = Datatype::vector(3, 1, 2, &byte)?;
+    /// every_other.commit();
+    /// let (mut out, mut pos) = ([0u8; 4], 0);
+    /// every_other.pack(b"a-b-c", 1, &mut out, &mut pos)?;
+    /// assert_eq!((&out[..pos], pos), (&b"abc"[..], 3));
+    /// let mut back = *b".....";
+    /// every_other.unpack(&out, &mut 0, &mut back, 1)?;
+    /// assert_eq!(&back, b"a.b.c");
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn pack(
+        &self,
+        inbuf: &[u8],
+        count: usize,
+        outbuf: &mut [u8],
+        position: &mut usize,
+    ) -> Result<(), Error> {
+        self.check_buffer("inbuf", inbuf.len(), count)?;
+        let n = self.pack_size(count)?;
+        check_room(outbuf.len(), *position, n, "outsize", || {
+            format!("packing {count} elements of {self:?}")
+        })?;
+        let out = &mut outbuf[*position..*position + n];
+        // SAFETY: check_buffer proved every byte of the `count` elements
+        // lies inside `inbuf`.
+        unsafe { self.pack_raw(inbuf.as_ptr(), count, 0, out)? };
+        *position += n;
+        Ok(())
+    }
+
+    /// `MPI_Unpack`: reads `count` elements from `inbuf` at `*position`
+    /// into `outbuf` (the buffer address is `outbuf`'s start), and advances
+    /// `*position`.
+    pub fn unpack(
+        &self,
+        inbuf: &[u8],
+        position: &mut usize,
+        outbuf: &mut [u8],
+        count: usize,
+    ) -> Result<(), Error> {
+        self.check_buffer("outbuf", outbuf.len(), count)?;
+        let n = self.pack_size(count)?;
+        check_room(inbuf.len(), *position, n, "insize", || {
+            format!("unpacking {count} elements of {self:?}")
+        })?;
+        let input = &inbuf[*position..*position + n];
+        // SAFETY: check_buffer proved every byte of the `count` elements
+        // lies inside `outbuf`, which cannot overlap `inbuf`.
+        unsafe { self.unpack_raw(outbuf.as_mut_ptr(), count, 0, input)? };
+        *position += n;
+        Ok(())
+    }
+
+    /// Copies packed bytes `from .. from + out.len()` of `count` elements
+    /// at `inbuf` into `out`.
+    ///
+    /// # Safety
+    /// For every segment of `count` elements (see
+    /// [`data_span`](Self::data_span)), `inbuf + offset` must be valid for
+    /// reads of its length and not overlap `out`. `inbuf` itself need not
+    /// point into the buffer (e.g. `MPI_BOTTOM` with absolute displacements).
+    pub unsafe fn pack_raw(
+        &self,
+        inbuf: *const u8,
+        count: usize,
+        from: usize,
+        out: &mut [u8],
+    ) -> Result<(), Error> {
+        let mut at = 0;
+        for s in self.segments_range(count, from..from.saturating_add(out.len()))? {
+            // SAFETY: the caller vouches for the source; the segments cover
+            // exactly `out.len()` bytes.
+            unsafe {
+                let src = inbuf.wrapping_offset(s.offset);
+                std::ptr::copy_nonoverlapping(src, out.as_mut_ptr().add(at), s.len);
+            }
+            at += s.len;
+        }
+        Ok(())
+    }
+
+    /// Scatters `input`, the packed bytes `from .. from + input.len()` of
+    /// `count` elements, into the buffer at `outbuf`.
+    ///
+    /// # Safety
+    /// For every segment of `count` elements (see
+    /// [`data_span`](Self::data_span)), `outbuf + offset` must be valid for
+    /// writes of its length and not overlap `input`. `outbuf` itself need
+    /// not point into the buffer.
+    pub unsafe fn unpack_raw(
+        &self,
+        outbuf: *mut u8,
+        count: usize,
+        from: usize,
+        input: &[u8],
+    ) -> Result<(), Error> {
+        let mut at = 0;
+        for s in self.segments_range(count, from..from.saturating_add(input.len()))? {
+            // SAFETY: as above, with the roles swapped.
+            unsafe {
+                let dst = outbuf.wrapping_offset(s.offset);
+                std::ptr::copy_nonoverlapping(input.as_ptr().add(at), dst, s.len);
+            }
+            at += s.len;
+        }
+        Ok(())
+    }
+}
+
+/// Checks that `n` bytes fit at `position` in a buffer of `len` bytes.
+fn check_room(
+    len: usize,
+    position: usize,
+    n: usize,
+    arg: &'static str,
+    what: impl FnOnce() -> String,
+) -> Result<(), Error> {
+    if position.checked_add(n).is_some_and(|end| end <= len) {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument {
+        arg,
+        reason: format!(
+            "{} needs {n} bytes at position {position}, but the buffer has {len} bytes",
+            what()
+        ),
+    })
+}

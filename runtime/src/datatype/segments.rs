@@ -1,0 +1,165 @@
+//! Walking the data of `count` elements as `(offset, len)` byte ranges, in
+//! pack order, from any position of the packed stream.
+
+use super::layout::Flat;
+use super::Datatype;
+use crate::error::Error;
+use std::iter::FusedIterator;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// A run of bytes at `offset` from the buffer address (may be negative).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// Byte offset from the buffer address.
+    pub offset: isize,
+    /// Length in bytes (> 0).
+    pub len: usize,
+}
+
+/// Iterator over the data of `count` elements of a committed type as
+/// [`Segment`]s, in pack order, adjacent runs merged (also across element
+/// boundaries). Walking costs O(segments) with no allocation; starting
+/// at a packed position costs one binary search.
+///
+/// Made by [`Datatype::segments`] and [`Datatype::segments_range`]; holds
+/// the flattened form (shared), so it can be stored and resumed later.
+#[derive(Debug, Clone)]
+pub struct Segments {
+    flat: Arc<Flat>,
+    extent: isize,
+    /// One run per element, `extent` long: the whole range is one segment.
+    contiguous: bool,
+    elem: usize,
+    idx: usize,
+    skip: usize,
+    pos: usize,
+    end: usize,
+}
+
+impl Datatype {
+    /// The data of `count` elements at a buffer as byte ranges relative to
+    /// the buffer address (see [`segments_range`](Self::segments_range)).
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype, Segment};
+    /// let int = Datatype::basic(BasicType::Int);
+    /// let col = Datatype::vector(3, 1, 4, &int)?; // a column of a 3x4 matrix
+    /// let col = Datatype::resized(&col, 0, 4)?; // next column starts 4 bytes on
+    /// col.commit();
+    /// let segs: Vec<_> = col.segments(2)?.collect();
+    /// let s = |offset, len| Segment { offset, len };
+    /// assert_eq!(segs, [s(0, 4), s(16, 4), s(32, 4), s(4, 4), s(20, 4), s(36, 4)]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn segments(&self, count: usize) -> Result<Segments, Error> {
+        let total = self.pack_size(count)?;
+        self.segments_range(count, 0..total)
+    }
+
+    /// The byte ranges holding packed bytes `packed.start .. packed.end` of
+    /// `count` elements: what a transport sends when it moves a
+    /// non-contiguous buffer in pieces. Fails when the type is not
+    /// committed or the range is outside the `count * size()` packed bytes.
+    pub fn segments_range(&self, count: usize, packed: Range<usize>) -> Result<Segments, Error> {
+        let flat = self.committed_flat("datatype")?.clone();
+        let total = self.pack_size(count)?;
+        self.data_span(count)?;
+        if packed.start > packed.end || packed.end > total {
+            return Err(Error::InvalidArgument {
+                arg: "position",
+                reason: format!(
+                    "packed range {}..{} is outside the {total} bytes of {count} elements of {self:?}",
+                    packed.start, packed.end
+                ),
+            });
+        }
+        let size = self.size();
+        let (mut elem, mut idx, mut skip) = (0, 0, 0);
+        if let (Some(e), Some(within)) = (
+            packed.start.checked_div(size),
+            packed.start.checked_rem(size),
+        ) {
+            elem = e;
+            idx = flat.segs.partition_point(|s| s.packed + s.len <= within);
+            skip = within - flat.segs.get(idx).map_or(within, |s| s.packed);
+        }
+        Ok(Segments {
+            flat,
+            extent: self.extent(),
+            contiguous: size > 0 && self.is_contiguous(),
+            elem,
+            idx,
+            skip,
+            pos: packed.start,
+            end: packed.end,
+        })
+    }
+}
+
+impl Segments {
+    /// Packed bytes before the next segment (where a resumed walk starts).
+    pub fn packed_position(&self) -> usize {
+        self.pos
+    }
+
+    /// Packed bytes not yet walked.
+    pub fn remaining(&self) -> usize {
+        self.end - self.pos
+    }
+
+    /// Offset of the next byte to yield (valid while `remaining() > 0`).
+    fn offset(&self) -> isize {
+        let s = &self.flat.segs[self.idx];
+        self.elem as isize * self.extent + s.disp + self.skip as isize
+    }
+
+    /// Yields the rest of the current run (up to `end`) and moves on.
+    fn step(&mut self) -> Segment {
+        let offset = self.offset();
+        let s = self.flat.segs[self.idx];
+        let len = (s.len - self.skip).min(self.end - self.pos);
+        self.pos += len;
+        self.skip += len;
+        if self.skip == s.len {
+            self.skip = 0;
+            self.idx += 1;
+            if self.idx == self.flat.segs.len() {
+                self.idx = 0;
+                self.elem += 1;
+            }
+        }
+        Segment { offset, len }
+    }
+}
+
+impl Iterator for Segments {
+    type Item = Segment;
+
+    fn next(&mut self) -> Option<Segment> {
+        if self.pos >= self.end {
+            return None;
+        }
+        if self.contiguous {
+            // Element e's data is at e * size + disp: packed position p is
+            // at disp + p.
+            let seg = Segment {
+                offset: self.flat.segs[0].disp + self.pos as isize,
+                len: self.end - self.pos,
+            };
+            self.pos = self.end;
+            return Some(seg);
+        }
+        let mut seg = self.step();
+        while self.pos < self.end && self.offset() == seg.offset + seg.len as isize {
+            seg.len += self.step().len;
+        }
+        Some(seg)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        ((self.pos < self.end) as usize, Some(self.end - self.pos))
+    }
+}
+
+impl FusedIterator for Segments {}

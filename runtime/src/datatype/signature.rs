@@ -1,0 +1,195 @@
+//! Type signatures: the sequence of basic elements of a type, run-length
+//! encoded; element counting (`MPI_Get_elements`, `MPI_Get_count`) and
+//! type matching.
+
+use super::{BasicType, Datatype};
+use std::sync::Arc;
+
+/// The basic elements of one element of a type, in type-map order, as
+/// `(basic type, repeat)` runs with equal neighbours merged. Pair types
+/// appear as their two members (`MPI_DOUBLE_INT` is `[(Double, 1), (Int, 1)]`).
+///
+/// ```
+/// use oxmpi::datatype::{BasicType, Datatype};
+/// let int = Datatype::basic(BasicType::Int);
+/// let v = Datatype::vector(3, 2, 5, &int)?;
+/// assert_eq!(v.signature().runs(), [(BasicType::Int, 6)]);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Signature {
+    runs: Arc<[(BasicType, usize)]>,
+    len: usize,
+}
+
+impl Signature {
+    /// The runs.
+    pub fn runs(&self) -> &[(BasicType, usize)] {
+        &self.runs
+    }
+
+    /// Number of basic elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no basic elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether `count` copies of `self` are a prefix of `other_count`
+    /// copies of `other`: the MPI rule for a send of `count` elements to
+    /// match a receive of `other_count` elements. Strict: `MPI_BYTE` matches
+    /// only `MPI_BYTE`; `MPI_PACKED` needs the caller's special case.
+    pub fn matches(&self, count: usize, other: &Signature, other_count: usize) -> bool {
+        let mut a = Cursor::new(self, count);
+        let mut b = Cursor::new(other, other_count);
+        loop {
+            let Some((ta, na)) = a.peek() else {
+                return true;
+            };
+            let Some((tb, nb)) = b.peek() else {
+                return false;
+            };
+            if ta != tb {
+                return false;
+            }
+            let n = na.min(nb);
+            a.consume(n);
+            b.consume(n);
+        }
+    }
+
+    /// Basic elements in the first `rem` bytes of one element, or `None`
+    /// when `rem` ends inside a basic element.
+    fn elements_in(&self, mut rem: usize) -> Option<usize> {
+        let mut n = 0;
+        for &(t, k) in self.runs.iter() {
+            if rem == 0 {
+                break;
+            }
+            let run = t.size() * k;
+            if rem >= run {
+                rem -= run;
+                n += k;
+            } else {
+                if !rem.is_multiple_of(t.size()) {
+                    return None;
+                }
+                n += rem / t.size();
+                rem = 0;
+            }
+        }
+        (rem == 0).then_some(n)
+    }
+}
+
+/// Walks `count` repetitions of a signature run by run; a one-run
+/// signature is walked as a single run of `count` times its length.
+struct Cursor<'a> {
+    runs: &'a [(BasicType, usize)],
+    reps: usize,
+    idx: usize,
+    left: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(sig: &'a Signature, count: usize) -> Self {
+        let runs: &[_] = &sig.runs;
+        let (reps, left) = match runs {
+            [] => (0, 0),
+            [(_, n)] => (1, n * count),
+            [(_, n), ..] => (count, *n),
+        };
+        Cursor {
+            runs,
+            reps,
+            idx: 0,
+            left,
+        }
+    }
+
+    fn peek(&self) -> Option<(BasicType, usize)> {
+        (self.reps > 0 && self.left > 0).then(|| (self.runs[self.idx].0, self.left))
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.left -= n;
+        if self.left == 0 {
+            self.idx += 1;
+            if self.idx == self.runs.len() {
+                self.idx = 0;
+                self.reps -= 1;
+            }
+            if self.reps > 0 {
+                self.left = self.runs[self.idx].1;
+            }
+        }
+    }
+}
+
+/// Builds a signature, merging equal neighbours.
+#[derive(Default)]
+pub(super) struct SigBuilder {
+    runs: Vec<(BasicType, usize)>,
+    len: usize,
+}
+
+impl SigBuilder {
+    pub(super) fn push(&mut self, t: BasicType, n: usize) {
+        if n == 0 {
+            return;
+        }
+        self.len += n;
+        match self.runs.last_mut() {
+            Some((last, k)) if *last == t => *k += n,
+            _ => self.runs.push((t, n)),
+        }
+    }
+
+    /// Appends `k` copies of `s`.
+    pub(super) fn extend_repeated(&mut self, s: &Signature, k: usize) {
+        match &s.runs[..] {
+            [] => {}
+            [(t, n)] => self.push(*t, n * k),
+            runs => (0..k).for_each(|_| runs.iter().for_each(|&(t, n)| self.push(t, n))),
+        }
+    }
+
+    pub(super) fn finish(self) -> Signature {
+        Signature {
+            runs: self.runs.into(),
+            len: self.len,
+        }
+    }
+}
+
+impl Datatype {
+    /// `MPI_Get_elements`: basic elements in `bytes` bytes of data of this
+    /// type; `None` (`MPI_UNDEFINED`) when `bytes` ends inside a basic element.
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let di = Datatype::basic(BasicType::DoubleInt);
+    /// assert_eq!(di.get_elements(12 + 8), Some(3)); // double, int, double
+    /// assert_eq!(di.get_elements(4), None);
+    /// ```
+    pub fn get_elements(&self, bytes: usize) -> Option<usize> {
+        let size = self.size();
+        if size == 0 {
+            return (bytes == 0).then_some(0);
+        }
+        let whole = (bytes / size).checked_mul(self.signature().len())?;
+        whole.checked_add(self.signature().elements_in(bytes % size)?)
+    }
+
+    /// `MPI_Get_count`: whole elements of this type in `bytes`; `None`
+    /// (`MPI_UNDEFINED`) when `bytes` is not a multiple of the size.
+    pub fn get_count(&self, bytes: usize) -> Option<usize> {
+        match self.size() {
+            0 => (bytes == 0).then_some(0),
+            size => bytes.is_multiple_of(size).then_some(bytes / size),
+        }
+    }
+}
