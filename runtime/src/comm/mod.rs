@@ -1,17 +1,48 @@
 //! Communicators: a group of ranks and the context ids that keep their
 //! traffic apart. Locality is decided when the runtime starts (the
-//! transport knows which world ranks it reaches).
+//! transport knows which world ranks it reaches; the bootstrap says which
+//! node each world rank runs on).
+//!
+//! - [`mod@create`]: `dup`, `split`, `split_type`, `create`, the collective
+//!   constructors; all end in one context-id agreement ([`context`]).
+//! - [`agree`]: the two small collectives those need, over point-to-point.
+//! - [`attr`]: keyvals and attributes (`MPI_Comm_set_attr` and friends).
+//! - `p2p.rs`, `barrier.rs`: traffic on a communicator.
+//!
+//! Freeing: [`Comm::free`] frees explicitly (deleting attributes, reporting
+//! a delete callback's error); dropping the last clone frees too (errors
+//! are dropped: no panics in `Drop`). Either way the context id goes back
+//! to this process's pool, and a later communicator may reuse it.
 
+mod agree;
+pub mod attr;
 mod barrier;
+pub mod context;
+pub mod create;
 mod p2p;
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::error::Error;
+use crate::group::{Comparison, Group};
 use crate::progress::Rt;
 use crate::status::{ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
+use crate::topo::Topology;
+
+pub use attr::{AttrValue, CopyFn, CopyPolicy, DeleteFn, Keyval};
+pub use create::SplitType;
+
+/// `MPI_UNDEFINED`: the split color of a rank that wants no new
+/// communicator, and the rank of a process outside a group.
+pub const UNDEFINED: i32 = -32766;
+
+/// Longest communicator name kept, in bytes (`MPI_MAX_OBJECT_NAME - 1`).
+pub const MAX_NAME_LEN: usize = 127;
 
 /// A communicator.
+///
+/// Cloning gives another handle to the same communicator.
 ///
 /// ```no_run
 /// let universe = oxmpi::init()?;
@@ -24,13 +55,47 @@ pub struct Comm {
     pub(crate) inner: Arc<CommInner>,
 }
 
+/// Process-wide state every communicator of a universe shares.
+pub(crate) struct Shared {
+    /// Node id of each world rank (from the bootstrap's process mapping).
+    pub(crate) node_of_rank: Vec<usize>,
+    /// Free context ids of this process.
+    pub(crate) pool: context::Pool,
+}
+
+impl Shared {
+    pub(crate) fn new(node_of_rank: Vec<usize>) -> Shared {
+        Shared {
+            node_of_rank,
+            pool: context::Pool::new(),
+        }
+    }
+}
+
+/// What kind of communicator: the predefined ones are never freed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    World,
+    SelfComm,
+    User,
+}
+
 pub(crate) struct CommInner {
     pub(crate) rt: Rt,
+    pub(crate) shared: Arc<Shared>,
     /// Context id of point-to-point traffic; collectives use `context + 1`.
     pub(crate) context: u32,
     pub(crate) rank: i32,
     /// World rank of each communicator rank.
     pub(crate) world_of: Vec<usize>,
+    pub(crate) kind: Kind,
+    pub(crate) topology: Topology,
+    pub(crate) attrs: Mutex<attr::Attrs>,
+    name: Mutex<String>,
+    /// Freed explicitly: attributes deleted, context id returned.
+    freed: AtomicBool,
+    /// Collective calls made on this communicator (tag sequence; see coll/tag.rs).
+    pub(crate) coll_seq: std::sync::atomic::AtomicU32,
 }
 
 /// Context ids of the predefined communicators (each takes two: p2p, collective).
@@ -38,14 +103,58 @@ pub(crate) const WORLD_CONTEXT: u32 = 0;
 /// `MPI_COMM_SELF`.
 pub(crate) const SELF_CONTEXT: u32 = 2;
 
+/// A communicator's identity while it lives: its point-to-point context
+/// id (unique among this process's live communicators; reused after a
+/// free). The C front end maps it to its own handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CommId(pub u32);
+
 impl Comm {
-    pub(crate) fn new(rt: Rt, context: u32, rank: i32, world_of: Vec<usize>) -> Comm {
+    /// `MPI_COMM_WORLD` and `MPI_COMM_SELF`, built by `init`.
+    pub(crate) fn predefined(rt: Rt, shared: Arc<Shared>, self_comm: bool) -> Comm {
+        let me = rt.world_rank;
+        let (context, rank, world_of, kind, name) = if self_comm {
+            (SELF_CONTEXT, 0, vec![me], Kind::SelfComm, "MPI_COMM_SELF")
+        } else {
+            let all = (0..rt.world_size).collect();
+            (WORLD_CONTEXT, me as i32, all, Kind::World, "MPI_COMM_WORLD")
+        };
+        Comm::build(
+            rt,
+            shared,
+            context,
+            rank,
+            world_of,
+            kind,
+            Topology::None,
+            name,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn build(
+        rt: Rt,
+        shared: Arc<Shared>,
+        context: u32,
+        rank: i32,
+        world_of: Vec<usize>,
+        kind: Kind,
+        topology: Topology,
+        name: &str,
+    ) -> Comm {
         Comm {
             inner: Arc::new(CommInner {
                 rt,
+                shared,
                 context,
                 rank,
                 world_of,
+                kind,
+                topology,
+                attrs: Mutex::new(attr::Attrs::default()),
+                name: Mutex::new(name.to_owned()),
+                freed: AtomicBool::new(false),
+                coll_seq: std::sync::atomic::AtomicU32::new(0),
             }),
         }
     }
@@ -58,6 +167,126 @@ impl Comm {
     /// Number of ranks in the communicator.
     pub fn size(&self) -> i32 {
         self.inner.world_of.len() as i32
+    }
+
+    /// This communicator's identity (see [`CommId`]).
+    pub fn id(&self) -> CommId {
+        CommId(self.inner.context)
+    }
+
+    /// The group of the communicator (`MPI_Comm_group`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let evens = world.group().range_incl(&[(0, world.size() - 1, 2)])?;
+    /// let sub = world.create(&evens)?; // None on odd ranks
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn group(&self) -> Group {
+        Group::from_world(self.inner.world_of.clone(), Some(self.inner.rt.world_rank))
+    }
+
+    /// World rank of each rank of this communicator, in rank order.
+    pub fn world_ranks(&self) -> &[usize] {
+        &self.inner.world_of
+    }
+
+    /// Compares two communicators (`MPI_Comm_compare`): `Ident` for the
+    /// same communicator, `Congruent` for the same ranks in the same order
+    /// (e.g. a dup), `Similar` for the same ranks in another order,
+    /// `Unequal` otherwise.
+    pub fn compare(&self, other: &Comm) -> Comparison {
+        if Arc::ptr_eq(&self.inner, &other.inner) || self.inner.context == other.inner.context {
+            return Comparison::Ident;
+        }
+        match self.group().compare(&other.group()) {
+            Comparison::Ident => Comparison::Congruent,
+            c => c,
+        }
+    }
+
+    /// The virtual topology attached to the communicator (`MPI_Topo_test`).
+    pub fn topology(&self) -> &Topology {
+        &self.inner.topology
+    }
+
+    /// Whether this is a predefined communicator (world or self).
+    pub fn is_predefined(&self) -> bool {
+        self.inner.kind != Kind::User
+    }
+
+    /// The communicator's name (`MPI_Comm_get_name`): `MPI_COMM_WORLD` and
+    /// `MPI_COMM_SELF` for the predefined ones, empty until set otherwise.
+    pub fn name(&self) -> String {
+        lock(&self.inner.name).clone()
+    }
+
+    /// Names the communicator (`MPI_Comm_set_name`), locally. Names longer
+    /// than [`MAX_NAME_LEN`] bytes are truncated (at a character boundary).
+    pub fn set_name(&self, name: &str) {
+        let mut end = name.len().min(MAX_NAME_LEN);
+        while !name.is_char_boundary(end) {
+            end -= 1;
+        }
+        *lock(&self.inner.name) = name[..end].to_owned();
+    }
+
+    /// Frees the communicator (`MPI_Comm_free`): deletes its attributes
+    /// (running delete callbacks) and returns its context id for reuse.
+    /// Other clones of this handle must not be used afterwards. Pending
+    /// operations on it still complete.
+    ///
+    /// Errors: the predefined communicators cannot be freed; a freed one
+    /// cannot be freed again; a delete callback's error is returned (the
+    /// communicator is freed anyway).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// for _ in 0..10_000 {
+    ///     world.dup()?.free()?; // ids are recycled
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn free(self) -> Result<(), Error> {
+        if self.inner.kind != Kind::User {
+            return Err(Error::InvalidComm(format!(
+                "{} is predefined and cannot be freed",
+                self.describe()
+            )));
+        }
+        self.check_live()?;
+        let result = self.delete_all_attrs();
+        if !self.inner.freed.swap(true, Ordering::AcqRel) {
+            self.inner.shared.pool.release(self.inner.context);
+        }
+        result
+    }
+
+    /// Whether [`Comm::free`] was called on a clone of this handle.
+    pub fn is_freed(&self) -> bool {
+        self.inner.freed.load(Ordering::Acquire)
+    }
+
+    /// `Err` when the communicator was freed through another clone.
+    pub(crate) fn check_live(&self) -> Result<(), Error> {
+        if self.is_freed() {
+            Err(Error::InvalidComm(format!(
+                "{} was already freed",
+                self.describe()
+            )))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// How error messages name this communicator.
+    pub(crate) fn describe(&self) -> String {
+        let name = self.name();
+        if name.is_empty() {
+            format!("communicator (context {})", self.inner.context)
+        } else {
+            format!("communicator {name:?}")
+        }
     }
 
     /// Checks a destination rank; `Ok(None)` for `PROC_NULL`.
@@ -118,4 +347,33 @@ impl Comm {
     pub(crate) fn rt(&self) -> &Rt {
         &self.inner.rt
     }
+}
+
+impl std::fmt::Debug for Comm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Comm")
+            .field("name", &self.name())
+            .field("context", &self.inner.context)
+            .field("rank", &self.rank())
+            .field("size", &self.size())
+            .finish()
+    }
+}
+
+impl Drop for CommInner {
+    /// The last handle went away without [`Comm::free`]: delete the
+    /// attributes (errors cannot be reported here) and return the id.
+    fn drop(&mut self) {
+        if self.kind != Kind::User || *self.freed.get_mut() {
+            return;
+        }
+        let attrs = std::mem::take(self.attrs.get_mut().unwrap_or_else(|e| e.into_inner()));
+        let _ = attrs.delete_all(CommId(self.context));
+        self.shared.pool.release(self.context);
+    }
+}
+
+/// Locks a mutex whose data stays consistent even if a holder panicked.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }

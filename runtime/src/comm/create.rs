@@ -1,0 +1,184 @@
+//! Collective constructors: `dup`, `split`, `split_type`, `create`. Each
+//! works out this rank's members locally (split gathers every rank's
+//! `(color, key)` first), then runs one context-id agreement over the
+//! parent ([`super::context::agree`]). Intercommunicators are not
+//! supported: the calls that would make or need one say so.
+
+use super::{agree, context, Comm, Kind, UNDEFINED};
+use crate::error::Error;
+use crate::group::Group;
+use crate::topo::Topology;
+
+/// Kinds of [`Comm::split_type`] (`MPI_COMM_TYPE_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplitType {
+    /// Ranks that can share memory: those on the same node
+    /// (`MPI_COMM_TYPE_SHARED`).
+    Shared,
+    /// This rank wants no communicator (`MPI_UNDEFINED`): gets `None`.
+    Undefined,
+}
+
+impl Comm {
+    /// Duplicates the communicator (`MPI_Comm_dup`): same ranks in the same
+    /// order and the same topology, new context ids (so traffic on the two
+    /// never meets), attributes copied as their keyvals say. Collective.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let lib_comm = world.dup()?;
+    /// assert_eq!(lib_comm.compare(&world), oxmpi::Comparison::Congruent);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn dup(&self) -> Result<Comm, Error> {
+        let new = self
+            .derive(
+                Some(self.inner.world_of.clone()),
+                self.inner.topology.clone(),
+            )?
+            .expect("every rank is a member of a dup");
+        if let Err(e) = self.copy_attrs_to(&new) {
+            let _ = new.free();
+            return Err(e);
+        }
+        Ok(new)
+    }
+
+    /// Splits the communicator (`MPI_Comm_split`): ranks passing the same
+    /// `color` form a new communicator, ordered by `key` and then by their
+    /// rank here; [`UNDEFINED`] as color gives `None`. Collective.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// // Even and odd ranks, each in reverse order.
+    /// let half = world.split(world.rank() % 2, -world.rank())?.unwrap();
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn split(&self, color: i32, key: i32) -> Result<Option<Comm>, Error> {
+        self.check_live()?;
+        if color < 0 && color != UNDEFINED {
+            return Err(Error::InvalidArgument {
+                arg: "color",
+                reason: format!("color {color} is negative and not UNDEFINED"),
+            });
+        }
+        let mine: Vec<u8> = [color.to_le_bytes(), key.to_le_bytes()].concat();
+        let all = agree::allgather_fixed(self, &mine)?;
+        let pairs: Vec<(i32, i32)> = all
+            .chunks_exact(8)
+            .map(|c| {
+                let word = |b: &[u8]| i32::from_le_bytes(b.try_into().expect("4 bytes"));
+                (word(&c[..4]), word(&c[4..]))
+            })
+            .collect();
+        let members = (color != UNDEFINED).then(|| {
+            let mut same: Vec<usize> = (0..pairs.len()).filter(|&r| pairs[r].0 == color).collect();
+            same.sort_by_key(|&r| (pairs[r].1, r));
+            same.iter().map(|&r| self.inner.world_of[r]).collect()
+        });
+        self.derive(members, Topology::None)
+    }
+
+    /// Splits by locality (`MPI_Comm_split_type`): with
+    /// [`SplitType::Shared`], the ranks on this node, ordered by `key`
+    /// then rank. Collective.
+    pub fn split_type(&self, kind: SplitType, key: i32) -> Result<Option<Comm>, Error> {
+        let color = match kind {
+            SplitType::Shared => self.inner.shared.node_of_rank[self.inner.rt.world_rank] as i32,
+            SplitType::Undefined => UNDEFINED,
+        };
+        self.split(color, key)
+    }
+
+    /// A communicator of the ranks of `group`, in the group's order
+    /// (`MPI_Comm_create`); ranks outside the group get `None`. Collective
+    /// over this communicator; `group` must be a subgroup of its group. As
+    /// MPI-2.2 allows, ranks may pass different, disjoint groups: each
+    /// group becomes its own communicator.
+    pub fn create(&self, group: &Group) -> Result<Option<Comm>, Error> {
+        self.check_live()?;
+        if let Some(&w) = group
+            .world_ranks()
+            .iter()
+            .find(|w| !self.inner.world_of.contains(w))
+        {
+            return Err(Error::InvalidArgument {
+                arg: "group",
+                reason: format!(
+                    "the group holds world rank {w}, which is not in the {} of {} ranks",
+                    self.describe(),
+                    self.size()
+                ),
+            });
+        }
+        let me = self.inner.rt.world_rank;
+        let members = group
+            .world_ranks()
+            .contains(&me)
+            .then(|| group.world_ranks().to_vec());
+        self.derive(members, Topology::None)
+    }
+
+    /// The collective core of every constructor: agree on a context id
+    /// over this communicator, then build the new communicator of
+    /// `members` (world ranks in rank order) on the ranks that have some.
+    pub(crate) fn derive(
+        &self,
+        members: Option<Vec<usize>>,
+        topology: Topology,
+    ) -> Result<Option<Comm>, Error> {
+        self.check_live()?;
+        let context = context::agree(self, members.is_some())?;
+        Ok(members.map(|world_of| {
+            let me = self.inner.rt.world_rank;
+            let rank = world_of
+                .iter()
+                .position(|&w| w == me)
+                .expect("a member is in its own communicator") as i32;
+            Comm::build(
+                self.inner.rt.clone(),
+                self.inner.shared.clone(),
+                context,
+                rank,
+                world_of,
+                Kind::User,
+                topology,
+                "",
+            )
+        }))
+    }
+
+    /// Always `false`: intercommunicators are not supported.
+    pub fn is_inter(&self) -> bool {
+        false
+    }
+
+    /// `MPI_Comm_remote_size`: needs an intercommunicator, which OxMPI does
+    /// not support.
+    pub fn remote_size(&self) -> Result<i32, Error> {
+        Err(no_intercomm("MPI_Comm_remote_size"))
+    }
+
+    /// `MPI_Comm_remote_group`: needs an intercommunicator, which OxMPI
+    /// does not support.
+    pub fn remote_group(&self) -> Result<Group, Error> {
+        Err(no_intercomm("MPI_Comm_remote_group"))
+    }
+
+    /// `MPI_Intercomm_create`: intercommunicators are not supported.
+    pub fn intercomm_create(
+        &self,
+        _local_leader: i32,
+        _peer: &Comm,
+        _remote_leader: i32,
+        _tag: i32,
+    ) -> Result<Comm, Error> {
+        Err(no_intercomm("MPI_Intercomm_create"))
+    }
+}
+
+fn no_intercomm(call: &str) -> Error {
+    Error::Unsupported(format!(
+        "{call}: intercommunicators are not supported by OxMPI (only intracommunicators)"
+    ))
+}
