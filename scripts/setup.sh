@@ -26,5 +26,14 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# NVRTC (CUDA's run-time compiler) from PyPI, for the tier of tests that
+# compiles the GPU kernels to PTX; no GPU or driver is needed for that.
+nvrtc_dir="$(cd "$(dirname "$0")/.." && pwd)/target/nvrtc"
+if [ ! -d "$nvrtc_dir/nvidia/cuda_nvrtc/lib" ]; then
+  echo "setup: installing nvidia-cuda-nvrtc-cu12 into $nvrtc_dir"
+  python3 -m pip install --quiet --disable-pip-version-check --target "$nvrtc_dir" nvidia-cuda-nvrtc-cu12 \
+    || python3 -m pip install --quiet --disable-pip-version-check --break-system-packages --target "$nvrtc_dir" nvidia-cuda-nvrtc-cu12
+fi
+
 command -v cargo >/dev/null || { echo "setup: cargo not found: install Rust (rustup) first" >&2; exit 1; }
 echo "setup: ok ($(cargo --version); $(mpiexec.hydra --version 2>/dev/null | head -1 | tr -s ' '))"

@@ -10,3 +10,7 @@ cargo clippy --workspace --all-targets -- -D warnings
 # Integration tests in tests/ run the oxrun binary: build every binary first.
 cargo build --workspace --bins
 cargo test --workspace
+# GPU tier without a GPU: compile the CUDA kernels to PTX with NVRTC (setup.sh installs it).
+nvrtc_lib="$PWD/target/nvrtc/nvidia/cuda_nvrtc/lib"
+[ -d "$nvrtc_lib" ] || { echo "test: NVRTC missing at $nvrtc_lib: run scripts/setup.sh" >&2; exit 1; }
+LD_LIBRARY_PATH="$nvrtc_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" cargo test -p oxmpi-kernels --test nvrtc -- --ignored
