@@ -155,6 +155,10 @@ pub const COLL_ALGOS: &[&str] = &[
     "scatter_allgather",
     "chain",
     "bruck",
+    "linear",
+    "pairwise",
+    "scattered",
+    "recursive_halving",
 ];
 
 macro_rules! coll_override {
@@ -188,6 +192,64 @@ coll_override!(
     "allgather"
 );
 
+coll_override!(GATHER_ALGO, "gather_algo", "OXMPI_GATHER_ALGO", "gather");
+coll_override!(
+    GATHERV_ALGO,
+    "gatherv_algo",
+    "OXMPI_GATHERV_ALGO",
+    "gatherv"
+);
+coll_override!(
+    SCATTER_ALGO,
+    "scatter_algo",
+    "OXMPI_SCATTER_ALGO",
+    "scatter"
+);
+coll_override!(
+    SCATTERV_ALGO,
+    "scatterv_algo",
+    "OXMPI_SCATTERV_ALGO",
+    "scatterv"
+);
+coll_override!(
+    ALLGATHERV_ALGO,
+    "allgatherv_algo",
+    "OXMPI_ALLGATHERV_ALGO",
+    "allgatherv"
+);
+coll_override!(
+    ALLTOALL_ALGO,
+    "alltoall_algo",
+    "OXMPI_ALLTOALL_ALGO",
+    "alltoall"
+);
+coll_override!(
+    ALLTOALLV_ALGO,
+    "alltoallv_algo",
+    "OXMPI_ALLTOALLV_ALGO",
+    "alltoallv"
+);
+coll_override!(
+    ALLTOALLW_ALGO,
+    "alltoallw_algo",
+    "OXMPI_ALLTOALLW_ALGO",
+    "alltoallw"
+);
+coll_override!(
+    REDUCE_SCATTER_ALGO,
+    "reduce_scatter_algo",
+    "OXMPI_REDUCE_SCATTER_ALGO",
+    "reduce_scatter"
+);
+coll_override!(
+    REDUCE_SCATTER_BLOCK_ALGO,
+    "reduce_scatter_block_algo",
+    "OXMPI_REDUCE_SCATTER_BLOCK_ALGO",
+    "reduce_scatter_block"
+);
+coll_override!(SCAN_ALGO, "scan_algo", "OXMPI_SCAN_ALGO", "scan");
+coll_override!(EXSCAN_ALGO, "exscan_algo", "OXMPI_EXSCAN_ALGO", "exscan");
+
 /// Every tunable, in the order `--info` prints them.
 pub static REGISTRY: &[&Entry] = &[
     &EAGER_LIMIT.entry,
@@ -201,6 +263,18 @@ pub static REGISTRY: &[&Entry] = &[
     &BCAST_ALGO.entry,
     &REDUCE_ALGO.entry,
     &ALLGATHER_ALGO.entry,
+    &GATHER_ALGO.entry,
+    &GATHERV_ALGO.entry,
+    &SCATTER_ALGO.entry,
+    &SCATTERV_ALGO.entry,
+    &ALLGATHERV_ALGO.entry,
+    &ALLTOALL_ALGO.entry,
+    &ALLTOALLV_ALGO.entry,
+    &ALLTOALLW_ALGO.entry,
+    &REDUCE_SCATTER_ALGO.entry,
+    &REDUCE_SCATTER_BLOCK_ALGO.entry,
+    &SCAN_ALGO.entry,
+    &EXSCAN_ALGO.entry,
 ];
 
 /// A tunable's value could not be read.

@@ -5,9 +5,16 @@
 //! [`tag`].
 
 pub mod algos;
+mod allgatherv;
+mod alltoall;
+mod blocks;
 pub(crate) mod ctx;
 pub(crate) mod fold;
+mod gather;
+mod reduce_scatter;
 pub mod run;
+mod scan;
+mod scatter;
 pub mod sched;
 pub mod select;
 pub mod tag;
@@ -23,6 +30,9 @@ use algos::Args;
 use ctx::Ctx;
 use sched::{Buf, Schedule};
 use select::Coll;
+
+use blocks::same_len;
+pub use blocks::Blocks;
 
 /// The element layout of a reduction: `count` elements of `size` bytes,
 /// of kernel type `ty` (`None` for types only user operations apply to).
@@ -378,16 +388,5 @@ impl Comm {
         let (sp, n) = bytes_of(send);
         // SAFETY: the request borrows both slices.
         unsafe { self.iallgather_raw(Some(sp), n, bytes_of_mut(recv).0) }
-    }
-}
-
-fn same_len(arg: &'static str, want: usize, got: usize) -> Result<(), Error> {
-    if want == got {
-        Ok(())
-    } else {
-        Err(Error::InvalidArgument {
-            arg,
-            reason: format!("holds {got} elements, {want} needed"),
-        })
     }
 }

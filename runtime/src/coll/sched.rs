@@ -166,6 +166,23 @@ impl Schedule {
         self.push(Step::Recv { from, tag, buf }, after)
     }
 
+    /// Like [`Schedule::send`], but adds nothing for an empty `buf`: for
+    /// messages whose length both sides know, so the receiver skips it too.
+    pub fn send_some(&mut self, to: usize, tag: i32, buf: Buf, after: &[usize]) -> Option<usize> {
+        (buf.len > 0).then(|| self.send(to, tag, buf, after))
+    }
+
+    /// Like [`Schedule::recv`], but adds nothing for an empty `buf` (see
+    /// [`Schedule::send_some`]).
+    pub fn recv_some(&mut self, from: i32, tag: i32, buf: Buf, after: &[usize]) -> Option<usize> {
+        (buf.len > 0).then(|| self.recv(from, tag, buf, after))
+    }
+
+    /// Like [`Schedule::copy`], but adds nothing for an empty range.
+    pub fn copy_some(&mut self, src: Buf, dst: Buf, after: &[usize]) -> Option<usize> {
+        (src.len > 0).then(|| self.copy(src, dst, after))
+    }
+
     /// `inout = input op inout` once `after` are done.
     pub fn reduce(&mut self, op: &Arc<ReduceFn>, input: Buf, inout: Buf, after: &[usize]) -> usize {
         self.push(

@@ -24,9 +24,53 @@ pub enum Coll {
     Reduce,
     /// MPI_Allgather.
     Allgather,
+    /// MPI_Gather.
+    Gather,
+    /// MPI_Gatherv.
+    Gatherv,
+    /// MPI_Scatter.
+    Scatter,
+    /// MPI_Scatterv.
+    Scatterv,
+    /// MPI_Allgatherv.
+    Allgatherv,
+    /// MPI_Alltoall.
+    Alltoall,
+    /// MPI_Alltoallv.
+    Alltoallv,
+    /// MPI_Alltoallw.
+    Alltoallw,
+    /// MPI_Reduce_scatter.
+    ReduceScatter,
+    /// MPI_Reduce_scatter_block.
+    ReduceScatterBlock,
+    /// MPI_Scan.
+    Scan,
+    /// MPI_Exscan.
+    Exscan,
 }
 
 impl Coll {
+    /// Every collective, in the order `--info` lists their overrides.
+    pub const ALL: &'static [Coll] = &[
+        Coll::Allreduce,
+        Coll::Bcast,
+        Coll::Reduce,
+        Coll::Allgather,
+        Coll::Gather,
+        Coll::Gatherv,
+        Coll::Scatter,
+        Coll::Scatterv,
+        Coll::Allgatherv,
+        Coll::Alltoall,
+        Coll::Alltoallv,
+        Coll::Alltoallw,
+        Coll::ReduceScatter,
+        Coll::ReduceScatterBlock,
+        Coll::Scan,
+        Coll::Exscan,
+    ];
+
     /// Lower-case name, as in `OXMPI_ALLREDUCE_ALGO`.
     pub fn name(self) -> &'static str {
         match self {
@@ -34,14 +78,24 @@ impl Coll {
             Coll::Bcast => "bcast",
             Coll::Reduce => "reduce",
             Coll::Allgather => "allgather",
+            Coll::Gather => "gather",
+            Coll::Gatherv => "gatherv",
+            Coll::Scatter => "scatter",
+            Coll::Scatterv => "scatterv",
+            Coll::Allgatherv => "allgatherv",
+            Coll::Alltoall => "alltoall",
+            Coll::Alltoallv => "alltoallv",
+            Coll::Alltoallw => "alltoallw",
+            Coll::ReduceScatter => "reduce_scatter",
+            Coll::ReduceScatterBlock => "reduce_scatter_block",
+            Coll::Scan => "scan",
+            Coll::Exscan => "exscan",
         }
     }
 
     /// Parses a name.
     pub fn from_name(name: &str) -> Option<Coll> {
-        [Coll::Allreduce, Coll::Bcast, Coll::Reduce, Coll::Allgather]
-            .into_iter()
-            .find(|c| c.name() == name)
+        Coll::ALL.iter().copied().find(|c| c.name() == name)
     }
 
     /// The algorithms implementing it, in tie-break order.
@@ -51,6 +105,15 @@ impl Coll {
             Coll::Bcast => algos::bcast::ALL,
             Coll::Reduce => algos::reduce::ALL,
             Coll::Allgather => algos::allgather::ALL,
+            Coll::Gather => algos::gather::ALL,
+            Coll::Gatherv => algos::gather::ALL_V,
+            Coll::Scatter => algos::scatter::ALL,
+            Coll::Scatterv => algos::scatter::ALL_V,
+            Coll::Allgatherv => algos::allgatherv::ALL,
+            Coll::Alltoall => algos::alltoall::ALL,
+            Coll::Alltoallv | Coll::Alltoallw => algos::alltoall::ALL_V,
+            Coll::ReduceScatter | Coll::ReduceScatterBlock => algos::reduce_scatter::ALL,
+            Coll::Scan | Coll::Exscan => algos::scan::ALL,
         }
     }
 
@@ -60,6 +123,32 @@ impl Coll {
             Coll::Bcast => &config::BCAST_ALGO,
             Coll::Reduce => &config::REDUCE_ALGO,
             Coll::Allgather => &config::ALLGATHER_ALGO,
+            Coll::Gather => &config::GATHER_ALGO,
+            Coll::Gatherv => &config::GATHERV_ALGO,
+            Coll::Scatter => &config::SCATTER_ALGO,
+            Coll::Scatterv => &config::SCATTERV_ALGO,
+            Coll::Allgatherv => &config::ALLGATHERV_ALGO,
+            Coll::Alltoall => &config::ALLTOALL_ALGO,
+            Coll::Alltoallv => &config::ALLTOALLV_ALGO,
+            Coll::Alltoallw => &config::ALLTOALLW_ALGO,
+            Coll::ReduceScatter => &config::REDUCE_SCATTER_ALGO,
+            Coll::ReduceScatterBlock => &config::REDUCE_SCATTER_BLOCK_ALGO,
+            Coll::Scan => &config::SCAN_ALGO,
+            Coll::Exscan => &config::EXSCAN_ALGO,
+        }
+    }
+
+    /// What [`Args::bytes`] means for this collective (for `--explain`).
+    pub fn bytes_meaning(self) -> &'static str {
+        match self {
+            Coll::Gather | Coll::Scatter | Coll::Allgather => "each rank's block",
+            Coll::Gatherv | Coll::Scatterv | Coll::Allgatherv => {
+                "the average block (total / ranks)"
+            }
+            Coll::Alltoall => "the block for each peer",
+            Coll::Alltoallv | Coll::Alltoallw => "the average block for each peer",
+            Coll::ReduceScatter | Coll::ReduceScatterBlock => "each rank's whole input",
+            _ => "each rank's buffer",
         }
     }
 }
@@ -117,6 +206,51 @@ impl Model {
             (Coll::Allgather, "recursive_doubling") => lg * al + n * (p - 1.0) * be,
             (Coll::Allgather, "bruck") => lg * al + n * (p - 1.0) * be + n * p * be,
             (Coll::Allgather, "ring") => (p - 1.0) * (al + n * be),
+            _ => self.predict_more(coll, algo, a),
+        }
+    }
+
+    /// [`Model::predict`] for the collectives of issue 4. `n` is what
+    /// [`Coll::bytes_meaning`] says.
+    fn predict_more(&self, coll: Coll, algo: &str, a: &Args) -> f64 {
+        use Coll::*;
+        let p = a.ranks.max(1) as f64;
+        let n = a.bytes as f64;
+        let lg = p.log2().ceil();
+        let (al, be, ga) = (self.alpha, self.beta, self.gamma);
+        let frac = (p - 1.0) / p;
+        match (coll, algo) {
+            // The root receives (p-1) n either way; the tree pays lg p
+            // latencies plus the copy out of its rotated scratch.
+            (Gather | Scatter, "binomial") => lg * al + 2.0 * (p - 1.0) * n * be,
+            (Gather | Gatherv | Scatter | Scatterv, "linear") => (p - 1.0) * (al + n * be),
+            (Allgatherv, "recursive_doubling") => lg * al + n * (p - 1.0) * be,
+            (Allgatherv, "ring") => (p - 1.0) * (al + n * be),
+            // Posting costs each message about alpha/2 of CPU time that
+            // overlapping does not hide; many large messages in flight at
+            // once spill the cache (up to twice the copy time past 1 MiB).
+            (Alltoall | Alltoallv | Alltoallw, "scattered") => {
+                let w = (p - 1.0).min(algos::alltoall::scattered::WINDOW as f64);
+                let spill = (w * n / (1u64 << 20) as f64).min(1.0);
+                al + (p - 1.0) * (al / 2.0 + n * be * (1.0 + spill))
+            }
+            (Alltoall | Alltoallv | Alltoallw, "pairwise") => (p - 1.0) * (al + n * be),
+            // Each round packs, sends and unpacks about half the blocks,
+            // plus the two rotations.
+            (Alltoall, "bruck") => lg * (al + 1.5 * p * n * be) + 2.0 * p * n * be,
+            (ReduceScatter | ReduceScatterBlock, "recursive_halving") => {
+                let fold = if a.ranks.is_power_of_two() {
+                    0.0
+                } else {
+                    al + n * be + n * ga
+                };
+                lg * al + n * frac * (be + ga) + fold
+            }
+            (ReduceScatter | ReduceScatterBlock, "pairwise") => {
+                (p - 1.0) * (al + n / p * (be + ga))
+            }
+            (Scan | Exscan, "recursive_doubling") => lg * (al + n * be + 2.0 * n * ga),
+            (Scan | Exscan, "linear") => (p - 1.0) * (al + n * be + n * ga),
             _ => f64::INFINITY,
         }
     }
@@ -184,9 +318,10 @@ pub fn choose(coll: Coll, a: &Args, model: &Model, forced: Option<&str>) -> Choi
 pub fn explain(coll: Coll, a: &Args, model: &Model) -> String {
     let choice = choose(coll, a, model, None);
     let mut out = format!(
-        "{} of {} bytes per rank on {} ranks ({}commutative op); model alpha={:.2e} s, beta={:.2e} s/B, gamma={:.2e} s/B\n",
+        "{} of {} bytes ({}) on {} ranks ({}commutative op); model alpha={:.2e} s, beta={:.2e} s/B, gamma={:.2e} s/B\n",
         coll.name(),
         a.bytes,
+        coll.bytes_meaning(),
         a.ranks,
         if a.commutative { "" } else { "non-" },
         model.alpha,
@@ -223,7 +358,7 @@ impl Selector {
     /// Reads the overrides and the debug switch.
     pub fn from_env(debug: bool) -> Result<Selector, crate::Error> {
         let mut forced = FastMap::default();
-        for coll in [Coll::Allreduce, Coll::Bcast, Coll::Reduce, Coll::Allgather] {
+        for &coll in Coll::ALL {
             if let Some(name) = config::get(coll.setting())?.into_iter().next() {
                 forced.insert(coll as u8, name);
             }

@@ -3,9 +3,15 @@
 //! steps to a schedule.
 
 pub mod allgather;
+pub mod allgatherv;
 pub mod allreduce;
+pub mod alltoall;
 pub mod bcast;
+pub mod gather;
 pub mod reduce;
+pub mod reduce_scatter;
+pub mod scan;
+pub mod scatter;
 
 /// What an algorithm requires of the call.
 #[derive(Debug, Clone, Copy)]
@@ -42,5 +48,26 @@ impl AlgoInfo {
             ));
         }
         Ok(())
+    }
+}
+
+/// The steps a round ends with: those it added, or `prev` when it added
+/// none (every message of the round was empty).
+pub fn then(prev: &[usize], added: impl IntoIterator<Item = Option<usize>>) -> Vec<usize> {
+    let steps: Vec<usize> = added.into_iter().flatten().collect();
+    if steps.is_empty() {
+        prev.to_vec()
+    } else {
+        steps
+    }
+}
+
+/// Size of the binomial subtree of relative rank `vr` among `p` ranks:
+/// the lowest set bit of `vr` (all of `p` for the root), cut at `p`.
+pub fn subtree(vr: usize, p: usize) -> usize {
+    if vr == 0 {
+        p
+    } else {
+        (vr & vr.wrapping_neg()).min(p - vr)
     }
 }

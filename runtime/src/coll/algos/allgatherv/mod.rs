@@ -1,0 +1,12 @@
+//! Allgatherv algorithms. Block r (any size, zero included) goes to
+//! `parts[r]` of every rank's receive buffer; the caller has already put
+//! its own block in place. Every rank knows every block's size, so empty
+//! blocks are skipped on both sides.
+
+pub mod recursive_doubling;
+pub mod ring;
+
+use super::AlgoInfo;
+
+/// Every allgatherv algorithm, in tie-break order.
+pub const ALL: &[AlgoInfo] = &[recursive_doubling::INFO, ring::INFO];

@@ -1,0 +1,20 @@
+//! Alltoall algorithms, for alltoall (equal blocks), alltoallv and
+//! alltoallw (per-peer sizes and displacements, in bytes here).
+//!
+//! [`pairwise`] and [`scattered`] move block `send[j]` of rank i into
+//! `recv[i]` of rank j directly, and tag each message with the distance
+//! `(j - i) mod p`. They therefore interoperate: for alltoallv a rank
+//! chooses from its own send sizes, which other ranks do not know, so two
+//! ranks may pick differently and still match every message.
+
+pub mod bruck;
+pub mod pairwise;
+pub mod scattered;
+
+use super::AlgoInfo;
+
+/// Every alltoall algorithm, in tie-break order.
+pub const ALL: &[AlgoInfo] = &[bruck::INFO, scattered::INFO, pairwise::INFO];
+
+/// Every alltoallv / alltoallw algorithm (they must interoperate, see above).
+pub const ALL_V: &[AlgoInfo] = &[scattered::INFO, pairwise::INFO];

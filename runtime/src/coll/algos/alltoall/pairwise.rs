@@ -1,0 +1,37 @@
+//! Pairwise exchange: p-1 steps; at step k each rank sends to rank+k and
+//! receives from rank-k, one step at a time. Few messages in flight, so it
+//! suits large blocks. Any sizes (alltoallv/w).
+
+use crate::coll::algos::{then, AlgoInfo};
+use crate::coll::ctx::Ctx;
+use crate::coll::sched::{Buf, Schedule};
+
+/// Applicability.
+pub const INFO: AlgoInfo = AlgoInfo {
+    name: "pairwise",
+    commutative_only: false,
+    pow2_only: false,
+};
+
+/// Sends `send[j]` to rank j and receives rank j's block into `recv[j]`;
+/// `send` must not overlap `recv`. Empty blocks are skipped (both sides
+/// know a pair's size).
+pub fn build(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    send: &[Buf],
+    recv: &[Buf],
+    after: &[usize],
+) -> Vec<usize> {
+    let (p, rank) = (ctx.size, ctx.rank);
+    let own = s.copy_some(send[rank], recv[rank], after);
+    let mut last = after.to_vec();
+    for k in 1..p {
+        let (to, from) = ((rank + k) % p, (rank + p - k) % p);
+        let snd = s.send_some(ctx.world(to), ctx.tag(k), send[to], &last);
+        let rcv = s.recv_some(from as i32, ctx.tag(k), recv[from], &last);
+        last = then(&last, [snd, rcv]);
+    }
+    last.extend(own);
+    last
+}

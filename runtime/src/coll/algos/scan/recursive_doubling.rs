@@ -1,0 +1,79 @@
+//! Recursive-doubling scan: in round k each rank exchanges the combined
+//! contributions of its aligned group of 2^k ranks with the partner group
+//! (rank xor 2^k). A rank above its partner folds the partner's (lower)
+//! ranks in front of both its running group total and its result; a rank
+//! below it appends them to the group total only. Rank order is kept, so
+//! any operation works. ceil(lg p) rounds of n bytes each.
+
+use std::sync::Arc;
+
+use crate::coll::algos::AlgoInfo;
+use crate::coll::ctx::Ctx;
+use crate::coll::sched::{Buf, ReduceFn, Schedule};
+
+/// Applicability.
+pub const INFO: AlgoInfo = AlgoInfo {
+    name: "recursive_doubling",
+    commutative_only: false,
+    pow2_only: false,
+};
+
+/// Computes this rank's (inclusive, or `exclusive`) prefix into `out`.
+/// `input` is this rank's contribution, or `None` when it is already in
+/// `out` (`MPI_IN_PLACE`).
+#[allow(clippy::too_many_arguments)]
+pub fn build(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    input: Option<Buf>,
+    out: Buf,
+    op: &Arc<ReduceFn>,
+    commutative: bool,
+    exclusive: bool,
+    after: &[usize],
+) -> Vec<usize> {
+    let (p, rank) = (ctx.size, ctx.rank);
+    let n = out.len;
+    if n == 0 || (p == 1 && (exclusive || input.is_none())) {
+        return after.to_vec();
+    }
+    let mine = input.unwrap_or(out);
+    // `group`: the combined contributions of this rank's current group.
+    let group = s.temp(n);
+    let mut last = vec![s.copy(mine, group, after)];
+    if let (Some(inp), false) = (input, exclusive) {
+        last.push(s.copy(inp, out, after));
+    }
+    let tmp = s.temp(n);
+    // Exscan: whether `out` holds anything yet.
+    let mut started = false;
+    let (mut mask, mut round) = (1, 0);
+    while mask < p {
+        let peer = rank ^ mask;
+        if peer < p {
+            let snd = s.send(ctx.world(peer), ctx.tag(round), group, &last);
+            let rcv = s.recv(peer as i32, ctx.tag(round), tmp, &last);
+            let both = [snd, rcv];
+            last = if peer < rank {
+                // The peer's ranks come first: x = tmp op x.
+                let g = s.reduce(op, tmp, group, &both);
+                let o = if exclusive && !started {
+                    s.copy(tmp, out, &both)
+                } else {
+                    s.reduce(op, tmp, out, &both)
+                };
+                started = true;
+                vec![g, o]
+            } else if commutative {
+                vec![s.reduce(op, tmp, group, &both)]
+            } else {
+                // Ours come first: tmp = group op tmp, then keep tmp.
+                let red = s.reduce(op, group, tmp, &both);
+                vec![s.copy(tmp, group, &[red])]
+            };
+        }
+        mask <<= 1;
+        round += 1;
+    }
+    last
+}

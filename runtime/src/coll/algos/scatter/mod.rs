@@ -1,0 +1,14 @@
+//! Scatter algorithms. The root's send buffer holds rank r's block in
+//! `parts[r]`; the caller copies the root's own block. Scatterv uses
+//! [`linear`] only: its block sizes are known at the root alone.
+
+pub mod binomial;
+pub mod linear;
+
+use super::AlgoInfo;
+
+/// Every scatter algorithm, in tie-break order.
+pub const ALL: &[AlgoInfo] = &[binomial::INFO, linear::INFO];
+
+/// Every scatterv algorithm.
+pub const ALL_V: &[AlgoInfo] = &[linear::INFO];

@@ -1,0 +1,110 @@
+//! Allgatherv: every rank's block (any size) gathered on every rank.
+
+use super::algos::allgatherv::{recursive_doubling, ring};
+use super::blocks::{span, Blocks};
+use super::sched::Schedule;
+use super::select::Coll;
+use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
+use crate::comm::Comm;
+use crate::error::Error;
+use crate::request::Request;
+
+impl Comm {
+    /// Starts an allgatherv (`MPI_Iallgatherv`): this rank's `send_bytes`
+    /// bytes land in its block of `recv` on every rank (`blocks` in bytes,
+    /// the same on every rank). `send` is `None` for `MPI_IN_PLACE` (the
+    /// block is already in place).
+    ///
+    /// # Safety
+    /// `send` readable for `send_bytes` bytes and every block of `recv`
+    /// writable until the request completes.
+    pub unsafe fn iallgatherv_raw(
+        &self,
+        send: Option<*const u8>,
+        send_bytes: usize,
+        recv: *mut u8,
+        blocks: Blocks<'_>,
+    ) -> Result<Request<'static>, Error> {
+        let (p, rank) = (self.size() as usize, self.rank() as usize);
+        blocks.check(p, "recvcounts", "displs")?;
+        let parts = blocks.parts(span(recv, &blocks));
+        let mut s = Schedule::new();
+        let mut after = vec![];
+        if let Some(ptr) = send {
+            if send_bytes != parts[rank].len {
+                return Err(Error::InvalidArgument {
+                    arg: "sendcount",
+                    reason: format!(
+                        "rank {rank} sends {send_bytes} bytes but its recvcounts entry is {} bytes",
+                        parts[rank].len
+                    ),
+                });
+            }
+            if !std::ptr::eq(ptr, recv.add(blocks.displs[rank])) {
+                let mine = Schedule::user(ptr as *mut u8, send_bytes);
+                after.extend(s.copy_some(mine, parts[rank], &[]));
+            }
+        }
+        let ctx = self.coll_ctx();
+        match self.pick(Coll::Allgatherv, blocks.total() / p, true).name {
+            "recursive_doubling" => recursive_doubling::build(&ctx, &mut s, &parts, &after),
+            _ => ring::build(&ctx, &mut s, &parts, &after),
+        };
+        Ok(self.start(s))
+    }
+
+    /// Gathers every rank's `send` (any length, zero included) into the
+    /// blocks of `recv` on every rank (`MPI_Allgatherv`); `blocks` holds
+    /// element counts and displacements, the same on every rank.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// use oxmpi::coll::Blocks;
+    /// let p = world.size() as usize;
+    /// let counts: Vec<usize> = (0..p).map(|r| r % 3).collect();
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let mine = vec![world.rank(); counts[world.rank() as usize]];
+    /// let mut all = vec![0i32; counts.iter().sum()];
+    /// world.allgatherv(&mine, &mut all, Blocks::new(&counts, &displs))?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn allgatherv<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        blocks: Blocks<'_>,
+    ) -> Result<(), Error> {
+        self.iallgatherv(send, recv, blocks)?.wait().map(|_| ())
+    }
+
+    /// Non-blocking [`Comm::allgatherv`].
+    pub fn iallgatherv<'a, T: Scalar>(
+        &self,
+        send: &'a [T],
+        recv: &'a mut [T],
+        blocks: Blocks<'_>,
+    ) -> Result<Request<'a>, Error> {
+        blocks.check(self.size() as usize, "recvcounts", "displs")?;
+        blocks.check_within(recv.len(), "recvbuf")?;
+        let (c, d) = blocks.bytes(std::mem::size_of::<T>());
+        let (sp, n) = bytes_of(send);
+        // SAFETY: the request borrows both slices; blocks were checked to lie inside `recv`.
+        unsafe { self.iallgatherv_raw(Some(sp), n, bytes_of_mut(recv).0, Blocks::new(&c, &d)) }
+    }
+
+    /// [`Comm::allgatherv`] with this rank's block already in place in
+    /// `recv` (`MPI_IN_PLACE`).
+    pub fn allgatherv_in_place<T: Scalar>(
+        &self,
+        recv: &mut [T],
+        blocks: Blocks<'_>,
+    ) -> Result<(), Error> {
+        blocks.check(self.size() as usize, "recvcounts", "displs")?;
+        blocks.check_within(recv.len(), "recvbuf")?;
+        let (c, d) = blocks.bytes(std::mem::size_of::<T>());
+        // SAFETY: waited on before `recv`'s borrow ends.
+        unsafe { self.iallgatherv_raw(None, 0, bytes_of_mut(recv).0, Blocks::new(&c, &d)) }?
+            .wait()
+            .map(|_| ())
+    }
+}

@@ -1,0 +1,277 @@
+//! Alltoall, alltoallv and alltoallw: every rank sends a block to every rank.
+
+use super::algos::alltoall::{bruck, pairwise, scattered};
+use super::blocks::{per_rank, same_len, span, Blocks};
+use super::sched::{Buf, Schedule};
+use super::select::Coll;
+use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
+use crate::comm::Comm;
+use crate::error::Error;
+use crate::request::Request;
+
+impl Comm {
+    /// Starts an alltoall of `block` bytes per pair (`MPI_Ialltoall`):
+    /// `send + j*block` goes to rank j, rank j's block lands at
+    /// `recv + j*block`. `send` is `None` for `MPI_IN_PLACE` (the data to
+    /// send is in `recv`, replaced by what arrives).
+    ///
+    /// # Safety
+    /// `send` readable and `recv` writable for `size*block` bytes until the
+    /// request completes; they must not overlap.
+    pub unsafe fn ialltoall_raw(
+        &self,
+        send: Option<*const u8>,
+        block: usize,
+        recv: *mut u8,
+    ) -> Result<Request<'static>, Error> {
+        let p = self.size() as usize;
+        let mut s = Schedule::new();
+        let rbuf = Schedule::user(recv, p * block);
+        let (sbuf, after) = match send {
+            Some(ptr) => (Schedule::user(ptr as *mut u8, p * block), vec![]),
+            None => {
+                let tmp = s.temp(p * block);
+                let c = s.copy_some(rbuf, tmp, &[]);
+                (tmp, c.into_iter().collect())
+            }
+        };
+        let cut = |b: Buf| -> Vec<Buf> { (0..p).map(|j| b.slice(j * block, block)).collect() };
+        let ctx = self.coll_ctx();
+        match self.pick(Coll::Alltoall, block, true).name {
+            "bruck" => bruck::build(&ctx, &mut s, sbuf, rbuf, block, &after),
+            "scattered" => scattered::build(&ctx, &mut s, &cut(sbuf), &cut(rbuf), &after),
+            _ => pairwise::build(&ctx, &mut s, &cut(sbuf), &cut(rbuf), &after),
+        };
+        Ok(self.start(s))
+    }
+
+    /// Sends block j of `send` to rank j and receives rank j's block into
+    /// block j of `recv` (`MPI_Alltoall`); blocks are `send.len() / size`
+    /// elements.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let (me, p) = (world.rank(), world.size());
+    /// let send: Vec<i32> = (0..p).map(|j| me * 100 + j).collect();
+    /// let mut recv = vec![0i32; p as usize];
+    /// world.alltoall(&send, &mut recv)?;
+    /// assert!(recv.iter().enumerate().all(|(j, &v)| v == j as i32 * 100 + me));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn alltoall<T: Scalar>(&self, send: &[T], recv: &mut [T]) -> Result<(), Error> {
+        self.ialltoall(send, recv)?.wait().map(|_| ())
+    }
+
+    /// Non-blocking [`Comm::alltoall`].
+    pub fn ialltoall<'a, T: Scalar>(
+        &self,
+        send: &'a [T],
+        recv: &'a mut [T],
+    ) -> Result<Request<'a>, Error> {
+        let n = per_rank("sendbuf", send.len(), self.size() as usize)?;
+        same_len("recvbuf", send.len(), recv.len())?;
+        let block = n * std::mem::size_of::<T>();
+        // SAFETY: the request borrows both slices (distinct borrows cannot overlap).
+        unsafe { self.ialltoall_raw(Some(bytes_of(send).0), block, bytes_of_mut(recv).0) }
+    }
+
+    /// [`Comm::alltoall`] with the data to send in `buf`, replaced by the
+    /// data received (`MPI_IN_PLACE`).
+    pub fn alltoall_in_place<T: Scalar>(&self, buf: &mut [T]) -> Result<(), Error> {
+        let n = per_rank("recvbuf", buf.len(), self.size() as usize)?;
+        let block = n * std::mem::size_of::<T>();
+        // SAFETY: waited on before `buf`'s borrow ends.
+        unsafe { self.ialltoall_raw(None, block, bytes_of_mut(buf).0) }?
+            .wait()
+            .map(|_| ())
+    }
+
+    /// Starts an alltoallv (`MPI_Ialltoallv`) on bytes: block j of `send`
+    /// (`sblocks`) goes to rank j, rank j's block lands in block j of
+    /// `recv` (`rblocks`). `send` is `None` for `MPI_IN_PLACE` (the data
+    /// to send is in `recv`, laid out by `rblocks`; `sblocks` is ignored).
+    ///
+    /// # Safety
+    /// Every block of `send` readable and of `recv` writable until the
+    /// request completes; `send` and `recv` must not overlap.
+    pub unsafe fn ialltoallv_raw(
+        &self,
+        send: Option<*const u8>,
+        sblocks: Blocks<'_>,
+        recv: *mut u8,
+        rblocks: Blocks<'_>,
+    ) -> Result<Request<'static>, Error> {
+        self.alltoallv_common(Coll::Alltoallv, send, sblocks, recv, rblocks)
+    }
+
+    /// Starts an alltoallw (`MPI_Ialltoallw`) with per-peer byte counts
+    /// and byte displacements (per-peer datatypes come with the datatype
+    /// engine; until then every block is bytes). Same arguments as
+    /// [`Comm::ialltoallv_raw`].
+    ///
+    /// # Safety
+    /// As for [`Comm::ialltoallv_raw`].
+    pub unsafe fn ialltoallw_raw(
+        &self,
+        send: Option<*const u8>,
+        sblocks: Blocks<'_>,
+        recv: *mut u8,
+        rblocks: Blocks<'_>,
+    ) -> Result<Request<'static>, Error> {
+        self.alltoallv_common(Coll::Alltoallw, send, sblocks, recv, rblocks)
+    }
+
+    unsafe fn alltoallv_common(
+        &self,
+        coll: Coll,
+        send: Option<*const u8>,
+        sblocks: Blocks<'_>,
+        recv: *mut u8,
+        rblocks: Blocks<'_>,
+    ) -> Result<Request<'static>, Error> {
+        let p = self.size() as usize;
+        rblocks.check(p, "recvcounts", "rdispls")?;
+        let mut s = Schedule::new();
+        let rspan = span(recv, &rblocks);
+        let rparts = rblocks.parts(rspan);
+        let (sparts, after, avg) = match send {
+            Some(ptr) => {
+                sblocks.check(p, "sendcounts", "sdispls")?;
+                let sparts = sblocks.parts(span(ptr as *mut u8, &sblocks));
+                (sparts, vec![], sblocks.total() / p)
+            }
+            None => {
+                let tmp = s.temp(rspan.len);
+                let c = s.copy_some(rspan, tmp, &[]);
+                (
+                    rblocks.parts(tmp),
+                    c.into_iter().collect(),
+                    rblocks.total() / p,
+                )
+            }
+        };
+        let ctx = self.coll_ctx();
+        match self.pick(coll, avg, true).name {
+            "scattered" => scattered::build(&ctx, &mut s, &sparts, &rparts, &after),
+            _ => pairwise::build(&ctx, &mut s, &sparts, &rparts, &after),
+        };
+        Ok(self.start(s))
+    }
+
+    /// Sends block j of `send` (`sblocks`: element counts and
+    /// displacements, any sizes) to rank j and receives rank j's block
+    /// into block j of `recv` (`rblocks`) (`MPI_Alltoallv`). Rank i's
+    /// `sblocks.counts[j]` must equal rank j's `rblocks.counts[i]`.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// use oxmpi::coll::Blocks;
+    /// let (me, p) = (world.rank() as usize, world.size() as usize);
+    /// // Rank i sends i+1 elements to everyone.
+    /// let scounts = vec![me + 1; p];
+    /// let rcounts: Vec<usize> = (0..p).map(|j| j + 1).collect();
+    /// let (sd, rd) = (Blocks::packed_displs(&scounts), Blocks::packed_displs(&rcounts));
+    /// let send = vec![me as u32; (me + 1) * p];
+    /// let mut recv = vec![0u32; rcounts.iter().sum()];
+    /// world.alltoallv(&send, Blocks::new(&scounts, &sd), &mut recv, Blocks::new(&rcounts, &rd))?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn alltoallv<T: Scalar>(
+        &self,
+        send: &[T],
+        sblocks: Blocks<'_>,
+        recv: &mut [T],
+        rblocks: Blocks<'_>,
+    ) -> Result<(), Error> {
+        self.ialltoallv(send, sblocks, recv, rblocks)?
+            .wait()
+            .map(|_| ())
+    }
+
+    /// Non-blocking [`Comm::alltoallv`].
+    pub fn ialltoallv<'a, T: Scalar>(
+        &self,
+        send: &'a [T],
+        sblocks: Blocks<'_>,
+        recv: &'a mut [T],
+        rblocks: Blocks<'_>,
+    ) -> Result<Request<'a>, Error> {
+        let p = self.size() as usize;
+        sblocks.check(p, "sendcounts", "sdispls")?;
+        rblocks.check(p, "recvcounts", "rdispls")?;
+        sblocks.check_within(send.len(), "sendbuf")?;
+        rblocks.check_within(recv.len(), "recvbuf")?;
+        let size = std::mem::size_of::<T>();
+        let (sc, sd) = sblocks.bytes(size);
+        let (rc, rd) = rblocks.bytes(size);
+        // SAFETY: the request borrows both slices; blocks were checked to lie inside them.
+        unsafe {
+            self.ialltoallv_raw(
+                Some(bytes_of(send).0),
+                Blocks::new(&sc, &sd),
+                bytes_of_mut(recv).0,
+                Blocks::new(&rc, &rd),
+            )
+        }
+    }
+
+    /// [`Comm::alltoallv`] with the data to send in `buf`, laid out by
+    /// `blocks`, replaced by the data received (`MPI_IN_PLACE`).
+    pub fn alltoallv_in_place<T: Scalar>(
+        &self,
+        buf: &mut [T],
+        blocks: Blocks<'_>,
+    ) -> Result<(), Error> {
+        blocks.check(self.size() as usize, "recvcounts", "rdispls")?;
+        blocks.check_within(buf.len(), "recvbuf")?;
+        let (c, d) = blocks.bytes(std::mem::size_of::<T>());
+        // SAFETY: waited on before `buf`'s borrow ends.
+        unsafe {
+            self.ialltoallv_raw(None, Blocks::NONE, bytes_of_mut(buf).0, Blocks::new(&c, &d))
+        }?
+        .wait()
+        .map(|_| ())
+    }
+
+    /// [`Comm::alltoallv`] with byte counts and byte displacements per peer
+    /// (`MPI_Alltoallw` where every datatype is `MPI_BYTE`).
+    pub fn alltoallw(
+        &self,
+        send: &[u8],
+        sblocks: Blocks<'_>,
+        recv: &mut [u8],
+        rblocks: Blocks<'_>,
+    ) -> Result<(), Error> {
+        self.ialltoallw(send, sblocks, recv, rblocks)?
+            .wait()
+            .map(|_| ())
+    }
+
+    /// Non-blocking [`Comm::alltoallw`].
+    pub fn ialltoallw<'a>(
+        &self,
+        send: &'a [u8],
+        sblocks: Blocks<'_>,
+        recv: &'a mut [u8],
+        rblocks: Blocks<'_>,
+    ) -> Result<Request<'a>, Error> {
+        let p = self.size() as usize;
+        sblocks.check(p, "sendcounts", "sdispls")?;
+        rblocks.check(p, "recvcounts", "rdispls")?;
+        sblocks.check_within(send.len(), "sendbuf")?;
+        rblocks.check_within(recv.len(), "recvbuf")?;
+        // SAFETY: the request borrows both slices; blocks were checked to lie inside them.
+        unsafe { self.ialltoallw_raw(Some(send.as_ptr()), sblocks, recv.as_mut_ptr(), rblocks) }
+    }
+
+    /// [`Comm::alltoallw`] with the data to send in `buf`, replaced by the
+    /// data received (`MPI_IN_PLACE`).
+    pub fn alltoallw_in_place(&self, buf: &mut [u8], blocks: Blocks<'_>) -> Result<(), Error> {
+        blocks.check(self.size() as usize, "recvcounts", "rdispls")?;
+        blocks.check_within(buf.len(), "recvbuf")?;
+        // SAFETY: waited on before `buf`'s borrow ends.
+        unsafe { self.ialltoallw_raw(None, Blocks::NONE, buf.as_mut_ptr(), blocks) }?
+            .wait()
+            .map(|_| ())
+    }
+}

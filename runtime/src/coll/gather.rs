@@ -1,0 +1,229 @@
+//! Gather and gatherv: every rank's block collected at the root.
+
+use super::algos::gather::{binomial, linear};
+use super::blocks::{in_place_not_root, per_rank, root_needs, same_len, span, Blocks};
+use super::sched::{Buf, Schedule};
+use super::select::Coll;
+use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
+use crate::comm::Comm;
+use crate::error::Error;
+use crate::request::Request;
+
+impl Comm {
+    /// Starts a gather of `block` bytes per rank to `root` (`MPI_Igather`):
+    /// rank r's `send` lands at `recv + r*block` on the root. `send` is
+    /// `None` for `MPI_IN_PLACE`, valid at the root only (its block is
+    /// already in place); `recv` matters at the root only.
+    ///
+    /// # Safety
+    /// `send` readable for `block` bytes and, at the root, `recv` writable
+    /// for `size*block` bytes until the request completes.
+    pub unsafe fn igather_raw(
+        &self,
+        send: Option<*const u8>,
+        block: usize,
+        recv: *mut u8,
+        root: i32,
+    ) -> Result<Request<'static>, Error> {
+        let root = self.root(root)?;
+        let (p, rank) = (self.size() as usize, self.rank() as usize);
+        if send.is_none() && rank != root {
+            return Err(in_place_not_root("sendbuf"));
+        }
+        let mut s = Schedule::new();
+        let all = Schedule::user(recv, p * block);
+        let slot = all.slice(root * block, block);
+        let mine = send.map_or(slot, |ptr| Schedule::user(ptr as *mut u8, block));
+        let after: Vec<usize> = match send {
+            Some(ptr) if rank == root && !std::ptr::eq(ptr, recv.add(root * block)) => {
+                s.copy_some(mine, slot, &[]).into_iter().collect()
+            }
+            _ => vec![],
+        };
+        let ctx = self.coll_ctx();
+        match self.pick(Coll::Gather, block, true).name {
+            "linear" => {
+                let parts: Vec<Buf> = (0..p).map(|r| all.slice(r * block, block)).collect();
+                linear::build(&ctx, &mut s, mine, &parts, root, &after)
+            }
+            _ => binomial::build(&ctx, &mut s, mine, all, block, root, &after),
+        };
+        Ok(self.start(s))
+    }
+
+    /// Collects every rank's `send` at `root` (`MPI_Gather`): rank r's block
+    /// lands at `recv[r*send.len()..]`. `recv` is required at the root and
+    /// ignored elsewhere.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut all = vec![0i32; world.size() as usize];
+    /// let recv = (world.rank() == 0).then_some(&mut all[..]);
+    /// world.gather(&[world.rank()], recv, 0)?;
+    /// if world.rank() == 0 {
+    ///     assert!(all.iter().enumerate().all(|(r, &v)| v == r as i32));
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn gather<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: Option<&mut [T]>,
+        root: i32,
+    ) -> Result<(), Error> {
+        self.igather(send, recv, root)?.wait().map(|_| ())
+    }
+
+    /// Non-blocking [`Comm::gather`].
+    pub fn igather<'a, T: Scalar>(
+        &self,
+        send: &'a [T],
+        recv: Option<&'a mut [T]>,
+        root: i32,
+    ) -> Result<Request<'a>, Error> {
+        let at_root = self.rank() as usize == self.root(root)?;
+        let rp = match recv {
+            Some(r) if at_root => {
+                same_len("recvbuf", send.len() * self.size() as usize, r.len())?;
+                bytes_of_mut(r).0
+            }
+            None if at_root => return Err(root_needs("recvbuf")),
+            _ => std::ptr::null_mut(),
+        };
+        let (sp, n) = bytes_of(send);
+        // SAFETY: the request borrows both slices.
+        unsafe { self.igather_raw(Some(sp), n, rp, root) }
+    }
+
+    /// [`Comm::gather`] at the root with its own block already in place in
+    /// `recv` (`MPI_IN_PLACE`); the other ranks call [`Comm::gather`].
+    pub fn gather_in_place<T: Scalar>(&self, recv: &mut [T], root: i32) -> Result<(), Error> {
+        let n = per_rank("recvbuf", recv.len(), self.size() as usize)?;
+        let (rp, _) = bytes_of_mut(recv);
+        // SAFETY: waited on before `recv`'s borrow ends.
+        unsafe { self.igather_raw(None, n * std::mem::size_of::<T>(), rp, root) }?
+            .wait()
+            .map(|_| ())
+    }
+
+    /// Starts a gatherv to `root` (`MPI_Igatherv`): rank r's `send_bytes`
+    /// bytes land in block r of `recv` (`blocks` in bytes, significant at
+    /// the root only). `send` is `None` for `MPI_IN_PLACE` at the root.
+    ///
+    /// # Safety
+    /// `send` readable for `send_bytes` bytes and, at the root, every block
+    /// of `recv` writable until the request completes.
+    pub unsafe fn igatherv_raw(
+        &self,
+        send: Option<*const u8>,
+        send_bytes: usize,
+        recv: *mut u8,
+        blocks: Blocks<'_>,
+        root: i32,
+    ) -> Result<Request<'static>, Error> {
+        let root = self.root(root)?;
+        let (p, rank) = (self.size() as usize, self.rank() as usize);
+        let mut s = Schedule::new();
+        let mut after = vec![];
+        let (mine, parts) = if rank == root {
+            blocks.check(p, "recvcounts", "displs")?;
+            let parts = blocks.parts(span(recv, &blocks));
+            let slot = parts[root];
+            match send {
+                None => (slot, parts),
+                Some(ptr) => {
+                    if send_bytes != slot.len {
+                        return Err(Error::InvalidArgument {
+                            arg: "sendcount",
+                            reason: format!(
+                                "the root sends {send_bytes} bytes but its recvcounts entry is {} bytes",
+                                slot.len
+                            ),
+                        });
+                    }
+                    let mine = Schedule::user(ptr as *mut u8, send_bytes);
+                    if !std::ptr::eq(ptr, recv.add(blocks.displs[root])) {
+                        after.extend(s.copy_some(mine, slot, &[]));
+                    }
+                    (mine, parts)
+                }
+            }
+        } else {
+            let ptr = send.ok_or_else(|| in_place_not_root("sendbuf"))?;
+            (Schedule::user(ptr as *mut u8, send_bytes), vec![])
+        };
+        let ctx = self.coll_ctx();
+        let _ = self.pick(Coll::Gatherv, send_bytes, true);
+        linear::build(&ctx, &mut s, mine, &parts, root, &after);
+        Ok(self.start(s))
+    }
+
+    /// Collects every rank's `send` (any length, zero included) at `root`
+    /// into the blocks of `recv` (`MPI_Gatherv`); `recv` and `blocks`
+    /// (element counts and displacements) are significant at the root only.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// use oxmpi::coll::Blocks;
+    /// let p = world.size() as usize;
+    /// let counts: Vec<usize> = (0..p).collect(); // rank r sends r elements
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let mut all = vec![0u8; counts.iter().sum()];
+    /// let mine = vec![world.rank() as u8; world.rank() as usize];
+    /// let root = world.rank() == 0;
+    /// world.gatherv(&mine, root.then_some(&mut all[..]), Blocks::new(&counts, &displs), 0)?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn gatherv<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: Option<&mut [T]>,
+        blocks: Blocks<'_>,
+        root: i32,
+    ) -> Result<(), Error> {
+        self.igatherv(send, recv, blocks, root)?.wait().map(|_| ())
+    }
+
+    /// Non-blocking [`Comm::gatherv`].
+    pub fn igatherv<'a, T: Scalar>(
+        &self,
+        send: &'a [T],
+        recv: Option<&'a mut [T]>,
+        blocks: Blocks<'_>,
+        root: i32,
+    ) -> Result<Request<'a>, Error> {
+        let at_root = self.rank() as usize == self.root(root)?;
+        let size = std::mem::size_of::<T>();
+        let (rp, counts, displs) = match recv {
+            Some(r) if at_root => {
+                blocks.check(self.size() as usize, "recvcounts", "displs")?;
+                blocks.check_within(r.len(), "recvbuf")?;
+                let (c, d) = blocks.bytes(size);
+                (bytes_of_mut(r).0, c, d)
+            }
+            None if at_root => return Err(root_needs("recvbuf")),
+            _ => (std::ptr::null_mut(), vec![], vec![]),
+        };
+        let (sp, n) = bytes_of(send);
+        // SAFETY: the request borrows both slices; blocks were checked to lie inside `recv`.
+        unsafe { self.igatherv_raw(Some(sp), n, rp, Blocks::new(&counts, &displs), root) }
+    }
+
+    /// [`Comm::gatherv`] at the root with its own block already in place
+    /// (`MPI_IN_PLACE`); the other ranks call [`Comm::gatherv`].
+    pub fn gatherv_in_place<T: Scalar>(
+        &self,
+        recv: &mut [T],
+        blocks: Blocks<'_>,
+        root: i32,
+    ) -> Result<(), Error> {
+        blocks.check(self.size() as usize, "recvcounts", "displs")?;
+        blocks.check_within(recv.len(), "recvbuf")?;
+        let (c, d) = blocks.bytes(std::mem::size_of::<T>());
+        let (rp, _) = bytes_of_mut(recv);
+        // SAFETY: waited on before `recv`'s borrow ends.
+        unsafe { self.igatherv_raw(None, 0, rp, Blocks::new(&c, &d), root) }?
+            .wait()
+            .map(|_| ())
+    }
+}

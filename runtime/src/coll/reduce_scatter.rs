@@ -1,0 +1,237 @@
+//! Reduce_scatter and reduce_scatter_block: a reduction whose result is
+//! cut into per-rank blocks, block r ending on rank r.
+
+use super::algos::reduce_scatter::{pairwise, recursive_halving};
+use super::blocks::{per_rank, same_len, Blocks};
+use super::sched::Schedule;
+use super::select::Coll;
+use super::Elems;
+use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
+use crate::comm::Comm;
+use crate::error::Error;
+use crate::ops::{ElemType, Op};
+use crate::request::Request;
+
+impl Comm {
+    /// Starts a reduce_scatter (`MPI_Ireduce_scatter`): every rank's `send`
+    /// holds `counts.iter().sum()` elements of `size` bytes (kernel type
+    /// `ty`); block r (`counts[r]` elements, in rank order) of the reduction
+    /// lands in rank r's `recv`. `send` is `None` for `MPI_IN_PLACE` (the
+    /// input is in `recv`, whose start receives the result).
+    ///
+    /// # Safety
+    /// `send` readable for the whole input and `recv` writable for
+    /// `counts[rank]` elements (the whole input when in place) until the
+    /// request completes.
+    pub unsafe fn ireduce_scatter_raw(
+        &self,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        counts: &[usize],
+        size: usize,
+        ty: Option<ElemType>,
+        op: &Op,
+    ) -> Result<Request<'static>, Error> {
+        self.check_counts(counts)?;
+        self.reduce_scatter_common(Coll::ReduceScatter, send, recv, counts, size, ty, op)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn reduce_scatter_common(
+        &self,
+        coll: Coll,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        counts: &[usize],
+        size: usize,
+        ty: Option<ElemType>,
+        op: &Op,
+    ) -> Result<Request<'static>, Error> {
+        let f = op.reducer(ty)?;
+        let (p, rank) = (self.size() as usize, self.rank() as usize);
+        let (bytes, _) = Blocks::new(counts, &[]).bytes(size);
+        let mut off = vec![0; p + 1];
+        for r in 0..p {
+            off[r + 1] = off[r] + bytes[r];
+        }
+        let n = off[p];
+        let mut s = Schedule::new();
+        let out = Schedule::user(recv, bytes[rank]);
+        // The algorithms read the input while writing `out`: in place, the
+        // input moves to scratch first.
+        let (input, after) = match send {
+            Some(ptr) => (Schedule::user(ptr as *mut u8, n), vec![]),
+            None => {
+                let tmp = s.temp(n);
+                let c = s.copy_some(Schedule::user(recv, n), tmp, &[]);
+                (tmp, c.into_iter().collect())
+            }
+        };
+        let ctx = self.coll_ctx();
+        let commutative = op.is_commutative();
+        match self.pick(coll, n, commutative).name {
+            "recursive_halving" => {
+                recursive_halving::build(&ctx, &mut s, input, &off, out, &f, &after)
+            }
+            _ => {
+                let parts: Vec<_> = (0..p).map(|r| input.slice(off[r], bytes[r])).collect();
+                pairwise::build(&ctx, &mut s, &parts, out, &f, commutative, &after)
+            }
+        };
+        Ok(self.start(s))
+    }
+
+    /// Reduces every rank's `send` with `op` and leaves block r of the
+    /// result (`counts[r]` elements, blocks in rank order) in rank r's
+    /// `recv` (`MPI_Reduce_scatter`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// use oxmpi::ops::Op;
+    /// let p = world.size() as usize;
+    /// let counts: Vec<usize> = (0..p).map(|r| r + 1).collect();
+    /// let send = vec![1u64; counts.iter().sum()];
+    /// let mut mine = vec![0u64; counts[world.rank() as usize]];
+    /// world.reduce_scatter(&send, &mut mine, &counts, &Op::SUM)?;
+    /// assert!(mine.iter().all(|&v| v == p as u64));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn reduce_scatter<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        op: &Op,
+    ) -> Result<(), Error> {
+        self.ireduce_scatter(send, recv, counts, op)?
+            .wait()
+            .map(|_| ())
+    }
+
+    /// Non-blocking [`Comm::reduce_scatter`].
+    pub fn ireduce_scatter<'a, T: Scalar>(
+        &self,
+        send: &'a [T],
+        recv: &'a mut [T],
+        counts: &[usize],
+        op: &Op,
+    ) -> Result<Request<'a>, Error> {
+        self.check_counts(counts)?;
+        same_len("sendbuf", counts.iter().sum(), send.len())?;
+        same_len("recvbuf", counts[self.rank() as usize], recv.len())?;
+        let e = Elems::of::<T>(0);
+        // SAFETY: the request borrows both slices.
+        unsafe {
+            self.ireduce_scatter_raw(
+                Some(bytes_of(send).0),
+                bytes_of_mut(recv).0,
+                counts,
+                e.size,
+                e.ty,
+                op,
+            )
+        }
+    }
+
+    /// [`Comm::reduce_scatter`] with the input in `buf` (all of it), whose
+    /// first `counts[rank]` elements receive the result (`MPI_IN_PLACE`).
+    pub fn reduce_scatter_in_place<T: Scalar>(
+        &self,
+        buf: &mut [T],
+        counts: &[usize],
+        op: &Op,
+    ) -> Result<(), Error> {
+        self.check_counts(counts)?;
+        same_len("recvbuf", counts.iter().sum(), buf.len())?;
+        let e = Elems::of::<T>(0);
+        // SAFETY: waited on before `buf`'s borrow ends.
+        unsafe { self.ireduce_scatter_raw(None, bytes_of_mut(buf).0, counts, e.size, e.ty, op) }?
+            .wait()
+            .map(|_| ())
+    }
+
+    fn check_counts(&self, counts: &[usize]) -> Result<(), Error> {
+        let p = self.size() as usize;
+        if counts.len() == p {
+            return Ok(());
+        }
+        Err(Error::InvalidArgument {
+            arg: "recvcounts",
+            reason: format!(
+                "has {} entries for a communicator of {p} ranks",
+                counts.len()
+            ),
+        })
+    }
+
+    /// Starts a reduce_scatter_block (`MPI_Ireduce_scatter_block`): every
+    /// rank's `send` holds `size * e.count` elements; block r of the
+    /// reduction (`e.count` elements) lands in rank r's `recv`. `send` is
+    /// `None` for `MPI_IN_PLACE` (the input is in `recv`).
+    ///
+    /// # Safety
+    /// `send` readable for the whole input and `recv` writable for
+    /// `e.bytes()` (the whole input when in place) until the request
+    /// completes.
+    pub unsafe fn ireduce_scatter_block_raw(
+        &self,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        e: Elems,
+        op: &Op,
+    ) -> Result<Request<'static>, Error> {
+        let counts = vec![e.count; self.size() as usize];
+        self.reduce_scatter_common(
+            Coll::ReduceScatterBlock,
+            send,
+            recv,
+            &counts,
+            e.size,
+            e.ty,
+            op,
+        )
+    }
+
+    /// Reduces every rank's `send` with `op` and leaves block r of the
+    /// result (`recv.len()` elements each) in rank r's `recv`
+    /// (`MPI_Reduce_scatter_block`).
+    pub fn reduce_scatter_block<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op,
+    ) -> Result<(), Error> {
+        self.ireduce_scatter_block(send, recv, op)?
+            .wait()
+            .map(|_| ())
+    }
+
+    /// Non-blocking [`Comm::reduce_scatter_block`].
+    pub fn ireduce_scatter_block<'a, T: Scalar>(
+        &self,
+        send: &'a [T],
+        recv: &'a mut [T],
+        op: &Op,
+    ) -> Result<Request<'a>, Error> {
+        same_len("sendbuf", recv.len() * self.size() as usize, send.len())?;
+        let e = Elems::of::<T>(recv.len());
+        // SAFETY: the request borrows both slices.
+        unsafe {
+            self.ireduce_scatter_block_raw(Some(bytes_of(send).0), bytes_of_mut(recv).0, e, op)
+        }
+    }
+
+    /// [`Comm::reduce_scatter_block`] with the input in `buf`, whose first
+    /// `buf.len() / size` elements receive the result (`MPI_IN_PLACE`).
+    pub fn reduce_scatter_block_in_place<T: Scalar>(
+        &self,
+        buf: &mut [T],
+        op: &Op,
+    ) -> Result<(), Error> {
+        let n = per_rank("recvbuf", buf.len(), self.size() as usize)?;
+        // SAFETY: waited on before `buf`'s borrow ends.
+        unsafe { self.ireduce_scatter_block_raw(None, bytes_of_mut(buf).0, Elems::of::<T>(n), op) }?
+            .wait()
+            .map(|_| ())
+    }
+}

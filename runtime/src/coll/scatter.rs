@@ -1,0 +1,215 @@
+//! Scatter and scatterv: the root's blocks handed out, one per rank.
+
+use super::algos::scatter::{binomial, linear};
+use super::blocks::{in_place_not_root, per_rank, root_needs, same_len, span, Blocks};
+use super::sched::{Buf, Schedule};
+use super::select::Coll;
+use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
+use crate::comm::Comm;
+use crate::error::Error;
+use crate::request::Request;
+
+impl Comm {
+    /// Starts a scatter of `block` bytes per rank from `root`
+    /// (`MPI_Iscatter`): `send + r*block` (read at the root only) lands in
+    /// rank r's `recv`. `recv` is `None` for `MPI_IN_PLACE`, valid at the
+    /// root only (its block stays in `send`).
+    ///
+    /// # Safety
+    /// At the root `send` readable for `size*block` bytes; `recv` writable
+    /// for `block` bytes, until the request completes.
+    pub unsafe fn iscatter_raw(
+        &self,
+        send: *const u8,
+        block: usize,
+        recv: Option<*mut u8>,
+        root: i32,
+    ) -> Result<Request<'static>, Error> {
+        let root = self.root(root)?;
+        let (p, rank) = (self.size() as usize, self.rank() as usize);
+        if recv.is_none() && rank != root {
+            return Err(in_place_not_root("recvbuf"));
+        }
+        let mut s = Schedule::new();
+        let all = Schedule::user(send as *mut u8, p * block);
+        let slot = all.slice(root * block, block);
+        let mine = recv.map_or(slot, |ptr| Schedule::user(ptr, block));
+        let after: Vec<usize> = match recv {
+            Some(ptr) if rank == root && !std::ptr::eq(ptr, send.add(root * block)) => {
+                s.copy_some(slot, mine, &[]).into_iter().collect()
+            }
+            _ => vec![],
+        };
+        let ctx = self.coll_ctx();
+        match self.pick(Coll::Scatter, block, true).name {
+            "linear" => {
+                let parts: Vec<Buf> = (0..p).map(|r| all.slice(r * block, block)).collect();
+                linear::build(&ctx, &mut s, &parts, mine, root, &after)
+            }
+            _ => binomial::build(&ctx, &mut s, all, mine, block, root, &after),
+        };
+        Ok(self.start(s))
+    }
+
+    /// Hands block r of the root's `send` to rank r's `recv`
+    /// (`MPI_Scatter`); `send` is required at the root and ignored elsewhere.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let all: Vec<i32> = (0..world.size()).map(|r| r * 10).collect();
+    /// let send = (world.rank() == 0).then_some(&all[..]);
+    /// let mut mine = [0i32];
+    /// world.scatter(send, &mut mine, 0)?;
+    /// assert_eq!(mine[0], world.rank() * 10);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn scatter<T: Scalar>(
+        &self,
+        send: Option<&[T]>,
+        recv: &mut [T],
+        root: i32,
+    ) -> Result<(), Error> {
+        self.iscatter(send, recv, root)?.wait().map(|_| ())
+    }
+
+    /// Non-blocking [`Comm::scatter`].
+    pub fn iscatter<'a, T: Scalar>(
+        &self,
+        send: Option<&'a [T]>,
+        recv: &'a mut [T],
+        root: i32,
+    ) -> Result<Request<'a>, Error> {
+        let at_root = self.rank() as usize == self.root(root)?;
+        let sp = match send {
+            Some(s) if at_root => {
+                same_len("sendbuf", recv.len() * self.size() as usize, s.len())?;
+                bytes_of(s).0
+            }
+            None if at_root => return Err(root_needs("sendbuf")),
+            _ => std::ptr::null(),
+        };
+        let (rp, n) = bytes_of_mut(recv);
+        // SAFETY: the request borrows both slices.
+        unsafe { self.iscatter_raw(sp, n, Some(rp), root) }
+    }
+
+    /// [`Comm::scatter`] at the root, which keeps its own block in `send`
+    /// (`MPI_IN_PLACE`); the other ranks call [`Comm::scatter`].
+    pub fn scatter_in_place<T: Scalar>(&self, send: &[T], root: i32) -> Result<(), Error> {
+        let n = per_rank("sendbuf", send.len(), self.size() as usize)?;
+        let (sp, _) = bytes_of(send);
+        // SAFETY: waited on before `send`'s borrow ends.
+        unsafe { self.iscatter_raw(sp, n * std::mem::size_of::<T>(), None, root) }?
+            .wait()
+            .map(|_| ())
+    }
+
+    /// Starts a scatterv from `root` (`MPI_Iscatterv`): block r of `send`
+    /// (`blocks` in bytes, significant at the root only) lands in rank r's
+    /// `recv` of `recv_bytes` bytes. `recv` is `None` for `MPI_IN_PLACE`
+    /// at the root.
+    ///
+    /// # Safety
+    /// At the root every block of `send` readable; `recv` writable for
+    /// `recv_bytes` bytes, until the request completes.
+    pub unsafe fn iscatterv_raw(
+        &self,
+        send: *const u8,
+        blocks: Blocks<'_>,
+        recv: Option<*mut u8>,
+        recv_bytes: usize,
+        root: i32,
+    ) -> Result<Request<'static>, Error> {
+        let root = self.root(root)?;
+        let (p, rank) = (self.size() as usize, self.rank() as usize);
+        let mut s = Schedule::new();
+        let mut after = vec![];
+        let (parts, mine) = if rank == root {
+            blocks.check(p, "sendcounts", "displs")?;
+            let parts = blocks.parts(span(send as *mut u8, &blocks));
+            let slot = parts[root];
+            match recv {
+                None => (parts, slot),
+                Some(ptr) => {
+                    if recv_bytes != slot.len {
+                        return Err(Error::InvalidArgument {
+                            arg: "recvcount",
+                            reason: format!(
+                                "the root receives {recv_bytes} bytes but its sendcounts entry is {} bytes",
+                                slot.len
+                            ),
+                        });
+                    }
+                    let mine = Schedule::user(ptr, recv_bytes);
+                    if !std::ptr::eq(ptr, send.add(blocks.displs[root])) {
+                        after.extend(s.copy_some(slot, mine, &[]));
+                    }
+                    (parts, mine)
+                }
+            }
+        } else {
+            let ptr = recv.ok_or_else(|| in_place_not_root("recvbuf"))?;
+            (vec![], Schedule::user(ptr, recv_bytes))
+        };
+        let ctx = self.coll_ctx();
+        let _ = self.pick(Coll::Scatterv, recv_bytes, true);
+        linear::build(&ctx, &mut s, &parts, mine, root, &after);
+        Ok(self.start(s))
+    }
+
+    /// Hands block r of the root's `send` (any length, zero included) to
+    /// rank r's `recv` (`MPI_Scatterv`); `send` and `blocks` (element
+    /// counts and displacements) are significant at the root only.
+    pub fn scatterv<T: Scalar>(
+        &self,
+        send: Option<&[T]>,
+        blocks: Blocks<'_>,
+        recv: &mut [T],
+        root: i32,
+    ) -> Result<(), Error> {
+        self.iscatterv(send, blocks, recv, root)?.wait().map(|_| ())
+    }
+
+    /// Non-blocking [`Comm::scatterv`].
+    pub fn iscatterv<'a, T: Scalar>(
+        &self,
+        send: Option<&'a [T]>,
+        blocks: Blocks<'_>,
+        recv: &'a mut [T],
+        root: i32,
+    ) -> Result<Request<'a>, Error> {
+        let at_root = self.rank() as usize == self.root(root)?;
+        let size = std::mem::size_of::<T>();
+        let (sp, counts, displs) = match send {
+            Some(sb) if at_root => {
+                blocks.check(self.size() as usize, "sendcounts", "displs")?;
+                blocks.check_within(sb.len(), "sendbuf")?;
+                let (c, d) = blocks.bytes(size);
+                (bytes_of(sb).0, c, d)
+            }
+            None if at_root => return Err(root_needs("sendbuf")),
+            _ => (std::ptr::null(), vec![], vec![]),
+        };
+        let (rp, n) = bytes_of_mut(recv);
+        // SAFETY: the request borrows both slices; blocks were checked to lie inside `send`.
+        unsafe { self.iscatterv_raw(sp, Blocks::new(&counts, &displs), Some(rp), n, root) }
+    }
+
+    /// [`Comm::scatterv`] at the root, which keeps its own block in `send`
+    /// (`MPI_IN_PLACE`); the other ranks call [`Comm::scatterv`].
+    pub fn scatterv_in_place<T: Scalar>(
+        &self,
+        send: &[T],
+        blocks: Blocks<'_>,
+        root: i32,
+    ) -> Result<(), Error> {
+        blocks.check(self.size() as usize, "sendcounts", "displs")?;
+        blocks.check_within(send.len(), "sendbuf")?;
+        let (c, d) = blocks.bytes(std::mem::size_of::<T>());
+        let (sp, _) = bytes_of(send);
+        // SAFETY: waited on before `send`'s borrow ends.
+        unsafe { self.iscatterv_raw(sp, Blocks::new(&c, &d), None, 0, root) }?
+            .wait()
+            .map(|_| ())
+    }
+}
