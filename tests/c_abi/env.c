@@ -2,7 +2,8 @@
  * Environment: MPI_Init_thread, Initialized/Finalized before, during and
  * after, Query_thread, Is_thread_main, versions, processor name, timers,
  * rank and size of MPI_COMM_WORLD / MPI_COMM_SELF, communicator names.
- * Prints "PASS env" from rank 0.
+ * Rank 0 prints "LIBRARY <first word of MPI_Get_library_version>" (so a
+ * run shows which library it used) and "PASS env".
  */
 #include "abicheck.h"
 
@@ -34,6 +35,10 @@ int main(int argc, char **argv)
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     MPI_CHECK(MPI_Get_library_version(lib, &len));
     CHECK(len > 0 && (size_t)len == strlen(lib), "library version length %d for '%s'", len, lib);
+    int world_rank;
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
+    if (world_rank == 0)
+        printf("LIBRARY %.*s\n", (int)strcspn(lib, " \t"), lib);
 
     char host[MPI_MAX_PROCESSOR_NAME];
     MPI_CHECK(MPI_Get_processor_name(host, &len));

@@ -1,0 +1,33 @@
+/*
+ * OxMPI only (MPICH implements these functions): every function of the
+ * MPICH ABI exists, and one OxMPI does not implement yet raises
+ * MPI_ERR_UNSUPPORTED_OPERATION with a message naming it, through the
+ * right error handler: files default to MPI_ERRORS_RETURN; window and
+ * object-less calls use MPI_COMM_WORLD's handler.
+ * Prints "PASS unsupported" from rank 0.
+ */
+#include "abicheck.h"
+
+static void expect_unsupported(int rc, const char *name)
+{
+    CHECK(rc != MPI_SUCCESS && abicheck_class(rc) == MPI_ERR_UNSUPPORTED_OPERATION,
+          "%s returned %d", name, rc);
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_CHECK(MPI_Error_string(rc, text, &len));
+    CHECK(strstr(text, name) != NULL, "the error string '%s' does not name %s", text, name);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_CHECK(MPI_Init(&argc, &argv));
+    /* MPI_COMM_WORLD is still fatal: file errors return anyway. */
+    expect_unsupported(MPI_File_sync(MPI_FILE_NULL), "MPI_File_sync");
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    expect_unsupported(MPI_Win_fence(0, MPI_WIN_NULL), "MPI_Win_fence");
+    char port[MPI_MAX_PORT_NAME];
+    expect_unsupported(MPI_Open_port(MPI_INFO_NULL, port), "MPI_Open_port");
+    abicheck_pass("unsupported");
+    MPI_CHECK(MPI_Finalize());
+    return 0;
+}

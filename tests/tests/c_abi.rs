@@ -1,0 +1,396 @@
+//! OxMPI's C ABI (`libmpi.so.12`, issue 5) with the self-checking C
+//! programs of `tests/c_abi/`, three ways:
+//!
+//! - built with OxMPI's own `mpicc` (from `scripts/install.sh` into a prefix
+//!   under `target/<profile>/c-abi/`) and run under `oxrun`;
+//! - built with MPICH's `mpicc.mpich` and run under MPICH's `mpiexec.hydra`:
+//!   the reference, proving the programs right;
+//! - those same MPICH binaries run under `oxrun` with `LD_LIBRARY_PATH`
+//!   pointing at our `libmpich.so.12` / `libmpi.so.12`: binary compatibility.
+//!
+//! Every program runs with 1..=4 ranks. Needs `cargo build --workspace
+//! --bins` first (it builds `oxrun` and, through the `oxabi-table` binary,
+//! `libmpi.so`) and MPICH installed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use oxmpi_tests::{
+    oxrun, require_mpicc_mpich, require_mpiexec_hydra, run_command, target_profile_dir, JobOutcome,
+    ScratchDir,
+};
+
+const MAX_RANKS: usize = 4;
+const JOB_TIMEOUT: Duration = Duration::from_secs(120);
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+fn source_dir() -> PathBuf {
+    repo_root().join("tests/c_abi")
+}
+
+/// The OxMPI install prefix the tests use, installed once per test process
+/// from the current build (`scripts/install.sh --no-build`).
+fn prefix() -> &'static Path {
+    static PREFIX: OnceLock<PathBuf> = OnceLock::new();
+    PREFIX.get_or_init(|| {
+        let profile = target_profile_dir();
+        let lib = profile.join("libmpi.so");
+        assert!(
+            lib.is_file(),
+            "{} is missing: `cargo test -p oxmpi-tests` does not build it; run \
+             `cargo build --workspace --bins` (same profile as the tests) first",
+            lib.display()
+        );
+        oxrun(); // checks the launcher is built
+        let prefix = profile.join("c-abi").join("prefix");
+        let mut cmd = Command::new(repo_root().join("scripts/install.sh"));
+        cmd.arg("--prefix").arg(&prefix).arg("--no-build");
+        if profile.file_name().is_some_and(|n| n == "debug") {
+            cmd.arg("--debug");
+        }
+        let out = cmd.output().expect("cannot run scripts/install.sh");
+        assert!(
+            out.status.success(),
+            "scripts/install.sh failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        prefix
+    })
+}
+
+/// How a program is built and run.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Way {
+    /// Our mpicc, under oxrun.
+    Ours,
+    /// mpicc.mpich, under mpiexec.hydra (the reference).
+    Hydra,
+    /// mpicc.mpich, under oxrun with our library on LD_LIBRARY_PATH.
+    MpichBinary,
+}
+
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// Compiles `tests/c_abi/<name>.c` for `way` (once, unless sources changed).
+fn build(name: &str, way: Way) -> PathBuf {
+    static LOCK: Mutex<()> = Mutex::new(());
+    let (compiler, tag) = match way {
+        Way::Ours => (prefix().join("bin/mpicc"), "oxmpi"),
+        Way::Hydra | Way::MpichBinary => (require_mpicc_mpich(), "mpich"),
+    };
+    let src = source_dir().join(format!("{name}.c"));
+    let out_dir = target_profile_dir().join("c-abi").join(tag);
+    let exe = out_dir.join(name);
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let mut inputs = vec![src.clone(), source_dir().join("abicheck.h")];
+    if way == Way::Ours {
+        inputs.push(prefix().join("include/mpi.h"));
+        inputs.push(prefix().join("lib/libmpi.so.12"));
+    }
+    let newest = inputs.iter().filter_map(|p| modified(p)).max();
+    if modified(&exe).is_some_and(|built| Some(built) >= newest) {
+        return exe;
+    }
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let temp = out_dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let out = Command::new(&compiler)
+        .args(["-O1", "-g", "-Wall", "-Wextra", "-Werror", "-I"])
+        .arg(source_dir())
+        .arg("-o")
+        .arg(&temp)
+        .arg(&src)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", compiler.display()));
+    assert!(
+        out.status.success(),
+        "{} failed to compile {}:\n{}{}",
+        compiler.display(),
+        src.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::rename(&temp, &exe).unwrap();
+    exe
+}
+
+/// Runs `name` with `ranks` ranks the `way` way.
+fn run(name: &str, way: Way, ranks: usize, args: &[&str]) -> JobOutcome {
+    let exe = build(name, way);
+    let launcher = match way {
+        Way::Hydra => require_mpiexec_hydra(),
+        Way::Ours | Way::MpichBinary => oxrun(),
+    };
+    let scratch = ScratchDir::new();
+    let mut cmd = Command::new(launcher);
+    cmd.arg("-n")
+        .arg(ranks.to_string())
+        .arg(&exe)
+        .args(args)
+        .current_dir(scratch.path())
+        .env("TMPDIR", scratch.path());
+    if way == Way::MpichBinary {
+        cmd.env("LD_LIBRARY_PATH", prefix().join("lib"));
+    }
+    let out = run_command(cmd, JOB_TIMEOUT);
+    assert!(
+        !out.timed_out,
+        "{name} ({way:?}) with {ranks} ranks hung; killed after {JOB_TIMEOUT:?}\n{}",
+        out.describe()
+    );
+    out
+}
+
+/// Runs `name` at 1..=MAX_RANKS ranks and checks each run printed its PASS line.
+fn check_passes(name: &str, way: Way) {
+    for ranks in 1..=MAX_RANKS {
+        let out = run(name, way, ranks, &[]);
+        let pass = format!("PASS {name}");
+        assert!(
+            out.success() && out.stdout.lines().filter(|l| l.trim_end() == pass).count() == 1,
+            "{name} ({way:?}) with {ranks} ranks failed\n{}",
+            out.describe()
+        );
+        assert!(
+            !out.outlived,
+            "{name}: processes outlived the launcher\n{}",
+            out.describe()
+        );
+        if name == "env" {
+            let library = match way {
+                Way::Hydra => "LIBRARY MPICH",
+                Way::Ours | Way::MpichBinary => "LIBRARY OxMPI",
+            };
+            assert!(
+                out.stdout.lines().any(|l| l.trim_end() == library),
+                "env ({way:?}): expected `{library}`: the run used the wrong library\n{}",
+                out.describe()
+            );
+        }
+    }
+}
+
+macro_rules! three_ways {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                use super::*;
+
+                #[test]
+                fn built_with_our_mpicc() {
+                    check_passes(stringify!($name), Way::Ours);
+                }
+
+                #[test]
+                fn mpich_binary_on_oxmpi() {
+                    check_passes(stringify!($name), Way::MpichBinary);
+                }
+
+                #[test]
+                fn reference_under_hydra() {
+                    check_passes(stringify!($name), Way::Hydra);
+                }
+            }
+        )*
+    };
+}
+
+three_ways!(env, p2p, nonblocking, probe, errors, profile);
+
+/// OxMPI's unimplemented functions: both OxMPI ways (MPICH implements them).
+#[test]
+fn unsupported_functions_report_themselves() {
+    check_passes("unsupported", Way::Ours);
+    check_passes("unsupported", Way::MpichBinary);
+}
+
+/// MPI_ERRORS_ARE_FATAL ends the job with the error class as exit code
+/// (as MPICH does), and OxMPI's message names the function and the error.
+#[test]
+fn errors_are_fatal_by_default() {
+    for way in [Way::Hydra, Way::Ours, Way::MpichBinary] {
+        for (arg, class, name, text) in [
+            ("rank", 6, "MPI_ERR_RANK", "invalid rank 2"),
+            ("comm", 5, "MPI_ERR_COMM", "MPI_COMM_NULL"),
+        ] {
+            let out = run("fatal", way, 2, &[arg]);
+            assert_eq!(
+                out.code,
+                Some(class),
+                "fatal {arg} ({way:?})\n{}",
+                out.describe()
+            );
+            assert!(!out.stdout.contains("NOT FATAL"), "{}", out.describe());
+            if way != Way::Hydra {
+                let line = "OxMPI: fatal error in MPI_Send on rank ";
+                assert!(
+                    out.stderr
+                        .lines()
+                        .any(|l| l.contains(line) && l.contains(name) && l.contains(text)),
+                    "fatal {arg} ({way:?}): no message naming MPI_Send, {name} and `{text}`\n{}",
+                    out.describe()
+                );
+            }
+        }
+    }
+}
+
+fn wrapper(tool: &str, args: &[&str]) -> String {
+    let out = Command::new(prefix().join("bin").join(tool))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{tool} {args:?} failed: {out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .trim_end()
+        .to_string()
+}
+
+/// mpicc / mpicxx speak MPICH's and Open MPI's query options, and
+/// pkg-config finds `mpi` and `mpich`.
+#[test]
+fn compiler_wrappers_and_pkg_config() {
+    let p = prefix().display().to_string();
+    let show = wrapper("mpicc", &["-show"]);
+    for word in [
+        format!("-I{p}/include"),
+        format!("-L{p}/lib"),
+        "-lmpi".to_string(),
+    ] {
+        assert!(
+            show.split(' ').any(|w| w == word),
+            "mpicc -show: `{show}` lacks {word}"
+        );
+    }
+    assert_eq!(
+        wrapper("mpicc", &["--showme:compile"]),
+        format!("-I{p}/include")
+    );
+    assert!(wrapper("mpicc", &["--showme:link"]).ends_with("-lmpi"));
+    assert!(wrapper("mpicc", &["-link-info"]).contains("-lmpi"));
+    assert!(wrapper("mpicc", &["-compile-info"]).contains(&format!("-I{p}/include")));
+    assert_eq!(wrapper("mpicc", &["--showme:command"]), "cc");
+    assert_eq!(wrapper("mpicxx", &["--showme:command"]), "c++");
+    let compile_only = wrapper("mpicc", &["-show", "-c", "x.c"]);
+    assert!(!compile_only.contains("-lmpi"), "{compile_only}");
+
+    for pc in ["mpi", "mpich"] {
+        let out = Command::new("pkg-config")
+            .args(["--cflags", "--libs", pc])
+            .env("PKG_CONFIG_PATH", prefix().join("lib/pkgconfig"))
+            .output()
+            .expect("cannot run pkg-config");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success()
+                && text.contains(&format!("-I{p}/include"))
+                && text.contains("-lmpi"),
+            "pkg-config {pc}: {out:?}"
+        );
+    }
+
+    // A C++ program through mpicxx, run as a singleton.
+    let dir = ScratchDir::new();
+    let src = dir.path().join("hello.cpp");
+    std::fs::write(
+        &src,
+        "#include <mpi.h>\n#include <cstdio>\nint main(int argc, char **argv) {\n\
+         MPI_Init(&argc, &argv); int n = 0; MPI_Comm_size(MPI_COMM_WORLD, &n);\n\
+         std::printf(\"size %d\\n\", n); return MPI_Finalize(); }\n",
+    )
+    .unwrap();
+    let exe = dir.path().join("hello");
+    let out = Command::new(prefix().join("bin/mpicxx"))
+        .args(["-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "mpicxx failed: {out:?}");
+    let ran = Command::new(&exe).output().unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "size 1\n");
+}
+
+/// The installed library exports exactly MPICH's MPI_ functions (weak)
+/// with strong PMPI_ twins, the data objects, and no symbol that would
+/// make mpi4py pick another ABI flavour.
+#[test]
+fn exports_match_mpich() {
+    let nm = |lib: &Path| -> Vec<(String, String)> {
+        let out = Command::new("nm")
+            .args(["-D", "--defined-only"])
+            .arg(lib)
+            .output()
+            .expect("cannot run nm");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let mut w = l.split_whitespace().skip(1);
+                Some((w.next()?.to_string(), w.next()?.to_string()))
+            })
+            .collect()
+    };
+    let ours = nm(&prefix().join("lib/libmpi.so.12"));
+    let mpich = nm(Path::new("/usr/lib/x86_64-linux-gnu/libmpich.so.12"));
+    let mpi_names = |syms: &[(String, String)]| -> std::collections::BTreeSet<String> {
+        syms.iter()
+            .filter(|(_, n)| n.starts_with("MPI_"))
+            .map(|(_, n)| n.clone())
+            .collect()
+    };
+    let (a, b) = (mpi_names(&ours), mpi_names(&mpich));
+    let missing: Vec<_> = b.difference(&a).collect();
+    assert!(
+        missing.is_empty(),
+        "MPICH exports these, we do not: {missing:?}"
+    );
+    let data = [
+        "MPI_UNWEIGHTED",
+        "MPI_WEIGHTS_EMPTY",
+        "MPI_F_STATUS_IGNORE",
+        "MPI_F_STATUSES_IGNORE",
+        "MPI_F08_STATUS_IGNORE",
+        "MPI_F08_STATUSES_IGNORE",
+        "MPI_T_PVAR_ALL_HANDLES",
+    ];
+    for (kind, name) in ours.iter().filter(|(_, n)| n.starts_with("MPI_")) {
+        if data.contains(&name.as_str()) {
+            assert!(
+                kind == "D" || kind == "B",
+                "{name} is {kind}, expected a data object"
+            );
+        } else {
+            assert_eq!(kind, "W", "{name} must be a weak alias");
+            assert!(
+                ours.iter()
+                    .any(|(k, n)| k == "T" && *n == format!("P{name}")),
+                "{name} has no strong PMPI_ twin"
+            );
+        }
+    }
+    assert!(ours.iter().any(|(_, n)| n == "MPIR_Dup_fn"));
+    assert!(
+        !ours
+            .iter()
+            .any(|(_, n)| n == "MPI_Abi_get_version" || n.starts_with("ompi_")),
+        "exports an MPI-5 ABI or Open MPI symbol"
+    );
+    let soname = Command::new("readelf")
+        .arg("-d")
+        .arg(prefix().join("lib/libmpi.so.12"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&soname.stdout).contains("Library soname: [libmpi.so.12]"));
+}
