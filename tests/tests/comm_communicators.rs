@@ -52,3 +52,8 @@ fn attributes_copy_and_delete_callbacks_counted() {
 fn group_algebra_matches_a_serial_model() {
     check(&[1, 4, 9], "groups");
 }
+
+#[test]
+fn concurrent_creation_from_two_threads() {
+    check(&[2, 3, 4], "threads");
+}

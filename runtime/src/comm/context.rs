@@ -14,7 +14,7 @@
 //! Building a communicator is collective over the parent. Every rank puts
 //! its bitmap (a rank that will not be a member of the new communicator
 //! puts all ones: it has no use for the id) into a bitwise AND allreduce
-//! over the parent ([`super::agree::allreduce_and`]); the lowest bit set in
+//! over the parent (`agree::allreduce_and`); the lowest bit set in
 //! the result is free on every member, and every rank computes the same
 //! one. Members mark it taken; non-members leave their bitmap alone.
 //! Communicators built at once from the same parent with disjoint members

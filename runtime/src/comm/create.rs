@@ -1,7 +1,7 @@
 //! Collective constructors: `dup`, `split`, `split_type`, `create`. Each
 //! works out this rank's members locally (split gathers every rank's
 //! `(color, key)` first), then runs one context-id agreement over the
-//! parent ([`super::context::agree`]). Intercommunicators are not
+//! parent (`context::agree`). Intercommunicators are not
 //! supported: the calls that would make or need one say so.
 
 use super::{agree, context, Comm, Kind, UNDEFINED};

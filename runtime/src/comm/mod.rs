@@ -5,7 +5,7 @@
 //!
 //! - [`mod@create`]: `dup`, `split`, `split_type`, `create`, the collective
 //!   constructors; all end in one context-id agreement ([`context`]).
-//! - [`agree`]: the two small collectives those need, over point-to-point.
+//! - `agree`: the two small collectives those need, over point-to-point.
 //! - [`attr`]: keyvals and attributes (`MPI_Comm_set_attr` and friends).
 //! - `p2p.rs`, `barrier.rs`: traffic on a communicator.
 //!

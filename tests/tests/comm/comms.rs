@@ -44,6 +44,8 @@ fn split(world: &Comm) -> Result<(), Error> {
     let next = (half.rank() + 1) % hs;
     half.send(&[half.rank(), SUB_MARK], next, 7)?;
     let st = sub_recv.wait()?;
+    // Nobody sends on `half` again until every wildcard receive matched.
+    half.barrier()?;
     let prev = (half.rank() + hs - 1) % hs;
     assert_eq!(sub_got, [prev, SUB_MARK], "child saw parent traffic");
     assert_eq!((st.source, st.tag), (prev, 7));
@@ -494,6 +496,44 @@ fn groups(world: &Comm) -> Result<(), Error> {
     Ok(())
 }
 
+/// Two threads build communicators from different parents at once: the
+/// agreements share this process's id bitmap and must neither deadlock nor
+/// hand out one id twice.
+fn threads(world: &Comm) -> Result<(), Error> {
+    let other = world.dup()?;
+    let work = |parent: Comm, tag: i32| {
+        move || -> Result<Vec<u32>, Error> {
+            let mut ids = Vec::new();
+            for i in 0..200 {
+                let d = parent.dup()?;
+                ids.push(d.id().0);
+                if i % 50 == 0 {
+                    assert_eq!(ring(&d, tag, tag)?[1], tag);
+                }
+                if i % 2 == 0 {
+                    d.free()?;
+                }
+            }
+            Ok(ids)
+        }
+    };
+    let a = std::thread::spawn(work(world.clone(), 1));
+    let b = std::thread::spawn(work(other.clone(), 2));
+    let a = a.join().expect("thread a")?;
+    let b = b.join().expect("thread b")?;
+    // Every rank saw the same ids for each parent's sequence.
+    let digest = |ids: &[u32]| {
+        ids.iter()
+            .fold(0i64, |h, &x| (h * 31 + x as i64) % 1_000_003)
+    };
+    let size = world.size() as i64;
+    for ids in [&a, &b] {
+        let d = digest(ids);
+        assert_eq!(sum(world, d, 9)?, d * size, "ranks disagree on ids");
+    }
+    Ok(())
+}
+
 /// Runs the role `role` on this rank.
 pub fn run(role: &str) {
     let (universe, _) = oxmpi::init_thread(oxmpi::Threading::Multiple).expect("init");
@@ -506,6 +546,7 @@ pub fn run(role: &str) {
         "split_type" => split_type(&world),
         "attrs" => attrs(&world),
         "groups" => groups(&world),
+        "threads" => threads(&world),
         other => panic!("unknown role {other}"),
     };
     if let Err(e) = result {
