@@ -153,6 +153,12 @@ impl Universe {
 
 impl Drop for Universe {
     fn drop(&mut self) {
+        // A panicking rank must not wait in finalize's barrier for ranks that
+        // will never get there: leave without finalizing, so the process
+        // exits non-zero and the launcher ends the job at once.
+        if std::thread::panicking() {
+            return;
+        }
         let _ = self.finish();
     }
 }
