@@ -249,8 +249,8 @@ pub fn wait_any(hs: &mut [MPI_Request]) -> Result<Option<(usize, Outcome)>, AbiE
             let mut st = state::lock();
             st.reap_detached();
             let mut any_pending = false;
-            for i in 0..hs.len() {
-                match test_one(&mut st, &mut hs[i])? {
+            for (i, h) in hs.iter_mut().enumerate() {
+                match test_one(&mut st, h)? {
                     Outcome::Inactive => {}
                     Outcome::Pending => any_pending = true,
                     done => return Ok(Some((i, done))),

@@ -167,6 +167,21 @@ impl State {
         self.comms.get_mut(slot).ok_or_else(|| freed_comm(h))
     }
 
+    /// Registers a new communicator (e.g. from `MPI_Comm_dup`) and returns
+    /// its handle; it starts with `errhandler` (MPI: the parent's).
+    pub fn insert_comm(&mut self, comm: Comm, errhandler: Errhandler) -> MPI_Comm {
+        // Slots 0 and 1 are the predefined communicators.
+        while self.comms.slots.len() <= handles::SELF_SLOT {
+            self.comms.slots.push(None);
+        }
+        let slot = self.comms.insert(CommEntry {
+            comm,
+            errhandler,
+            name: String::new(),
+        });
+        handles::comm_handle(slot)
+    }
+
     /// Completes whatever detached operations have finished.
     pub fn reap_detached(&mut self) {
         self.detached

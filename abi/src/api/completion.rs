@@ -156,8 +156,8 @@ pub unsafe extern "C" fn oxabi_Waitall(
         // SAFETY: the caller's contract.
         let hs = unsafe { request_array(count, array_of_requests) }?;
         let mut errors = Errors::new();
-        for i in 0..hs.len() {
-            let (s, e) = requests::wait(&mut hs[i])?;
+        for (i, h) in hs.iter_mut().enumerate() {
+            let (s, e) = requests::wait(h)?;
             let code = errors.code(i, e);
             // SAFETY: the caller's contract.
             unsafe { put_status(array_of_statuses, i, &s, code) };
@@ -202,8 +202,8 @@ pub unsafe extern "C" fn oxabi_Testall(
             }
         }
         let mut errors = Errors::new();
-        for i in 0..hs.len() {
-            let (s, e) = match requests::test_one(&mut st, &mut hs[i])? {
+        for (i, h) in hs.iter_mut().enumerate() {
+            let (s, e) = match requests::test_one(&mut st, h)? {
                 Outcome::Done(s, e) => (s, e),
                 _ => (requests::empty_status(), None),
             };
@@ -267,8 +267,8 @@ pub unsafe extern "C" fn oxabi_Testany(
         let mut st = state::lock();
         st.reap_detached();
         let mut any_active = false;
-        for i in 0..hs.len() {
-            match requests::test_one(&mut st, &mut hs[i])? {
+        for (i, h) in hs.iter_mut().enumerate() {
+            match requests::test_one(&mut st, h)? {
                 Outcome::Inactive => {}
                 Outcome::Pending => any_active = true,
                 Outcome::Done(s, e) => {
@@ -323,8 +323,8 @@ unsafe fn some(
         record(i, s, e, &mut n);
     }
     let mut st = state::lock();
-    for i in 0..hs.len() {
-        match requests::test_one(&mut st, &mut hs[i])? {
+    for (i, h) in hs.iter_mut().enumerate() {
+        match requests::test_one(&mut st, h)? {
             Outcome::Inactive => {}
             Outcome::Pending => any_active = true,
             Outcome::Done(s, e) => {
@@ -465,7 +465,8 @@ pub unsafe extern "C" fn oxabi_Test_cancelled(
 ) -> c_int {
     guard("MPI_Test_cancelled", ErrObj::None, || {
         let flag = out_ptr(flag, "flag")?;
-        let status = crate::api::status::status_in(status)?;
+        // SAFETY: the caller's contract.
+        let status = unsafe { crate::api::status::status_in(status) }?;
         // SAFETY: checked non-null.
         unsafe { *flag = c_int::from(handles::status_cancelled(status)) };
         Ok(())

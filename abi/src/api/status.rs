@@ -7,7 +7,10 @@ use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Count, MPI_Datatype, MPI_Status, TypeInfo, UNDEFINED};
 
 /// A status input argument (`MPI_STATUS_IGNORE` is not one).
-pub fn status_in<'a>(p: *const MPI_Status) -> Result<&'a MPI_Status, AbiError> {
+///
+/// # Safety
+/// `p` is null, `MPI_STATUS_IGNORE`, or a readable status that outlives `'a`.
+pub unsafe fn status_in<'a>(p: *const MPI_Status) -> Result<&'a MPI_Status, AbiError> {
     if p.is_null() || handles::status_ignored(p) {
         return Err(AbiError::new(
             Class::ARG,
@@ -29,7 +32,7 @@ fn count_of(bytes: u64, ty: TypeInfo, basic: bool) -> Option<u64> {
     if unit == 0 {
         return (bytes == 0).then_some(0);
     }
-    (bytes % unit == 0).then_some(bytes / unit)
+    bytes.is_multiple_of(unit).then_some(bytes / unit)
 }
 
 fn query(
@@ -37,7 +40,8 @@ fn query(
     datatype: MPI_Datatype,
     basic: bool,
 ) -> Result<Option<u64>, AbiError> {
-    let s = status_in(status)?;
+    // SAFETY: the callers pass the program's status argument.
+    let s = unsafe { status_in(status) }?;
     let ty = handles::datatype(datatype)?;
     Ok(count_of(handles::status_bytes(s), ty, basic))
 }
