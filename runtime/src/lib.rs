@@ -26,6 +26,7 @@ pub mod transport;
 pub mod universe;
 
 pub use buffer::Scalar;
+pub use coll::Blocks;
 pub use comm::{AttrValue, Comm, CommId, CopyPolicy, Keyval, SplitType, UNDEFINED};
 pub use error::{Error, ErrorClass};
 pub use group::{Comparison, Group};

@@ -166,3 +166,32 @@ pub(crate) fn root_needs(arg: &'static str) -> Error {
         reason: "the root needs this buffer".into(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checks_name_the_argument_and_the_value() {
+        let counts = [1, 0, 2];
+        let displs = [5, 100, 0];
+        let b = Blocks::new(&counts, &displs);
+        assert_eq!(b.extent(), 6);
+        assert_eq!(b.total(), 3);
+        b.check(3, "recvcounts", "displs").unwrap();
+        let e = b.check(4, "recvcounts", "displs").unwrap_err();
+        assert!(matches!(
+            e,
+            Error::InvalidArgument {
+                arg: "recvcounts",
+                ..
+            }
+        ));
+        assert!(e.to_string().contains("3 entries"), "{e}");
+        b.check_within(6, "recvbuf").unwrap();
+        let e = b.check_within(5, "recvbuf").unwrap_err();
+        assert!(e.to_string().contains("rank 0"), "{e}");
+        assert_eq!(b.bytes(4), (vec![4, 0, 8], vec![20, 400, 0]));
+        assert_eq!(Blocks::packed_displs(&[3, 0, 2]), [0, 3, 3]);
+    }
+}

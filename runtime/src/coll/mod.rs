@@ -17,6 +17,8 @@ mod scan;
 mod scatter;
 pub mod sched;
 pub mod select;
+#[cfg(test)]
+pub(crate) mod sim;
 pub mod tag;
 
 use std::sync::atomic::Ordering;

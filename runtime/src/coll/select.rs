@@ -456,6 +456,54 @@ mod tests {
     }
 
     #[test]
+    fn every_collective_has_a_name_a_setting_and_an_unconditional_algorithm() {
+        for &c in Coll::ALL {
+            assert_eq!(Coll::from_name(c.name()), Some(c));
+            assert_eq!(
+                c.setting().entry.env,
+                format!("OXMPI_{}_ALGO", c.name().to_uppercase())
+            );
+            assert!(
+                c.algos()
+                    .iter()
+                    .any(|i| !i.pow2_only && !i.commutative_only),
+                "{c:?}"
+            );
+            for info in c.algos() {
+                assert!(crate::config::COLL_ALGOS.contains(&info.name));
+                let t = Model::SHM.predict(c, info.name, &args(6, 4096, true));
+                assert!(t.is_finite() && t > 0.0, "{c:?} {}", info.name);
+            }
+        }
+    }
+
+    #[test]
+    fn alltoall_follows_message_size_and_reduce_scatter_the_operation() {
+        let m = Model::SHM;
+        let pick = |c, a: Args| choose(c, &a, &m, None).algo.name;
+        assert_eq!(pick(Coll::Alltoall, args(16, 16, true)), "bruck");
+        assert_eq!(pick(Coll::Alltoall, args(16, 4096, true)), "scattered");
+        assert_eq!(pick(Coll::Alltoall, args(16, 1 << 20, true)), "pairwise");
+        assert_eq!(pick(Coll::Alltoallv, args(16, 16, true)), "scattered");
+        assert_eq!(
+            pick(Coll::ReduceScatter, args(8, 1 << 16, true)),
+            "recursive_halving"
+        );
+        assert_eq!(
+            pick(Coll::ReduceScatter, args(8, 1 << 16, false)),
+            "pairwise"
+        );
+        let c = choose(
+            Coll::Allgatherv,
+            &args(6, 64, true),
+            &m,
+            Some("recursive_doubling"),
+        );
+        assert_eq!(c.algo.name, "ring");
+        assert!(c.fallback.unwrap().contains("power-of-two"));
+    }
+
+    #[test]
     fn explain_lists_every_algorithm() {
         let text = explain(Coll::Allreduce, &args(64, 1 << 20, true), &Model::SHM);
         for info in Coll::Allreduce.algos() {

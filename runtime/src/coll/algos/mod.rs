@@ -12,6 +12,8 @@ pub mod reduce;
 pub mod reduce_scatter;
 pub mod scan;
 pub mod scatter;
+#[cfg(test)]
+mod tests;
 
 /// What an algorithm requires of the call.
 #[derive(Debug, Clone, Copy)]
