@@ -1,8 +1,9 @@
-//! Recursive-halving reduce-scatter: after folding to a power of two (see
-//! [`crate::coll::fold`]), lg p rounds, each exchanging half of the range
-//! still held with the partner and reducing the half kept; then every
-//! folded-away rank gets its block from its partner. n(p-1)/p bytes in
-//! lg p messages; combines out of rank order: commutative operations only.
+//! Recursive-halving reduce-scatter: after folding to a power of two (the
+//! first 2(p - 2^k) ranks pair up, evens handing their input to odds),
+//! lg p rounds, each exchanging half of the range still held with the
+//! partner and reducing the half kept; then every folded-away rank gets
+//! its block from its partner. n(p-1)/p bytes in lg p messages; combines
+//! out of rank order: commutative operations only.
 
 use std::sync::Arc;
 
