@@ -60,7 +60,11 @@ pub fn run_from_args(args: &[String]) -> i32 {
                     0
                 }
                 None => {
-                    eprintln!("oxrun: --explain: unknown collective '{coll}' (allreduce, bcast, reduce, allgather)");
+                    let known: Vec<&str> = select::Coll::ALL.iter().map(|c| c.name()).collect();
+                    eprintln!(
+                        "oxrun: --explain: unknown collective '{coll}' ({})",
+                        known.join(", ")
+                    );
                     2
                 }
             }

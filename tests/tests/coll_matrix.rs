@@ -122,3 +122,11 @@ fn many_nonblocking_collectives_completed_in_reverse() {
         );
     }
 }
+
+#[test]
+fn concurrent_collectives_on_rows_and_columns_of_a_grid() {
+    for &n in &[1, 2, 4, 6, 9] {
+        let out = job(n, "grid", &[]);
+        assert!(out.success(), "grid at {n} ranks:\n{}", out.describe());
+    }
+}

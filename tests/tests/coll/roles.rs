@@ -217,6 +217,44 @@ fn check_nonblocking(world: &Comm) -> Result<(), Error> {
     Ok(())
 }
 
+/// Non-blocking allreduces on the row and the column communicator of a 2D
+/// grid, outstanding at the same time and completed in both orders.
+fn check_grid(world: &Comm) -> Result<(), Error> {
+    let mut dims = [0, 0];
+    oxmpi::topo::dims_create(world.size(), &mut dims)?;
+    let grid = world
+        .cart_create(&dims, &[false, false], false)?
+        .expect("every rank is in the grid");
+    let coords = grid.cart_coords(grid.rank())?;
+    let row = grid.cart_sub(&[false, true])?;
+    let col = grid.cart_sub(&[true, false])?;
+    let (nrow, ncol) = (dims[1] as i64, dims[0] as i64);
+    for round in 0..20i64 {
+        let mine = [coords[0] as i64 * 1000 + coords[1] as i64 + round; 257];
+        let (mut rsum, mut csum) = ([0i64; 257], [0i64; 257]);
+        {
+            let r = row.iallreduce(&mine, &mut rsum, &Op::SUM)?;
+            let c = col.iallreduce(&mine, &mut csum, &Op::SUM)?;
+            if round % 2 == 0 {
+                c.wait()?;
+                r.wait()?;
+            } else {
+                r.wait()?;
+                c.wait()?;
+            }
+        }
+        // Row: fixed coords[0], coords[1] over 0..nrow.
+        let want_row = nrow * (coords[0] as i64 * 1000 + round) + nrow * (nrow - 1) / 2;
+        let want_col = 1000 * ncol * (ncol - 1) / 2 + ncol * (coords[1] as i64 + round);
+        assert!(rsum.iter().all(|&v| v == want_row), "row sum round {round}");
+        assert!(
+            csum.iter().all(|&v| v == want_col),
+            "column sum round {round}"
+        );
+    }
+    Ok(())
+}
+
 /// Runs the role named `role`.
 pub fn run(role: &str) {
     let universe = oxmpi::init().expect("init");
@@ -228,6 +266,7 @@ pub fn run(role: &str) {
         "reduce" => check_reduce(&world),
         "allgather" => check_allgather(&world),
         "nonblocking" => check_nonblocking(&world),
+        "grid" => check_grid(&world),
         other => panic!("unknown role {other}"),
     };
     if let Err(e) = result {
