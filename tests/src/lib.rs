@@ -388,6 +388,35 @@ pub fn run_command(mut cmd: Command, timeout: Duration) -> JobOutcome {
     }
 }
 
+/// Environment variable naming the role a re-executed test binary plays.
+pub const ROLE_VAR: &str = "OXMPI_TEST_ROLE";
+
+/// Runs the current test binary as `ranks` ranks under `launcher`: each
+/// rank runs only the test named `role_entry`, which reads [`ROLE_VAR`]
+/// (set to `role`) to know what to do. `env` adds variables for the job.
+pub fn role_job<K: AsRef<OsStr>, V: AsRef<OsStr>>(
+    launcher: &Path,
+    ranks: usize,
+    role: &str,
+    env: &[(K, V)],
+    timeout: Duration,
+) -> JobOutcome {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut cmd = Command::new(launcher);
+    cmd.args(["-n", &ranks.to_string()])
+        .arg(exe)
+        .args([
+            "--exact",
+            "role_entry",
+            "--nocapture",
+            "--test-threads=1",
+            "-q",
+        ])
+        .env(ROLE_VAR, role)
+        .envs(env.iter().map(|(k, v)| (k, v)));
+    run_command(cmd, timeout)
+}
+
 /// `launcher -n N program args...` as an argument vector for [`run_job`].
 pub fn launch_args(launcher: &Path, ranks: usize, program: &Path, args: &[&str]) -> Vec<OsString> {
     let mut v: Vec<OsString> = vec![

@@ -8,7 +8,7 @@ mod roles;
 
 use std::time::Duration;
 
-use oxmpi_tests::{oxrun, run_command, JobOutcome};
+use oxmpi_tests::{oxrun, role_job, JobOutcome};
 
 /// Entry point of the child ranks; a no-op in a normal test run.
 #[test]
@@ -21,21 +21,9 @@ fn role_entry() {
 const RANKS: &[usize] = &[1, 2, 3, 4, 5, 7, 8, 9];
 
 fn job(n: usize, role: &str, env: &[(&str, &str)]) -> JobOutcome {
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = std::process::Command::new(oxrun());
-    cmd.args(["-n", &n.to_string()])
-        .arg(exe)
-        .args([
-            "--exact",
-            "role_entry",
-            "--nocapture",
-            "--test-threads=1",
-            "-q",
-        ])
-        .env("OXMPI_TEST_ROLE", role)
-        .env("OXMPI_DEBUG", "coll")
-        .envs(env.iter().copied());
-    run_command(cmd, Duration::from_secs(180))
+    let mut env = env.to_vec();
+    env.push(("OXMPI_DEBUG", "coll"));
+    role_job(&oxrun(), n, role, &env, Duration::from_secs(180))
 }
 
 /// Runs `role` at every rank count with `var` forcing each of `algos`,

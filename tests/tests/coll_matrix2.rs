@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use oxmpi::coll::algos::Args;
 use oxmpi::coll::select::Coll;
-use oxmpi_tests::{oxrun, run_command, JobOutcome};
+use oxmpi_tests::{oxrun, role_job, JobOutcome};
 
 /// Entry point of the child ranks; a no-op in a normal test run.
 #[test]
@@ -34,21 +34,9 @@ fn role_entry() {
 const RANKS: &[usize] = &[1, 2, 3, 4, 5, 6, 7, 8, 9];
 
 fn job(n: usize, role: &str, env: &[(String, String)]) -> JobOutcome {
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = std::process::Command::new(oxrun());
-    cmd.args(["-n", &n.to_string()])
-        .arg(exe)
-        .args([
-            "--exact",
-            "role_entry",
-            "--nocapture",
-            "--test-threads=1",
-            "-q",
-        ])
-        .env("OXMPI_TEST_ROLE", role)
-        .env("OXMPI_DEBUG", "coll")
-        .envs(env.iter().map(|(k, v)| (k, v)));
-    run_command(cmd, Duration::from_secs(300))
+    let mut env = env.to_vec();
+    env.push(("OXMPI_DEBUG".into(), "coll".into()));
+    role_job(&oxrun(), n, role, &env, Duration::from_secs(300))
 }
 
 /// Whether the selection log shows `coll` running `algo`, or the logged

@@ -8,7 +8,7 @@ mod roles;
 
 use std::time::Duration;
 
-use oxmpi_tests::{oxrun, run_command, JobOutcome};
+use oxmpi_tests::{oxrun, role_job, JobOutcome};
 
 /// Entry point of the child ranks; a no-op in a normal test run.
 #[test]
@@ -19,36 +19,11 @@ fn role_entry() {
 }
 
 fn job_with(launcher: &std::path::Path, n: usize, role: &str, limit: Duration) -> JobOutcome {
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = std::process::Command::new(launcher);
-    cmd.args(["-n", &n.to_string()])
-        .arg(exe)
-        .args([
-            "--exact",
-            "role_entry",
-            "--nocapture",
-            "--test-threads=1",
-            "-q",
-        ])
-        .env("OXMPI_TEST_ROLE", role);
-    run_command(cmd, limit)
+    role_job(launcher, n, role, &[] as &[(&str, &str)], limit)
 }
 
 fn job_env(n: usize, role: &str, env: &[(&str, &str)]) -> JobOutcome {
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = std::process::Command::new(oxrun());
-    cmd.args(["-n", &n.to_string()])
-        .arg(exe)
-        .args([
-            "--exact",
-            "role_entry",
-            "--nocapture",
-            "--test-threads=1",
-            "-q",
-        ])
-        .env("OXMPI_TEST_ROLE", role)
-        .envs(env.iter().copied());
-    run_command(cmd, Duration::from_secs(120))
+    role_job(&oxrun(), n, role, env, Duration::from_secs(120))
 }
 
 fn job(n: usize, role: &str) -> JobOutcome {

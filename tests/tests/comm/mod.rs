@@ -4,23 +4,17 @@
 use std::time::Duration;
 
 use oxmpi::{Comm, Error};
-use oxmpi_tests::{oxrun, run_command, JobOutcome};
+use oxmpi_tests::{oxrun, role_job, JobOutcome};
 
-/// Runs this test binary as `n` ranks under oxrun with `OXMPI_TEST_ROLE=role`.
+/// Runs this test binary as `n` ranks under oxrun playing `role`.
 pub fn job(n: usize, role: &str) -> JobOutcome {
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = std::process::Command::new(oxrun());
-    cmd.args(["-n", &n.to_string()])
-        .arg(exe)
-        .args([
-            "--exact",
-            "role_entry",
-            "--nocapture",
-            "--test-threads=1",
-            "-q",
-        ])
-        .env("OXMPI_TEST_ROLE", role);
-    run_command(cmd, Duration::from_secs(180))
+    role_job(
+        &oxrun(),
+        n,
+        role,
+        &[] as &[(&str, &str)],
+        Duration::from_secs(180),
+    )
 }
 
 /// Runs `role` at each rank count of `ns`; fails with the job's output.
