@@ -106,7 +106,10 @@ impl ReqEntry {
 
 /// Stores a new request and returns its handle.
 pub fn insert(entry: ReqEntry) -> MPI_Request {
-    let slot = state::lock().requests.insert(entry);
+    let mut st = state::lock();
+    let slot = st.requests.insert(entry);
+    // A temporary buffer of a datatype belongs to the slot's previous request.
+    st.staged.clear(slot);
     handles::request_handle(slot)
 }
 
@@ -190,12 +193,14 @@ pub fn test_one(st: &mut State, h: &mut MPI_Request) -> Result<Outcome, AbiError
             };
             p.active = None;
             p.started = false;
+            let out = st.staged.complete(slot, out);
             let (s, e) = split(out, comm);
             return Ok(Outcome::Done(s, e));
         }
     };
     st.requests.remove(slot);
     *h = REQUEST_NULL;
+    let result = st.staged.complete(slot, result);
     let (s, e) = split(result, comm);
     Ok(Outcome::Done(s, e))
 }
@@ -297,6 +302,7 @@ pub fn wait_any(hs: &mut [MPI_Request]) -> Result<Option<(usize, Outcome)>, AbiE
             .get(slot)
             .map_or(handles::COMM_WORLD, ReqEntry::comm);
         let status = result.map(|r| r.map_or_else(empty_status, |(_, s)| s));
+        let status = st.staged.complete(slot, status);
         finish_slot(&mut st, slot, &mut hs[index]);
         let (s, e) = split(status, comm);
         return Ok(Some((index, Outcome::Done(s, e))));
@@ -329,7 +335,8 @@ pub fn wait(h: &mut MPI_Request) -> Result<(Status, Option<AbiError>), AbiError>
 pub fn start(h: MPI_Request) -> Result<(), AbiError> {
     let slot = handles::request_slot(h)?
         .ok_or_else(|| AbiError::new(Class::REQUEST, "MPI_REQUEST_NULL cannot be started"))?;
-    let mut st = state::lock();
+    let mut guard = state::lock();
+    let st = &mut *guard;
     let Some(ReqEntry::Persistent { p, comm }) = st.requests.get_mut(slot) else {
         return Err(AbiError::new(
             Class::REQUEST,
@@ -343,6 +350,10 @@ pub fn start(h: MPI_Request) -> Result<(), AbiError> {
         ));
     }
     let comm_h = *comm;
+    // A non-contiguous send type is packed now.
+    st.staged
+        .start(slot)
+        .map_err(|e| e.on(ErrObj::Comm(comm_h)))?;
     // SAFETY: the buffer was given to MPI_*_init and stays the program's
     // promise until the request is freed (MPI's rule for persistent requests).
     let r = unsafe {
@@ -393,8 +404,10 @@ pub fn free(h: &mut MPI_Request) -> Result<(), AbiError> {
             ));
         }
     };
+    // A datatype's temporary buffer stays until the operation completes.
+    let data = st.staged.free(slot);
     if let Some(req) = running {
-        st.detached.push(Detached { req, data: None });
+        st.detached.push(Detached { req, data });
     }
     *h = REQUEST_NULL;
     Ok(())

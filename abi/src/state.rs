@@ -125,6 +125,12 @@ pub struct State {
     pub requests: Table<ReqEntry>,
     /// User error handlers.
     pub errhandlers: Table<UserErrhandler>,
+    /// Derived datatypes (and names of predefined ones).
+    pub types: crate::api::datatype::TypeTable,
+    /// Info objects.
+    pub infos: Table<crate::api::info::InfoEntry>,
+    /// Temporary buffers of requests with non-contiguous datatypes.
+    pub staged: crate::api::datatype_p2p::Staged,
     /// Operations still running without a handle.
     pub detached: Vec<Detached>,
     /// The buffer of `MPI_Buffer_attach` (address, size): kept to hand back.
@@ -138,6 +144,9 @@ static STATE: Mutex<State> = Mutex::new(State {
     comms: Table::new(),
     requests: Table::new(),
     errhandlers: Table::new(),
+    types: crate::api::datatype::TypeTable::new(),
+    infos: Table::new(),
+    staged: crate::api::datatype_p2p::Staged::new(),
     detached: Vec::new(),
     bsend_buffer: None,
 });

@@ -4,7 +4,11 @@
 
 pub mod comm;
 pub mod completion;
+pub mod datatype;
+pub mod datatype_p2p;
+pub mod datatype_query;
 pub mod env;
 pub mod errh;
+pub mod info;
 pub mod p2p;
 pub mod status;

@@ -1,10 +1,14 @@
 //! Point-to-point: sends in every mode, receives, probes, matched probes
 //! and persistent requests, over the runtime's raw-byte entry points.
+//! Buffers are decoded by [`datatype_p2p::plan`]: contiguous types move
+//! in place, others through a packed temporary buffer (kept with the
+//! request in `State::staged` when the call returns before completion).
 
 use std::ffi::{c_int, c_void};
 
 use oxmpi::{Comm, Request, Status};
 
+use super::datatype_p2p::{self, Plan, RecvTarget, SendData, Stage};
 use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{
     self, MPI_Comm, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status, MessageRef,
@@ -13,25 +17,37 @@ use crate::handles::{
 use crate::requests::{self, PersistentOp, ReqEntry, SendMode};
 use crate::state::{self, Detached};
 
-/// Validated send arguments: (address, bytes).
-fn send_buf(
+/// Validated send arguments, packed if the type is not contiguous.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`.
+unsafe fn send_buf(
     buf: *const c_void,
     count: c_int,
     datatype: MPI_Datatype,
-) -> Result<(*const u8, usize), AbiError> {
-    let ty = handles::datatype(datatype)?;
-    let len = handles::bytes(count.into(), ty)?;
-    Ok((handles::p2p_buffer(buf, "buf")?, len))
+) -> Result<SendData, AbiError> {
+    let plan = datatype_p2p::plan(buf, count.into(), datatype, "buf")?;
+    // SAFETY: the caller's contract.
+    unsafe { plan.send_data() }
 }
 
-/// Validated receive arguments: (address, capacity in bytes).
+/// Validated receive arguments: where the bytes land (a temporary buffer
+/// to unpack afterwards if the type is not contiguous).
 fn recv_buf(
     buf: *mut c_void,
     count: c_int,
     datatype: MPI_Datatype,
-) -> Result<(*mut u8, usize), AbiError> {
-    let (p, len) = send_buf(buf, count, datatype)?;
-    Ok((p.cast_mut(), len))
+) -> Result<RecvTarget, AbiError> {
+    Ok(datatype_p2p::plan(buf, count.into(), datatype, "buf")?.recv_target())
+}
+
+/// Completes a receive into `t`: unpacks a staged one.
+fn unpacked(t: &RecvTarget, r: Result<Status, oxmpi::Error>) -> Result<Status, oxmpi::Error> {
+    match &t.unpack {
+        // SAFETY: the receive completed; the user buffer is the caller's.
+        Some(u) => unsafe { u.finish(r) },
+        None => r,
+    }
 }
 
 /// A status output argument: `MPI_STATUS_IGNORE` or a valid pointer.
@@ -62,6 +78,7 @@ unsafe fn finish(r: Result<Status, oxmpi::Error>, status: *mut MPI_Status) -> Re
 ///
 /// # Safety
 /// The buffer stays readable until the request completes.
+/// The packed copy, if any, must outlive the request.
 unsafe fn isend(
     buf: *const c_void,
     count: c_int,
@@ -70,11 +87,13 @@ unsafe fn isend(
     tag: c_int,
     comm: MPI_Comm,
     mode: SendMode,
-) -> Result<Request<'static>, AbiError> {
+) -> Result<(Request<'static>, Option<Vec<u8>>), AbiError> {
     let c = state::comm(comm)?;
-    let (p, len) = send_buf(buf, count, datatype)?;
     // SAFETY: the caller's contract.
-    Ok(unsafe { c.isend_raw(p, len, dest, tag, mode == SendMode::Synchronous) }?)
+    let d = unsafe { send_buf(buf, count, datatype) }?;
+    // SAFETY: the caller's contract; `d.owned` goes back with the request.
+    let r = unsafe { c.isend_raw(d.ptr, d.len, dest, tag, mode == SendMode::Synchronous) }?;
+    Ok((r, d.owned))
 }
 
 /// Buffered send: the data is copied, the send runs detached.
@@ -87,17 +106,21 @@ fn bsend(
     comm: MPI_Comm,
 ) -> Result<(), AbiError> {
     let c = state::comm(comm)?;
-    let (p, len) = send_buf(buf, count, datatype)?;
-    let data = if len == 0 {
+    // SAFETY: MPI's contract: `buf` holds `count` elements.
+    let d = unsafe { send_buf(buf, count, datatype) }?;
+    let len = d.len;
+    let data = if let Some(packed) = d.owned {
+        packed
+    } else if len == 0 {
         Vec::new()
-    } else if p.is_null() {
+    } else if d.ptr.is_null() {
         return Err(AbiError::new(
             Class::BUFFER,
             format!("null buffer with {len} bytes to send"),
         ));
     } else {
         // SAFETY: MPI's contract: `buf` holds `count` elements.
-        unsafe { std::slice::from_raw_parts(p, len) }.to_vec()
+        unsafe { std::slice::from_raw_parts(d.ptr, len) }.to_vec()
     };
     // SAFETY: `data` moves into the detached entry with the request and
     // its heap buffer stays put until the request completes.
@@ -115,7 +138,25 @@ fn bsend(
 /// `request` is writable (checked non-null).
 unsafe fn store_request(request: *mut MPI_Request, entry: ReqEntry) {
     // SAFETY: the caller's contract.
-    unsafe { *request = requests::insert(entry) };
+    unsafe { store_staged(request, entry, None) };
+}
+
+/// Stores a new request with the temporary buffer it uses, if any.
+///
+/// # Safety
+/// `request` is writable (checked non-null).
+unsafe fn store_staged(request: *mut MPI_Request, entry: ReqEntry, stage: Option<Stage>) {
+    let h = match stage {
+        None => requests::insert(entry),
+        Some(stage) => {
+            let mut st = state::lock();
+            let slot = st.requests.insert(entry);
+            st.staged.put(slot, stage);
+            handles::request_handle(slot)
+        }
+    };
+    // SAFETY: the caller's contract.
+    unsafe { *request = h };
 }
 
 macro_rules! blocking_send {
@@ -134,8 +175,9 @@ macro_rules! blocking_send {
             comm: MPI_Comm,
         ) -> c_int {
             guard($mpi, ErrObj::Comm(comm), || {
-                // SAFETY: waited on before returning.
-                let r = unsafe { isend(buf, count, datatype, dest, tag, comm, $mode) }?;
+                // SAFETY: waited on before returning (the packed copy lives
+                // until then).
+                let (r, _packed) = unsafe { isend(buf, count, datatype, dest, tag, comm, $mode) }?;
                 r.wait()?;
                 Ok(())
             })
@@ -193,10 +235,12 @@ macro_rules! nonblocking_send {
         ) -> c_int {
             guard($mpi, ErrObj::Comm(comm), || {
                 let out = out_ptr(request, "request")?;
-                // SAFETY: the caller keeps the buffer until completion.
-                let r = unsafe { isend(buf, count, datatype, dest, tag, comm, $mode) }?;
+                // SAFETY: the caller keeps the buffer until completion; the
+                // packed copy stays with the request.
+                let (r, packed) = unsafe { isend(buf, count, datatype, dest, tag, comm, $mode) }?;
+                let entry = ReqEntry::Active { req: Some(r), comm };
                 // SAFETY: checked non-null.
-                unsafe { store_request(out, ReqEntry::Active { req: Some(r), comm }) };
+                unsafe { store_staged(out, entry, packed.map(Stage::Send)) };
                 Ok(())
             })
         }
@@ -257,11 +301,11 @@ pub unsafe extern "C" fn oxabi_Recv(
     guard("MPI_Recv", ErrObj::Comm(comm), || {
         let status = status_arg(status)?;
         let c = state::comm(comm)?;
-        let (p, cap) = recv_buf(buf, count, datatype)?;
+        let t = recv_buf(buf, count, datatype)?;
         // SAFETY: waited on before returning.
-        let r = unsafe { c.irecv_raw(p, cap, source, tag) }?;
+        let r = unsafe { c.irecv_raw(t.ptr, t.cap, source, tag) }?;
         // SAFETY: checked above.
-        unsafe { finish(r.wait(), status) }
+        unsafe { finish(unpacked(&t, r.wait()), status) }
     })
 }
 
@@ -282,11 +326,13 @@ pub unsafe extern "C" fn oxabi_Irecv(
     guard("MPI_Irecv", ErrObj::Comm(comm), || {
         let out = out_ptr(request, "request")?;
         let c = state::comm(comm)?;
-        let (p, cap) = recv_buf(buf, count, datatype)?;
-        // SAFETY: the caller keeps the buffer until completion.
-        let r = unsafe { c.irecv_raw(p, cap, source, tag) }?;
+        let t = recv_buf(buf, count, datatype)?;
+        // SAFETY: the caller keeps the buffer until completion; a staged
+        // temporary buffer stays with the request.
+        let r = unsafe { c.irecv_raw(t.ptr, t.cap, source, tag) }?;
+        let entry = ReqEntry::Active { req: Some(r), comm };
         // SAFETY: checked non-null.
-        unsafe { store_request(out, ReqEntry::Active { req: Some(r), comm }) };
+        unsafe { store_staged(out, entry, t.unpack.map(Stage::Recv)) };
         Ok(())
     })
 }
@@ -298,14 +344,16 @@ pub unsafe extern "C" fn oxabi_Irecv(
 /// Both buffers are valid for their lengths; `status` writable or ignored.
 unsafe fn exchange(
     c: &Comm,
-    send: (*const u8, usize, c_int, c_int),
-    recv: (*mut u8, usize, c_int, c_int),
+    send: (&SendData, c_int, c_int),
+    recv: (&RecvTarget, c_int, c_int),
     status: *mut MPI_Status,
 ) -> Result<(), AbiError> {
+    let (t, source, recvtag) = recv;
     // SAFETY: both requests are waited on before returning.
-    let r = unsafe { c.irecv_raw(recv.0, recv.1, recv.2, recv.3) }?;
+    let r = unsafe { c.irecv_raw(t.ptr, t.cap, source, recvtag) }?;
+    let (d, dest, sendtag) = send;
     // SAFETY: as above.
-    let s = match unsafe { c.isend_raw(send.0, send.1, send.2, send.3, false) } {
+    let s = match unsafe { c.isend_raw(d.ptr, d.len, dest, sendtag, false) } {
         Ok(s) => s,
         Err(e) => {
             r.cancel();
@@ -315,7 +363,7 @@ unsafe fn exchange(
     };
     let sent = s.wait();
     // SAFETY: the caller's contract.
-    let received = unsafe { finish(r.wait(), status) };
+    let received = unsafe { finish(unpacked(t, r.wait()), status) };
     sent?;
     received
 }
@@ -342,17 +390,11 @@ pub unsafe extern "C" fn oxabi_Sendrecv(
     guard("MPI_Sendrecv", ErrObj::Comm(comm), || {
         let status = status_arg(status)?;
         let c = state::comm(comm)?;
-        let (sp, slen) = send_buf(sendbuf, sendcount, sendtype)?;
-        let (rp, rcap) = recv_buf(recvbuf, recvcount, recvtype)?;
         // SAFETY: the caller's contract.
-        unsafe {
-            exchange(
-                &c,
-                (sp, slen, dest, sendtag),
-                (rp, rcap, source, recvtag),
-                status,
-            )
-        }
+        let d = unsafe { send_buf(sendbuf, sendcount, sendtype) }?;
+        let t = recv_buf(recvbuf, recvcount, recvtype)?;
+        // SAFETY: the caller's contract.
+        unsafe { exchange(&c, (&d, dest, sendtag), (&t, source, recvtag), status) }
     })
 }
 
@@ -375,28 +417,28 @@ pub unsafe extern "C" fn oxabi_Sendrecv_replace(
     guard("MPI_Sendrecv_replace", ErrObj::Comm(comm), || {
         let status = status_arg(status)?;
         let c = state::comm(comm)?;
-        let (p, len) = recv_buf(buf, count, datatype)?;
-        let copy = if len == 0 || p.is_null() {
-            Vec::new()
-        } else {
+        let plan = datatype_p2p::plan(buf, count.into(), datatype, "buf")?;
+        let d = match &plan {
+            Plan::Bytes { ptr, len } if len == &0 || ptr.is_null() => SendData {
+                ptr: ptr.cast_const(),
+                len: *len,
+                owned: None,
+            },
+            Plan::Bytes { ptr, len } => {
+                // SAFETY: the caller's contract.
+                let copy = unsafe { std::slice::from_raw_parts(*ptr, *len) }.to_vec();
+                SendData {
+                    ptr: copy.as_ptr(),
+                    len: copy.len(),
+                    owned: Some(copy),
+                }
+            }
             // SAFETY: the caller's contract.
-            unsafe { std::slice::from_raw_parts(p, len) }.to_vec()
+            Plan::Packed(l) => unsafe { Plan::Packed(l.clone()).send_data() }?,
         };
-        let send_len = if p.is_null() { len } else { copy.len() };
-        let send_ptr = if p.is_null() {
-            std::ptr::null()
-        } else {
-            copy.as_ptr()
-        };
-        // SAFETY: `copy` outlives the exchange; `buf` is the caller's.
-        unsafe {
-            exchange(
-                &c,
-                (send_ptr, send_len, dest, sendtag),
-                (p, len, source, recvtag),
-                status,
-            )
-        }
+        let t = plan.recv_target();
+        // SAFETY: the copy outlives the exchange; `buf` is the caller's.
+        unsafe { exchange(&c, (&d, dest, sendtag), (&t, source, recvtag), status) }
     })
 }
 
@@ -554,7 +596,7 @@ pub unsafe extern "C" fn oxabi_Mrecv(
     guard("MPI_Mrecv", ErrObj::None, || {
         let mh = out_ptr(message, "message")?;
         let status = status_arg(status)?;
-        let (p, cap) = recv_buf(buf, count, datatype)?;
+        let t = recv_buf(buf, count, datatype)?;
         // SAFETY: checked non-null.
         let taken = take_message(unsafe { *mh })?;
         // SAFETY: checked non-null.
@@ -565,10 +607,10 @@ pub unsafe extern "C" fn oxabi_Mrecv(
             return Ok(());
         };
         // SAFETY: waited on before returning.
-        let r = unsafe { msg.irecv_raw(p, cap) }
+        let r = unsafe { msg.irecv_raw(t.ptr, t.cap) }
             .map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm)))?;
         // SAFETY: checked above.
-        unsafe { finish(r.wait(), status) }.map_err(|e| e.on(ErrObj::Comm(comm)))
+        unsafe { finish(unpacked(&t, r.wait()), status) }.map_err(|e| e.on(ErrObj::Comm(comm)))
     })
 }
 
@@ -588,25 +630,32 @@ pub unsafe extern "C" fn oxabi_Imrecv(
     guard("MPI_Imrecv", ErrObj::None, || {
         let mh = out_ptr(message, "message")?;
         let out = out_ptr(request, "request")?;
-        let (p, cap) = recv_buf(buf, count, datatype)?;
+        let t = recv_buf(buf, count, datatype)?;
         // SAFETY: checked non-null.
         let taken = take_message(unsafe { *mh })?;
         // SAFETY: checked non-null.
         unsafe { *mh = MESSAGE_NULL };
-        let entry = match taken {
-            None => ReqEntry::Ready {
-                status: no_proc_status(),
-                comm: handles::COMM_SELF,
-            },
+        let (entry, stage) = match taken {
+            None => (
+                ReqEntry::Ready {
+                    status: no_proc_status(),
+                    comm: handles::COMM_SELF,
+                },
+                None,
+            ),
             Some((msg, comm)) => {
-                // SAFETY: the caller keeps the buffer until completion.
-                let r = unsafe { msg.irecv_raw(p, cap) }
+                // SAFETY: the caller keeps the buffer until completion; a
+                // staged temporary buffer stays with the request.
+                let r = unsafe { msg.irecv_raw(t.ptr, t.cap) }
                     .map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm)))?;
-                ReqEntry::Active { req: Some(r), comm }
+                (
+                    ReqEntry::Active { req: Some(r), comm },
+                    t.unpack.map(Stage::Recv),
+                )
             }
         };
         // SAFETY: checked non-null.
-        unsafe { store_request(out, entry) };
+        unsafe { store_staged(out, entry, stage) };
         Ok(())
     })
 }
@@ -618,6 +667,7 @@ pub unsafe extern "C" fn oxabi_Imrecv(
 unsafe fn persistent(
     comm: MPI_Comm,
     op: PersistentOp,
+    stage: Option<Stage>,
     request: *mut MPI_Request,
 ) -> Result<(), AbiError> {
     let out = out_ptr(request, "request")?;
@@ -671,7 +721,7 @@ unsafe fn persistent(
         active: None,
     };
     // SAFETY: checked non-null.
-    unsafe { store_request(out, ReqEntry::Persistent { p, comm }) };
+    unsafe { store_staged(out, ReqEntry::Persistent { p, comm }, stage) };
     Ok(())
 }
 
@@ -693,16 +743,23 @@ macro_rules! send_init {
             request: *mut MPI_Request,
         ) -> c_int {
             guard($mpi, ErrObj::Comm(comm), || {
-                let (p, len) = send_buf(buf, count, datatype)?;
+                // A non-contiguous type is packed into `tmp` at each start.
+                let (p, len, stage) = match datatype_p2p::plan(buf, count.into(), datatype, "buf")? {
+                    Plan::Bytes { ptr, len } => (ptr as usize, len, None),
+                    Plan::Packed(l) => {
+                        let tmp = vec![0u8; l.len];
+                        (tmp.as_ptr() as usize, tmp.len(), Some(Stage::PersistentSend(l, tmp)))
+                    }
+                };
                 let op = PersistentOp::Send {
-                    buf: p as usize,
+                    buf: p,
                     len,
                     dest,
                     tag,
                     mode: $mode,
                 };
                 // SAFETY: the caller's contract.
-                unsafe { persistent(comm, op, request) }
+                unsafe { persistent(comm, op, stage, request) }
             })
         }
     };
@@ -741,14 +798,15 @@ pub unsafe extern "C" fn oxabi_Recv_init(
     request: *mut MPI_Request,
 ) -> c_int {
     guard("MPI_Recv_init", ErrObj::Comm(comm), || {
-        let (p, cap) = recv_buf(buf, count, datatype)?;
+        let t = recv_buf(buf, count, datatype)?;
         let op = PersistentOp::Recv {
-            buf: p as usize,
-            cap,
+            buf: t.ptr as usize,
+            cap: t.cap,
             source,
             tag,
         };
+        let stage = t.unpack.map(Stage::PersistentRecv);
         // SAFETY: the caller's contract.
-        unsafe { persistent(comm, op, request) }
+        unsafe { persistent(comm, op, stage, request) }
     })
 }

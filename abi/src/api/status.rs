@@ -3,8 +3,11 @@
 
 use std::ffi::c_int;
 
+use oxmpi::datatype::Datatype;
+
+use super::datatype::lookup;
 use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
-use crate::handles::{self, MPI_Count, MPI_Datatype, MPI_Status, TypeInfo, UNDEFINED};
+use crate::handles::{self, MPI_Count, MPI_Datatype, MPI_Status, UNDEFINED};
 
 /// A status input argument (`MPI_STATUS_IGNORE` is not one).
 ///
@@ -21,20 +24,9 @@ pub unsafe fn status_in<'a>(p: *const MPI_Status) -> Result<&'a MPI_Status, AbiE
     Ok(unsafe { &*p })
 }
 
-/// Whole elements in a status, or `None` (`MPI_UNDEFINED`); `basic`
-/// counts the basic elements of the value-index pairs one by one.
-fn count_of(bytes: u64, ty: TypeInfo, basic: bool) -> Option<u64> {
-    let unit = if basic {
-        ty.extent / ty.elements
-    } else {
-        ty.extent
-    } as u64;
-    if unit == 0 {
-        return (bytes == 0).then_some(0);
-    }
-    bytes.is_multiple_of(unit).then_some(bytes / unit)
-}
-
+/// Whole elements (or, with `basic`, basic elements of the type's
+/// signature) in a status's byte count, which counts packed bytes; `None`
+/// (`MPI_UNDEFINED`) when it does not divide.
 fn query(
     status: *const MPI_Status,
     datatype: MPI_Datatype,
@@ -42,8 +34,42 @@ fn query(
 ) -> Result<Option<u64>, AbiError> {
     // SAFETY: the callers pass the program's status argument.
     let s = unsafe { status_in(status) }?;
-    let ty = handles::datatype(datatype)?;
-    Ok(count_of(handles::status_bytes(s), ty, basic))
+    let t = lookup(datatype)?;
+    let bytes = usize::try_from(handles::status_bytes(s)).unwrap_or(usize::MAX);
+    let n = if basic {
+        t.get_elements(bytes)
+    } else {
+        t.get_count(bytes)
+    };
+    Ok(n.map(|n| n as u64))
+}
+
+/// Packed bytes of the first `n` basic elements of repeated `t`.
+fn bytes_of_elements(t: &Datatype, n: usize) -> Result<usize, AbiError> {
+    let sig = t.signature();
+    let overflow = || AbiError::new(Class::COUNT, format!("{n} elements overflow a byte count"));
+    if sig.is_empty() {
+        return if n == 0 {
+            Ok(0)
+        } else {
+            Err(AbiError::new(
+                Class::COUNT,
+                format!("{n} elements of a type with no data"),
+            ))
+        };
+    }
+    let whole = (n / sig.len()).checked_mul(t.size()).ok_or_else(overflow)?;
+    let mut left = n % sig.len();
+    let mut part = 0;
+    for &(b, k) in sig.runs() {
+        let take = left.min(k);
+        part += take * b.size();
+        left -= take;
+        if left == 0 {
+            break;
+        }
+    }
+    whole.checked_add(part).ok_or_else(overflow)
 }
 
 /// Stores a count as `int` (`MPI_UNDEFINED` when unknown or too large).
@@ -158,12 +184,14 @@ fn set_elements(
     count: MPI_Count,
 ) -> Result<(), AbiError> {
     let s = out_ptr(status, "status")?;
-    let ty = handles::datatype(datatype)?;
-    let unit = TypeInfo {
-        extent: ty.extent / ty.elements,
-        elements: 1,
-    };
-    let bytes = handles::bytes(count, unit)?;
+    let t = lookup(datatype)?;
+    let n = usize::try_from(count).map_err(|_| {
+        AbiError::new(
+            Class::COUNT,
+            format!("invalid count {count}: counts cannot be negative"),
+        )
+    })?;
+    let bytes = bytes_of_elements(&t, n)?;
     // SAFETY: checked non-null: the caller's status.
     unsafe { handles::set_status_bytes(&mut *s, bytes as u64) };
     Ok(())

@@ -1,0 +1,311 @@
+//! Datatypes in point-to-point: what a `(buf, count, datatype)` triple
+//! means for the runtime's raw-byte entry points.
+//!
+//! A contiguous type (every predefined type except the value-index pairs,
+//! and derived types whose data is one run per element with no gaps) is
+//! sent from and received into the user buffer directly. Any other type is
+//! packed into a temporary buffer before sending, and received into a
+//! temporary buffer that is unpacked into the user's once the receive
+//! completes. What travels is always the packed bytes (`count * size`), so
+//! status counts are in packed bytes and `MPI_Get_count` /
+//! `MPI_Get_elements` read them with the type's size and signature.
+//!
+//! Non-blocking operations keep their temporary buffer in [`Staged`],
+//! keyed by request slot; the completion code in [`crate::requests`]
+//! calls [`Staged::complete`] / [`Staged::start`] / [`Staged::free`].
+//!
+//! Zero-copy: the runtime moves bytes between one contiguous range per
+//! side. A non-contiguous send could instead hand the transport the
+//! type's segment iterator (`Datatype::segments_range`, resumable at any
+//! packed offset) and copy each segment straight into the eager cells or
+//! the rendezvous stream, and a receive could scatter incoming chunks with
+//! `unpack_raw(.., from, ..)`; that belongs in `isend_raw` / `irecv_raw`
+//! (a `(ptr, Datatype, count)` variant of each) and would remove the
+//! temporary buffers here.
+
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+
+use oxmpi::datatype::Datatype;
+use oxmpi::{Error, Status};
+
+use super::datatype_query::committed;
+use crate::errors::{AbiError, Class};
+use crate::handles::{self, MPI_Count, MPI_Datatype};
+
+/// How `count` elements of a type at an address move.
+pub enum Plan {
+    /// One run of `len` bytes at `ptr`.
+    Bytes {
+        /// First byte (the buffer address plus the type's true lower bound).
+        ptr: *mut u8,
+        /// Bytes.
+        len: usize,
+    },
+    /// Packed through a temporary buffer.
+    Packed(Layout),
+}
+
+/// A non-contiguous buffer: `count` elements of `dt` at address `buf`.
+#[derive(Clone)]
+pub struct Layout {
+    /// The (committed) type.
+    pub dt: Datatype,
+    /// The buffer address (may be `MPI_BOTTOM` with absolute displacements).
+    pub buf: usize,
+    /// Elements.
+    pub count: usize,
+    /// Packed bytes.
+    pub len: usize,
+}
+
+impl Layout {
+    /// Packs the elements into a new buffer.
+    ///
+    /// # Safety
+    /// The buffer holds the elements.
+    pub unsafe fn pack(&self) -> Result<Vec<u8>, AbiError> {
+        let mut out = vec![0u8; self.len];
+        // SAFETY: the caller's contract.
+        unsafe { self.pack_into(&mut out) }?;
+        Ok(out)
+    }
+
+    /// Packs the elements into `out` (`len` bytes).
+    ///
+    /// # Safety
+    /// The buffer holds the elements.
+    pub unsafe fn pack_into(&self, out: &mut [u8]) -> Result<(), AbiError> {
+        // SAFETY: the caller's contract.
+        unsafe { self.dt.pack_raw(self.buf as *const u8, self.count, 0, out) }?;
+        Ok(())
+    }
+
+    /// Unpacks the first `bytes` packed bytes of `tmp` into the buffer
+    /// (a short message fills the leading elements only).
+    ///
+    /// # Safety
+    /// The buffer has room for the elements.
+    pub unsafe fn unpack(&self, tmp: &[u8], bytes: usize) -> Result<(), Error> {
+        let n = bytes.min(tmp.len());
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.dt
+                .unpack_raw(self.buf as *mut u8, self.count, 0, &tmp[..n])
+        }
+    }
+}
+
+/// Decodes a point-to-point buffer argument.
+pub fn plan(
+    buf: *const c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    arg: &'static str,
+) -> Result<Plan, AbiError> {
+    let p = handles::p2p_buffer(buf, arg)?;
+    let n = usize::try_from(count).map_err(|_| {
+        AbiError::new(
+            Class::COUNT,
+            format!("invalid count {count}: counts cannot be negative"),
+        )
+    })?;
+    let dt = committed(datatype)?;
+    let len = dt.pack_size(n).map_err(|_| {
+        AbiError::new(
+            Class::COUNT,
+            format!("count {count} of datatype {datatype:#010x} overflows the address space"),
+        )
+    })?;
+    if dt.is_contiguous() {
+        let ptr = if len == 0 {
+            p
+        } else {
+            p.wrapping_offset(dt.true_lb())
+        };
+        return Ok(Plan::Bytes {
+            ptr: ptr.cast_mut(),
+            len,
+        });
+    }
+    Ok(Plan::Packed(Layout {
+        dt,
+        buf: p as usize,
+        count: n,
+        len,
+    }))
+}
+
+/// Data ready to send: `len` bytes at `ptr`, owned by `owned` if packed.
+pub struct SendData {
+    /// First byte.
+    pub ptr: *const u8,
+    /// Bytes.
+    pub len: usize,
+    /// The packed copy `ptr` points into (keep it until the send completes).
+    pub owned: Option<Vec<u8>>,
+}
+
+impl Plan {
+    /// The bytes to send (packing if needed).
+    ///
+    /// # Safety
+    /// The buffer holds the elements.
+    pub unsafe fn send_data(self) -> Result<SendData, AbiError> {
+        Ok(match self {
+            Plan::Bytes { ptr, len } => SendData {
+                ptr: ptr.cast_const(),
+                len,
+                owned: None,
+            },
+            Plan::Packed(l) => {
+                // SAFETY: the caller's contract.
+                let v = unsafe { l.pack() }?;
+                SendData {
+                    ptr: v.as_ptr(),
+                    len: v.len(),
+                    owned: Some(v),
+                }
+            }
+        })
+    }
+
+    /// Where to receive: `(ptr, capacity, unpack step)`.
+    pub fn recv_target(self) -> RecvTarget {
+        match self {
+            Plan::Bytes { ptr, len } => RecvTarget {
+                ptr,
+                cap: len,
+                unpack: None,
+            },
+            Plan::Packed(l) => {
+                let mut tmp = vec![0u8; l.len];
+                RecvTarget {
+                    ptr: tmp.as_mut_ptr(),
+                    cap: tmp.len(),
+                    unpack: Some(Unpack { layout: l, tmp }),
+                }
+            }
+        }
+    }
+}
+
+/// Where a receive lands.
+pub struct RecvTarget {
+    /// First byte.
+    pub ptr: *mut u8,
+    /// Capacity in bytes.
+    pub cap: usize,
+    /// For packed types: the temporary buffer `ptr` points into, and where
+    /// to unpack it.
+    pub unpack: Option<Unpack>,
+}
+
+/// A received temporary buffer and where it goes.
+pub struct Unpack {
+    /// The user buffer.
+    pub layout: Layout,
+    /// The temporary buffer (its heap block never moves).
+    pub tmp: Vec<u8>,
+}
+
+impl Unpack {
+    /// Unpacks what a completed receive stored, keeping its outcome.
+    ///
+    /// # Safety
+    /// The user buffer has room for the elements.
+    pub unsafe fn finish(&self, r: Result<Status, Error>) -> Result<Status, Error> {
+        let got = match &r {
+            Ok(s) | Err(Error::Truncated { status: s, .. }) => s.count,
+            Err(_) => 0,
+        };
+        if got > 0 {
+            // SAFETY: the caller's contract.
+            unsafe { self.layout.unpack(&self.tmp, got) }?;
+        }
+        r
+    }
+}
+
+/// A temporary buffer behind a request.
+pub enum Stage {
+    /// A non-blocking send's packed copy.
+    Send(Vec<u8>),
+    /// A non-blocking receive, unpacked at completion.
+    Recv(Unpack),
+    /// A persistent send: packed again at each start into `tmp`.
+    PersistentSend(Layout, Vec<u8>),
+    /// A persistent receive: unpacked at each completion.
+    PersistentRecv(Unpack),
+}
+
+// SAFETY: the raw addresses in a stage are the program's buffers, which MPI
+// lets any thread complete; the state lock serialises access.
+unsafe impl Send for Stage {}
+
+/// The stages of live requests, by request table slot.
+pub struct Staged(BTreeMap<usize, Stage>);
+
+impl Staged {
+    /// No stages.
+    pub const fn new() -> Staged {
+        Staged(BTreeMap::new())
+    }
+
+    /// Attaches `stage` to request slot `slot`.
+    pub fn put(&mut self, slot: usize, stage: Stage) {
+        self.0.insert(slot, stage);
+    }
+
+    /// Forgets whatever a previous request in `slot` left (a new request
+    /// takes the slot).
+    pub fn clear(&mut self, slot: usize) {
+        self.0.remove(&slot);
+    }
+
+    /// A persistent request in `slot` starts: packs its send data.
+    pub fn start(&mut self, slot: usize) -> Result<(), AbiError> {
+        if let Some(Stage::PersistentSend(l, tmp)) = self.0.get_mut(&slot) {
+            // SAFETY: MPI's rule: the buffer given to MPI_Send_init holds
+            // the data whenever the request is started.
+            unsafe { l.pack_into(tmp) }?;
+        }
+        Ok(())
+    }
+
+    /// The request in `slot` completed with `r`: unpacks a staged receive
+    /// and releases non-persistent stages.
+    pub fn complete(&mut self, slot: usize, r: Result<Status, Error>) -> Result<Status, Error> {
+        let persistent = matches!(
+            self.0.get(&slot),
+            Some(Stage::PersistentSend(..) | Stage::PersistentRecv(_))
+        );
+        let out = match self.0.get(&slot) {
+            // SAFETY: MPI's contract: the receive buffer is the program's
+            // until the request completes, which is now.
+            Some(Stage::Recv(u) | Stage::PersistentRecv(u)) => unsafe { u.finish(r) },
+            _ => r,
+        };
+        if !persistent {
+            self.0.remove(&slot);
+        }
+        out
+    }
+
+    /// The request in `slot` is freed while it may still run: returns the
+    /// temporary buffer to keep alive until it completes (a freed
+    /// receive's data is not unpacked: MPI leaves the buffer undefined
+    /// for a program that cannot tell when it completed).
+    pub fn free(&mut self, slot: usize) -> Option<Vec<u8>> {
+        match self.0.remove(&slot)? {
+            Stage::Send(v) | Stage::PersistentSend(_, v) => Some(v),
+            Stage::Recv(u) | Stage::PersistentRecv(u) => Some(u.tmp),
+        }
+    }
+}
+
+impl Default for Staged {
+    fn default() -> Self {
+        Staged::new()
+    }
+}

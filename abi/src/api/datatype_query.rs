@@ -1,0 +1,772 @@
+//! Datatype queries: `MPI_Type_size`, `_get_extent`, `_get_true_extent`
+//! (with their `_c` / `_x` forms and the MPI-1 `MPI_Type_lb` / `_ub` /
+//! `_extent`), names, `MPI_Type_get_envelope` / `_get_contents`,
+//! `MPI_Type_match_size`, `MPI_Get_address`, and `MPI_Pack` /
+//! `MPI_Unpack` / `MPI_Pack_size`.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::Arc;
+
+use oxmpi::datatype::Datatype;
+
+use super::datatype::{self as dtm, combiner, lookup, Child, TypeEntry};
+use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::handles::{self, MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, UNDEFINED};
+use crate::state;
+
+/// `MPI_MAX_OBJECT_NAME`.
+const MAX_OBJECT_NAME: usize = 128;
+
+/// Writes `v` through an output pointer named `arg`.
+///
+/// # Safety
+/// `p` is null (an error) or writable.
+unsafe fn put<T>(p: *mut T, arg: &'static str, v: T) -> Result<(), AbiError> {
+    let p = out_ptr(p, arg)?;
+    // SAFETY: checked non-null; the caller's contract.
+    unsafe { p.write(v) };
+    Ok(())
+}
+
+/// A size as `int`, or `MPI_UNDEFINED` when it does not fit.
+fn int_or_undefined(v: usize) -> c_int {
+    c_int::try_from(v).unwrap_or(UNDEFINED)
+}
+
+macro_rules! size_fn {
+    ($name:ident, $mpi:literal, $t:ty, $conv:expr) => {
+        #[doc = concat!("`", $mpi, "`: bytes of data in one element.")]
+        ///
+        /// # Safety
+        /// `size` is writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(datatype: MPI_Datatype, size: *mut $t) -> c_int {
+            guard($mpi, ErrObj::None, || {
+                let n = lookup(datatype)?.size();
+                // SAFETY: the caller's contract.
+                unsafe { put(size, "size", $conv(n)) }
+            })
+        }
+    };
+}
+
+size_fn!(oxabi_Type_size, "MPI_Type_size", c_int, int_or_undefined);
+size_fn!(
+    oxabi_Type_size_c,
+    "MPI_Type_size_c",
+    MPI_Count,
+    |n: usize| n as MPI_Count
+);
+size_fn!(
+    oxabi_Type_size_x,
+    "MPI_Type_size_x",
+    MPI_Count,
+    |n: usize| n as MPI_Count
+);
+
+macro_rules! extent_fn {
+    ($name:ident, $mpi:literal, $t:ty, $lb:ident, $ext:ident, $doc:literal) => {
+        #[doc = concat!("`", $mpi, "`: ", $doc)]
+        ///
+        /// # Safety
+        /// Both outputs are writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            datatype: MPI_Datatype,
+            lb: *mut $t,
+            extent: *mut $t,
+        ) -> c_int {
+            guard($mpi, ErrObj::None, || {
+                let t = lookup(datatype)?;
+                // SAFETY: the caller's contract.
+                unsafe {
+                    put(lb, "lb", t.$lb() as $t)?;
+                    put(extent, "extent", t.$ext() as $t)
+                }
+            })
+        }
+    };
+}
+
+extent_fn!(
+    oxabi_Type_get_extent,
+    "MPI_Type_get_extent",
+    MPI_Aint,
+    lb,
+    extent,
+    "lower bound and extent."
+);
+extent_fn!(
+    oxabi_Type_get_extent_c,
+    "MPI_Type_get_extent_c",
+    MPI_Count,
+    lb,
+    extent,
+    "lower bound and extent."
+);
+extent_fn!(
+    oxabi_Type_get_extent_x,
+    "MPI_Type_get_extent_x",
+    MPI_Count,
+    lb,
+    extent,
+    "lower bound and extent."
+);
+extent_fn!(
+    oxabi_Type_get_true_extent,
+    "MPI_Type_get_true_extent",
+    MPI_Aint,
+    true_lb,
+    true_extent,
+    "bounds of the data itself."
+);
+extent_fn!(
+    oxabi_Type_get_true_extent_c,
+    "MPI_Type_get_true_extent_c",
+    MPI_Count,
+    true_lb,
+    true_extent,
+    "bounds of the data itself."
+);
+extent_fn!(
+    oxabi_Type_get_true_extent_x,
+    "MPI_Type_get_true_extent_x",
+    MPI_Count,
+    true_lb,
+    true_extent,
+    "bounds of the data itself."
+);
+
+macro_rules! bound_fn {
+    ($name:ident, $mpi:literal, $what:ident, $arg:literal) => {
+        #[doc = concat!("`", $mpi, "` (MPI-1, removed in MPI-3; MPICH still exports it).")]
+        ///
+        /// # Safety
+        /// The output is writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(datatype: MPI_Datatype, out: *mut MPI_Aint) -> c_int {
+            guard($mpi, ErrObj::None, || {
+                let v = lookup(datatype)?.$what();
+                // SAFETY: the caller's contract.
+                unsafe { put(out, $arg, v as MPI_Aint) }
+            })
+        }
+    };
+}
+
+bound_fn!(oxabi_Type_lb, "MPI_Type_lb", lb, "displacement");
+bound_fn!(oxabi_Type_ub, "MPI_Type_ub", ub, "displacement");
+bound_fn!(oxabi_Type_extent, "MPI_Type_extent", extent, "extent");
+
+/// The name of a type: set by the program, or the predefined name.
+fn name_of(h: MPI_Datatype) -> Result<String, AbiError> {
+    if let Some(e) = dtm::entry(h)? {
+        return Ok(e.name);
+    }
+    let st = state::lock();
+    Ok(match st.types.names.get(&h) {
+        Some(n) => n.clone(),
+        None => handles::datatype_name(h).unwrap_or("").to_string(),
+    })
+}
+
+/// Copies `s` as a C string into `buf` of `cap` bytes (truncated).
+///
+/// # Safety
+/// `buf` is writable for `cap` bytes.
+pub unsafe fn write_c_string(buf: *mut c_char, cap: usize, s: &str) -> usize {
+    let n = s.len().min(cap.saturating_sub(1));
+    // SAFETY: the caller's contract; n + 1 <= cap.
+    unsafe {
+        std::ptr::copy_nonoverlapping(s.as_ptr().cast::<c_char>(), buf, n);
+        *buf.add(n) = 0;
+    }
+    n
+}
+
+/// `MPI_Type_get_name`.
+///
+/// # Safety
+/// `type_name` has room for `MPI_MAX_OBJECT_NAME` bytes; `resultlen` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Type_get_name(
+    datatype: MPI_Datatype,
+    type_name: *mut c_char,
+    resultlen: *mut c_int,
+) -> c_int {
+    guard("MPI_Type_get_name", ErrObj::None, || {
+        let buf = out_ptr(type_name, "type_name")?;
+        let len = out_ptr(resultlen, "resultlen")?;
+        let name = name_of(datatype)?;
+        // SAFETY: the caller's contract.
+        unsafe { *len = write_c_string(buf, MAX_OBJECT_NAME, &name) as c_int };
+        Ok(())
+    })
+}
+
+/// `MPI_Type_set_name`.
+///
+/// # Safety
+/// `type_name` is a C string.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Type_set_name(
+    datatype: MPI_Datatype,
+    type_name: *const c_char,
+) -> c_int {
+    guard("MPI_Type_set_name", ErrObj::None, || {
+        if type_name.is_null() {
+            return Err(AbiError::new(Class::ARG, "`type_name` is a null pointer"));
+        }
+        // SAFETY: non-null; the caller's contract.
+        let mut name = unsafe { CStr::from_ptr(type_name) }
+            .to_string_lossy()
+            .into_owned();
+        while name.len() > MAX_OBJECT_NAME - 1 {
+            name.pop();
+        }
+        lookup(datatype)?;
+        let mut st = state::lock();
+        match handles::derived_type_slot(datatype) {
+            Some(slot) => {
+                if let Some(e) = st.types.entries.get_mut(slot) {
+                    e.name = name;
+                }
+            }
+            None => {
+                st.types.names.insert(datatype, name);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The constructor record of a type (`None`: predefined).
+fn contents_of(h: MPI_Datatype) -> Result<Option<Arc<dtm::Contents>>, AbiError> {
+    Ok(dtm::entry(h)?.map(|e| e.contents))
+}
+
+fn envelope(h: MPI_Datatype) -> Result<(usize, usize, usize, c_int), AbiError> {
+    lookup(h)?;
+    Ok(match contents_of(h)? {
+        None => (0, 0, 0, combiner::NAMED),
+        Some(c) => (c.ints.len(), c.addrs.len(), c.types.len(), c.combiner),
+    })
+}
+
+/// `MPI_Type_get_envelope`.
+///
+/// # Safety
+/// The outputs are writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Type_get_envelope(
+    datatype: MPI_Datatype,
+    num_integers: *mut c_int,
+    num_addresses: *mut c_int,
+    num_datatypes: *mut c_int,
+    combiner: *mut c_int,
+) -> c_int {
+    guard("MPI_Type_get_envelope", ErrObj::None, || {
+        let (i, a, d, c) = envelope(datatype)?;
+        // SAFETY: the caller's contract.
+        unsafe {
+            put(num_integers, "num_integers", i as c_int)?;
+            put(num_addresses, "num_addresses", a as c_int)?;
+            put(num_datatypes, "num_datatypes", d as c_int)?;
+            put(combiner, "combiner", c)
+        }
+    })
+}
+
+/// `MPI_Type_get_envelope_c`: large counts are never used (all fit `int`).
+///
+/// # Safety
+/// The outputs are writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Type_get_envelope_c(
+    datatype: MPI_Datatype,
+    num_integers: *mut MPI_Count,
+    num_addresses: *mut MPI_Count,
+    num_large_counts: *mut MPI_Count,
+    num_datatypes: *mut MPI_Count,
+    combiner: *mut c_int,
+) -> c_int {
+    guard("MPI_Type_get_envelope_c", ErrObj::None, || {
+        let (i, a, d, c) = envelope(datatype)?;
+        // SAFETY: the caller's contract.
+        unsafe {
+            put(num_integers, "num_integers", i as MPI_Count)?;
+            put(num_addresses, "num_addresses", a as MPI_Count)?;
+            put(num_large_counts, "num_large_counts", 0)?;
+            put(num_datatypes, "num_datatypes", d as MPI_Count)?;
+            put(combiner, "combiner", c)
+        }
+    })
+}
+
+/// The handle to give back for a constructor's datatype argument: the
+/// predefined handle, or a new handle to the derived type.
+fn child_handle(c: &Child) -> MPI_Datatype {
+    match c {
+        Child::Named(h) => *h,
+        Child::Derived(e) => dtm::insert(TypeEntry::clone(e)),
+    }
+}
+
+/// Fills the contents arrays after checking their sizes.
+///
+/// # Safety
+/// Each array has room for its `max_*` entries.
+unsafe fn contents(
+    datatype: MPI_Datatype,
+    max: (i64, i64, i64),
+    ints: *mut c_int,
+    addrs: *mut MPI_Aint,
+    types: *mut MPI_Datatype,
+) -> Result<(), AbiError> {
+    lookup(datatype)?;
+    let c = contents_of(datatype)?.ok_or_else(|| {
+        AbiError::new(
+            Class::ARG,
+            "MPI_Type_get_contents on a predefined datatype (its combiner is MPI_COMBINER_NAMED)",
+        )
+    })?;
+    let small = |what: &str, need: usize, have: i64| {
+        if (have as i128) < need as i128 {
+            Err(AbiError::new(
+                Class::ARG,
+                format!("`max_{what}` is {have} but the type has {need}"),
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    small("integers", c.ints.len(), max.0)?;
+    small("addresses", c.addrs.len(), max.1)?;
+    small("datatypes", c.types.len(), max.2)?;
+    for (i, &v) in c.ints.iter().enumerate() {
+        let v = c_int::try_from(v).map_err(|_| {
+            AbiError::new(
+                Class::ARG,
+                format!("integer argument {v} does not fit an int; use MPI_Type_get_contents_c"),
+            )
+        })?;
+        // SAFETY: room checked above; the caller's contract.
+        unsafe { out_ptr(ints, "array_of_integers")?.add(i).write(v) };
+    }
+    for (i, &v) in c.addrs.iter().enumerate() {
+        // SAFETY: as above.
+        unsafe { out_ptr(addrs, "array_of_addresses")?.add(i).write(v) };
+    }
+    let p = if c.types.is_empty() {
+        types
+    } else {
+        out_ptr(types, "array_of_datatypes")?
+    };
+    for (i, k) in c.types.iter().enumerate() {
+        // SAFETY: as above.
+        unsafe { p.add(i).write(child_handle(k)) };
+    }
+    Ok(())
+}
+
+/// `MPI_Type_get_contents`.
+///
+/// # Safety
+/// Each array has room for its `max_*` entries.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Type_get_contents(
+    datatype: MPI_Datatype,
+    max_integers: c_int,
+    max_addresses: c_int,
+    max_datatypes: c_int,
+    array_of_integers: *mut c_int,
+    array_of_addresses: *mut MPI_Aint,
+    array_of_datatypes: *mut MPI_Datatype,
+) -> c_int {
+    guard("MPI_Type_get_contents", ErrObj::None, || {
+        let max = (
+            max_integers.into(),
+            max_addresses.into(),
+            max_datatypes.into(),
+        );
+        // SAFETY: the caller's contract.
+        unsafe {
+            contents(
+                datatype,
+                max,
+                array_of_integers,
+                array_of_addresses,
+                array_of_datatypes,
+            )
+        }
+    })
+}
+
+/// `MPI_Type_get_contents_c` (no large counts: see the envelope).
+///
+/// # Safety
+/// Each array has room for its `max_*` entries.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Type_get_contents_c(
+    datatype: MPI_Datatype,
+    max_integers: MPI_Count,
+    max_addresses: MPI_Count,
+    _max_large_counts: MPI_Count,
+    max_datatypes: MPI_Count,
+    array_of_integers: *mut c_int,
+    array_of_addresses: *mut MPI_Aint,
+    _array_of_large_counts: *mut MPI_Count,
+    array_of_datatypes: *mut MPI_Datatype,
+) -> c_int {
+    guard("MPI_Type_get_contents_c", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        unsafe {
+            contents(
+                datatype,
+                (max_integers, max_addresses, max_datatypes),
+                array_of_integers,
+                array_of_addresses,
+                array_of_datatypes,
+            )
+        }
+    })
+}
+
+/// `MPI_Type_match_size`: the C type of a class and size.
+///
+/// # Safety
+/// `datatype` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Type_match_size(
+    typeclass: c_int,
+    size: c_int,
+    datatype: *mut MPI_Datatype,
+) -> c_int {
+    guard("MPI_Type_match_size", ErrObj::None, || {
+        // MPI_TYPECLASS_REAL 1, _INTEGER 2, _COMPLEX 3.
+        let name = match (typeclass, size) {
+            (1, 4) => "MPI_FLOAT",
+            (1, 8) => "MPI_DOUBLE",
+            (1, 16) => "MPI_LONG_DOUBLE",
+            (2, 1) => "MPI_INT8_T",
+            (2, 2) => "MPI_INT16_T",
+            (2, 4) => "MPI_INT32_T",
+            (2, 8) => "MPI_INT64_T",
+            (3, 8) => "MPI_C_FLOAT_COMPLEX",
+            (3, 16) => "MPI_C_DOUBLE_COMPLEX",
+            (3, 32) => "MPI_C_LONG_DOUBLE_COMPLEX",
+            (1..=3, _) => {
+                return Err(AbiError::new(
+                    Class::ARG,
+                    format!("no type of class {typeclass} has {size} bytes"),
+                ))
+            }
+            _ => {
+                return Err(AbiError::new(
+                    Class::ARG,
+                    format!("invalid `typeclass` {typeclass}"),
+                ))
+            }
+        };
+        let h = handles::BUILTIN_DATATYPES
+            .iter()
+            .find(|d| d.1 == name)
+            .map(|d| d.0)
+            .expect("a builtin name");
+        // SAFETY: the caller's contract.
+        unsafe { put(datatype, "datatype", h) }
+    })
+}
+
+/// `MPI_Get_address`.
+///
+/// # Safety
+/// `address` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Get_address(
+    location: *const c_void,
+    address: *mut MPI_Aint,
+) -> c_int {
+    guard("MPI_Get_address", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        unsafe { put(address, "address", location as MPI_Aint) }
+    })
+}
+
+/// `MPI_Address` (MPI-1 name of `MPI_Get_address`).
+///
+/// # Safety
+/// `address` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Address(location: *mut c_void, address: *mut MPI_Aint) -> c_int {
+    guard("MPI_Address", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        unsafe { put(address, "address", location as MPI_Aint) }
+    })
+}
+
+/// A committed type for moving data.
+pub fn committed(h: MPI_Datatype) -> Result<Datatype, AbiError> {
+    let t = lookup(h)?;
+    if !t.is_committed() {
+        return Err(AbiError::new(
+            Class::TYPE,
+            format!(
+                "datatype {h:#010x} is not committed: call MPI_Type_commit before using it \
+                 to move data"
+            ),
+        ));
+    }
+    Ok(t)
+}
+
+fn check_comm(comm: MPI_Comm) -> Result<(), AbiError> {
+    state::lock().comm_entry(comm).map(|_| ())
+}
+
+fn packed_len(t: &Datatype, count: usize) -> Result<usize, AbiError> {
+    t.pack_size(count)
+        .map_err(|e| AbiError::new(Class::COUNT, e.to_string()))
+}
+
+/// Packs `count` elements at `inbuf` into `outbuf[*position..outsize]`.
+///
+/// # Safety
+/// MPI's contract for `MPI_Pack`.
+unsafe fn pack(
+    inbuf: *const c_void,
+    count: i64,
+    datatype: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: i64,
+    position: i64,
+) -> Result<i64, AbiError> {
+    let n = dtm::count_arg(count, "incount")?;
+    let t = committed(datatype)?;
+    let len = packed_len(&t, n)?;
+    let pos = usize::try_from(position)
+        .map_err(|_| AbiError::new(Class::ARG, format!("invalid `position` {position}")))?;
+    let size = usize::try_from(outsize)
+        .map_err(|_| AbiError::new(Class::ARG, format!("invalid `outsize` {outsize}")))?;
+    if pos.checked_add(len).is_none_or(|end| end > size) {
+        return Err(AbiError::new(
+            Class::TRUNCATE,
+            format!(
+                "packing {n} elements needs {len} bytes at position {pos}, but `outsize` is {size}"
+            ),
+        ));
+    }
+    if len > 0 {
+        let out = out_ptr(outbuf, "outbuf")?.cast::<u8>();
+        // SAFETY: MPI's contract: outbuf has `outsize` bytes, inbuf holds
+        // the elements; they do not overlap.
+        unsafe {
+            let dst = std::slice::from_raw_parts_mut(out.add(pos), len);
+            t.pack_raw(inbuf.cast(), n, 0, dst)?;
+        }
+    }
+    Ok((pos + len) as i64)
+}
+
+/// Unpacks `count` elements from `inbuf[*position..insize]` to `outbuf`.
+///
+/// # Safety
+/// MPI's contract for `MPI_Unpack`.
+unsafe fn unpack(
+    inbuf: *const c_void,
+    insize: i64,
+    position: i64,
+    outbuf: *mut c_void,
+    count: i64,
+    datatype: MPI_Datatype,
+) -> Result<i64, AbiError> {
+    let n = dtm::count_arg(count, "outcount")?;
+    let t = committed(datatype)?;
+    let len = packed_len(&t, n)?;
+    let pos = usize::try_from(position)
+        .map_err(|_| AbiError::new(Class::ARG, format!("invalid `position` {position}")))?;
+    let size = usize::try_from(insize)
+        .map_err(|_| AbiError::new(Class::ARG, format!("invalid `insize` {insize}")))?;
+    if pos.checked_add(len).is_none_or(|end| end > size) {
+        return Err(AbiError::new(
+            Class::TRUNCATE,
+            format!(
+                "unpacking {n} elements needs {len} bytes at position {pos}, but `insize` is {size}"
+            ),
+        ));
+    }
+    if len > 0 {
+        if inbuf.is_null() {
+            return Err(AbiError::new(Class::ARG, "`inbuf` is a null pointer"));
+        }
+        // SAFETY: MPI's contract: inbuf has `insize` bytes, outbuf room
+        // for the elements; they do not overlap.
+        unsafe {
+            let src = std::slice::from_raw_parts(inbuf.cast::<u8>().add(pos), len);
+            t.unpack_raw(outbuf.cast(), n, 0, src)?;
+        }
+    }
+    Ok((pos + len) as i64)
+}
+
+/// `MPI_Pack`.
+///
+/// # Safety
+/// MPI's contract: `inbuf` holds the elements, `outbuf` has `outsize`
+/// bytes, `position` is readable and writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Pack(
+    inbuf: *const c_void,
+    incount: c_int,
+    datatype: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: c_int,
+    position: *mut c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    guard("MPI_Pack", ErrObj::Comm(comm), || {
+        check_comm(comm)?;
+        let p = out_ptr(position, "position")?;
+        // SAFETY: the caller's contract.
+        unsafe {
+            let end = pack(
+                inbuf,
+                incount.into(),
+                datatype,
+                outbuf,
+                outsize.into(),
+                (*p).into(),
+            )?;
+            *p = c_int::try_from(end)
+                .map_err(|_| AbiError::new(Class::COUNT, "position exceeds an int"))?;
+        }
+        Ok(())
+    })
+}
+
+/// `MPI_Pack_c`.
+///
+/// # Safety
+/// As `MPI_Pack`.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Pack_c(
+    inbuf: *const c_void,
+    incount: MPI_Count,
+    datatype: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: MPI_Count,
+    position: *mut MPI_Count,
+    comm: MPI_Comm,
+) -> c_int {
+    guard("MPI_Pack_c", ErrObj::Comm(comm), || {
+        check_comm(comm)?;
+        let p = out_ptr(position, "position")?;
+        // SAFETY: the caller's contract.
+        unsafe { *p = pack(inbuf, incount, datatype, outbuf, outsize, *p)? };
+        Ok(())
+    })
+}
+
+/// `MPI_Unpack`.
+///
+/// # Safety
+/// MPI's contract: `inbuf` has `insize` bytes, `outbuf` room for the
+/// elements, `position` is readable and writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Unpack(
+    inbuf: *const c_void,
+    insize: c_int,
+    position: *mut c_int,
+    outbuf: *mut c_void,
+    outcount: c_int,
+    datatype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    guard("MPI_Unpack", ErrObj::Comm(comm), || {
+        check_comm(comm)?;
+        let p = out_ptr(position, "position")?;
+        // SAFETY: the caller's contract.
+        unsafe {
+            let end = unpack(
+                inbuf,
+                insize.into(),
+                (*p).into(),
+                outbuf,
+                outcount.into(),
+                datatype,
+            )?;
+            *p = c_int::try_from(end)
+                .map_err(|_| AbiError::new(Class::COUNT, "position exceeds an int"))?;
+        }
+        Ok(())
+    })
+}
+
+/// `MPI_Unpack_c`.
+///
+/// # Safety
+/// As `MPI_Unpack`.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Unpack_c(
+    inbuf: *const c_void,
+    insize: MPI_Count,
+    position: *mut MPI_Count,
+    outbuf: *mut c_void,
+    outcount: MPI_Count,
+    datatype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> c_int {
+    guard("MPI_Unpack_c", ErrObj::Comm(comm), || {
+        check_comm(comm)?;
+        let p = out_ptr(position, "position")?;
+        // SAFETY: the caller's contract.
+        unsafe { *p = unpack(inbuf, insize, *p, outbuf, outcount, datatype)? };
+        Ok(())
+    })
+}
+
+/// `MPI_Pack_size`: an upper bound (here exact) of the packed bytes.
+///
+/// # Safety
+/// `size` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Pack_size(
+    incount: c_int,
+    datatype: MPI_Datatype,
+    comm: MPI_Comm,
+    size: *mut c_int,
+) -> c_int {
+    guard("MPI_Pack_size", ErrObj::Comm(comm), || {
+        check_comm(comm)?;
+        let n = dtm::count_arg(incount.into(), "incount")?;
+        let len = packed_len(&lookup(datatype)?, n)?;
+        let v = c_int::try_from(len).map_err(|_| {
+            AbiError::new(
+                Class::COUNT,
+                format!("{len} packed bytes do not fit an int; use MPI_Pack_size_c"),
+            )
+        })?;
+        // SAFETY: the caller's contract.
+        unsafe { put(size, "size", v) }
+    })
+}
+
+/// `MPI_Pack_size_c`.
+///
+/// # Safety
+/// `size` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Pack_size_c(
+    incount: MPI_Count,
+    datatype: MPI_Datatype,
+    comm: MPI_Comm,
+    size: *mut MPI_Count,
+) -> c_int {
+    guard("MPI_Pack_size_c", ErrObj::Comm(comm), || {
+        check_comm(comm)?;
+        let n = dtm::count_arg(incount, "incount")?;
+        let len = packed_len(&lookup(datatype)?, n)?;
+        // SAFETY: the caller's contract.
+        unsafe { put(size, "size", len as MPI_Count) }
+    })
+}
