@@ -23,6 +23,7 @@
 
 use std::ffi::{c_int, c_void};
 
+use oxmpi::datatype::BasicType;
 use oxmpi::Status;
 
 use crate::errors::{AbiError, Class};
@@ -330,6 +331,120 @@ pub fn datatype(h: MPI_Datatype) -> Result<TypeInfo, AbiError> {
     })
 }
 
+/// A predefined datatype handle, decoded for the runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Predefined {
+    /// One of the runtime's basic types.
+    Basic(BasicType),
+    /// A type the runtime has no basic type for (`MPI_REAL16`,
+    /// `MPI_COMPLEX32`): that many opaque bytes.
+    Bytes(usize),
+}
+
+/// Decodes a predefined datatype handle (builtins and the value-index
+/// pairs); `None` for anything else.
+pub fn predefined_type(h: MPI_Datatype) -> Option<Predefined> {
+    use std::sync::OnceLock;
+    // Builtin handles are unique in their low byte; pairs use slots 0..=4.
+    static TABLE: OnceLock<(Vec<Option<Predefined>>, Vec<Predefined>)> = OnceLock::new();
+    let (by_index, pairs) = TABLE.get_or_init(|| {
+        let find = |name: &str| {
+            let name = if name == "MPI_LONG_LONG_INT" {
+                "MPI_LONG_LONG"
+            } else {
+                name
+            };
+            BasicType::ALL.iter().copied().find(|b| b.name() == name)
+        };
+        let mut by_index = vec![None; 256];
+        for &(h, name) in BUILTIN_DATATYPES {
+            let size = (h as u32 >> 8 & 0xff) as usize;
+            by_index[(h & 0xff) as usize] =
+                Some(find(name).map_or(Predefined::Bytes(size), Predefined::Basic));
+        }
+        let pairs = PAIR_DATATYPES
+            .iter()
+            .map(|&(_, name, _)| Predefined::Basic(find(name).expect("pair types are basic")))
+            .collect();
+        (by_index, pairs)
+    });
+    if kind(h) == 1 && object(h) == Object::Datatype as u32 {
+        let known = BUILTIN_DATATYPES.iter().any(|(v, _)| *v == h);
+        return by_index[(h & 0xff) as usize].filter(|_| known);
+    }
+    PAIR_DATATYPES
+        .iter()
+        .position(|p| p.0 == h)
+        .map(|i| pairs[i])
+}
+
+/// Direct datatype slots below this are the value-index pairs (and spare);
+/// derived types start here.
+pub const FIRST_DERIVED_TYPE_INDEX: usize = 8;
+
+/// The type table slot of a derived datatype handle (not checked to be live).
+pub fn derived_type_slot(h: MPI_Datatype) -> Option<usize> {
+    direct_index(h, Object::Datatype)
+        .filter(|&i| i >= FIRST_DERIVED_TYPE_INDEX)
+        .map(|i| i - FIRST_DERIVED_TYPE_INDEX)
+}
+
+/// The handle of derived-type table slot `slot`.
+pub fn derived_type_handle(slot: usize) -> MPI_Datatype {
+    direct(Object::Datatype, slot + FIRST_DERIVED_TYPE_INDEX)
+}
+
+/// The error for a datatype handle that is neither predefined nor derived.
+pub fn bad_datatype(h: MPI_Datatype) -> AbiError {
+    match h {
+        DATATYPE_NULL => AbiError::new(Class::TYPE, "the datatype is MPI_DATATYPE_NULL"),
+        MPI_LB | MPI_UB => AbiError::new(
+            Class::TYPE,
+            "MPI_LB and MPI_UB were removed in MPI-3 and cannot be used",
+        ),
+        _ => invalid(Class::TYPE, "datatype", h),
+    }
+}
+
+/// `MPI_LB` (MPI-1 marker, removed in MPI-3; accepted by `MPI_Type_struct`).
+pub const MPI_LB: MPI_Datatype = 0x4c00_0010;
+/// `MPI_UB`.
+pub const MPI_UB: MPI_Datatype = 0x4c00_0011;
+
+// ---------------------------------------------------------------- info
+
+/// `MPI_Info`.
+pub type MPI_Info = c_int;
+/// `MPI_INFO_NULL`.
+pub const INFO_NULL: MPI_Info = 0x1c00_0000;
+/// `MPI_INFO_ENV`.
+pub const INFO_ENV: MPI_Info = 0x5c00_0001;
+
+/// A decoded info handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InfoRef {
+    /// `MPI_INFO_ENV` (read-only).
+    Env,
+    /// A user info object's table slot (not checked to be live).
+    Slot(usize),
+}
+
+/// Decodes an info handle; `MPI_INFO_NULL` and garbage are errors.
+pub fn info(h: MPI_Info) -> Result<InfoRef, AbiError> {
+    match h {
+        INFO_ENV => Ok(InfoRef::Env),
+        INFO_NULL => Err(AbiError::new(Class(28), "the info is MPI_INFO_NULL")),
+        _ => direct_index(h, Object::Info)
+            .map(InfoRef::Slot)
+            .ok_or_else(|| invalid(Class(28), "info", h)),
+    }
+}
+
+/// The handle of info table slot `slot`.
+pub fn info_handle(slot: usize) -> MPI_Info {
+    direct(Object::Info, slot)
+}
+
 // ------------------------------------------------------------------ ops
 
 /// The predefined reduction operations, in handle order (`0x58000001..`).
@@ -477,108 +592,6 @@ pub fn set_status_bytes(s: &mut MPI_Status, bytes: u64) {
 
 /// Whether a C status says cancelled.
 pub fn status_cancelled(s: &MPI_Status) -> bool {
-/// A decoded operation handle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpRef {
-    /// A predefined operation: its index in [`BUILTIN_OPS`].
-    Builtin(usize),
-    /// An operation made with `MPI_Op_create`: its table slot.
-    User(usize),
-}
-
-/// Decodes an operation handle (user operations are not checked to be live).
-pub fn op(h: MPI_Op) -> Result<OpRef, AbiError> {
-    if let Some(slot) = direct_index(h, Object::Op) {
-        return Ok(OpRef::User(slot));
-    }
-    builtin_op(h).map(OpRef::Builtin)
-}
-
-/// The handle of user operation table slot `slot`.
-pub fn op_handle(slot: usize) -> MPI_Op {
-    direct(Object::Op, slot)
-}
-
-// --------------------------------------------------------------- groups
-
-/// `MPI_GROUP_NULL`.
-pub const GROUP_NULL: MPI_Group = 0x0800_0000;
-/// `MPI_GROUP_EMPTY`.
-pub const GROUP_EMPTY: MPI_Group = 0x4800_0000;
-
-/// `MPI_Group`.
-pub type MPI_Group = c_int;
-
-/// A decoded group handle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GroupRef {
-    /// `MPI_GROUP_EMPTY`.
-    Empty,
-    /// A group in the group table.
-    Slot(usize),
-}
-
-/// Decodes a group handle (table slots are not checked to be live).
-pub fn group(h: MPI_Group) -> Result<GroupRef, AbiError> {
-    match h {
-        GROUP_EMPTY => Ok(GroupRef::Empty),
-        GROUP_NULL => Err(AbiError::new(Class::GROUP, "the group is MPI_GROUP_NULL")),
-        _ => direct_index(h, Object::Group)
-            .map(GroupRef::Slot)
-            .ok_or_else(|| invalid(Class::GROUP, "group", h)),
-    }
-}
-
-/// The handle of group table slot `slot`.
-pub fn group_handle(slot: usize) -> MPI_Group {
-    direct(Object::Group, slot)
-}
-
-// ------------------------------------------------------------- keyvals
-
-/// `MPI_KEYVAL_INVALID`.
-pub const KEYVAL_INVALID: c_int = 0x2400_0000;
-
-/// The predefined communicator attributes, as (keyval handle, name).
-pub const PREDEFINED_KEYVALS: &[(c_int, &str)] = &[
-    (0x6440_0001, "MPI_TAG_UB"),
-    (0x6440_0003, "MPI_HOST"),
-    (0x6440_0005, "MPI_IO"),
-    (0x6440_0007, "MPI_WTIME_IS_GLOBAL"),
-    (0x6440_0009, "MPI_UNIVERSE_SIZE"),
-    (0x6440_000b, "MPI_LASTUSEDCODE"),
-    (0x6440_000d, "MPI_APPNUM"),
-];
-
-/// A decoded keyval handle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyvalRef {
-    /// A predefined attribute: its name (from [`PREDEFINED_KEYVALS`]).
-    Predefined(&'static str),
-    /// A keyval made with `MPI_Comm_create_keyval`: the runtime's keyval number.
-    User(i32),
-}
-
-/// Decodes a keyval handle (user keyvals are not checked to be live).
-pub fn keyval(h: c_int) -> Result<KeyvalRef, AbiError> {
-    if let Some(&(_, name)) = PREDEFINED_KEYVALS.iter().find(|k| k.0 == h) {
-        return Ok(KeyvalRef::Predefined(name));
-    }
-    match direct_index(h, Object::Keyval) {
-        Some(i) if i > 0 => Ok(KeyvalRef::User(i as i32)),
-        _ if h == KEYVAL_INVALID => Err(AbiError::new(
-            Class::KEYVAL,
-            "the keyval is MPI_KEYVAL_INVALID",
-        )),
-        _ => Err(invalid(Class::KEYVAL, "keyval", h)),
-    }
-}
-
-/// The handle of the runtime's keyval number `raw`.
-pub fn keyval_handle(raw: i32) -> c_int {
-    direct(Object::Keyval, raw as usize)
-}
-
     s.count_hi_and_cancelled & 1 == 1
 }
 
@@ -709,14 +722,3 @@ mod tests {
         );
     }
 }
-
-        assert_eq!(op(0x5800_0003).unwrap(), OpRef::Builtin(2));
-        assert_eq!(op(op_handle(4)).unwrap(), OpRef::User(4));
-        assert_eq!(op(OP_NULL).unwrap_err().class, Class::OP);
-        assert_eq!(group(GROUP_EMPTY).unwrap(), GroupRef::Empty);
-        assert_eq!(group(group_handle(3)).unwrap(), GroupRef::Slot(3));
-        assert_eq!(group(GROUP_NULL).unwrap_err().class, Class::GROUP);
-        assert_eq!(group(COMM_WORLD).unwrap_err().class, Class::GROUP);
-        assert_eq!(keyval(0x6440_0001).unwrap(), KeyvalRef::Predefined("MPI_TAG_UB"));
-        assert_eq!(keyval(keyval_handle(7)).unwrap(), KeyvalRef::User(7));
-        assert_eq!(keyval(KEYVAL_INVALID).unwrap_err().class, Class::KEYVAL);

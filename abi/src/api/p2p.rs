@@ -11,7 +11,7 @@ use oxmpi::{Comm, Request, Status};
 use super::datatype_p2p::{self, Plan, RecvTarget, SendData, Stage};
 use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{
-    self, MPI_Comm, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status, MessageRef,
+    self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status, MessageRef,
     MESSAGE_NO_PROC, MESSAGE_NULL, PROC_NULL,
 };
 use crate::requests::{self, PersistentOp, ReqEntry, SendMode};
@@ -23,10 +23,10 @@ use crate::state::{self, Detached};
 /// `buf` holds `count` elements of `datatype`.
 unsafe fn send_buf(
     buf: *const c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
 ) -> Result<SendData, AbiError> {
-    let plan = datatype_p2p::plan(buf, count.into(), datatype, "buf")?;
+    let plan = datatype_p2p::plan(buf, count, datatype, "buf")?;
     // SAFETY: the caller's contract.
     unsafe { plan.send_data() }
 }
@@ -35,10 +35,10 @@ unsafe fn send_buf(
 /// to unpack afterwards if the type is not contiguous).
 fn recv_buf(
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
 ) -> Result<RecvTarget, AbiError> {
-    Ok(datatype_p2p::plan(buf, count.into(), datatype, "buf")?.recv_target())
+    Ok(datatype_p2p::plan(buf, count, datatype, "buf")?.recv_target())
 }
 
 /// Completes a receive into `t`: unpacks a staged one.
@@ -81,7 +81,7 @@ unsafe fn finish(r: Result<Status, oxmpi::Error>, status: *mut MPI_Status) -> Re
 /// The packed copy, if any, must outlive the request.
 unsafe fn isend(
     buf: *const c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     dest: c_int,
     tag: c_int,
@@ -99,7 +99,7 @@ unsafe fn isend(
 /// Buffered send: the data is copied, the send runs detached.
 fn bsend(
     buf: *const c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     dest: c_int,
     tag: c_int,
@@ -160,7 +160,7 @@ unsafe fn store_staged(request: *mut MPI_Request, entry: ReqEntry, stage: Option
 }
 
 macro_rules! blocking_send {
-    ($(#[$doc:meta])* $name:ident, $mpi:literal, $mode:expr) => {
+    ($(#[$doc:meta])* $name:ident, $mpi:literal, $cnt:ty, $mode:expr) => {
         $(#[$doc])*
         ///
         /// # Safety
@@ -168,7 +168,7 @@ macro_rules! blocking_send {
         #[no_mangle]
         pub unsafe extern "C" fn $name(
             buf: *const c_void,
-            count: c_int,
+            count: $cnt,
             datatype: MPI_Datatype,
             dest: c_int,
             tag: c_int,
@@ -177,7 +177,7 @@ macro_rules! blocking_send {
             guard($mpi, ErrObj::Comm(comm), || {
                 // SAFETY: waited on before returning (the packed copy lives
                 // until then).
-                let (r, _packed) = unsafe { isend(buf, count, datatype, dest, tag, comm, $mode) }?;
+                let (r, _packed) = unsafe { isend(buf, count.into(), datatype, dest, tag, comm, $mode) }?;
                 r.wait()?;
                 Ok(())
             })
@@ -187,16 +187,47 @@ macro_rules! blocking_send {
 
 blocking_send!(
     /// `MPI_Send`.
-    oxabi_Send, "MPI_Send", SendMode::Standard
+    oxabi_Send, "MPI_Send", c_int, SendMode::Standard
+);
+blocking_send!(
+    /// `MPI_Send_c`: the large-count form.
+    oxabi_Send_c, "MPI_Send_c", MPI_Count, SendMode::Standard
 );
 blocking_send!(
     /// `MPI_Ssend`: returns once the receive matched.
-    oxabi_Ssend, "MPI_Ssend", SendMode::Synchronous
+    oxabi_Ssend, "MPI_Ssend", c_int, SendMode::Synchronous
+);
+blocking_send!(
+    /// `MPI_Ssend_c`: the large-count form.
+    oxabi_Ssend_c, "MPI_Ssend_c", MPI_Count, SendMode::Synchronous
 );
 blocking_send!(
     /// `MPI_Rsend`: ready mode has standard-mode semantics here.
-    oxabi_Rsend, "MPI_Rsend", SendMode::Standard
+    oxabi_Rsend, "MPI_Rsend", c_int, SendMode::Standard
 );
+blocking_send!(
+    /// `MPI_Rsend_c`: the large-count form.
+    oxabi_Rsend_c, "MPI_Rsend_c", MPI_Count, SendMode::Standard
+);
+
+/// The body of `MPI_Bsend` and `MPI_Bsend_c`.
+///
+/// # Safety
+/// As `MPI_Bsend`.
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn bsend_impl(
+    name: &'static str,
+    buf: *const c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || {
+        bsend(buf, count, datatype, dest, tag, comm)
+    })
+}
 
 /// `MPI_Bsend`: copies the data and returns; the send completes later.
 ///
@@ -211,13 +242,29 @@ pub unsafe extern "C" fn oxabi_Bsend(
     tag: c_int,
     comm: MPI_Comm,
 ) -> c_int {
-    guard("MPI_Bsend", ErrObj::Comm(comm), || {
-        bsend(buf, count, datatype, dest, tag, comm)
-    })
+    // SAFETY: the caller's contract.
+    unsafe { bsend_impl("MPI_Bsend", buf, count.into(), datatype, dest, tag, comm) }
+}
+
+/// `MPI_Bsend_c`: the large-count form.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Bsend_c(
+    buf: *const c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { bsend_impl("MPI_Bsend_c", buf, count, datatype, dest, tag, comm) }
 }
 
 macro_rules! nonblocking_send {
-    ($(#[$doc:meta])* $name:ident, $mpi:literal, $mode:expr) => {
+    ($(#[$doc:meta])* $name:ident, $mpi:literal, $cnt:ty, $mode:expr) => {
         $(#[$doc])*
         ///
         /// # Safety
@@ -226,7 +273,7 @@ macro_rules! nonblocking_send {
         #[no_mangle]
         pub unsafe extern "C" fn $name(
             buf: *const c_void,
-            count: c_int,
+            count: $cnt,
             datatype: MPI_Datatype,
             dest: c_int,
             tag: c_int,
@@ -237,7 +284,7 @@ macro_rules! nonblocking_send {
                 let out = out_ptr(request, "request")?;
                 // SAFETY: the caller keeps the buffer until completion; the
                 // packed copy stays with the request.
-                let (r, packed) = unsafe { isend(buf, count, datatype, dest, tag, comm, $mode) }?;
+                let (r, packed) = unsafe { isend(buf, count.into(), datatype, dest, tag, comm, $mode) }?;
                 let entry = ReqEntry::Active { req: Some(r), comm };
                 // SAFETY: checked non-null.
                 unsafe { store_staged(out, entry, packed.map(Stage::Send)) };
@@ -249,16 +296,53 @@ macro_rules! nonblocking_send {
 
 nonblocking_send!(
     /// `MPI_Isend`.
-    oxabi_Isend, "MPI_Isend", SendMode::Standard
+    oxabi_Isend, "MPI_Isend", c_int, SendMode::Standard
+);
+nonblocking_send!(
+    /// `MPI_Isend_c`: the large-count form.
+    oxabi_Isend_c, "MPI_Isend_c", MPI_Count, SendMode::Standard
 );
 nonblocking_send!(
     /// `MPI_Issend`.
-    oxabi_Issend, "MPI_Issend", SendMode::Synchronous
+    oxabi_Issend, "MPI_Issend", c_int, SendMode::Synchronous
+);
+nonblocking_send!(
+    /// `MPI_Issend_c`: the large-count form.
+    oxabi_Issend_c, "MPI_Issend_c", MPI_Count, SendMode::Synchronous
 );
 nonblocking_send!(
     /// `MPI_Irsend`.
-    oxabi_Irsend, "MPI_Irsend", SendMode::Standard
+    oxabi_Irsend, "MPI_Irsend", c_int, SendMode::Standard
 );
+nonblocking_send!(
+    /// `MPI_Irsend_c`: the large-count form.
+    oxabi_Irsend_c, "MPI_Irsend_c", MPI_Count, SendMode::Standard
+);
+
+/// The body of `MPI_Ibsend` and `MPI_Ibsend_c`.
+///
+/// # Safety
+/// As `MPI_Ibsend`.
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn ibsend_impl(
+    name: &'static str,
+    buf: *const c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || {
+        let out = out_ptr(request, "request")?;
+        bsend(buf, count, datatype, dest, tag, comm)?;
+        let status = requests::empty_status();
+        // SAFETY: checked non-null.
+        unsafe { store_request(out, ReqEntry::Ready { status, comm }) };
+        Ok(())
+    })
+}
 
 /// `MPI_Ibsend`: copies the data; the request is complete at once.
 ///
@@ -274,13 +358,73 @@ pub unsafe extern "C" fn oxabi_Ibsend(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    guard("MPI_Ibsend", ErrObj::Comm(comm), || {
-        let out = out_ptr(request, "request")?;
-        bsend(buf, count, datatype, dest, tag, comm)?;
-        let status = requests::empty_status();
-        // SAFETY: checked non-null.
-        unsafe { store_request(out, ReqEntry::Ready { status, comm }) };
-        Ok(())
+    // SAFETY: the caller's contract.
+    unsafe {
+        ibsend_impl(
+            "MPI_Ibsend",
+            buf,
+            count.into(),
+            datatype,
+            dest,
+            tag,
+            comm,
+            request,
+        )
+    }
+}
+
+/// `MPI_Ibsend_c`: the large-count form.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`; `request` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Ibsend_c(
+    buf: *const c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        ibsend_impl(
+            "MPI_Ibsend_c",
+            buf,
+            count,
+            datatype,
+            dest,
+            tag,
+            comm,
+            request,
+        )
+    }
+}
+
+/// The body of `MPI_Recv` and `MPI_Recv_c`.
+///
+/// # Safety
+/// As `MPI_Recv`.
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn recv_impl(
+    name: &'static str,
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || {
+        let status = status_arg(status)?;
+        let c = state::comm(comm)?;
+        let t = recv_buf(buf, count, datatype)?;
+        // SAFETY: waited on before returning.
+        let r = unsafe { c.irecv_raw(t.ptr, t.cap, source, tag) }?;
+        // SAFETY: checked above.
+        unsafe { finish(unpacked(&t, r.wait()), status) }
     })
 }
 
@@ -298,14 +442,76 @@ pub unsafe extern "C" fn oxabi_Recv(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    guard("MPI_Recv", ErrObj::Comm(comm), || {
-        let status = status_arg(status)?;
+    // SAFETY: the caller's contract.
+    unsafe {
+        recv_impl(
+            "MPI_Recv",
+            buf,
+            count.into(),
+            datatype,
+            source,
+            tag,
+            comm,
+            status,
+        )
+    }
+}
+
+/// `MPI_Recv_c`: the large-count form.
+///
+/// # Safety
+/// `buf` has room for `count` elements; `status` is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Recv_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        recv_impl(
+            "MPI_Recv_c",
+            buf,
+            count,
+            datatype,
+            source,
+            tag,
+            comm,
+            status,
+        )
+    }
+}
+
+/// The body of `MPI_Irecv` and `MPI_Irecv_c`.
+///
+/// # Safety
+/// As `MPI_Irecv`.
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn irecv_impl(
+    name: &'static str,
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || {
+        let out = out_ptr(request, "request")?;
         let c = state::comm(comm)?;
         let t = recv_buf(buf, count, datatype)?;
-        // SAFETY: waited on before returning.
+        // SAFETY: the caller keeps the buffer until completion; a staged
+        // temporary buffer stays with the request.
         let r = unsafe { c.irecv_raw(t.ptr, t.cap, source, tag) }?;
-        // SAFETY: checked above.
-        unsafe { finish(unpacked(&t, r.wait()), status) }
+        let entry = ReqEntry::Active { req: Some(r), comm };
+        // SAFETY: checked non-null.
+        unsafe { store_staged(out, entry, t.unpack.map(Stage::Recv)) };
+        Ok(())
     })
 }
 
@@ -323,18 +529,48 @@ pub unsafe extern "C" fn oxabi_Irecv(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    guard("MPI_Irecv", ErrObj::Comm(comm), || {
-        let out = out_ptr(request, "request")?;
-        let c = state::comm(comm)?;
-        let t = recv_buf(buf, count, datatype)?;
-        // SAFETY: the caller keeps the buffer until completion; a staged
-        // temporary buffer stays with the request.
-        let r = unsafe { c.irecv_raw(t.ptr, t.cap, source, tag) }?;
-        let entry = ReqEntry::Active { req: Some(r), comm };
-        // SAFETY: checked non-null.
-        unsafe { store_staged(out, entry, t.unpack.map(Stage::Recv)) };
-        Ok(())
-    })
+    // SAFETY: the caller's contract.
+    unsafe {
+        irecv_impl(
+            "MPI_Irecv",
+            buf,
+            count.into(),
+            datatype,
+            source,
+            tag,
+            comm,
+            request,
+        )
+    }
+}
+
+/// `MPI_Irecv_c`: the large-count form.
+///
+/// # Safety
+/// `buf` has room for `count` elements until completion; `request` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Irecv_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        irecv_impl(
+            "MPI_Irecv_c",
+            buf,
+            count,
+            datatype,
+            source,
+            tag,
+            comm,
+            request,
+        )
+    }
 }
 
 /// Runs a receive and a send together; the receive is cancelled if the
@@ -368,6 +604,37 @@ unsafe fn exchange(
     received
 }
 
+/// The body of `MPI_Sendrecv` and `MPI_Sendrecv_c`.
+///
+/// # Safety
+/// As `MPI_Sendrecv`.
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn sendrecv_impl(
+    name: &'static str,
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || {
+        let status = status_arg(status)?;
+        let c = state::comm(comm)?;
+        // SAFETY: the caller's contract.
+        let d = unsafe { send_buf(sendbuf, sendcount, sendtype) }?;
+        let t = recv_buf(recvbuf, recvcount, recvtype)?;
+        // SAFETY: the caller's contract.
+        unsafe { exchange(&c, (&d, dest, sendtag), (&t, source, recvtag), status) }
+    })
+}
+
 /// `MPI_Sendrecv`.
 ///
 /// # Safety
@@ -387,25 +654,74 @@ pub unsafe extern "C" fn oxabi_Sendrecv(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    guard("MPI_Sendrecv", ErrObj::Comm(comm), || {
-        let status = status_arg(status)?;
-        let c = state::comm(comm)?;
-        // SAFETY: the caller's contract.
-        let d = unsafe { send_buf(sendbuf, sendcount, sendtype) }?;
-        let t = recv_buf(recvbuf, recvcount, recvtype)?;
-        // SAFETY: the caller's contract.
-        unsafe { exchange(&c, (&d, dest, sendtag), (&t, source, recvtag), status) }
-    })
+    // SAFETY: the caller's contract.
+    unsafe {
+        sendrecv_impl(
+            "MPI_Sendrecv",
+            sendbuf,
+            sendcount.into(),
+            sendtype,
+            dest,
+            sendtag,
+            recvbuf,
+            recvcount.into(),
+            recvtype,
+            source,
+            recvtag,
+            comm,
+            status,
+        )
+    }
 }
 
-/// `MPI_Sendrecv_replace`: sends from a copy, receives into the buffer.
+/// `MPI_Sendrecv_c`: the large-count form.
 ///
 /// # Safety
-/// `buf` holds `count` elements; `status` is writable or ignored.
+/// Buffers hold their counts of elements; `status` is writable or ignored.
 #[no_mangle]
-pub unsafe extern "C" fn oxabi_Sendrecv_replace(
+pub unsafe extern "C" fn oxabi_Sendrecv_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        sendrecv_impl(
+            "MPI_Sendrecv_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            dest,
+            sendtag,
+            recvbuf,
+            recvcount,
+            recvtype,
+            source,
+            recvtag,
+            comm,
+            status,
+        )
+    }
+}
+
+/// The body of `MPI_Sendrecv_replace` and `MPI_Sendrecv_replace_c`.
+///
+/// # Safety
+/// As `MPI_Sendrecv_replace`.
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn sendrecv_replace_impl(
+    name: &'static str,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     dest: c_int,
     sendtag: c_int,
@@ -414,10 +730,10 @@ pub unsafe extern "C" fn oxabi_Sendrecv_replace(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    guard("MPI_Sendrecv_replace", ErrObj::Comm(comm), || {
+    guard(name, ErrObj::Comm(comm), || {
         let status = status_arg(status)?;
         let c = state::comm(comm)?;
-        let plan = datatype_p2p::plan(buf, count.into(), datatype, "buf")?;
+        let plan = datatype_p2p::plan(buf, count, datatype, "buf")?;
         let d = match &plan {
             Plan::Bytes { ptr, len } if len == &0 || ptr.is_null() => SendData {
                 ptr: ptr.cast_const(),
@@ -440,6 +756,72 @@ pub unsafe extern "C" fn oxabi_Sendrecv_replace(
         // SAFETY: the copy outlives the exchange; `buf` is the caller's.
         unsafe { exchange(&c, (&d, dest, sendtag), (&t, source, recvtag), status) }
     })
+}
+
+/// `MPI_Sendrecv_replace`: sends from a copy, receives into the buffer.
+///
+/// # Safety
+/// `buf` holds `count` elements; `status` is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        sendrecv_replace_impl(
+            "MPI_Sendrecv_replace",
+            buf,
+            count.into(),
+            datatype,
+            dest,
+            sendtag,
+            source,
+            recvtag,
+            comm,
+            status,
+        )
+    }
+}
+
+/// `MPI_Sendrecv_replace_c`: the large-count form.
+///
+/// # Safety
+/// `buf` holds `count` elements; `status` is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Sendrecv_replace_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        sendrecv_replace_impl(
+            "MPI_Sendrecv_replace_c",
+            buf,
+            count,
+            datatype,
+            dest,
+            sendtag,
+            source,
+            recvtag,
+            comm,
+            status,
+        )
+    }
 }
 
 /// `MPI_Probe`.
@@ -580,20 +962,20 @@ fn no_proc_status() -> Status {
     Status::empty()
 }
 
-/// `MPI_Mrecv`.
+/// The body of `MPI_Mrecv` and `MPI_Mrecv_c`.
 ///
 /// # Safety
-/// `buf` has room for `count` elements; `message` is writable; `status`
-/// is writable or ignored.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Mrecv(
+/// As `MPI_Mrecv`.
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn mrecv_impl(
+    name: &'static str,
     buf: *mut c_void,
-    count: c_int,
+    count: MPI_Count,
     datatype: MPI_Datatype,
     message: *mut MPI_Message,
     status: *mut MPI_Status,
 ) -> c_int {
-    guard("MPI_Mrecv", ErrObj::None, || {
+    guard(name, ErrObj::None, || {
         let mh = out_ptr(message, "message")?;
         let status = status_arg(status)?;
         let t = recv_buf(buf, count, datatype)?;
@@ -614,20 +996,54 @@ pub unsafe extern "C" fn oxabi_Mrecv(
     })
 }
 
-/// `MPI_Imrecv`.
+/// `MPI_Mrecv`.
 ///
 /// # Safety
-/// `buf` has room for `count` elements until completion; `message` and
-/// `request` are writable.
+/// `buf` has room for `count` elements; `message` is writable; `status`
+/// is writable or ignored.
 #[no_mangle]
-pub unsafe extern "C" fn oxabi_Imrecv(
+pub unsafe extern "C" fn oxabi_Mrecv(
     buf: *mut c_void,
     count: c_int,
     datatype: MPI_Datatype,
     message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { mrecv_impl("MPI_Mrecv", buf, count.into(), datatype, message, status) }
+}
+
+/// `MPI_Mrecv_c`: the large-count form.
+///
+/// # Safety
+/// `buf` has room for `count` elements; `message` is writable; `status`
+/// is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Mrecv_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { mrecv_impl("MPI_Mrecv_c", buf, count, datatype, message, status) }
+}
+
+/// The body of `MPI_Imrecv` and `MPI_Imrecv_c`.
+///
+/// # Safety
+/// As `MPI_Imrecv`.
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn imrecv_impl(
+    name: &'static str,
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
     request: *mut MPI_Request,
 ) -> c_int {
-    guard("MPI_Imrecv", ErrObj::None, || {
+    guard(name, ErrObj::None, || {
         let mh = out_ptr(message, "message")?;
         let out = out_ptr(request, "request")?;
         let t = recv_buf(buf, count, datatype)?;
@@ -658,6 +1074,40 @@ pub unsafe extern "C" fn oxabi_Imrecv(
         unsafe { store_staged(out, entry, stage) };
         Ok(())
     })
+}
+
+/// `MPI_Imrecv`.
+///
+/// # Safety
+/// `buf` has room for `count` elements until completion; `message` and
+/// `request` are writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Imrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { imrecv_impl("MPI_Imrecv", buf, count.into(), datatype, message, request) }
+}
+
+/// `MPI_Imrecv_c`: the large-count form.
+///
+/// # Safety
+/// `buf` has room for `count` elements until completion; `message` and
+/// `request` are writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Imrecv_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { imrecv_impl("MPI_Imrecv_c", buf, count, datatype, message, request) }
 }
 
 /// Makes a persistent request.
@@ -726,7 +1176,7 @@ unsafe fn persistent(
 }
 
 macro_rules! send_init {
-    ($(#[$doc:meta])* $name:ident, $mpi:literal, $mode:expr) => {
+    ($(#[$doc:meta])* $name:ident, $mpi:literal, $cnt:ty, $mode:expr) => {
         $(#[$doc])*
         ///
         /// # Safety
@@ -735,7 +1185,7 @@ macro_rules! send_init {
         #[no_mangle]
         pub unsafe extern "C" fn $name(
             buf: *const c_void,
-            count: c_int,
+            count: $cnt,
             datatype: MPI_Datatype,
             dest: c_int,
             tag: c_int,
@@ -744,7 +1194,7 @@ macro_rules! send_init {
         ) -> c_int {
             guard($mpi, ErrObj::Comm(comm), || {
                 // A non-contiguous type is packed into `tmp` at each start.
-                let (p, len, stage) = match datatype_p2p::plan(buf, count.into(), datatype, "buf")? {
+                let (p, len, stage) = match datatype_p2p::plan(buf, MPI_Count::from(count), datatype, "buf")? {
                     Plan::Bytes { ptr, len } => (ptr as usize, len, None),
                     Plan::Packed(l) => {
                         let tmp = vec![0u8; l.len];
@@ -767,20 +1217,65 @@ macro_rules! send_init {
 
 send_init!(
     /// `MPI_Send_init`.
-    oxabi_Send_init, "MPI_Send_init", SendMode::Standard
+    oxabi_Send_init, "MPI_Send_init", c_int, SendMode::Standard
+);
+send_init!(
+    /// `MPI_Send_init_c`: the large-count form.
+    oxabi_Send_init_c, "MPI_Send_init_c", MPI_Count, SendMode::Standard
 );
 send_init!(
     /// `MPI_Ssend_init`.
-    oxabi_Ssend_init, "MPI_Ssend_init", SendMode::Synchronous
+    oxabi_Ssend_init, "MPI_Ssend_init", c_int, SendMode::Synchronous
+);
+send_init!(
+    /// `MPI_Ssend_init_c`: the large-count form.
+    oxabi_Ssend_init_c, "MPI_Ssend_init_c", MPI_Count, SendMode::Synchronous
 );
 send_init!(
     /// `MPI_Rsend_init`.
-    oxabi_Rsend_init, "MPI_Rsend_init", SendMode::Standard
+    oxabi_Rsend_init, "MPI_Rsend_init", c_int, SendMode::Standard
+);
+send_init!(
+    /// `MPI_Rsend_init_c`: the large-count form.
+    oxabi_Rsend_init_c, "MPI_Rsend_init_c", MPI_Count, SendMode::Standard
 );
 send_init!(
     /// `MPI_Bsend_init`: a standard-mode send each time it is started.
-    oxabi_Bsend_init, "MPI_Bsend_init", SendMode::Standard
+    oxabi_Bsend_init, "MPI_Bsend_init", c_int, SendMode::Standard
 );
+send_init!(
+    /// `MPI_Bsend_init_c`: the large-count form.
+    oxabi_Bsend_init_c, "MPI_Bsend_init_c", MPI_Count, SendMode::Standard
+);
+
+/// The body of `MPI_Recv_init` and `MPI_Recv_init_c`.
+///
+/// # Safety
+/// As `MPI_Recv_init`.
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn recv_init_impl(
+    name: &'static str,
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || {
+        let t = recv_buf(buf, count, datatype)?;
+        let op = PersistentOp::Recv {
+            buf: t.ptr as usize,
+            cap: t.cap,
+            source,
+            tag,
+        };
+        let stage = t.unpack.map(Stage::PersistentRecv);
+        // SAFETY: the caller's contract.
+        unsafe { persistent(comm, op, stage, request) }
+    })
+}
 
 /// `MPI_Recv_init`.
 ///
@@ -797,16 +1292,47 @@ pub unsafe extern "C" fn oxabi_Recv_init(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    guard("MPI_Recv_init", ErrObj::Comm(comm), || {
-        let t = recv_buf(buf, count, datatype)?;
-        let op = PersistentOp::Recv {
-            buf: t.ptr as usize,
-            cap: t.cap,
+    // SAFETY: the caller's contract.
+    unsafe {
+        recv_init_impl(
+            "MPI_Recv_init",
+            buf,
+            count.into(),
+            datatype,
             source,
             tag,
-        };
-        let stage = t.unpack.map(Stage::PersistentRecv);
-        // SAFETY: the caller's contract.
-        unsafe { persistent(comm, op, stage, request) }
-    })
+            comm,
+            request,
+        )
+    }
+}
+
+/// `MPI_Recv_init_c`: the large-count form.
+///
+/// # Safety
+/// `buf` has room for `count` elements whenever the request is started;
+/// `request` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Recv_init_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        recv_init_impl(
+            "MPI_Recv_init_c",
+            buf,
+            count,
+            datatype,
+            source,
+            tag,
+            comm,
+            request,
+        )
+    }
 }
