@@ -32,7 +32,11 @@ impl Class {
     pub const TAG: Class = Class(4);
     pub const COMM: Class = Class(5);
     pub const RANK: Class = Class(6);
+    pub const ROOT: Class = Class(7);
+    pub const GROUP: Class = Class(8);
     pub const OP: Class = Class(9);
+    pub const TOPOLOGY: Class = Class(10);
+    pub const DIMS: Class = Class(11);
     pub const ARG: Class = Class(12);
     pub const TRUNCATE: Class = Class(14);
     pub const OTHER: Class = Class(15);
@@ -42,6 +46,7 @@ impl Class {
     pub const REQUEST: Class = Class(19);
     pub const UNKNOWN: Class = Class(13);
     pub const UNSUPPORTED_OPERATION: Class = Class(44);
+    pub const KEYVAL: Class = Class(48);
 }
 
 /// Every error class: (value, name, what it means).

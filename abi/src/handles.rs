@@ -477,6 +477,108 @@ pub fn builtin_op(h: MPI_Op) -> Result<usize, AbiError> {
     }
 }
 
+/// A decoded operation handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpRef {
+    /// A predefined operation: its index in [`BUILTIN_OPS`].
+    Builtin(usize),
+    /// An operation made with `MPI_Op_create`: its table slot.
+    User(usize),
+}
+
+/// Decodes an operation handle (user operations are not checked to be live).
+pub fn op(h: MPI_Op) -> Result<OpRef, AbiError> {
+    if let Some(slot) = direct_index(h, Object::Op) {
+        return Ok(OpRef::User(slot));
+    }
+    builtin_op(h).map(OpRef::Builtin)
+}
+
+/// The handle of user operation table slot `slot`.
+pub fn op_handle(slot: usize) -> MPI_Op {
+    direct(Object::Op, slot)
+}
+
+// --------------------------------------------------------------- groups
+
+/// `MPI_GROUP_NULL`.
+pub const GROUP_NULL: MPI_Group = 0x0800_0000;
+/// `MPI_GROUP_EMPTY`.
+pub const GROUP_EMPTY: MPI_Group = 0x4800_0000;
+
+/// `MPI_Group`.
+pub type MPI_Group = c_int;
+
+/// A decoded group handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupRef {
+    /// `MPI_GROUP_EMPTY`.
+    Empty,
+    /// A group in the group table.
+    Slot(usize),
+}
+
+/// Decodes a group handle (table slots are not checked to be live).
+pub fn group(h: MPI_Group) -> Result<GroupRef, AbiError> {
+    match h {
+        GROUP_EMPTY => Ok(GroupRef::Empty),
+        GROUP_NULL => Err(AbiError::new(Class::GROUP, "the group is MPI_GROUP_NULL")),
+        _ => direct_index(h, Object::Group)
+            .map(GroupRef::Slot)
+            .ok_or_else(|| invalid(Class::GROUP, "group", h)),
+    }
+}
+
+/// The handle of group table slot `slot`.
+pub fn group_handle(slot: usize) -> MPI_Group {
+    direct(Object::Group, slot)
+}
+
+// ------------------------------------------------------------- keyvals
+
+/// `MPI_KEYVAL_INVALID`.
+pub const KEYVAL_INVALID: c_int = 0x2400_0000;
+
+/// The predefined communicator attributes, as (keyval handle, name).
+pub const PREDEFINED_KEYVALS: &[(c_int, &str)] = &[
+    (0x6440_0001, "MPI_TAG_UB"),
+    (0x6440_0003, "MPI_HOST"),
+    (0x6440_0005, "MPI_IO"),
+    (0x6440_0007, "MPI_WTIME_IS_GLOBAL"),
+    (0x6440_0009, "MPI_UNIVERSE_SIZE"),
+    (0x6440_000b, "MPI_LASTUSEDCODE"),
+    (0x6440_000d, "MPI_APPNUM"),
+];
+
+/// A decoded keyval handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyvalRef {
+    /// A predefined attribute: its name (from [`PREDEFINED_KEYVALS`]).
+    Predefined(&'static str),
+    /// A keyval made with `MPI_Comm_create_keyval`: the runtime's keyval number.
+    User(i32),
+}
+
+/// Decodes a keyval handle (user keyvals are not checked to be live).
+pub fn keyval(h: c_int) -> Result<KeyvalRef, AbiError> {
+    if let Some(&(_, name)) = PREDEFINED_KEYVALS.iter().find(|k| k.0 == h) {
+        return Ok(KeyvalRef::Predefined(name));
+    }
+    match direct_index(h, Object::Keyval) {
+        Some(i) if i > 0 => Ok(KeyvalRef::User(i as i32)),
+        _ if h == KEYVAL_INVALID => Err(AbiError::new(
+            Class::KEYVAL,
+            "the keyval is MPI_KEYVAL_INVALID",
+        )),
+        _ => Err(invalid(Class::KEYVAL, "keyval", h)),
+    }
+}
+
+/// The handle of the runtime's keyval number `raw`.
+pub fn keyval_handle(raw: i32) -> c_int {
+    direct(Object::Keyval, raw as usize)
+}
+
 // ---------------------------------------------------------- errhandlers
 
 /// A decoded error handler.
@@ -670,6 +772,19 @@ mod tests {
         assert!(errhandler(ERRHANDLER_NULL).is_err());
         assert_eq!(builtin_op(0x5800_0003).unwrap(), 2);
         assert!(builtin_op(OP_NULL).is_err() && builtin_op(0x5800_000f).is_err());
+        assert_eq!(op(0x5800_0003).unwrap(), OpRef::Builtin(2));
+        assert_eq!(op(op_handle(4)).unwrap(), OpRef::User(4));
+        assert_eq!(op(OP_NULL).unwrap_err().class, Class::OP);
+        assert_eq!(group(GROUP_EMPTY).unwrap(), GroupRef::Empty);
+        assert_eq!(group(group_handle(3)).unwrap(), GroupRef::Slot(3));
+        assert_eq!(group(GROUP_NULL).unwrap_err().class, Class::GROUP);
+        assert_eq!(group(COMM_WORLD).unwrap_err().class, Class::GROUP);
+        assert_eq!(
+            keyval(0x6440_0001).unwrap(),
+            KeyvalRef::Predefined("MPI_TAG_UB")
+        );
+        assert_eq!(keyval(keyval_handle(7)).unwrap(), KeyvalRef::User(7));
+        assert_eq!(keyval(KEYVAL_INVALID).unwrap_err().class, Class::KEYVAL);
     }
 
     #[test]

@@ -3,14 +3,14 @@
 //! mutex guards it all; no call blocks while holding it (blocking calls
 //! take what they need out of the tables first).
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_void};
 use std::sync::{Mutex, MutexGuard};
 use std::thread::ThreadId;
 
-use oxmpi::{Comm, Request, Universe};
+use oxmpi::{Comm, Group, Request, Universe};
 
 use crate::errors::{AbiError, Class};
-use crate::handles::{self, Errhandler, MPI_Comm};
+use crate::handles::{self, Errhandler, MPI_Comm, MPI_Datatype};
 use crate::requests::ReqEntry;
 
 /// A table of live objects addressed by index; freed slots are reused.
@@ -70,6 +70,14 @@ impl<T> Table<T> {
         v
     }
 
+    /// The live objects with their indices.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &T)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| v.as_ref().map(|v| (i, v)))
+    }
+
     /// Removes everything.
     pub fn clear(&mut self) {
         self.slots.clear();
@@ -102,6 +110,18 @@ pub struct UserErrhandler {
     pub func: CommErrhandlerFn,
 }
 
+/// `MPI_User_function`: `void (*)(void *invec, void *inoutvec, int *len, MPI_Datatype *type)`.
+pub type UserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype);
+
+/// A user reduction operation (`MPI_Op_create`).
+#[derive(Clone, Copy)]
+pub struct UserOp {
+    /// The function.
+    pub func: UserFn,
+    /// Whether operands may be reordered.
+    pub commute: bool,
+}
+
 /// A send that outlives its handle: a freed active request, or a buffered
 /// send with its own copy of the data.
 pub struct Detached {
@@ -125,6 +145,10 @@ pub struct State {
     pub requests: Table<ReqEntry>,
     /// User error handlers.
     pub errhandlers: Table<UserErrhandler>,
+    /// Groups (`MPI_Comm_group` and the group constructors).
+    pub groups: Table<Group>,
+    /// User reduction operations.
+    pub ops: Table<UserOp>,
     /// Derived datatypes (and names of predefined ones).
     pub types: crate::api::datatype::TypeTable,
     /// Info objects.
@@ -144,6 +168,8 @@ static STATE: Mutex<State> = Mutex::new(State {
     comms: Table::new(),
     requests: Table::new(),
     errhandlers: Table::new(),
+    groups: Table::new(),
+    ops: Table::new(),
     types: crate::api::datatype::TypeTable::new(),
     infos: Table::new(),
     staged: crate::api::datatype_p2p::Staged::new(),

@@ -1,11 +1,17 @@
-//! Communicator queries for the C front end (rank, size, names), the
-//! barrier, and the buffered-send buffer.
+//! Communicators for the C front end: queries (rank, size, names,
+//! compare, group), the constructors (dup, split, split_type, create,
+//! create_group), free, the intercommunicator calls (errors: OxMPI has
+//! intracommunicators only), and the buffered-send buffer.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 
+use oxmpi::{Comm, Comparison, SplitType};
+
 use crate::api::env::put_string;
+use crate::api::group::{group_of, insert_group};
 use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
-use crate::handles::MPI_Comm;
+use crate::handles::{self, Errhandler, MPI_Comm, MPI_Group, MPI_Request, COMM_NULL, UNDEFINED};
+use crate::requests::{self, ReqEntry};
 use crate::state;
 
 /// `MPI_MAX_OBJECT_NAME`.
@@ -77,15 +83,6 @@ pub unsafe extern "C" fn oxabi_Comm_set_name(comm: MPI_Comm, comm_name: *const c
     })
 }
 
-/// `MPI_Barrier`.
-#[no_mangle]
-pub extern "C" fn oxabi_Barrier(comm: MPI_Comm) -> c_int {
-    guard("MPI_Barrier", ErrObj::Comm(comm), || {
-        state::comm(comm)?.barrier()?;
-        Ok(())
-    })
-}
-
 /// `MPI_Buffer_attach`: buffered sends copy their data themselves, so the
 /// buffer is only kept to be handed back by `MPI_Buffer_detach`.
 #[no_mangle]
@@ -134,6 +131,411 @@ pub unsafe extern "C" fn oxabi_Buffer_detach(buffer_addr: *mut c_void, size: *mu
             *addr = a as *mut c_void;
             *size = n;
         }
+        Ok(())
+    })
+}
+
+// ------------------------------------------------------------ constructors
+
+/// Registers `new` (a communicator made from `parent`, or `None` on ranks
+/// left out) and writes its handle, or `MPI_COMM_NULL`, to `out`. The new
+/// communicator starts with the parent's error handler, as MPI specifies.
+///
+/// # Safety
+/// `out` is writable (checked non-null by the caller).
+pub(crate) unsafe fn put_new(parent: MPI_Comm, new: Option<Comm>, out: *mut MPI_Comm) {
+    let h = match new {
+        Some(c) => {
+            let mut st = state::lock();
+            let errhandler = st
+                .comm_entry(parent)
+                .map_or(Errhandler::Fatal, |e| e.errhandler);
+            st.insert_comm(c, errhandler)
+        }
+        None => COMM_NULL,
+    };
+    // SAFETY: the caller's contract.
+    unsafe { *out = h };
+}
+
+/// `MPI_Comm_dup`: attributes are copied through their keyvals' copy
+/// callbacks; the name is not copied.
+///
+/// # Safety
+/// `newcomm` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
+    guard("MPI_Comm_dup", ErrObj::Comm(comm), || {
+        let out = out_ptr(newcomm, "newcomm")?;
+        let new = state::comm(comm)?.dup()?;
+        // SAFETY: checked non-null.
+        unsafe { put_new(comm, Some(new), out) };
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_dup_with_info`: as `MPI_Comm_dup` (no info key changes what
+/// OxMPI does with a communicator).
+///
+/// # Safety
+/// `newcomm` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Comm_dup_with_info(
+    comm: MPI_Comm,
+    _info: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    guard("MPI_Comm_dup_with_info", ErrObj::Comm(comm), || {
+        let out = out_ptr(newcomm, "newcomm")?;
+        let new = state::comm(comm)?.dup()?;
+        // SAFETY: checked non-null.
+        unsafe { put_new(comm, Some(new), out) };
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_idup`: the duplication completes before the call returns
+/// (every rank calls it in the same order, as for any collective); the
+/// request is complete at once.
+///
+/// # Safety
+/// `newcomm` and `request` are writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Comm_idup(
+    comm: MPI_Comm,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    guard("MPI_Comm_idup", ErrObj::Comm(comm), || {
+        let out = out_ptr(newcomm, "newcomm")?;
+        let req = out_ptr(request, "request")?;
+        let new = state::comm(comm)?.dup()?;
+        // SAFETY: checked non-null.
+        unsafe {
+            put_new(comm, Some(new), out);
+            *req = requests::insert(ReqEntry::Ready {
+                status: requests::empty_status(),
+                comm,
+            });
+        }
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_split`: `MPI_UNDEFINED` as color gives `MPI_COMM_NULL`.
+///
+/// # Safety
+/// `newcomm` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Comm_split(
+    comm: MPI_Comm,
+    color: c_int,
+    key: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    guard("MPI_Comm_split", ErrObj::Comm(comm), || {
+        let out = out_ptr(newcomm, "newcomm")?;
+        let new = state::comm(comm)?.split(color, key)?;
+        // SAFETY: checked non-null.
+        unsafe { put_new(comm, new, out) };
+        Ok(())
+    })
+}
+
+/// `MPI_COMM_TYPE_SHARED`.
+const COMM_TYPE_SHARED: c_int = 1;
+
+/// `MPI_Comm_split_type`: `MPI_COMM_TYPE_SHARED` (the ranks of this node)
+/// and `MPI_UNDEFINED`; the info argument is not used.
+///
+/// # Safety
+/// `newcomm` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Comm_split_type(
+    comm: MPI_Comm,
+    split_type: c_int,
+    key: c_int,
+    _info: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    guard("MPI_Comm_split_type", ErrObj::Comm(comm), || {
+        let out = out_ptr(newcomm, "newcomm")?;
+        let c = state::comm(comm)?;
+        let kind = match split_type {
+            COMM_TYPE_SHARED => SplitType::Shared,
+            UNDEFINED => SplitType::Undefined,
+            _ => {
+                return Err(AbiError::new(
+                    Class::ARG,
+                    format!(
+                        "`split_type` {split_type} is not supported: OxMPI splits by \
+                         MPI_COMM_TYPE_SHARED ({COMM_TYPE_SHARED}) or MPI_UNDEFINED"
+                    ),
+                ))
+            }
+        };
+        let new = c.split_type(kind, key)?;
+        // SAFETY: checked non-null.
+        unsafe { put_new(comm, new, out) };
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_create`: ranks outside `group` get `MPI_COMM_NULL`.
+///
+/// # Safety
+/// `newcomm` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Comm_create(
+    comm: MPI_Comm,
+    group: MPI_Group,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    guard("MPI_Comm_create", ErrObj::Comm(comm), || {
+        let out = out_ptr(newcomm, "newcomm")?;
+        let c = state::comm(comm)?;
+        let g = group_of(group)?;
+        let new = c.create(&g)?;
+        // SAFETY: checked non-null.
+        unsafe { put_new(comm, new, out) };
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_create_group`: collective over `group` only. OxMPI agrees on
+/// context ids over the whole parent, so it supports the case where the
+/// group holds every rank of `comm` (any order); a smaller group is
+/// `MPI_ERR_UNSUPPORTED_OPERATION`.
+///
+/// # Safety
+/// `newcomm` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Comm_create_group(
+    comm: MPI_Comm,
+    group: MPI_Group,
+    tag: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    guard("MPI_Comm_create_group", ErrObj::Comm(comm), || {
+        let out = out_ptr(newcomm, "newcomm")?;
+        let c = state::comm(comm)?;
+        let g = group_of(group)?;
+        if !(0..=oxmpi::TAG_UB).contains(&tag) {
+            return Err(AbiError::new(
+                Class::TAG,
+                format!("invalid tag {tag}: tags run from 0 to {}", oxmpi::TAG_UB),
+            ));
+        }
+        if g.rank().is_none() {
+            return Err(AbiError::new(
+                Class::GROUP,
+                "this process is not in `group`; only members call MPI_Comm_create_group",
+            ));
+        }
+        if g.size() != c.size() {
+            return Err(AbiError::new(
+                Class::UNSUPPORTED_OPERATION,
+                format!(
+                    "MPI_Comm_create_group with a group of {} of the communicator's {} ranks: \
+                     OxMPI creates communicators collectively over the whole parent; use \
+                     MPI_Comm_create (or a group of every rank)",
+                    g.size(),
+                    c.size()
+                ),
+            ));
+        }
+        let new = c.create(&g)?;
+        // SAFETY: checked non-null.
+        unsafe { put_new(comm, new, out) };
+        Ok(())
+    })
+}
+
+/// Frees the communicator `*comm` and sets it to `MPI_COMM_NULL`: its
+/// attributes are deleted (delete callbacks see the handle still valid).
+///
+/// # Safety
+/// `comm` is readable and writable.
+unsafe fn free(comm: *mut MPI_Comm) -> Result<(), AbiError> {
+    let p = out_ptr(comm, "comm")?;
+    // SAFETY: checked non-null.
+    let h = unsafe { *p };
+    let c = state::comm(h)?;
+    if c.is_predefined() {
+        let name = state::lock().comm_entry(h)?.name.clone();
+        return Err(AbiError::new(
+            Class::COMM,
+            format!("{name} is predefined and cannot be freed"),
+        ));
+    }
+    let result = c.free();
+    let slot = handles::comm_slot(h)?;
+    state::lock().comms.remove(slot);
+    // SAFETY: checked non-null.
+    unsafe { *p = COMM_NULL };
+    result.map_err(AbiError::from)
+}
+
+/// `MPI_Comm_free`.
+///
+/// # Safety
+/// `comm` is readable and writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Comm_free(comm: *mut MPI_Comm) -> c_int {
+    let h = if comm.is_null() {
+        COMM_NULL
+    } else {
+        unsafe { *comm }
+    };
+    // SAFETY: the caller's contract.
+    guard("MPI_Comm_free", ErrObj::Comm(h), || unsafe { free(comm) })
+}
+
+/// `MPI_Comm_disconnect`: without dynamic processes, `MPI_Comm_free`
+/// (pending operations on the communicator still complete).
+///
+/// # Safety
+/// `comm` is readable and writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Comm_disconnect(comm: *mut MPI_Comm) -> c_int {
+    let h = if comm.is_null() {
+        COMM_NULL
+    } else {
+        unsafe { *comm }
+    };
+    // SAFETY: the caller's contract.
+    guard("MPI_Comm_disconnect", ErrObj::Comm(h), || unsafe {
+        free(comm)
+    })
+}
+
+// ---------------------------------------------------------------- queries
+
+/// `MPI_Comm_compare`.
+///
+/// # Safety
+/// `result` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Comm_compare(
+    comm1: MPI_Comm,
+    comm2: MPI_Comm,
+    result: *mut c_int,
+) -> c_int {
+    guard("MPI_Comm_compare", ErrObj::Comm(comm1), || {
+        let out = out_ptr(result, "result")?;
+        let a = state::comm(comm1).map_err(|e| e.on(ErrObj::Comm(comm1)))?;
+        let b = state::comm(comm2)?;
+        let r = if comm1 == comm2 {
+            Comparison::Ident
+        } else {
+            a.compare(&b)
+        };
+        // SAFETY: checked non-null.
+        unsafe { *out = r as c_int };
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_group`.
+///
+/// # Safety
+/// `group` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Comm_group(comm: MPI_Comm, group: *mut MPI_Group) -> c_int {
+    guard("MPI_Comm_group", ErrObj::Comm(comm), || {
+        let out = out_ptr(group, "group")?;
+        let g = state::comm(comm)?.group();
+        // SAFETY: checked non-null.
+        unsafe { *out = insert_group(g) };
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_test_inter`: always false (OxMPI has intracommunicators only).
+///
+/// # Safety
+/// `flag` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) -> c_int {
+    guard("MPI_Comm_test_inter", ErrObj::Comm(comm), || {
+        let out = out_ptr(flag, "flag")?;
+        let inter = state::comm(comm)?.is_inter();
+        // SAFETY: checked non-null.
+        unsafe { *out = c_int::from(inter) };
+        Ok(())
+    })
+}
+
+/// The error of the calls that need an intercommunicator.
+fn not_inter(comm: MPI_Comm) -> Result<(), AbiError> {
+    state::comm(comm)?;
+    Err(AbiError::new(
+        Class::COMM,
+        format!(
+            "communicator {comm:#010x} is an intracommunicator; OxMPI does not support \
+             intercommunicators"
+        ),
+    ))
+}
+
+/// `MPI_Comm_remote_size`: an error (no intercommunicators).
+#[no_mangle]
+pub extern "C" fn oxabi_Comm_remote_size(comm: MPI_Comm, _size: *mut c_int) -> c_int {
+    guard("MPI_Comm_remote_size", ErrObj::Comm(comm), || {
+        not_inter(comm)
+    })
+}
+
+/// `MPI_Comm_remote_group`: an error (no intercommunicators).
+#[no_mangle]
+pub extern "C" fn oxabi_Comm_remote_group(comm: MPI_Comm, _group: *mut MPI_Group) -> c_int {
+    guard("MPI_Comm_remote_group", ErrObj::Comm(comm), || {
+        not_inter(comm)
+    })
+}
+
+/// `MPI_Intercomm_merge`: an error (no intercommunicators).
+#[no_mangle]
+pub extern "C" fn oxabi_Intercomm_merge(
+    intercomm: MPI_Comm,
+    _high: c_int,
+    _newintracomm: *mut MPI_Comm,
+) -> c_int {
+    guard("MPI_Intercomm_merge", ErrObj::Comm(intercomm), || {
+        not_inter(intercomm)
+    })
+}
+
+/// `MPI_Intercomm_create`: `MPI_ERR_UNSUPPORTED_OPERATION`.
+#[no_mangle]
+pub extern "C" fn oxabi_Intercomm_create(
+    local_comm: MPI_Comm,
+    _local_leader: c_int,
+    _peer_comm: MPI_Comm,
+    _remote_leader: c_int,
+    _tag: c_int,
+    _newintercomm: *mut MPI_Comm,
+) -> c_int {
+    guard("MPI_Intercomm_create", ErrObj::Comm(local_comm), || {
+        state::comm(local_comm)?;
+        Err(AbiError::new(
+            Class::UNSUPPORTED_OPERATION,
+            "MPI_Intercomm_create: OxMPI does not support intercommunicators",
+        ))
+    })
+}
+
+/// `MPI_Comm_get_parent`: `MPI_COMM_NULL` (no dynamic processes).
+///
+/// # Safety
+/// `parent` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
+    guard("MPI_Comm_get_parent", ErrObj::None, || {
+        let out = out_ptr(parent, "parent")?;
+        state::lock().check_active()?;
+        // SAFETY: checked non-null.
+        unsafe { *out = COMM_NULL };
         Ok(())
     })
 }

@@ -2,6 +2,8 @@
 //! generated `PMPI_<Name>` shims call (one module per function group).
 //! Every function runs its body through [`crate::errors::guard`].
 
+pub mod attr;
+pub mod coll;
 pub mod comm;
 pub mod completion;
 pub mod datatype;
@@ -9,6 +11,8 @@ pub mod datatype_p2p;
 pub mod datatype_query;
 pub mod env;
 pub mod errh;
+pub mod group;
 pub mod info;
 pub mod p2p;
 pub mod status;
+pub mod topo;

@@ -1,0 +1,1281 @@
+//! Collective operations, blocking and non-blocking, over the runtime's
+//! raw-byte entry points (`Comm::i*_raw`), and reduction operations
+//! (`MPI_Op_create`, `MPI_Reduce_local`).
+//!
+//! Every collective validates its arguments before starting (communicator
+//! first, then root, datatypes, counts, buffers, operation) and names the
+//! argument and its value in the error. Arguments MPI declares not
+//! significant on a rank (the receive side of a gather away from the
+//! root, the send side of an `MPI_IN_PLACE` call) are not looked at.
+//! Each blocking collective is its non-blocking twin plus a wait.
+//!
+//! Datatypes: the predefined ones, as contiguous elements; built-in
+//! operations run the kernels of the element type the datatype maps to
+//! (an operation the type does not support is `MPI_ERR_OP`). Derived
+//! datatypes are `MPI_ERR_TYPE` here until the datatype engine is
+//! connected to the C interface.
+
+use std::ffi::{c_int, c_void};
+
+use oxmpi::coll::{Blocks, Elems};
+use oxmpi::ops::{ElemType, Op};
+use oxmpi::{Comm, Request};
+
+use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::handles::{
+    self, MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request, OpRef, BUILTIN_OPS, IN_PLACE,
+};
+use crate::requests::{self, ReqEntry};
+use crate::state::{self, UserFn, UserOp};
+
+// ------------------------------------------------------------ datatypes
+
+/// A predefined datatype as the collectives use it.
+#[derive(Debug, Clone, Copy)]
+pub struct Ty {
+    /// The C handle (handed to user operations).
+    pub handle: MPI_Datatype,
+    /// Bytes per element.
+    pub extent: usize,
+    /// The kernel type built-in operations use (`None`: user operations only).
+    pub elem: Option<ElemType>,
+    /// The datatype's C name.
+    pub name: &'static str,
+}
+
+/// The kernel element type of a predefined datatype, by its C name.
+pub fn elem_type(name: &str) -> Option<ElemType> {
+    use ElemType::*;
+    Some(match name {
+        "MPI_CHAR" | "MPI_SIGNED_CHAR" | "MPI_INT8_T" | "MPI_INTEGER1" => I8,
+        "MPI_UNSIGNED_CHAR" | "MPI_UINT8_T" => U8,
+        "MPI_BYTE" => Byte,
+        "MPI_SHORT" | "MPI_INT16_T" | "MPI_INTEGER2" => I16,
+        "MPI_UNSIGNED_SHORT" | "MPI_UINT16_T" => U16,
+        "MPI_INT" | "MPI_INT32_T" | "MPI_INTEGER" | "MPI_INTEGER4" => I32,
+        "MPI_UNSIGNED" | "MPI_UINT32_T" => U32,
+        "MPI_LONG" | "MPI_LONG_LONG_INT" | "MPI_INT64_T" | "MPI_AINT" | "MPI_OFFSET"
+        | "MPI_COUNT" | "MPI_INTEGER8" => I64,
+        "MPI_UNSIGNED_LONG" | "MPI_UNSIGNED_LONG_LONG" | "MPI_UINT64_T" => U64,
+        "MPI_FLOAT" | "MPI_REAL" | "MPI_REAL4" => F32,
+        "MPI_DOUBLE" | "MPI_DOUBLE_PRECISION" | "MPI_REAL8" => F64,
+        "MPIX_C_FLOAT16" => F16,
+        "MPI_C_BOOL" | "MPI_CXX_BOOL" => Bool,
+        "MPI_C_FLOAT_COMPLEX" | "MPI_CXX_FLOAT_COMPLEX" | "MPI_COMPLEX" | "MPI_COMPLEX8" => {
+            ComplexF32
+        }
+        "MPI_C_DOUBLE_COMPLEX"
+        | "MPI_CXX_DOUBLE_COMPLEX"
+        | "MPI_DOUBLE_COMPLEX"
+        | "MPI_COMPLEX16" => ComplexF64,
+        "MPI_2INT" | "MPI_2INTEGER" => TwoInt,
+        "MPI_FLOAT_INT" => FloatInt,
+        "MPI_DOUBLE_INT" => DoubleInt,
+        "MPI_LONG_INT" => LongInt,
+        "MPI_SHORT_INT" => ShortInt,
+        _ => return None,
+    })
+}
+
+/// Prefixes an error's message with the argument it is about.
+fn about(arg: &str, mut e: AbiError) -> AbiError {
+    e.message = format!("`{arg}`: {}", e.message);
+    e
+}
+
+/// Decodes datatype argument `arg`: predefined datatypes only.
+pub fn ty(h: MPI_Datatype, arg: &str) -> Result<Ty, AbiError> {
+    let info = handles::datatype(h).map_err(|e| about(arg, e))?;
+    let name = handles::datatype_name(h).ok_or_else(|| {
+        AbiError::new(
+            Class::TYPE,
+            format!(
+                "`{arg}` is datatype {h:#010x}, a derived datatype: collectives accept only \
+                 predefined datatypes so far"
+            ),
+        )
+    })?;
+    Ok(Ty {
+        handle: h,
+        extent: info.extent,
+        elem: elem_type(name),
+        name,
+    })
+}
+
+/// Checks count argument `arg`.
+fn count(n: c_int, arg: &str) -> Result<usize, AbiError> {
+    usize::try_from(n).map_err(|_| {
+        AbiError::new(
+            Class::COUNT,
+            format!("`{arg}` is {n}: counts cannot be negative"),
+        )
+    })
+}
+
+/// Bytes of `n` elements of `t` (count argument `arg`).
+fn bytes(n: c_int, t: &Ty, arg: &str) -> Result<usize, AbiError> {
+    count(n, arg)?.checked_mul(t.extent).ok_or_else(|| {
+        AbiError::new(
+            Class::COUNT,
+            format!("`{arg}` {n} of {} overflows the address space", t.name),
+        )
+    })
+}
+
+// -------------------------------------------------------------- buffers
+
+fn is_in_place(p: *const c_void) -> bool {
+    p as usize == IN_PLACE
+}
+
+fn no_in_place(arg: &str, why: &str) -> AbiError {
+    AbiError::new(
+        Class::BUFFER,
+        format!("`{arg}` is MPI_IN_PLACE, which is not allowed {why}"),
+    )
+}
+
+/// A buffer of `len` bytes that must exist: not `MPI_IN_PLACE`, not null
+/// unless empty.
+fn buffer(p: *const c_void, len: usize, arg: &str, why: &str) -> Result<*mut u8, AbiError> {
+    if is_in_place(p) {
+        return Err(no_in_place(arg, why));
+    }
+    if p.is_null() && len > 0 {
+        return Err(AbiError::new(
+            Class::BUFFER,
+            format!("`{arg}` is a null pointer but must hold {len} bytes"),
+        ));
+    }
+    Ok(p.cast_mut().cast())
+}
+
+/// Send and receive buffers that must not be the same memory (MPI
+/// requires `MPI_IN_PLACE` for that).
+fn not_aliased(send: *const u8, recv: *const u8, len: usize) -> Result<(), AbiError> {
+    if len > 0 && std::ptr::eq(send, recv) {
+        return Err(AbiError::new(
+            Class::BUFFER,
+            format!(
+                "`sendbuf` and `recvbuf` are the same buffer ({send:p}); pass MPI_IN_PLACE \
+                 as `sendbuf` to work in place"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn comm_of(h: MPI_Comm) -> Result<Comm, AbiError> {
+    state::comm(h)
+}
+
+/// Checks `root` and says whether this rank is it.
+fn root_of(c: &Comm, root: c_int) -> Result<bool, AbiError> {
+    if root < 0 || root >= c.size() {
+        return Err(AbiError::new(
+            Class::ROOT,
+            format!(
+                "invalid root {root}: the communicator has {} ranks",
+                c.size()
+            ),
+        ));
+    }
+    Ok(root == c.rank())
+}
+
+/// Per-rank counts and displacements from C arrays, in bytes (`unit`
+/// bytes per element for counts, `dunit` for displacements).
+///
+/// # Safety
+/// Non-null arrays hold `n` entries.
+#[allow(clippy::too_many_arguments)]
+unsafe fn blocks(
+    counts: *const c_int,
+    displs: *const c_int,
+    n: usize,
+    unit: &dyn Fn(usize) -> Result<usize, AbiError>,
+    dunit: &dyn Fn(usize) -> Result<usize, AbiError>,
+    counts_arg: &str,
+    displs_arg: &str,
+) -> Result<(Vec<usize>, Vec<usize>), AbiError> {
+    for (p, arg) in [(counts, counts_arg), (displs, displs_arg)] {
+        if p.is_null() && n > 0 {
+            return Err(AbiError::new(
+                Class::ARG,
+                format!("`{arg}` is a null pointer"),
+            ));
+        }
+    }
+    let (mut c, mut d) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..n {
+        // SAFETY: the caller's contract.
+        let (ci, di) = unsafe { (*counts.add(i), *displs.add(i)) };
+        let ci = count(ci, &format!("{counts_arg}[{i}]"))?;
+        let di = usize::try_from(di).map_err(|_| {
+            AbiError::new(
+                Class::ARG,
+                format!("`{displs_arg}[{i}]` is {di}: negative displacements are not supported"),
+            )
+        })?;
+        let overflow = || {
+            AbiError::new(
+                Class::COUNT,
+                format!("block {i} of `{counts_arg}`/`{displs_arg}` overflows the address space"),
+            )
+        };
+        c.push(ci.checked_mul(unit(i)?).ok_or_else(overflow)?);
+        d.push(di.checked_mul(dunit(i)?).ok_or_else(overflow)?);
+    }
+    Ok((c, d))
+}
+
+/// Counts from a C array of `n` entries.
+///
+/// # Safety
+/// A non-null `counts` holds `n` entries.
+unsafe fn counts(counts: *const c_int, n: usize, arg: &str) -> Result<Vec<usize>, AbiError> {
+    if counts.is_null() && n > 0 {
+        return Err(AbiError::new(
+            Class::ARG,
+            format!("`{arg}` is a null pointer"),
+        ));
+    }
+    (0..n)
+        // SAFETY: the caller's contract.
+        .map(|i| count(unsafe { *counts.add(i) }, &format!("{arg}[{i}]")))
+        .collect()
+}
+
+// ------------------------------------------------------------------ ops
+
+const BUILTINS: [Op; 14] = [
+    Op::MAX,
+    Op::MIN,
+    Op::SUM,
+    Op::PROD,
+    Op::LAND,
+    Op::BAND,
+    Op::LOR,
+    Op::BOR,
+    Op::LXOR,
+    Op::BXOR,
+    Op::MINLOC,
+    Op::MAXLOC,
+    Op::REPLACE,
+    Op::NO_OP,
+];
+
+/// A C user function as a runtime operation on elements of `t`: it is
+/// called with the element count of each piece and the datatype handle.
+fn user_op(u: UserOp, t: &Ty) -> Op {
+    let (func, handle, extent): (UserFn, MPI_Datatype, usize) = (u.func, t.handle, t.extent);
+    Op::user(u.commute, move |input: &[u8], inout: &mut [u8]| {
+        let mut len = c_int::try_from(inout.len() / extent.max(1)).map_err(|_| {
+            oxmpi::Error::InvalidArgument {
+                arg: "count",
+                reason: format!(
+                    "{} elements exceed what an MPI_User_function can be given",
+                    inout.len() / extent.max(1)
+                ),
+            }
+        })?;
+        let mut dt = handle;
+        // SAFETY: the function the program registered with MPI_Op_create,
+        // called as MPI specifies: invec and inoutvec hold `len` elements.
+        unsafe {
+            func(
+                input.as_ptr().cast_mut().cast(),
+                inout.as_mut_ptr().cast(),
+                &mut len,
+                &mut dt,
+            )
+        };
+        Ok(())
+    })
+}
+
+/// Decodes operation argument `op` for elements of `t`, checking that a
+/// built-in one is defined for the type.
+fn op_for(op: MPI_Op, t: &Ty) -> Result<Op, AbiError> {
+    match handles::op(op).map_err(|e| about("op", e))? {
+        OpRef::Builtin(i) => {
+            let name = BUILTIN_OPS[i];
+            if matches!(name, "MPI_REPLACE" | "MPI_NO_OP") {
+                return Err(AbiError::new(
+                    Class::OP,
+                    format!("{name} is only for one-sided accumulate operations"),
+                ));
+            }
+            let o = BUILTINS[i].clone();
+            o.reducer(t.elem).map_err(|e| {
+                AbiError::new(
+                    Class::OP,
+                    format!("{name} is not defined for datatype {}: {e}", t.name),
+                )
+            })?;
+            Ok(o)
+        }
+        OpRef::User(slot) => {
+            let u = state::lock().ops.get(slot).copied().ok_or_else(|| {
+                AbiError::new(
+                    Class::OP,
+                    format!("operation {op:#010x} does not exist (freed, or never created)"),
+                )
+            })?;
+            Ok(user_op(u, t))
+        }
+    }
+}
+
+/// `MPI_Op_create`.
+///
+/// # Safety
+/// `op` is writable; `user_fn` is an `MPI_User_function`.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Op_create(
+    user_fn: Option<UserFn>,
+    commute: c_int,
+    op: *mut MPI_Op,
+) -> c_int {
+    guard("MPI_Op_create", ErrObj::None, || {
+        let out = out_ptr(op, "op")?;
+        let func =
+            user_fn.ok_or_else(|| AbiError::new(Class::ARG, "`user_fn` is a null pointer"))?;
+        let mut st = state::lock();
+        st.check_active()?;
+        let slot = st.ops.insert(UserOp {
+            func,
+            commute: commute != 0,
+        });
+        // SAFETY: checked non-null.
+        unsafe { *out = handles::op_handle(slot) };
+        Ok(())
+    })
+}
+
+/// `MPI_Op_free`: sets `*op` to `MPI_OP_NULL`. Operations already started
+/// with it finish.
+///
+/// # Safety
+/// `op` is readable and writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Op_free(op: *mut MPI_Op) -> c_int {
+    guard("MPI_Op_free", ErrObj::None, || {
+        let p = out_ptr(op, "op")?;
+        // SAFETY: checked non-null.
+        let h = unsafe { *p };
+        match handles::op(h).map_err(|e| about("op", e))? {
+            OpRef::Builtin(i) => Err(AbiError::new(
+                Class::OP,
+                format!("{} is predefined and cannot be freed", BUILTIN_OPS[i]),
+            )),
+            OpRef::User(slot) => {
+                state::lock().ops.remove(slot).ok_or_else(|| {
+                    AbiError::new(
+                        Class::OP,
+                        format!("operation {h:#010x} does not exist (already freed?)"),
+                    )
+                })?;
+                // SAFETY: checked non-null.
+                unsafe { *p = handles::OP_NULL };
+                Ok(())
+            }
+        }
+    })
+}
+
+/// `MPI_Op_commutative`.
+///
+/// # Safety
+/// `commute` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Op_commutative(op: MPI_Op, commute: *mut c_int) -> c_int {
+    guard("MPI_Op_commutative", ErrObj::None, || {
+        let out = out_ptr(commute, "commute")?;
+        let c = match handles::op(op).map_err(|e| about("op", e))? {
+            OpRef::Builtin(_) => true,
+            OpRef::User(slot) => {
+                state::lock()
+                    .ops
+                    .get(slot)
+                    .ok_or_else(|| {
+                        AbiError::new(
+                            Class::OP,
+                            format!("operation {op:#010x} does not exist (freed?)"),
+                        )
+                    })?
+                    .commute
+            }
+        };
+        // SAFETY: checked non-null.
+        unsafe { *out = c_int::from(c) };
+        Ok(())
+    })
+}
+
+/// `MPI_Reduce_local`: `inoutbuf = inbuf op inoutbuf`.
+///
+/// # Safety
+/// The buffers hold `count` elements of `datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Reduce_local(
+    inbuf: *const c_void,
+    inoutbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+) -> c_int {
+    guard("MPI_Reduce_local", ErrObj::None, || {
+        state::lock().check_active()?;
+        let t = ty(datatype, "datatype")?;
+        let n = bytes(count, &t, "count")?;
+        let why = "in MPI_Reduce_local";
+        let a = buffer(inbuf, n, "inbuf", why)?;
+        let b = buffer(inoutbuf, n, "inoutbuf", why)?;
+        let f = op_for(op, &t)?.reducer(t.elem)?;
+        if n == 0 {
+            return Ok(());
+        }
+        // SAFETY: MPI's contract: both hold `count` elements.
+        let (input, inout) = unsafe {
+            (
+                std::slice::from_raw_parts(a, n),
+                std::slice::from_raw_parts_mut(b, n),
+            )
+        };
+        f(input, inout)?;
+        Ok(())
+    })
+}
+
+// ----------------------------------------------------- starting each one
+
+type Started = Result<Request<'static>, AbiError>;
+
+/// # Safety
+/// None needed; `unsafe` for the uniform macro.
+unsafe fn ibarrier(comm: MPI_Comm) -> Started {
+    Ok(comm_of(comm)?.ibarrier()?)
+}
+
+unsafe fn ibcast(
+    buffer_: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    root_of(&c, root)?;
+    let t = ty(datatype, "datatype")?;
+    let n = bytes(count, &t, "count")?;
+    let p = buffer(buffer_, n, "buffer", "in a broadcast")?;
+    // SAFETY: MPI's contract on the buffer.
+    Ok(unsafe { c.ibcast_raw(p, n, root) }?)
+}
+
+/// (sendbuf or `None` for `MPI_IN_PLACE`, recvbuf) of the reductions.
+fn reduce_bufs(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    n: usize,
+) -> Result<(Option<*const u8>, *mut u8), AbiError> {
+    let why = "as the receive buffer of a reduction";
+    let recv = buffer(recvbuf, n, "recvbuf", why)?;
+    if is_in_place(sendbuf) {
+        return Ok((None, recv));
+    }
+    let send = buffer(sendbuf, n, "sendbuf", "")?;
+    not_aliased(send, recv, n)?;
+    Ok((Some(send.cast_const()), recv))
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn ireduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    let at_root = root_of(&c, root)?;
+    let t = ty(datatype, "datatype")?;
+    let n = bytes(count, &t, "count")?;
+    let (send, recv) = if at_root {
+        reduce_bufs(sendbuf, recvbuf, n)?
+    } else {
+        let send = buffer(sendbuf, n, "sendbuf", "on a rank other than the root")?;
+        (Some(send.cast_const()), std::ptr::null_mut())
+    };
+    let o = op_for(op, &t)?;
+    let e = elems(count, &t)?;
+    // SAFETY: MPI's contract on the buffers.
+    Ok(unsafe { c.ireduce_raw(send, recv, e, &o, root) }?)
+}
+
+fn elems(count_: c_int, t: &Ty) -> Result<Elems, AbiError> {
+    Ok(Elems {
+        count: count(count_, "count")?,
+        size: t.extent,
+        ty: t.elem,
+    })
+}
+
+/// The shared start of allreduce, scan and exscan.
+unsafe fn reduction(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    which: Reduction,
+) -> Started {
+    let c = comm_of(comm)?;
+    let t = ty(datatype, "datatype")?;
+    let n = bytes(count, &t, "count")?;
+    let (send, recv) = reduce_bufs(sendbuf, recvbuf, n)?;
+    let o = op_for(op, &t)?;
+    let e = elems(count, &t)?;
+    // SAFETY: MPI's contract on the buffers.
+    Ok(unsafe {
+        match which {
+            Reduction::All => c.iallreduce_raw(send, recv, e, &o),
+            Reduction::Scan => c.iscan_raw(send, recv, e, &o),
+            Reduction::Exscan => c.iexscan_raw(send, recv, e, &o),
+        }
+    }?)
+}
+
+#[derive(Clone, Copy)]
+enum Reduction {
+    All,
+    Scan,
+    Exscan,
+}
+
+unsafe fn iallreduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> Started {
+    // SAFETY: forwarded contract.
+    unsafe { reduction(sendbuf, recvbuf, count, datatype, op, comm, Reduction::All) }
+}
+
+unsafe fn iscan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> Started {
+    // SAFETY: forwarded contract.
+    unsafe { reduction(sendbuf, recvbuf, count, datatype, op, comm, Reduction::Scan) }
+}
+
+unsafe fn iexscan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> Started {
+    // SAFETY: forwarded contract.
+    unsafe {
+        reduction(
+            sendbuf,
+            recvbuf,
+            count,
+            datatype,
+            op,
+            comm,
+            Reduction::Exscan,
+        )
+    }
+}
+
+/// Checks that a rank's own block has the size the receive side expects.
+fn same_block(send: usize, recv: usize, what: &str) -> Result<(), AbiError> {
+    if send != recv {
+        return Err(AbiError::new(
+            Class::TRUNCATE,
+            format!(
+                "{what}: sendcount x sendtype is {send} bytes but recvcount x recvtype is {recv} \
+                 bytes"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn igather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    let at_root = root_of(&c, root)?;
+    let (send, block, recv) = if at_root {
+        let rt = ty(recvtype, "recvtype")?;
+        let block = bytes(recvcount, &rt, "recvcount")?;
+        let all = block.checked_mul(c.size() as usize).ok_or_else(|| {
+            AbiError::new(
+                Class::COUNT,
+                "`recvcount` x ranks overflows the address space",
+            )
+        })?;
+        let recv = buffer(recvbuf, all, "recvbuf", "as the root's receive buffer")?;
+        let send = if is_in_place(sendbuf) {
+            None
+        } else {
+            let st = ty(sendtype, "sendtype")?;
+            let n = bytes(sendcount, &st, "sendcount")?;
+            same_block(n, block, "the root's own block")?;
+            Some(buffer(sendbuf, n, "sendbuf", "")?.cast_const())
+        };
+        (send, block, recv)
+    } else {
+        let st = ty(sendtype, "sendtype")?;
+        let n = bytes(sendcount, &st, "sendcount")?;
+        let send = buffer(sendbuf, n, "sendbuf", "on a rank other than the root")?;
+        (Some(send.cast_const()), n, std::ptr::null_mut())
+    };
+    // SAFETY: MPI's contract on the buffers.
+    Ok(unsafe { c.igather_raw(send, block, recv, root) }?)
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn igatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    let at_root = root_of(&c, root)?;
+    let in_place = at_root && is_in_place(sendbuf);
+    let (send, send_bytes) = if in_place {
+        (None, 0)
+    } else {
+        let st = ty(sendtype, "sendtype")?;
+        let n = bytes(sendcount, &st, "sendcount")?;
+        let why = "on a rank other than the root";
+        (Some(buffer(sendbuf, n, "sendbuf", why)?.cast_const()), n)
+    };
+    if !at_root {
+        // SAFETY: MPI's contract on the buffers.
+        return Ok(unsafe {
+            c.igatherv_raw(send, send_bytes, std::ptr::null_mut(), Blocks::NONE, root)
+        }?);
+    }
+    let rt = ty(recvtype, "recvtype")?;
+    let unit = |_| Ok(rt.extent);
+    // SAFETY: MPI's contract: one entry per rank.
+    let (cs, ds) = unsafe {
+        blocks(
+            recvcounts,
+            displs,
+            c.size() as usize,
+            &unit,
+            &unit,
+            "recvcounts",
+            "displs",
+        )
+    }?;
+    let b = Blocks::new(&cs, &ds);
+    let recv = buffer(
+        recvbuf,
+        b.extent(),
+        "recvbuf",
+        "as the root's receive buffer",
+    )?;
+    if send.is_some() {
+        same_block(send_bytes, cs[c.rank() as usize], "the root's own block")?;
+    }
+    // SAFETY: MPI's contract on the buffers.
+    Ok(unsafe { c.igatherv_raw(send, send_bytes, recv, b, root) }?)
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn iscatter(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    let at_root = root_of(&c, root)?;
+    let (send, block, recv) = if at_root {
+        let st = ty(sendtype, "sendtype")?;
+        let block = bytes(sendcount, &st, "sendcount")?;
+        let all = block.checked_mul(c.size() as usize).ok_or_else(|| {
+            AbiError::new(
+                Class::COUNT,
+                "`sendcount` x ranks overflows the address space",
+            )
+        })?;
+        let send = buffer(sendbuf, all, "sendbuf", "as the root's send buffer")?;
+        let recv = if is_in_place(recvbuf) {
+            None
+        } else {
+            let rt = ty(recvtype, "recvtype")?;
+            let n = bytes(recvcount, &rt, "recvcount")?;
+            same_block(block, n, "the root's own block")?;
+            Some(buffer(recvbuf, n, "recvbuf", "")?)
+        };
+        (send.cast_const(), block, recv)
+    } else {
+        let rt = ty(recvtype, "recvtype")?;
+        let n = bytes(recvcount, &rt, "recvcount")?;
+        let recv = buffer(recvbuf, n, "recvbuf", "on a rank other than the root")?;
+        (std::ptr::null(), n, Some(recv))
+    };
+    // SAFETY: MPI's contract on the buffers.
+    Ok(unsafe { c.iscatter_raw(send, block, recv, root) }?)
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn iscatterv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    let at_root = root_of(&c, root)?;
+    let in_place = at_root && is_in_place(recvbuf);
+    let (recv, recv_bytes) = if in_place {
+        (None, 0)
+    } else {
+        let rt = ty(recvtype, "recvtype")?;
+        let n = bytes(recvcount, &rt, "recvcount")?;
+        let why = "on a rank other than the root";
+        (Some(buffer(recvbuf, n, "recvbuf", why)?), n)
+    };
+    if !at_root {
+        // SAFETY: MPI's contract on the buffers.
+        return Ok(unsafe {
+            c.iscatterv_raw(std::ptr::null(), Blocks::NONE, recv, recv_bytes, root)
+        }?);
+    }
+    let st = ty(sendtype, "sendtype")?;
+    let unit = |_| Ok(st.extent);
+    // SAFETY: MPI's contract: one entry per rank.
+    let (cs, ds) = unsafe {
+        blocks(
+            sendcounts,
+            displs,
+            c.size() as usize,
+            &unit,
+            &unit,
+            "sendcounts",
+            "displs",
+        )
+    }?;
+    let b = Blocks::new(&cs, &ds);
+    let send = buffer(sendbuf, b.extent(), "sendbuf", "as the root's send buffer")?;
+    if recv.is_some() {
+        same_block(cs[c.rank() as usize], recv_bytes, "the root's own block")?;
+    }
+    // SAFETY: MPI's contract on the buffers.
+    Ok(unsafe { c.iscatterv_raw(send.cast_const(), b, recv, recv_bytes, root) }?)
+}
+
+unsafe fn iallgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    let rt = ty(recvtype, "recvtype")?;
+    let block = bytes(recvcount, &rt, "recvcount")?;
+    let all = block
+        .checked_mul(c.size() as usize)
+        .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
+    let recv = buffer(recvbuf, all, "recvbuf", "as the receive buffer")?;
+    let send = if is_in_place(sendbuf) {
+        None
+    } else {
+        let st = ty(sendtype, "sendtype")?;
+        let n = bytes(sendcount, &st, "sendcount")?;
+        same_block(n, block, "this rank's block")?;
+        Some(buffer(sendbuf, n, "sendbuf", "")?.cast_const())
+    };
+    // SAFETY: MPI's contract on the buffers.
+    Ok(unsafe { c.iallgather_raw(send, block, recv) }?)
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn iallgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    let rt = ty(recvtype, "recvtype")?;
+    let unit = |_| Ok(rt.extent);
+    // SAFETY: MPI's contract: one entry per rank.
+    let (cs, ds) = unsafe {
+        blocks(
+            recvcounts,
+            displs,
+            c.size() as usize,
+            &unit,
+            &unit,
+            "recvcounts",
+            "displs",
+        )
+    }?;
+    let b = Blocks::new(&cs, &ds);
+    let recv = buffer(recvbuf, b.extent(), "recvbuf", "as the receive buffer")?;
+    let (send, send_bytes) = if is_in_place(sendbuf) {
+        (None, cs[c.rank() as usize])
+    } else {
+        let st = ty(sendtype, "sendtype")?;
+        let n = bytes(sendcount, &st, "sendcount")?;
+        same_block(n, cs[c.rank() as usize], "this rank's block")?;
+        (Some(buffer(sendbuf, n, "sendbuf", "")?.cast_const()), n)
+    };
+    // SAFETY: MPI's contract on the buffers.
+    Ok(unsafe { c.iallgatherv_raw(send, send_bytes, recv, b) }?)
+}
+
+unsafe fn ialltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    let rt = ty(recvtype, "recvtype")?;
+    let block = bytes(recvcount, &rt, "recvcount")?;
+    let all = block
+        .checked_mul(c.size() as usize)
+        .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
+    let recv = buffer(recvbuf, all, "recvbuf", "as the receive buffer")?;
+    let send = if is_in_place(sendbuf) {
+        None
+    } else {
+        let st = ty(sendtype, "sendtype")?;
+        let n = bytes(sendcount, &st, "sendcount")?;
+        same_block(n, block, "each block")?;
+        let s = buffer(sendbuf, all, "sendbuf", "")?;
+        not_aliased(s, recv, all)?;
+        Some(s.cast_const())
+    };
+    // SAFETY: MPI's contract on the buffers.
+    Ok(unsafe { c.ialltoall_raw(send, block, recv) }?)
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn ialltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    let p = c.size() as usize;
+    let rt = ty(recvtype, "recvtype")?;
+    let runit = |_| Ok(rt.extent);
+    // SAFETY: MPI's contract: one entry per rank.
+    let (rc, rd) = unsafe {
+        blocks(
+            recvcounts,
+            rdispls,
+            p,
+            &runit,
+            &runit,
+            "recvcounts",
+            "rdispls",
+        )
+    }?;
+    let rb = Blocks::new(&rc, &rd);
+    let recv = buffer(recvbuf, rb.extent(), "recvbuf", "as the receive buffer")?;
+    if is_in_place(sendbuf) {
+        // SAFETY: MPI's contract on the buffers.
+        return Ok(unsafe { c.ialltoallv_raw(None, Blocks::NONE, recv, rb) }?);
+    }
+    let st = ty(sendtype, "sendtype")?;
+    let sunit = |_| Ok(st.extent);
+    // SAFETY: as above.
+    let (sc, sd) = unsafe {
+        blocks(
+            sendcounts,
+            sdispls,
+            p,
+            &sunit,
+            &sunit,
+            "sendcounts",
+            "sdispls",
+        )
+    }?;
+    let sb = Blocks::new(&sc, &sd);
+    let send = buffer(sendbuf, sb.extent(), "sendbuf", "")?;
+    not_aliased(send, recv, sb.extent().min(rb.extent()))?;
+    // SAFETY: MPI's contract on the buffers.
+    Ok(unsafe { c.ialltoallv_raw(Some(send.cast_const()), sb, recv, rb) }?)
+}
+
+/// The datatypes of an alltoallw side, decoded.
+///
+/// # Safety
+/// A non-null `types` holds `n` entries.
+unsafe fn types(types: *const MPI_Datatype, n: usize, arg: &str) -> Result<Vec<Ty>, AbiError> {
+    if types.is_null() && n > 0 {
+        return Err(AbiError::new(
+            Class::ARG,
+            format!("`{arg}` is a null pointer"),
+        ));
+    }
+    (0..n)
+        // SAFETY: the caller's contract.
+        .map(|i| ty(unsafe { *types.add(i) }, &format!("{arg}[{i}]")))
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn ialltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    let p = c.size() as usize;
+    let bytes_unit = |_| Ok(1);
+    // SAFETY: MPI's contract: one entry per rank.
+    let rts = unsafe { types(recvtypes, p, "recvtypes") }?;
+    let runit = |i: usize| Ok(rts[i].extent);
+    // SAFETY: as above.
+    let (rc, rd) = unsafe {
+        blocks(
+            recvcounts,
+            rdispls,
+            p,
+            &runit,
+            &bytes_unit,
+            "recvcounts",
+            "rdispls",
+        )
+    }?;
+    let rb = Blocks::new(&rc, &rd);
+    let recv = buffer(recvbuf, rb.extent(), "recvbuf", "as the receive buffer")?;
+    if is_in_place(sendbuf) {
+        // SAFETY: MPI's contract on the buffers.
+        return Ok(unsafe { c.ialltoallw_raw(None, Blocks::NONE, recv, rb) }?);
+    }
+    // SAFETY: as above.
+    let sts = unsafe { types(sendtypes, p, "sendtypes") }?;
+    let sunit = |i: usize| Ok(sts[i].extent);
+    // SAFETY: as above.
+    let (sc, sd) = unsafe {
+        blocks(
+            sendcounts,
+            sdispls,
+            p,
+            &sunit,
+            &bytes_unit,
+            "sendcounts",
+            "sdispls",
+        )
+    }?;
+    let sb = Blocks::new(&sc, &sd);
+    let send = buffer(sendbuf, sb.extent(), "sendbuf", "")?;
+    not_aliased(send, recv, sb.extent().min(rb.extent()))?;
+    // SAFETY: MPI's contract on the buffers.
+    Ok(unsafe { c.ialltoallw_raw(Some(send.cast_const()), sb, recv, rb) }?)
+}
+
+unsafe fn ireduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    let t = ty(datatype, "datatype")?;
+    // SAFETY: MPI's contract: one entry per rank.
+    let cs = unsafe { counts(recvcounts, c.size() as usize, "recvcounts") }?;
+    let total: usize = cs.iter().sum();
+    let total_bytes = total
+        .checked_mul(t.extent)
+        .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcounts` sum overflows"))?;
+    let mine = cs[c.rank() as usize] * t.extent;
+    let (send, recv) = if is_in_place(sendbuf) {
+        let recv = buffer(recvbuf, total_bytes, "recvbuf", "as the receive buffer")?;
+        (None, recv)
+    } else {
+        let recv = buffer(recvbuf, mine, "recvbuf", "as the receive buffer")?;
+        let send = buffer(sendbuf, total_bytes, "sendbuf", "")?;
+        not_aliased(send, recv, mine)?;
+        (Some(send.cast_const()), recv)
+    };
+    let o = op_for(op, &t)?;
+    // SAFETY: MPI's contract on the buffers.
+    Ok(unsafe { c.ireduce_scatter_raw(send, recv, &cs, t.extent, t.elem, &o) }?)
+}
+
+unsafe fn ireduce_scatter_block(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    let t = ty(datatype, "datatype")?;
+    let mine = bytes(recvcount, &t, "recvcount")?;
+    let total = mine
+        .checked_mul(c.size() as usize)
+        .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
+    let (send, recv) = if is_in_place(sendbuf) {
+        let recv = buffer(recvbuf, total, "recvbuf", "as the receive buffer")?;
+        (None, recv)
+    } else {
+        let recv = buffer(recvbuf, mine, "recvbuf", "as the receive buffer")?;
+        let send = buffer(sendbuf, total, "sendbuf", "")?;
+        not_aliased(send, recv, mine)?;
+        (Some(send.cast_const()), recv)
+    };
+    let o = op_for(op, &t)?;
+    let e = Elems {
+        count: count(recvcount, "recvcount")?,
+        size: t.extent,
+        ty: t.elem,
+    };
+    // SAFETY: MPI's contract on the buffers.
+    Ok(unsafe { c.ireduce_scatter_block_raw(send, recv, e, &o) }?)
+}
+
+// ------------------------------------------------- the exported pairs
+
+/// Defines `oxabi_X` (start and wait) and `oxabi_IX` (start, hand back a
+/// request) from a start function taking X's parameters.
+macro_rules! collective {
+    ($name:literal, $iname:literal, $f:ident, $if:ident, $start:ident, $comm:ident,
+     ($($p:ident: $t:ty),*)) => {
+        #[doc = concat!("`", $name, "`.")]
+        ///
+        /// # Safety
+        /// Buffers and arrays hold what MPI specifies for the arguments.
+        #[no_mangle]
+        pub unsafe extern "C" fn $f($($p: $t),*) -> c_int {
+            guard($name, ErrObj::Comm($comm), || {
+                // SAFETY: the caller's contract, forwarded.
+                let req = unsafe { $start($($p),*) }?;
+                req.wait()?;
+                Ok(())
+            })
+        }
+
+        #[doc = concat!("`", $iname, "`.")]
+        ///
+        /// # Safety
+        /// Buffers and arrays hold what MPI specifies for the arguments;
+        /// buffers stay valid until the request completes; `request` is
+        /// writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $if($($p: $t,)* request: *mut MPI_Request) -> c_int {
+            guard($iname, ErrObj::Comm($comm), || {
+                let out = out_ptr(request, "request")?;
+                // SAFETY: the caller's contract, forwarded.
+                let req = unsafe { $start($($p),*) }?;
+                let h = requests::insert(ReqEntry::Active {
+                    req: Some(req),
+                    comm: $comm,
+                });
+                // SAFETY: checked non-null.
+                unsafe { *out = h };
+                Ok(())
+            })
+        }
+    };
+}
+
+collective!("MPI_Barrier", "MPI_Ibarrier", oxabi_Barrier, oxabi_Ibarrier, ibarrier, comm,
+    (comm: MPI_Comm));
+collective!("MPI_Bcast", "MPI_Ibcast", oxabi_Bcast, oxabi_Ibcast, ibcast, comm,
+    (buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+collective!("MPI_Reduce", "MPI_Ireduce", oxabi_Reduce, oxabi_Ireduce, ireduce, comm,
+    (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
+     op: MPI_Op, root: c_int, comm: MPI_Comm));
+collective!("MPI_Allreduce", "MPI_Iallreduce", oxabi_Allreduce, oxabi_Iallreduce, iallreduce,
+    comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
+     op: MPI_Op, comm: MPI_Comm));
+collective!("MPI_Scan", "MPI_Iscan", oxabi_Scan, oxabi_Iscan, iscan, comm,
+    (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
+     op: MPI_Op, comm: MPI_Comm));
+collective!("MPI_Exscan", "MPI_Iexscan", oxabi_Exscan, oxabi_Iexscan, iexscan, comm,
+    (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
+     op: MPI_Op, comm: MPI_Comm));
+collective!("MPI_Gather", "MPI_Igather", oxabi_Gather, oxabi_Igather, igather, comm,
+    (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+     recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+collective!("MPI_Gatherv", "MPI_Igatherv", oxabi_Gatherv, oxabi_Igatherv, igatherv, comm,
+    (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+     recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int,
+     comm: MPI_Comm));
+collective!("MPI_Scatter", "MPI_Iscatter", oxabi_Scatter, oxabi_Iscatter, iscatter, comm,
+    (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+     recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+collective!("MPI_Scatterv", "MPI_Iscatterv", oxabi_Scatterv, oxabi_Iscatterv, iscatterv, comm,
+    (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int,
+     sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype,
+     root: c_int, comm: MPI_Comm));
+collective!("MPI_Allgather", "MPI_Iallgather", oxabi_Allgather, oxabi_Iallgather, iallgather,
+    comm, (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
+     recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Allgatherv", "MPI_Iallgatherv", oxabi_Allgatherv, oxabi_Iallgatherv,
+    iallgatherv, comm, (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
+     recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int,
+     recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Alltoall", "MPI_Ialltoall", oxabi_Alltoall, oxabi_Ialltoall, ialltoall, comm,
+    (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+     recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Alltoallv", "MPI_Ialltoallv", oxabi_Alltoallv, oxabi_Ialltoallv, ialltoallv,
+    comm, (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int,
+     sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
+     rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Alltoallw", "MPI_Ialltoallw", oxabi_Alltoallw, oxabi_Ialltoallw, ialltoallw,
+    comm, (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int,
+     sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
+     rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Reduce_scatter", "MPI_Ireduce_scatter", oxabi_Reduce_scatter,
+    oxabi_Ireduce_scatter, ireduce_scatter, comm, (sendbuf: *const c_void,
+     recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op,
+     comm: MPI_Comm));
+collective!("MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block",
+    oxabi_Reduce_scatter_block, oxabi_Ireduce_scatter_block, ireduce_scatter_block, comm,
+    (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype,
+     op: MPI_Op, comm: MPI_Comm));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn basic_datatypes_map_to_kernel_types() {
+        let find = |name: &str| {
+            handles::BUILTIN_DATATYPES
+                .iter()
+                .map(|d| d.0)
+                .chain(handles::PAIR_DATATYPES.iter().map(|d| d.0))
+                .find(|&h| handles::datatype_name(h) == Some(name))
+                .unwrap()
+        };
+        for (name, elem, size) in [
+            ("MPI_INT", ElemType::I32, 4),
+            ("MPI_LONG", ElemType::I64, 8),
+            ("MPI_FLOAT", ElemType::F32, 4),
+            ("MPI_DOUBLE", ElemType::F64, 8),
+            ("MPI_C_BOOL", ElemType::Bool, 1),
+            ("MPI_BYTE", ElemType::Byte, 1),
+            ("MPI_2INT", ElemType::TwoInt, 8),
+            ("MPI_DOUBLE_INT", ElemType::DoubleInt, 16),
+            ("MPI_SHORT_INT", ElemType::ShortInt, 8),
+            ("MPI_UNSIGNED_LONG", ElemType::U64, 8),
+        ] {
+            let t = ty(find(name), "datatype").unwrap();
+            assert_eq!((t.elem, t.extent, t.name), (Some(elem), size, name));
+        }
+        assert_eq!(elem_type("MPI_LONG_DOUBLE"), None);
+        let e = ty(handles::DATATYPE_NULL, "sendtype").unwrap_err();
+        assert_eq!(e.class, Class::TYPE);
+        assert!(e.message.contains("`sendtype`"), "{}", e.message);
+    }
+
+    #[test]
+    fn ops_must_fit_the_type() {
+        let float = ty(0x4c00_040a, "datatype").unwrap();
+        let band = 0x5800_0006;
+        let e = op_for(band, &float).unwrap_err();
+        assert_eq!(e.class, Class::OP);
+        assert!(e.message.contains("MPI_BAND") && e.message.contains("MPI_FLOAT"));
+        assert!(op_for(0x5800_0003, &float).is_ok());
+        let int = ty(0x4c00_0405, "datatype").unwrap();
+        assert!(op_for(band, &int).is_ok());
+        assert_eq!(op_for(0x5800_000d, &int).unwrap_err().class, Class::OP);
+        assert_eq!(op_for(handles::OP_NULL, &int).unwrap_err().class, Class::OP);
+    }
+
+    #[test]
+    fn argument_checks_name_the_argument() {
+        let e = count(-3, "recvcount").unwrap_err();
+        assert_eq!(e.class, Class::COUNT);
+        assert!(e.message.contains("`recvcount` is -3"));
+        let in_place = IN_PLACE as *const c_void;
+        let e = buffer(in_place, 4, "recvbuf", "here").unwrap_err();
+        assert_eq!(e.class, Class::BUFFER);
+        let e = buffer(std::ptr::null(), 4, "sendbuf", "").unwrap_err();
+        assert!(e.message.contains("`sendbuf`"));
+        let x = 5u8;
+        assert_eq!(not_aliased(&x, &x, 1).unwrap_err().class, Class::BUFFER);
+        let cs = [1, 2];
+        let ds = [0, -1];
+        let unit = |_| Ok(4);
+        // SAFETY: two entries each.
+        let e = unsafe { blocks(cs.as_ptr(), ds.as_ptr(), 2, &unit, &unit, "c", "d") };
+        assert!(e.unwrap_err().message.contains("`d[1]` is -1"));
+        let ds = [0, 1];
+        // SAFETY: as above.
+        let (c, d) =
+            unsafe { blocks(cs.as_ptr(), ds.as_ptr(), 2, &unit, &unit, "c", "d") }.unwrap();
+        assert_eq!((c, d), (vec![4, 8], vec![0, 4]));
+    }
+}
