@@ -7,9 +7,10 @@ cd "$(dirname "$0")/.."
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
-# Integration tests in tests/ run the oxrun binary: build every binary first.
-cargo build --workspace --bins
-cargo test --workspace
+# Integration tests in tests/ run oxrun and link C programs against
+# libmpi.so: build every library and binary first.
+cargo build --workspace
+cargo test --workspace --no-fail-fast
 # GPU tier without a GPU: compile the CUDA kernels to PTX with NVRTC (setup.sh installs it).
 nvrtc_lib="$PWD/target/nvrtc/nvidia/cuda_nvrtc/lib"
 [ -d "$nvrtc_lib" ] || { echo "test: NVRTC missing at $nvrtc_lib: run scripts/setup.sh" >&2; exit 1; }

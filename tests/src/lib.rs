@@ -12,7 +12,7 @@
 //! `oxmpi-launcher`. Build all binaries first:
 //!
 //! ```text
-//! cargo build --workspace --bins && cargo test -p oxmpi-tests
+//! cargo build --workspace && cargo test -p oxmpi-tests
 //! ```
 //!
 //! [`oxrun`] panics with that advice when the binary is missing.
@@ -82,7 +82,7 @@ pub fn oxrun() -> PathBuf {
     assert!(
         path.is_file(),
         "the oxrun binary is missing at {}: `cargo test -p oxmpi-tests` does not build it; \
-         run `cargo build --workspace --bins` (same profile as the tests) first",
+         run `cargo build --workspace` (same profile as the tests) first",
         path.display()
     );
     path

@@ -46,7 +46,7 @@ fn prefix() -> &'static Path {
         assert!(
             lib.is_file(),
             "{} is missing: `cargo test -p oxmpi-tests` does not build it; run \
-             `cargo build --workspace --bins` (same profile as the tests) first",
+             `cargo build --workspace` (same profile as the tests) first",
             lib.display()
         );
         oxrun(); // checks the launcher is built

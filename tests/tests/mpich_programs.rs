@@ -5,7 +5,7 @@
 //!
 //! The same programs under MPICH's own `mpiexec.hydra` show that the
 //! programs (and this harness) are right, so a failure under oxrun is
-//! oxrun's. Run with `cargo build --workspace --bins && cargo test -p
+//! oxrun's. Run with `cargo build --workspace && cargo test -p
 //! oxmpi-tests`; `OXRUN=/path` replaces the launcher under test.
 
 use std::path::{Path, PathBuf};
