@@ -10,7 +10,7 @@ packages=(
   openmpi-bin libopenmpi-dev                 # side-by-side benchmarks
   iproute2 procps                            # network-namespace test hosts, process checks
   slurmctld slurmd slurm-client munge        # srun --mpi=pmi2 test (tests/tests/slurm.rs)
-  python3 python3-pip
+  python3 python3-pip cmake                  # external-client tests (tests/tests/external_clients.rs)
 )
 
 missing=()
