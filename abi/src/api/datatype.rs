@@ -839,3 +839,79 @@ pub unsafe extern "C" fn oxabi_Type_free(datatype: *mut MPI_Datatype) -> c_int {
         Ok(())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_predefined_handle_decodes_to_its_size() {
+        for &(h, name) in handles::BUILTIN_DATATYPES {
+            let p = handles::predefined_type(h).unwrap_or_else(|| panic!("{name} undecoded"));
+            let t = predefined(p);
+            assert_eq!(t.size(), (h as u32 >> 8 & 0xff) as usize, "{name}");
+            assert!(t.is_committed(), "{name}");
+            if let Predefined::Basic(b) = p {
+                let want = if name == "MPI_LONG_LONG_INT" {
+                    "MPI_LONG_LONG"
+                } else {
+                    name
+                };
+                assert_eq!(b.name(), want);
+            }
+        }
+        for &(h, name, extent) in handles::PAIR_DATATYPES {
+            let t = predefined(handles::predefined_type(h).unwrap());
+            assert_eq!(t.extent() as usize, extent, "{name}");
+            // Padded pairs (MPI_DOUBLE_INT: 12 bytes in 16) travel packed.
+            assert_eq!(t.is_contiguous(), t.size() as isize == t.extent(), "{name}");
+        }
+        assert_eq!(handles::predefined_type(0x4c00_0010), None); // MPI_LB
+        assert_eq!(handles::predefined_type(0x4c00_04ff), None);
+        assert_eq!(handles::predefined_type(DATATYPE_NULL), None);
+    }
+
+    #[test]
+    fn derived_handles_round_trip_and_never_alias_predefined_ones() {
+        for slot in [0, 1, 1000] {
+            let h = handles::derived_type_handle(slot);
+            assert_eq!(handles::derived_type_slot(h), Some(slot));
+            assert_eq!(handles::predefined_type(h), None);
+        }
+        for &(h, _, _) in handles::PAIR_DATATYPES {
+            assert_eq!(handles::derived_type_slot(h), None);
+        }
+        assert_eq!(handles::derived_type_slot(DATATYPE_NULL), None);
+        assert_eq!(
+            lookup(handles::derived_type_handle(123_456))
+                .unwrap_err()
+                .class,
+            Class::TYPE
+        );
+        assert_eq!(lookup(0x1234_5678).unwrap_err().class, Class::TYPE);
+    }
+
+    #[test]
+    fn constructors_record_their_arguments() {
+        let (t, c) = vector(3, 2, 5, false, 0x4c00_080b).unwrap();
+        assert_eq!((t.size(), t.extent()), (48, 8 * 12));
+        assert_eq!(
+            (c.combiner, &c.ints[..]),
+            (combiner::VECTOR, &[3, 2, 5][..])
+        );
+        let (t, c) = structure(
+            vec![1, 1],
+            vec![0, 8],
+            &[handles::MPI_LB, 0x4c00_0405],
+            true,
+        )
+        .unwrap();
+        assert_eq!((t.size(), t.lb(), t.true_lb()), (4, 0, 8));
+        assert_eq!(c.types.len(), 2);
+        assert!(subarray(vec![4], vec![2], vec![1], 99, 0x4c00_0405).is_err());
+        assert_eq!(
+            contiguous(-1, 0x4c00_0405).err().unwrap().class,
+            Class::COUNT
+        );
+    }
+}
