@@ -154,29 +154,34 @@ fn run(name: &str, way: Way, ranks: usize, args: &[&str]) -> JobOutcome {
 /// Runs `name` at 1..=MAX_RANKS ranks and checks each run printed its PASS line.
 fn check_passes(name: &str, way: Way) {
     for ranks in 1..=MAX_RANKS {
-        let out = run(name, way, ranks, &[]);
-        let pass = format!("PASS {name}");
+        check_passes_at(name, way, ranks);
+    }
+}
+
+/// Runs `name` with `ranks` ranks and checks it printed its PASS line.
+fn check_passes_at(name: &str, way: Way, ranks: usize) {
+    let out = run(name, way, ranks, &[]);
+    let pass = format!("PASS {name}");
+    assert!(
+        out.success() && out.stdout.lines().filter(|l| l.trim_end() == pass).count() == 1,
+        "{name} ({way:?}) with {ranks} ranks failed\n{}",
+        out.describe()
+    );
+    assert!(
+        !out.outlived,
+        "{name}: processes outlived the launcher\n{}",
+        out.describe()
+    );
+    if name == "env" {
+        let library = match way {
+            Way::Hydra => "LIBRARY MPICH",
+            Way::Ours | Way::MpichBinary => "LIBRARY OxMPI",
+        };
         assert!(
-            out.success() && out.stdout.lines().filter(|l| l.trim_end() == pass).count() == 1,
-            "{name} ({way:?}) with {ranks} ranks failed\n{}",
+            out.stdout.lines().any(|l| l.trim_end() == library),
+            "env ({way:?}): expected `{library}`: the run used the wrong library\n{}",
             out.describe()
         );
-        assert!(
-            !out.outlived,
-            "{name}: processes outlived the launcher\n{}",
-            out.describe()
-        );
-        if name == "env" {
-            let library = match way {
-                Way::Hydra => "LIBRARY MPICH",
-                Way::Ours | Way::MpichBinary => "LIBRARY OxMPI",
-            };
-            assert!(
-                out.stdout.lines().any(|l| l.trim_end() == library),
-                "env ({way:?}): expected `{library}`: the run used the wrong library\n{}",
-                out.describe()
-            );
-        }
     }
 }
 
@@ -205,7 +210,48 @@ macro_rules! three_ways {
     };
 }
 
-three_ways!(env, p2p, nonblocking, probe, errors, profile);
+three_ways!(
+    env,
+    p2p,
+    nonblocking,
+    probe,
+    errors,
+    profile,
+    coll,
+    comm,
+    group,
+    topo,
+    attr
+);
+
+/// The collective, group and topology programs at 5..=8 ranks too
+/// (non-power-of-two sizes, larger grids), all three ways.
+mod larger_jobs {
+    use super::*;
+
+    fn check(name: &str) {
+        for way in [Way::Ours, Way::MpichBinary, Way::Hydra] {
+            for ranks in 5..=8 {
+                check_passes_at(name, way, ranks);
+            }
+        }
+    }
+
+    #[test]
+    fn coll() {
+        check("coll");
+    }
+
+    #[test]
+    fn group() {
+        check("group");
+    }
+
+    #[test]
+    fn topo() {
+        check("topo");
+    }
+}
 
 /// OxMPI's unimplemented functions: both OxMPI ways (MPICH implements them).
 #[test]

@@ -56,7 +56,7 @@ unsafe fn fill(p: *mut c_int, max: c_int, v: &[c_int], arg: &'static str) -> Res
 fn ndims_arg(ndims: c_int) -> Result<usize, AbiError> {
     usize::try_from(ndims).map_err(|_| {
         AbiError::new(
-            Class::DIMS,
+            Class::ARG,
             format!("`ndims` is {ndims}: it cannot be negative"),
         )
     })
@@ -104,6 +104,18 @@ pub unsafe extern "C" fn oxabi_Cart_create(
         // SAFETY: the caller's contract.
         let (d, p) = unsafe { (array(dims, n, "dims")?, array(periods, n, "periods")?) };
         let p: Vec<bool> = p.iter().map(|&x| x != 0).collect();
+        let cells = d
+            .iter()
+            .try_fold(1i64, |acc, &x| acc.checked_mul(i64::from(x.max(0))));
+        if cells.is_none_or(|n| n > i64::from(c.size())) {
+            return Err(AbiError::new(
+                Class::ARG,
+                format!(
+                    "`dims` {d:?}: the grid needs more than the {} ranks of the communicator",
+                    c.size()
+                ),
+            ));
+        }
         let new = c.cart_create(d, &p, reorder != 0)?;
         // SAFETY: checked non-null.
         unsafe { put_new(comm_old, new, out) };
