@@ -5,6 +5,7 @@
 //! * [`report`]: Markdown tables and the report header (date, host).
 #![deny(missing_docs)]
 
+pub mod capture;
 pub mod report;
 pub mod stats;
 pub mod timing;
