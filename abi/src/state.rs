@@ -113,11 +113,24 @@ pub struct UserErrhandler {
 /// `MPI_User_function`: `void (*)(void *invec, void *inoutvec, int *len, MPI_Datatype *type)`.
 pub type UserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype);
 
-/// A user reduction operation (`MPI_Op_create`).
+/// `MPI_User_function_c`: the large-count form (`MPI_Count *len`).
+pub type UserFnC =
+    unsafe extern "C" fn(*mut c_void, *mut c_void, *mut handles::MPI_Count, *mut MPI_Datatype);
+
+/// The C function of a user operation.
+#[derive(Clone, Copy)]
+pub enum UserFunc {
+    /// From `MPI_Op_create`.
+    Int(UserFn),
+    /// From `MPI_Op_create_c`.
+    Count(UserFnC),
+}
+
+/// A user reduction operation (`MPI_Op_create`, `MPI_Op_create_c`).
 #[derive(Clone, Copy)]
 pub struct UserOp {
     /// The function.
-    pub func: UserFn,
+    pub func: UserFunc,
     /// Whether operands may be reordered.
     pub commute: bool,
 }

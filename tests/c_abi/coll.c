@@ -519,6 +519,8 @@ static void test_allgather(void)
 }
 
 /* What rank i sends rank j, element k. */
+static int a2a_small(int i, int j) { return i * 100 + j; }
+
 static int a2a(int i, int j, int k) { return i * 10000 + j * 100 + k; }
 
 static void test_alltoall(void)
@@ -779,6 +781,99 @@ static void test_barriers(void)
     MPI_CHECK(MPI_Barrier(MPI_COMM_SELF));
 }
 
+/* The large-count forms: MPI_Count counts, MPI_Aint displacements, and a
+   user function with an MPI_Count length. */
+static void concat_fn_c(void *invec, void *inoutvec, MPI_Count *len, MPI_Datatype *type)
+{
+    int n = (int)*len;
+    concat_fn(invec, inoutvec, &n, type);
+}
+
+static void test_large_count(void)
+{
+    enum { N = 5 };
+    int in[N], out[N];
+    for (int i = 0; i < N; i++)
+        in[i] = value(rank, i);
+    MPI_CHECK(MPI_Allreduce_c(in, out, (MPI_Count)N, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    for (int i = 0; i < N; i++) {
+        int w = 0;
+        for (int r = 0; r < size; r++)
+            w += value(r, i);
+        CHECK_EQ(out[i], w, "allreduce_c [%d] = %d", i, out[i]);
+    }
+    int b[N];
+    for (int i = 0; i < N; i++)
+        b[i] = rank == size - 1 ? value(size - 1, i) : -1;
+    MPI_Request req;
+    MPI_CHECK(MPI_Ibcast_c(b, (MPI_Count)N, MPI_INT, size - 1, MPI_COMM_WORLD, &req));
+    MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    CHECK_EQ(b[N - 1], value(size - 1, N - 1), "ibcast_c");
+
+    /* Gatherv_c / Scatterv_c with uneven counts. */
+    MPI_Count *counts = abicheck_malloc(size * sizeof(MPI_Count));
+    MPI_Aint *displs = abicheck_malloc(size * sizeof(MPI_Aint));
+    MPI_Count total = 0;
+    for (int r = 0; r < size; r++) {
+        counts[r] = vcount(r);
+        displs[r] = (MPI_Aint)total;
+        total += counts[r];
+    }
+    int *v = abicheck_malloc((total + 1) * sizeof(int));
+    int mine[3], back[3] = {-1, -1, -1};
+    for (int i = 0; i < vcount(rank); i++)
+        mine[i] = value(rank, i);
+    MPI_CHECK(MPI_Gatherv_c(mine, (MPI_Count)vcount(rank), MPI_INT, v, counts, displs, MPI_INT,
+                            0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Scatterv_c(v, counts, displs, MPI_INT, back, (MPI_Count)vcount(rank), MPI_INT,
+                             0, MPI_COMM_WORLD));
+    for (int i = 0; i < vcount(rank); i++)
+        CHECK_EQ(back[i], value(rank, i), "gatherv_c/scatterv_c [%d] = %d", i, back[i]);
+    /* Allgatherv_c, Alltoallv_c. */
+    MPI_CHECK(MPI_Allgatherv_c(mine, (MPI_Count)vcount(rank), MPI_INT, v, counts, displs,
+                               MPI_INT, MPI_COMM_WORLD));
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < counts[r]; i++)
+            CHECK_EQ(v[displs[r] + i], value(r, i), "allgatherv_c");
+    MPI_Count *ones = abicheck_malloc(size * sizeof(MPI_Count));
+    MPI_Aint *seq = abicheck_malloc(size * sizeof(MPI_Aint));
+    int *s1 = abicheck_malloc(size * sizeof(int)), *r1 = abicheck_malloc(size * sizeof(int));
+    for (int j = 0; j < size; j++) {
+        ones[j] = 1;
+        seq[j] = j;
+        s1[j] = a2a_small(rank, j);
+    }
+    MPI_CHECK(MPI_Alltoallv_c(s1, ones, seq, MPI_INT, r1, ones, seq, MPI_INT, MPI_COMM_WORLD));
+    for (int j = 0; j < size; j++)
+        CHECK_EQ(r1[j], a2a_small(j, rank), "alltoallv_c from %d", j);
+    /* Reduce_scatter_c with the block counts. */
+    int *rin = abicheck_malloc((total + 1) * sizeof(int)), rout[3];
+    for (int i = 0; i < total; i++)
+        rin[i] = rank + i;
+    MPI_CHECK(MPI_Reduce_scatter_c(rin, rout, counts, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+    for (int i = 0; i < vcount(rank); i++)
+        CHECK_EQ(rout[i], size - 1 + (int)displs[rank] + i, "reduce_scatter_c [%d]", i);
+
+    /* A large-count user operation: rank order again. */
+    MPI_Op concat;
+    MPI_CHECK(MPI_Op_create_c(concat_fn_c, 0, &concat));
+    long lin = digit(rank, 0), lout = 0;
+    MPI_CHECK(MPI_Scan_c(&lin, &lout, 1, MPI_LONG, concat, MPI_COMM_WORLD));
+    CHECK_EQ(lout, concat_ref(0, rank, 0), "scan_c concat: %ld", lout);
+    long x = 9, y = 87;
+    MPI_CHECK(MPI_Reduce_local_c(&x, &y, 1, MPI_LONG, concat));
+    CHECK_EQ(y, 987L, "reduce_local_c concat: %ld", y);
+    MPI_CHECK(MPI_Op_free(&concat));
+    free(counts);
+    free(displs);
+    free(v);
+    free(ones);
+    free(seq);
+    free(s1);
+    free(r1);
+    free(rin);
+}
+
 static void test_errors(void)
 {
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
@@ -822,6 +917,7 @@ int main(int argc, char **argv)
     test_alltoall();
     test_reduce_scatter();
     test_scan();
+    test_large_count();
     test_errors();
     abicheck_pass("coll");
     MPI_CHECK(MPI_Finalize());

@@ -39,6 +39,11 @@ static void test_dup(void)
     MPI_CHECK(MPI_Comm_idup(dup2, &idup, &req));
     MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
     CHECK(sum_over(idup, 1) == size, "allreduce on an idup");
+    MPI_Comm idup2;
+    MPI_CHECK(MPI_Comm_idup_with_info(idup, MPI_INFO_NULL, &idup2, &req));
+    MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    CHECK(sum_over(idup2, 2) == 2 * size, "allreduce on an idup_with_info");
+    MPI_CHECK(MPI_Comm_free(&idup2));
 
     /* Traffic on the dup does not match receives on the original. */
     if (size > 1) {

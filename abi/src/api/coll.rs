@@ -23,10 +23,11 @@ use oxmpi::{Comm, Request};
 
 use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{
-    self, MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request, OpRef, BUILTIN_OPS, IN_PLACE,
+    self, MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Op, MPI_Request, OpRef, BUILTIN_OPS,
+    IN_PLACE,
 };
 use crate::requests::{self, ReqEntry};
-use crate::state::{self, UserFn, UserOp};
+use crate::state::{self, UserFn, UserFnC, UserFunc, UserOp};
 
 // ------------------------------------------------------------ datatypes
 
@@ -103,8 +104,15 @@ pub fn ty(h: MPI_Datatype, arg: &str) -> Result<Ty, AbiError> {
     })
 }
 
+/// The integer types of count and displacement arguments: `int` in the
+/// classic functions, `MPI_Count` / `MPI_Aint` in the `_c` (large count) ones.
+pub trait Num: Copy + Into<i64> {}
+impl Num for c_int {}
+impl Num for i64 {}
+
 /// Checks count argument `arg`.
-fn count(n: c_int, arg: &str) -> Result<usize, AbiError> {
+fn count(n: impl Num, arg: &str) -> Result<usize, AbiError> {
+    let n: i64 = n.into();
     usize::try_from(n).map_err(|_| {
         AbiError::new(
             Class::COUNT,
@@ -114,7 +122,8 @@ fn count(n: c_int, arg: &str) -> Result<usize, AbiError> {
 }
 
 /// Bytes of `n` elements of `t` (count argument `arg`).
-fn bytes(n: c_int, t: &Ty, arg: &str) -> Result<usize, AbiError> {
+fn bytes(n: impl Num, t: &Ty, arg: &str) -> Result<usize, AbiError> {
+    let n: i64 = n.into();
     count(n, arg)?.checked_mul(t.extent).ok_or_else(|| {
         AbiError::new(
             Class::COUNT,
@@ -190,17 +199,20 @@ fn root_of(c: &Comm, root: c_int) -> Result<bool, AbiError> {
 /// # Safety
 /// Non-null arrays hold `n` entries.
 #[allow(clippy::too_many_arguments)]
-unsafe fn blocks(
-    counts: *const c_int,
-    displs: *const c_int,
+unsafe fn blocks<C: Num, D: Num>(
+    counts: *const C,
+    displs: *const D,
     n: usize,
     unit: &dyn Fn(usize) -> Result<usize, AbiError>,
     dunit: &dyn Fn(usize) -> Result<usize, AbiError>,
     counts_arg: &str,
     displs_arg: &str,
 ) -> Result<(Vec<usize>, Vec<usize>), AbiError> {
-    for (p, arg) in [(counts, counts_arg), (displs, displs_arg)] {
-        if p.is_null() && n > 0 {
+    for (null, arg) in [
+        (counts.is_null(), counts_arg),
+        (displs.is_null(), displs_arg),
+    ] {
+        if null && n > 0 {
             return Err(AbiError::new(
                 Class::ARG,
                 format!("`{arg}` is a null pointer"),
@@ -210,7 +222,7 @@ unsafe fn blocks(
     let (mut c, mut d) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for i in 0..n {
         // SAFETY: the caller's contract.
-        let (ci, di) = unsafe { (*counts.add(i), *displs.add(i)) };
+        let (ci, di): (C, i64) = unsafe { (*counts.add(i), (*displs.add(i)).into()) };
         let ci = count(ci, &format!("{counts_arg}[{i}]"))?;
         let di = usize::try_from(di).map_err(|_| {
             AbiError::new(
@@ -234,7 +246,7 @@ unsafe fn blocks(
 ///
 /// # Safety
 /// A non-null `counts` holds `n` entries.
-unsafe fn counts(counts: *const c_int, n: usize, arg: &str) -> Result<Vec<usize>, AbiError> {
+unsafe fn counts<C: Num>(counts: *const C, n: usize, arg: &str) -> Result<Vec<usize>, AbiError> {
     if counts.is_null() && n > 0 {
         return Err(AbiError::new(
             Class::ARG,
@@ -269,28 +281,31 @@ const BUILTINS: [Op; 14] = [
 /// A C user function as a runtime operation on elements of `t`: it is
 /// called with the element count of each piece and the datatype handle.
 fn user_op(u: UserOp, t: &Ty) -> Op {
-    let (func, handle, extent): (UserFn, MPI_Datatype, usize) = (u.func, t.handle, t.extent);
+    let (func, handle, extent) = (u.func, t.handle, t.extent.max(1));
     Op::user(u.commute, move |input: &[u8], inout: &mut [u8]| {
-        let mut len = c_int::try_from(inout.len() / extent.max(1)).map_err(|_| {
-            oxmpi::Error::InvalidArgument {
-                arg: "count",
-                reason: format!(
-                    "{} elements exceed what an MPI_User_function can be given",
-                    inout.len() / extent.max(1)
-                ),
-            }
-        })?;
+        let n = inout.len() / extent;
         let mut dt = handle;
-        // SAFETY: the function the program registered with MPI_Op_create,
-        // called as MPI specifies: invec and inoutvec hold `len` elements.
-        unsafe {
-            func(
-                input.as_ptr().cast_mut().cast(),
-                inout.as_mut_ptr().cast(),
-                &mut len,
-                &mut dt,
-            )
-        };
+        let (a, b) = (input.as_ptr().cast_mut().cast(), inout.as_mut_ptr().cast());
+        match func {
+            UserFunc::Int(f) => {
+                let mut len = c_int::try_from(n).map_err(|_| oxmpi::Error::InvalidArgument {
+                    arg: "count",
+                    reason: format!(
+                        "{n} elements exceed what an MPI_User_function can be given; \
+                         use MPI_Op_create_c"
+                    ),
+                })?;
+                // SAFETY: the function the program registered with
+                // MPI_Op_create, called as MPI specifies: invec and
+                // inoutvec hold `len` elements.
+                unsafe { f(a, b, &mut len, &mut dt) };
+            }
+            UserFunc::Count(f) => {
+                let mut len = n as MPI_Count;
+                // SAFETY: as above (MPI_Op_create_c).
+                unsafe { f(a, b, &mut len, &mut dt) };
+            }
+        }
         Ok(())
     })
 }
@@ -328,6 +343,20 @@ fn op_for(op: MPI_Op, t: &Ty) -> Result<Op, AbiError> {
     }
 }
 
+fn op_create(func: Option<UserFunc>, commute: c_int, op: *mut MPI_Op) -> Result<(), AbiError> {
+    let out = out_ptr(op, "op")?;
+    let func = func.ok_or_else(|| AbiError::new(Class::ARG, "`user_fn` is a null pointer"))?;
+    let mut st = state::lock();
+    st.check_active()?;
+    let slot = st.ops.insert(UserOp {
+        func,
+        commute: commute != 0,
+    });
+    // SAFETY: checked non-null.
+    unsafe { *out = handles::op_handle(slot) };
+    Ok(())
+}
+
 /// `MPI_Op_create`.
 ///
 /// # Safety
@@ -339,18 +368,22 @@ pub unsafe extern "C" fn oxabi_Op_create(
     op: *mut MPI_Op,
 ) -> c_int {
     guard("MPI_Op_create", ErrObj::None, || {
-        let out = out_ptr(op, "op")?;
-        let func =
-            user_fn.ok_or_else(|| AbiError::new(Class::ARG, "`user_fn` is a null pointer"))?;
-        let mut st = state::lock();
-        st.check_active()?;
-        let slot = st.ops.insert(UserOp {
-            func,
-            commute: commute != 0,
-        });
-        // SAFETY: checked non-null.
-        unsafe { *out = handles::op_handle(slot) };
-        Ok(())
+        op_create(user_fn.map(UserFunc::Int), commute, op)
+    })
+}
+
+/// `MPI_Op_create_c`: the user function gets an `MPI_Count` length.
+///
+/// # Safety
+/// `op` is writable; `user_fn` is an `MPI_User_function_c`.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Op_create_c(
+    user_fn: Option<UserFnC>,
+    commute: c_int,
+    op: *mut MPI_Op,
+) -> c_int {
+    guard("MPI_Op_create_c", ErrObj::None, || {
+        op_create(user_fn.map(UserFunc::Count), commute, op)
     })
 }
 
@@ -414,6 +447,38 @@ pub unsafe extern "C" fn oxabi_Op_commutative(op: MPI_Op, commute: *mut c_int) -
     })
 }
 
+/// `inoutbuf = inbuf op inoutbuf` (`MPI_Reduce_local` and its `_c` form).
+///
+/// # Safety
+/// The buffers hold `count` elements of `datatype`.
+unsafe fn reduce_local(
+    inbuf: *const c_void,
+    inoutbuf: *mut c_void,
+    count: impl Num,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+) -> Result<(), AbiError> {
+    state::lock().check_active()?;
+    let t = ty(datatype, "datatype")?;
+    let n = bytes(count, &t, "count")?;
+    let why = "in MPI_Reduce_local";
+    let a = buffer(inbuf, n, "inbuf", why)?;
+    let b = buffer(inoutbuf, n, "inoutbuf", why)?;
+    let f = op_for(op, &t)?.reducer(t.elem)?;
+    if n == 0 {
+        return Ok(());
+    }
+    // SAFETY: MPI's contract: both hold `count` elements.
+    let (input, inout) = unsafe {
+        (
+            std::slice::from_raw_parts(a, n),
+            std::slice::from_raw_parts_mut(b, n),
+        )
+    };
+    f(input, inout)?;
+    Ok(())
+}
+
 /// `MPI_Reduce_local`: `inoutbuf = inbuf op inoutbuf`.
 ///
 /// # Safety
@@ -427,25 +492,26 @@ pub unsafe extern "C" fn oxabi_Reduce_local(
     op: MPI_Op,
 ) -> c_int {
     guard("MPI_Reduce_local", ErrObj::None, || {
-        state::lock().check_active()?;
-        let t = ty(datatype, "datatype")?;
-        let n = bytes(count, &t, "count")?;
-        let why = "in MPI_Reduce_local";
-        let a = buffer(inbuf, n, "inbuf", why)?;
-        let b = buffer(inoutbuf, n, "inoutbuf", why)?;
-        let f = op_for(op, &t)?.reducer(t.elem)?;
-        if n == 0 {
-            return Ok(());
-        }
-        // SAFETY: MPI's contract: both hold `count` elements.
-        let (input, inout) = unsafe {
-            (
-                std::slice::from_raw_parts(a, n),
-                std::slice::from_raw_parts_mut(b, n),
-            )
-        };
-        f(input, inout)?;
-        Ok(())
+        // SAFETY: the caller's contract.
+        unsafe { reduce_local(inbuf, inoutbuf, count, datatype, op) }
+    })
+}
+
+/// `MPI_Reduce_local_c`.
+///
+/// # Safety
+/// The buffers hold `count` elements of `datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Reduce_local_c(
+    inbuf: *const c_void,
+    inoutbuf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+) -> c_int {
+    guard("MPI_Reduce_local_c", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        unsafe { reduce_local(inbuf, inoutbuf, count, datatype, op) }
     })
 }
 
@@ -459,9 +525,9 @@ unsafe fn ibarrier(comm: MPI_Comm) -> Started {
     Ok(comm_of(comm)?.ibarrier()?)
 }
 
-unsafe fn ibcast(
+unsafe fn ibcast<N: Num>(
     buffer_: *mut c_void,
-    count: c_int,
+    count: N,
     datatype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
@@ -492,10 +558,10 @@ fn reduce_bufs(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn ireduce(
+unsafe fn ireduce<N: Num>(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    count: c_int,
+    count: N,
     datatype: MPI_Datatype,
     op: MPI_Op,
     root: c_int,
@@ -517,7 +583,7 @@ unsafe fn ireduce(
     Ok(unsafe { c.ireduce_raw(send, recv, e, &o, root) }?)
 }
 
-fn elems(count_: c_int, t: &Ty) -> Result<Elems, AbiError> {
+fn elems(count_: impl Num, t: &Ty) -> Result<Elems, AbiError> {
     Ok(Elems {
         count: count(count_, "count")?,
         size: t.extent,
@@ -526,10 +592,10 @@ fn elems(count_: c_int, t: &Ty) -> Result<Elems, AbiError> {
 }
 
 /// The shared start of allreduce, scan and exscan.
-unsafe fn reduction(
+unsafe fn reduction<N: Num>(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    count: c_int,
+    count: N,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
@@ -558,10 +624,10 @@ enum Reduction {
     Exscan,
 }
 
-unsafe fn iallreduce(
+unsafe fn iallreduce<N: Num>(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    count: c_int,
+    count: N,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
@@ -570,10 +636,10 @@ unsafe fn iallreduce(
     unsafe { reduction(sendbuf, recvbuf, count, datatype, op, comm, Reduction::All) }
 }
 
-unsafe fn iscan(
+unsafe fn iscan<N: Num>(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    count: c_int,
+    count: N,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
@@ -582,10 +648,10 @@ unsafe fn iscan(
     unsafe { reduction(sendbuf, recvbuf, count, datatype, op, comm, Reduction::Scan) }
 }
 
-unsafe fn iexscan(
+unsafe fn iexscan<N: Num>(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    count: c_int,
+    count: N,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
@@ -619,12 +685,12 @@ fn same_block(send: usize, recv: usize, what: &str) -> Result<(), AbiError> {
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn igather(
+unsafe fn igather<N: Num>(
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: N,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: N,
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
@@ -661,13 +727,13 @@ unsafe fn igather(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn igatherv(
+unsafe fn igatherv<N: Num, C: Num, D: Num>(
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: N,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
+    recvcounts: *const C,
+    displs: *const D,
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
@@ -718,12 +784,12 @@ unsafe fn igatherv(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn iscatter(
+unsafe fn iscatter<N: Num>(
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: N,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: N,
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
@@ -760,13 +826,13 @@ unsafe fn iscatter(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn iscatterv(
+unsafe fn iscatterv<N: Num, C: Num, D: Num>(
     sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    displs: *const c_int,
+    sendcounts: *const C,
+    displs: *const D,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: N,
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
@@ -811,12 +877,12 @@ unsafe fn iscatterv(
     Ok(unsafe { c.iscatterv_raw(send.cast_const(), b, recv, recv_bytes, root) }?)
 }
 
-unsafe fn iallgather(
+unsafe fn iallgather<N: Num>(
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: N,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: N,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Started {
@@ -840,13 +906,13 @@ unsafe fn iallgather(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn iallgatherv(
+unsafe fn iallgatherv<N: Num, C: Num, D: Num>(
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: N,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
+    recvcounts: *const C,
+    displs: *const D,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Started {
@@ -879,12 +945,12 @@ unsafe fn iallgatherv(
     Ok(unsafe { c.iallgatherv_raw(send, send_bytes, recv, b) }?)
 }
 
-unsafe fn ialltoall(
+unsafe fn ialltoall<N: Num>(
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: N,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: N,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Started {
@@ -910,14 +976,14 @@ unsafe fn ialltoall(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn ialltoallv(
+unsafe fn ialltoallv<C: Num, D: Num>(
     sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
+    sendcounts: *const C,
+    sdispls: *const D,
     sendtype: MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
+    recvcounts: *const C,
+    rdispls: *const D,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Started {
@@ -982,14 +1048,14 @@ unsafe fn types(types: *const MPI_Datatype, n: usize, arg: &str) -> Result<Vec<T
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn ialltoallw(
+unsafe fn ialltoallw<C: Num, D: Num>(
     sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
+    sendcounts: *const C,
+    sdispls: *const D,
     sendtypes: *const MPI_Datatype,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
+    recvcounts: *const C,
+    rdispls: *const D,
     recvtypes: *const MPI_Datatype,
     comm: MPI_Comm,
 ) -> Started {
@@ -1039,10 +1105,10 @@ unsafe fn ialltoallw(
     Ok(unsafe { c.ialltoallw_raw(Some(send.cast_const()), sb, recv, rb) }?)
 }
 
-unsafe fn ireduce_scatter(
+unsafe fn ireduce_scatter<C: Num>(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    recvcounts: *const c_int,
+    recvcounts: *const C,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
@@ -1070,10 +1136,10 @@ unsafe fn ireduce_scatter(
     Ok(unsafe { c.ireduce_scatter_raw(send, recv, &cs, t.extent, t.elem, &o) }?)
 }
 
-unsafe fn ireduce_scatter_block(
+unsafe fn ireduce_scatter_block<N: Num>(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: N,
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
@@ -1204,6 +1270,24 @@ collective!("MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block",
     oxabi_Reduce_scatter_block, oxabi_Ireduce_scatter_block, ireduce_scatter_block, comm,
     (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype,
      op: MPI_Op, comm: MPI_Comm));
+
+// The large-count (`_c`) forms: `MPI_Count` counts, `MPI_Aint` displacements.
+collective!("MPI_Bcast_c", "MPI_Ibcast_c", oxabi_Bcast_c, oxabi_Ibcast_c, ibcast, comm, (buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+collective!("MPI_Reduce_c", "MPI_Ireduce_c", oxabi_Reduce_c, oxabi_Ireduce_c, ireduce, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm));
+collective!("MPI_Allreduce_c", "MPI_Iallreduce_c", oxabi_Allreduce_c, oxabi_Iallreduce_c, iallreduce, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
+collective!("MPI_Scan_c", "MPI_Iscan_c", oxabi_Scan_c, oxabi_Iscan_c, iscan, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
+collective!("MPI_Exscan_c", "MPI_Iexscan_c", oxabi_Exscan_c, oxabi_Iexscan_c, iexscan, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
+collective!("MPI_Gather_c", "MPI_Igather_c", oxabi_Gather_c, oxabi_Igather_c, igather, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+collective!("MPI_Gatherv_c", "MPI_Igatherv_c", oxabi_Gatherv_c, oxabi_Igatherv_c, igatherv, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+collective!("MPI_Scatter_c", "MPI_Iscatter_c", oxabi_Scatter_c, oxabi_Iscatter_c, iscatter, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+collective!("MPI_Scatterv_c", "MPI_Iscatterv_c", oxabi_Scatterv_c, oxabi_Iscatterv_c, iscatterv, comm, (sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+collective!("MPI_Allgather_c", "MPI_Iallgather_c", oxabi_Allgather_c, oxabi_Iallgather_c, iallgather, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Allgatherv_c", "MPI_Iallgatherv_c", oxabi_Allgatherv_c, oxabi_Iallgatherv_c, iallgatherv, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Alltoall_c", "MPI_Ialltoall_c", oxabi_Alltoall_c, oxabi_Ialltoall_c, ialltoall, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Alltoallv_c", "MPI_Ialltoallv_c", oxabi_Alltoallv_c, oxabi_Ialltoallv_c, ialltoallv, comm, (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Alltoallw_c", "MPI_Ialltoallw_c", oxabi_Alltoallw_c, oxabi_Ialltoallw_c, ialltoallw, comm, (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Reduce_scatter_c", "MPI_Ireduce_scatter_c", oxabi_Reduce_scatter_c, oxabi_Ireduce_scatter_c, ireduce_scatter, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
+collective!("MPI_Reduce_scatter_block_c", "MPI_Ireduce_scatter_block_c", oxabi_Reduce_scatter_block_c, oxabi_Ireduce_scatter_block_c, ireduce_scatter_block, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
 
 #[cfg(test)]
 mod tests {

@@ -194,6 +194,29 @@ pub unsafe extern "C" fn oxabi_Comm_dup_with_info(
     })
 }
 
+/// A dup that is complete when it returns, with a request already complete.
+///
+/// # Safety
+/// `newcomm` and `request` are writable (checked non-null).
+unsafe fn idup(
+    comm: MPI_Comm,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> Result<(), AbiError> {
+    let out = out_ptr(newcomm, "newcomm")?;
+    let req = out_ptr(request, "request")?;
+    let new = state::comm(comm)?.dup()?;
+    // SAFETY: checked non-null.
+    unsafe {
+        put_new(comm, Some(new), out);
+        *req = requests::insert(ReqEntry::Ready {
+            status: requests::empty_status(),
+            comm,
+        });
+    }
+    Ok(())
+}
+
 /// `MPI_Comm_idup`: the duplication completes before the call returns
 /// (every rank calls it in the same order, as for any collective); the
 /// request is complete at once.
@@ -206,19 +229,26 @@ pub unsafe extern "C" fn oxabi_Comm_idup(
     newcomm: *mut MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    guard("MPI_Comm_idup", ErrObj::Comm(comm), || {
-        let out = out_ptr(newcomm, "newcomm")?;
-        let req = out_ptr(request, "request")?;
-        let new = state::comm(comm)?.dup()?;
-        // SAFETY: checked non-null.
-        unsafe {
-            put_new(comm, Some(new), out);
-            *req = requests::insert(ReqEntry::Ready {
-                status: requests::empty_status(),
-                comm,
-            });
-        }
-        Ok(())
+    // SAFETY: the caller's contract.
+    guard("MPI_Comm_idup", ErrObj::Comm(comm), || unsafe {
+        idup(comm, newcomm, request)
+    })
+}
+
+/// `MPI_Comm_idup_with_info`: as `MPI_Comm_idup`.
+///
+/// # Safety
+/// `newcomm` and `request` are writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Comm_idup_with_info(
+    comm: MPI_Comm,
+    _info: c_int,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    guard("MPI_Comm_idup_with_info", ErrObj::Comm(comm), || unsafe {
+        idup(comm, newcomm, request)
     })
 }
 
