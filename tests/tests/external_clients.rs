@@ -107,7 +107,24 @@ fn expect_pass(client: &str, out: &JobOutcome, pass: &str) {
     }
     let missing = unsupported_functions(out);
     if missing.is_empty() {
-        panic!("{client} failed\n{}", out.describe());
+        let fatal: Vec<&str> = (out.stderr.lines())
+            .filter(|l| l.contains("OxMPI: fatal error"))
+            .collect();
+        let passed = out.stdout.lines().any(|l| l.trim_end() == pass);
+        panic!(
+            "{client} failed{}{}\n{}",
+            if passed {
+                " after its checks passed (while finishing)"
+            } else {
+                ""
+            },
+            if fatal.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", fatal.join("; "))
+            },
+            out.describe()
+        );
     }
     panic!(
         "{client} failed because OxMPI does not implement: {}\n{}",
