@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 pub mod capture;
+pub mod peers;
 pub mod report;
 pub mod stats;
 pub mod timing;
