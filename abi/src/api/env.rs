@@ -107,6 +107,20 @@ pub unsafe extern "C" fn oxabi_Finalized(flag: *mut c_int) -> c_int {
 #[no_mangle]
 pub extern "C" fn oxabi_Finalize() -> c_int {
     guard("MPI_Finalize", ErrObj::None, || {
+        // MPI's finalize hook: attributes on MPI_COMM_SELF (then WORLD) are
+        // deleted first, while MPI is still fully usable, because their
+        // delete callbacks may call MPI (mpi4py frees keyvals there).
+        let (self_comm, world) = {
+            let st = state::lock();
+            st.check_active()?;
+            let u = st
+                .universe
+                .as_ref()
+                .ok_or_else(|| AbiError::new(Class::OTHER, "MPI_Finalize was already called"))?;
+            (u.self_comm(), u.world())
+        };
+        self_comm.delete_all_attrs()?;
+        world.delete_all_attrs()?;
         let detached = {
             let mut st = state::lock();
             st.check_active()?;

@@ -254,8 +254,11 @@ impl Comm {
         lock(&self.inner.attrs).list.push(a);
     }
 
-    /// Deletes every attribute (on free, and on the predefined communicators at finalize).
-    pub(crate) fn delete_all_attrs(&self) -> Result<(), Error> {
+    /// Deletes every attribute, running the delete callbacks (done on free,
+    /// and on the predefined communicators at finalize). A front end whose
+    /// callbacks call back into MPI runs this for `MPI_COMM_SELF` and
+    /// `MPI_COMM_WORLD` before it starts tearing down (MPI's finalize hook).
+    pub fn delete_all_attrs(&self) -> Result<(), Error> {
         let attrs = std::mem::take(&mut *lock(&self.inner.attrs));
         attrs.delete_all(self.id())
     }
