@@ -11,17 +11,47 @@ use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{kill, killpg, Signal};
+use nix::sys::signal::{kill, killpg, sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
 use nix::sys::wait::{waitid, Id, WaitPidFlag};
 use nix::unistd::Pid;
 
 /// How long a timed-out job gets between SIGTERM and SIGKILL.
 const GRACE: Duration = Duration::from_secs(2);
+
+/// Process group of the job running now (0: none), for [`kill_job_on_signals`].
+static RUNNING: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn kill_job_and_exit(sig: nix::libc::c_int) {
+    let pgid = RUNNING.load(Ordering::SeqCst);
+    // SAFETY: killpg and _exit are async-signal-safe.
+    unsafe {
+        if pgid > 0 {
+            nix::libc::killpg(pgid, nix::libc::SIGKILL);
+        }
+        nix::libc::_exit(128 + sig);
+    }
+}
+
+/// Makes SIGINT, SIGTERM and SIGHUP to this process kill the job running
+/// now before exiting. Jobs run in their own process group, so a Ctrl-C
+/// at the terminal reaches only this process; without this, the job's
+/// ranks (which may spin forever) would outlive it.
+pub fn kill_job_on_signals() {
+    let action = SigAction::new(
+        SigHandler::Handler(kill_job_and_exit),
+        SaFlags::empty(),
+        SigSet::empty(),
+    );
+    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        // SAFETY: the handler only calls async-signal-safe functions.
+        let _ = unsafe { sigaction(sig, &action) };
+    }
+}
 
 /// How a captured job ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,6 +120,7 @@ impl Capturer {
         let start = Instant::now();
         let mut child = cmd.spawn()?;
         let pid = Pid::from_raw(child.id() as i32);
+        RUNNING.store(pid.as_raw(), Ordering::SeqCst);
         let (done, wake) = mpsc::channel::<()>();
         let timeout = self.timeout;
         let watchdog = thread::spawn(move || {
@@ -112,6 +143,7 @@ impl Capturer {
             // Whatever of the group outlived the launcher goes too.
             let _ = killpg(pid, Signal::SIGKILL);
         }
+        RUNNING.store(0, Ordering::SeqCst);
         let status = child.wait()?;
         waited.map_err(std::io::Error::from)?;
         let stdout = std::fs::read(&self.stdout_path).unwrap_or_default();

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
-use oxmpi_benches::capture::{cpu_busy, kill_survivors, Capturer, Ending};
+use oxmpi_benches::capture::{cpu_busy, kill_job_on_signals, kill_survivors, Capturer, Ending};
 use oxmpi_benches::report::{host_cpu, utc_timestamp};
 
 const USAGE: &str =
@@ -48,6 +48,8 @@ struct Options {
     settle: Option<Duration>,
     budget: Option<Duration>,
     results: PathBuf,
+    /// The arguments as given (for the report).
+    args: Vec<String>,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -57,6 +59,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         settle: None,
         budget: None,
         results: Path::new(env!("CARGO_MANIFEST_DIR")).join("results"),
+        args: args.to_vec(),
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -917,7 +920,11 @@ fn report(o: &Options, setup: &Setup, res: &Results, timeout: Duration) -> Strin
         cores: setup.cores,
         out: String::new(),
     };
-    let flag = if o.quick { " -- --quick" } else { "" };
+    let flag = if o.args.is_empty() {
+        String::new()
+    } else {
+        format!(" -- {}", o.args.join(" "))
+    };
     let header = format!(
         "# Point-to-point: OxMPI vs MPICH vs Open MPI\n\n\
          The same benchmark (`benches/src/bin/p2p_bench.rs` on the OxMPI Rust API, \
@@ -1052,6 +1059,7 @@ fn run(o: &Options) -> Result<(), String> {
         .timeout
         .unwrap_or(Duration::from_secs(if o.quick { 20 } else { 60 }));
     let capturer = Capturer::new(timeout);
+    kill_job_on_signals();
     let res = measure(o, &setup, &capturer)?;
     let text = report(o, &setup, &res, timeout);
     std::fs::create_dir_all(&o.results).map_err(|e| format!("{}: {e}", o.results.display()))?;
