@@ -126,14 +126,27 @@ impl Op {
                 oxmpi_kernels::applicable(op, ty).map_err(|e| Error::InvalidOp {
                     reason: e.to_string(),
                 })?;
-                Ok(Arc::new(move |input: &[u8], inout: &mut [u8]| {
-                    oxmpi_kernels::reduce(op, ty, inout, input).map_err(|e| Error::InvalidOp {
-                        reason: e.to_string(),
-                    })
-                }))
+                Ok(builtin_reducer(op, ty))
             }
         }
     }
+}
+
+/// The reduction closure of a built-in op on a type, made once per pair
+/// (collectives ask for it on every call).
+fn builtin_reducer(op: BuiltinOp, ty: ElemType) -> Arc<ReduceFn> {
+    type Table = crate::fast_hash::FastMap<(u8, u8), Arc<ReduceFn>>;
+    static TABLE: std::sync::OnceLock<std::sync::Mutex<Table>> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(Default::default);
+    let mut table = table.lock().unwrap_or_else(|e| e.into_inner());
+    let f = table.entry((op as u8, ty as u8)).or_insert_with(|| {
+        Arc::new(move |input: &[u8], inout: &mut [u8]| {
+            oxmpi_kernels::reduce(op, ty, inout, input).map_err(|e| Error::InvalidOp {
+                reason: e.to_string(),
+            })
+        })
+    });
+    Arc::clone(f)
 }
 
 fn op_name(op: BuiltinOp) -> String {

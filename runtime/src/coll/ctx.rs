@@ -4,18 +4,18 @@ use super::tag;
 
 /// The calling rank's view of one collective call.
 #[derive(Debug, Clone)]
-pub struct Ctx {
+pub struct Ctx<'a> {
     /// Rank in the communicator.
     pub rank: usize,
     /// Ranks in the communicator.
     pub size: usize,
     /// World rank of every communicator rank.
-    pub world_of: Vec<usize>,
+    pub world_of: std::borrow::Cow<'a, [usize]>,
     /// This call's sequence number on the communicator.
     pub seq: u32,
 }
 
-impl Ctx {
+impl Ctx<'_> {
     /// The tag of step `step` of this call.
     pub fn tag(&self, step: usize) -> i32 {
         tag::tag(self.seq, step as u32)

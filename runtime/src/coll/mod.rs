@@ -67,7 +67,7 @@ fn user(ptr: *const u8, len: usize) -> Buf {
 
 impl Comm {
     /// Starts a new collective call: its tag sequence and the rank view.
-    fn coll_ctx(&self) -> Ctx {
+    fn coll_ctx(&self) -> Ctx<'_> {
         // Sequence 0 is the internal barrier's (see tag.rs).
         let mut seq = self
             .inner
@@ -84,7 +84,7 @@ impl Comm {
         Ctx {
             rank: self.rank() as usize,
             size: self.size() as usize,
-            world_of: self.inner.world_of.clone(),
+            world_of: std::borrow::Cow::Borrowed(&self.inner.world_of),
             seq,
         }
     }

@@ -23,53 +23,59 @@ impl Engine {
     /// the request that completes when every step has.
     pub fn start_schedule(&mut self, sched: Schedule, context: u32, rank: i32) -> ReqId {
         let req = self.reqs.insert(ReqState::Pending(Pending::Coll));
-        self.schedules.push(Running {
+        let mut run = Running {
             sched,
             req,
             context,
             rank,
-        });
-        let i = self.schedules.len() - 1;
-        self.advance_schedule(i);
-        self.reap_schedules();
+        };
+        self.advance_run(&mut run);
+        if run.sched.finished() {
+            self.finish_run(run);
+        } else {
+            self.schedules.push(run);
+        }
         req
     }
 
     /// Advances every registered schedule; returns whether any step moved.
     pub(crate) fn advance_schedules(&mut self) -> bool {
+        // Work on the list outside `self` so each schedule is advanced in place.
+        let mut list = std::mem::take(&mut self.schedules);
         let mut moved = false;
-        for i in 0..self.schedules.len() {
-            moved |= self.advance_schedule(i);
+        for run in list.iter_mut() {
+            moved |= self.advance_run(run);
         }
-        self.reap_schedules();
-        moved
-    }
-
-    fn reap_schedules(&mut self) {
+        list.append(&mut self.schedules);
         let mut i = 0;
-        while i < self.schedules.len() {
-            if self.schedules[i].sched.finished() {
-                let run = self.schedules.swap_remove(i);
-                match run.sched.error {
-                    Some(e) => self.reqs.fail(run.req, e),
-                    None => self.reqs.complete(run.req, crate::status::Status::empty()),
-                }
+        while i < list.len() {
+            if list[i].sched.finished() {
+                let run = list.swap_remove(i);
+                self.finish_run(run);
             } else {
                 i += 1;
             }
         }
+        self.schedules = list;
+        moved
+    }
+
+    fn finish_run(&mut self, run: Running) {
+        match run.sched.error {
+            Some(e) => self.reqs.fail(run.req, e),
+            None => self.reqs.complete(run.req, crate::status::Status::empty()),
+        }
     }
 
     /// Starts ready steps and collects finished ones until nothing changes.
-    fn advance_schedule(&mut self, i: usize) -> bool {
-        let mut run = std::mem::replace(&mut self.schedules[i], placeholder());
+    fn advance_run(&mut self, run: &mut Running) -> bool {
         let mut moved = false;
         loop {
             let mut changed = false;
             for s in 0..run.sched.steps.len() {
                 match run.sched.state[s] {
                     StepState::Waiting if run.sched.ready(s) => {
-                        self.start_step(&mut run, s);
+                        self.start_step(run, s);
                         changed = true;
                     }
                     StepState::Running(id) => {
@@ -89,7 +95,6 @@ impl Engine {
                 break;
             }
         }
-        self.schedules[i] = run;
         moved
     }
 
@@ -125,15 +130,6 @@ impl Engine {
             }
             Step::Reduce { .. } | Step::Copy { .. } => run.sched.run_local(s),
         }
-    }
-}
-
-fn placeholder() -> Running {
-    Running {
-        sched: Schedule::new(),
-        req: ReqId(0),
-        context: 0,
-        rank: 0,
     }
 }
 

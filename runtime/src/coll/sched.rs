@@ -97,7 +97,9 @@ pub enum StepState {
 /// A collective's steps, dependencies and scratch memory.
 pub struct Schedule {
     pub(crate) steps: Vec<Step>,
-    pub(crate) deps: Vec<Vec<usize>>,
+    /// Dependencies of every step, concatenated; `dep_range[i]` is step i's slice.
+    deps: Vec<u32>,
+    dep_range: Vec<(u32, u32)>,
     pub(crate) state: Vec<StepState>,
     pub(crate) temps: Vec<Vec<u8>>,
     pub(crate) remaining: usize,
@@ -119,10 +121,12 @@ impl Default for Schedule {
 impl Schedule {
     /// An empty schedule.
     pub fn new() -> Schedule {
+        // Most schedules have a handful of steps: avoid regrowing.
         Schedule {
-            steps: Vec::new(),
-            deps: Vec::new(),
-            state: Vec::new(),
+            steps: Vec::with_capacity(8),
+            deps: Vec::with_capacity(16),
+            dep_range: Vec::with_capacity(8),
+            state: Vec::with_capacity(8),
             temps: Vec::new(),
             remaining: 0,
             error: None,
@@ -150,7 +154,9 @@ impl Schedule {
 
     fn push(&mut self, step: Step, after: &[usize]) -> usize {
         self.steps.push(step);
-        self.deps.push(after.to_vec());
+        let start = self.deps.len() as u32;
+        self.deps.extend(after.iter().map(|&d| d as u32));
+        self.dep_range.push((start, self.deps.len() as u32));
         self.state.push(StepState::Waiting);
         self.remaining += 1;
         self.steps.len() - 1
@@ -217,10 +223,11 @@ impl Schedule {
 
     /// Whether step `i` may start.
     pub(crate) fn ready(&self, i: usize) -> bool {
+        let (a, b) = self.dep_range[i];
         self.state[i] == StepState::Waiting
-            && self.deps[i]
+            && self.deps[a as usize..b as usize]
                 .iter()
-                .all(|&d| self.state[d] == StepState::Done)
+                .all(|&d| self.state[d as usize] == StepState::Done)
     }
 
     /// The address of `buf`.

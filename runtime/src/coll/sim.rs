@@ -14,11 +14,11 @@ use super::sched::{Buf, ReduceFn, Schedule, Step};
 type Queue = VecDeque<(i32, Vec<u8>)>;
 
 /// The view of rank `rank` of `size` (world ranks equal communicator ranks).
-pub fn ctx(rank: usize, size: usize) -> Ctx {
+pub fn ctx(rank: usize, size: usize) -> Ctx<'static> {
     Ctx {
         rank,
         size,
-        world_of: (0..size).collect(),
+        world_of: std::borrow::Cow::Owned((0..size).collect()),
         seq: 1,
     }
 }
