@@ -11,10 +11,17 @@
 //! that keeps the message of the error (so `MPI_Error_string` says what
 //! was wrong and with which value, and `MPI_Error_class` gives the class).
 //! Bare classes are valid codes too.
+//!
+//! Classes and codes the program adds (`MPI_Add_error_class`,
+//! `MPI_Add_error_code`) are numbered upwards from `MPI_ERR_LASTCODE + 1`,
+//! one sequence for both, and keep the string `MPI_Add_error_string`
+//! gives them (empty until then, as in MPICH); `MPI_LASTUSEDCODE` is the
+//! largest class (MPI 4.0 section 9.5; codes do not move it, as in MPICH).
 
 use std::any::Any;
 use std::ffi::{c_char, c_int, c_long, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Mutex;
 
 use crate::handles::{Errhandler, MPI_Comm, COMM_WORLD};
@@ -184,6 +191,97 @@ pub fn class_info(class: c_int) -> Option<(&'static str, &'static str)> {
         .map(|&(_, n, d)| (n, d))
 }
 
+// ------------------------------------------- classes and codes of the program
+
+/// `MPI_ERR_LASTCODE`: no predefined code is larger.
+pub const ERR_LASTCODE: c_int = 0x3fff_ffff;
+
+/// A class or code added by the program.
+struct UserCode {
+    /// The class (the value itself for a class).
+    class: c_int,
+    /// From `MPI_Add_error_string` (empty until then).
+    text: String,
+}
+
+/// Added classes and codes: entry `i` is value `ERR_LASTCODE + 1 + i`.
+static USER_CODES: Mutex<Vec<UserCode>> = Mutex::new(Vec::new());
+
+/// The value of the `MPI_LASTUSEDCODE` attribute (read through its
+/// address): the largest class.
+pub static LAST_USED_CODE: AtomicI32 = AtomicI32::new(ERR_LASTCODE);
+
+fn user_codes() -> std::sync::MutexGuard<'static, Vec<UserCode>> {
+    USER_CODES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The entry of an added class or code.
+fn user_index(code: c_int) -> Option<usize> {
+    code.checked_sub(ERR_LASTCODE + 1)
+        .and_then(|i| usize::try_from(i).ok())
+}
+
+/// Adds a value: a new class (`class` `None`) or a code of `class`.
+fn add_user_code(class: Option<c_int>) -> Result<c_int, AbiError> {
+    let mut codes = user_codes();
+    let value = c_int::try_from(codes.len())
+        .ok()
+        .and_then(|n| n.checked_add(ERR_LASTCODE + 1))
+        .ok_or_else(|| AbiError::new(Class::INTERN, "no error codes are left to add"))?;
+    codes.push(UserCode {
+        class: class.unwrap_or(value),
+        text: String::new(),
+    });
+    if class.is_none() {
+        LAST_USED_CODE.store(value, Ordering::Relaxed);
+    }
+    Ok(value)
+}
+
+/// `MPI_Add_error_class`: a new class, after every value used so far.
+pub fn add_error_class() -> Result<c_int, AbiError> {
+    add_user_code(None)
+}
+
+/// `MPI_Add_error_code`: a new code of `class` (predefined or added).
+pub fn add_error_code(class: c_int) -> Result<c_int, AbiError> {
+    let known = class_info(class).is_some()
+        || user_index(class)
+            .and_then(|i| user_codes().get(i).map(|u| u.class == class))
+            .unwrap_or(false);
+    if !known || class == 0 {
+        return Err(AbiError::new(
+            Class::ARG,
+            format!("`errorclass` {class} is not an error class (predefined or added)"),
+        ));
+    }
+    add_user_code(Some(class))
+}
+
+/// `MPI_Add_error_string`: the text of an added class or code.
+pub fn add_error_string(code: c_int, text: &str) -> Result<(), AbiError> {
+    if code <= ERR_LASTCODE {
+        return Err(AbiError::new(
+            Class::ARG,
+            format!(
+                "`errorcode` {code} is predefined (at most MPI_ERR_LASTCODE): only added \
+                 classes and codes take strings"
+            ),
+        ));
+    }
+    let mut codes = user_codes();
+    let entry = user_index(code)
+        .and_then(|i| codes.get_mut(i))
+        .ok_or_else(|| {
+            AbiError::new(
+                Class::ARG,
+                format!("`errorcode` {code} was not added by MPI_Add_error_class/code"),
+            )
+        })?;
+    entry.text = text.to_owned();
+    Ok(())
+}
+
 /// What went wrong in a call: class and a message that names the argument and value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AbiError {
@@ -265,6 +363,9 @@ pub fn class_of(code: c_int) -> Option<c_int> {
     if code < 0 {
         return None;
     }
+    if code > ERR_LASTCODE {
+        return user_index(code).and_then(|i| user_codes().get(i).map(|u| u.class));
+    }
     let class = code & 0x7f;
     (class_info(class).is_some() && (code >> 7) < RING as c_int).then_some(class)
 }
@@ -272,6 +373,9 @@ pub fn class_of(code: c_int) -> Option<c_int> {
 /// The text of an error code: class name and meaning, and the message it
 /// was raised with while that is still remembered.
 pub fn string_of(code: c_int) -> Option<String> {
+    if code > ERR_LASTCODE {
+        return user_index(code).and_then(|i| user_codes().get(i).map(|u| u.text.clone()));
+    }
     let class = class_of(code)?;
     let (name, what) = class_info(class)?;
     let slot = (code >> 7) as usize;
@@ -334,7 +438,11 @@ pub fn raise_code(func: &str, obj: ErrObj, err: AbiError, code: c_int) -> c_int 
 
 /// Reports an error on stderr and ends the job (MPI_ERRORS_ARE_FATAL).
 fn fatal(func: &str, err: &AbiError) -> ! {
-    let (name, _) = class_info(err.class.0).unwrap_or(("MPI_ERR_UNKNOWN", ""));
+    let name = match class_info(err.class.0) {
+        Some((name, _)) => name.to_owned(),
+        None if err.class.0 > ERR_LASTCODE => format!("error class {}", err.class.0),
+        None => "MPI_ERR_UNKNOWN".to_owned(),
+    };
     let mut st = state::lock();
     let rank = st
         .universe
@@ -346,7 +454,12 @@ fn fatal(func: &str, err: &AbiError) -> ! {
         err.message
     );
     eprintln!("{text}");
-    let exit = if err.class.0 > 0 { err.class.0 } else { 1 };
+    // Exit statuses are 8 bits: added classes (above MPI_ERR_LASTCODE) keep
+    // their low byte, as under MPICH's launcher.
+    let exit = match err.class.0 & 0xff {
+        0 => 1,
+        low => low,
+    };
     match st.universe.take() {
         Some(u) => u.abort(exit, &text),
         None => std::process::exit(exit),
@@ -446,6 +559,34 @@ mod tests {
         assert_eq!(class_of(0), Some(0));
         assert_eq!(class_of(54), None);
         assert_eq!(class_of(-3), None);
+    }
+
+    #[test]
+    fn added_classes_and_codes() {
+        let class = add_error_class().unwrap();
+        assert!(class > ERR_LASTCODE);
+        assert!(LAST_USED_CODE.load(Ordering::Relaxed) >= class);
+        let code = add_error_code(class).unwrap();
+        assert!(code > class);
+        assert_eq!(class_of(code), Some(class));
+        assert_eq!(class_of(class), Some(class));
+        assert_eq!(string_of(code).unwrap(), "");
+        add_error_string(code, "mine").unwrap();
+        assert_eq!(string_of(code).unwrap(), "mine");
+        let arg = add_error_code(Class::ARG.0).unwrap();
+        assert_eq!(class_of(arg), Some(Class::ARG.0));
+        // Codes are not classes; predefined codes take no strings.
+        assert_eq!(add_error_code(code).unwrap_err().class, Class::ARG);
+        assert_eq!(add_error_code(0).unwrap_err().class, Class::ARG);
+        assert_eq!(
+            add_error_string(Class::RANK.0, "x").unwrap_err().class,
+            Class::ARG
+        );
+        assert_eq!(
+            add_error_string(i32::MAX, "x").unwrap_err().class,
+            Class::ARG
+        );
+        assert_eq!(class_of(i32::MAX), None);
     }
 
     #[test]

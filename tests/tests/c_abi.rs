@@ -216,6 +216,7 @@ three_ways!(
     nonblocking,
     probe,
     errors,
+    errors2,
     profile,
     coll,
     comm,
@@ -284,6 +285,48 @@ fn errors_are_fatal_by_default() {
                         .lines()
                         .any(|l| l.contains(line) && l.contains(name) && l.contains(text)),
                     "fatal {arg} ({way:?}): no message naming MPI_Send, {name} and `{text}`\n{}",
+                    out.describe()
+                );
+            }
+        }
+    }
+}
+
+/// Each predefined handler ends the job its way (`errors2 <mode>`): the
+/// exit status is the error class (low byte for an added class, as MPICH's
+/// launcher reports it) and OxMPI's message names the function. MPICH
+/// 4.0.2 asserts on `MPI_ERRORS_ABORT`, so that mode runs the OxMPI ways only.
+#[test]
+fn handlers_end_the_job() {
+    for way in [Way::Hydra, Way::Ours, Way::MpichBinary] {
+        for (mode, exit, func, text) in [
+            ("fatal", 7, "MPI_Bcast", "MPI_ERR_ROOT"),
+            ("added", 1, "MPI_Comm_call_errhandler", "errors2 added"),
+            ("abort", 6, "MPI_Send", "MPI_ERR_RANK"),
+        ] {
+            if way == Way::Hydra && mode == "abort" {
+                continue;
+            }
+            let out = run("errors2", way, 2, &[mode]);
+            assert_eq!(
+                out.code,
+                Some(exit),
+                "errors2 {mode} ({way:?})\n{}",
+                out.describe()
+            );
+            assert!(!out.stdout.contains("NOT FATAL"), "{}", out.describe());
+            assert!(
+                !out.outlived,
+                "errors2 {mode}: processes outlived the launcher\n{}",
+                out.describe()
+            );
+            if way != Way::Hydra {
+                let line = format!("OxMPI: fatal error in {func} on rank ");
+                assert!(
+                    out.stderr
+                        .lines()
+                        .any(|l| l.contains(&line) && l.contains(text)),
+                    "errors2 {mode} ({way:?}): no message naming {func} and `{text}`\n{}",
                     out.describe()
                 );
             }

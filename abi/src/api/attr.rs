@@ -45,8 +45,6 @@ static HOST: c_int = PROC_NULL;
 static IO: c_int = ANY_SOURCE;
 static WTIME_IS_GLOBAL: c_int = 0;
 static UNIVERSE_SIZE: AtomicI32 = AtomicI32::new(1);
-/// `MPI_ERR_LASTCODE`: no error codes are added by the program.
-static LASTUSEDCODE: c_int = 0x3fff_ffff;
 static APPNUM: c_int = 0;
 
 /// The value (a pointer to an int) of a predefined attribute.
@@ -64,7 +62,8 @@ fn predefined(name: &str, c: &Comm) -> *const c_int {
             UNIVERSE_SIZE.store(world, Ordering::Relaxed);
             UNIVERSE_SIZE.as_ptr()
         }
-        "MPI_LASTUSEDCODE" => &LASTUSEDCODE,
+        // MPI_ERR_LASTCODE until the program adds classes or codes.
+        "MPI_LASTUSEDCODE" => crate::errors::LAST_USED_CODE.as_ptr(),
         _ => &APPNUM,
     }
 }

@@ -28,6 +28,16 @@ unsafe fn request_array<'a>(
     Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
 }
 
+/// A status array argument: `MPI_STATUSES_IGNORE` or a pointer, which
+/// must not be null when there are requests (MPICH's MPI_ERR_ARG too).
+fn statuses_arg(n: usize, p: *mut MPI_Status) -> Result<*mut MPI_Status, AbiError> {
+    if n == 0 {
+        Ok(p)
+    } else {
+        out_ptr(p, "array_of_statuses")
+    }
+}
+
 /// Writes status `i` of an array (unless `MPI_STATUSES_IGNORE`).
 ///
 /// # Safety
@@ -155,6 +165,7 @@ pub unsafe extern "C" fn oxabi_Waitall(
     guard("MPI_Waitall", ErrObj::None, || {
         // SAFETY: the caller's contract.
         let hs = unsafe { request_array(count, array_of_requests) }?;
+        let array_of_statuses = statuses_arg(hs.len(), array_of_statuses)?;
         let mut errors = Errors::new();
         for (i, h) in hs.iter_mut().enumerate() {
             let (s, e) = requests::wait(h)?;
@@ -180,6 +191,7 @@ pub unsafe extern "C" fn oxabi_Testall(
     guard("MPI_Testall", ErrObj::None, || {
         // SAFETY: the caller's contract.
         let hs = unsafe { request_array(count, array_of_requests) }?;
+        let array_of_statuses = statuses_arg(hs.len(), array_of_statuses)?;
         let flag = out_ptr(flag, "flag")?;
         let mut st = state::lock();
         st.reap_detached();
@@ -355,6 +367,7 @@ pub unsafe extern "C" fn oxabi_Waitsome(
     guard("MPI_Waitsome", ErrObj::None, || {
         // SAFETY: the caller's contract.
         let hs = unsafe { request_array(incount, array_of_requests) }?;
+        let array_of_statuses = statuses_arg(hs.len(), array_of_statuses)?;
         let out = out_ptr(outcount, "outcount")?;
         let indices = out_ptr(array_of_indices, "array_of_indices")?;
         let first = requests::wait_any(hs)?;
@@ -388,6 +401,7 @@ pub unsafe extern "C" fn oxabi_Testsome(
     guard("MPI_Testsome", ErrObj::None, || {
         // SAFETY: the caller's contract.
         let hs = unsafe { request_array(incount, array_of_requests) }?;
+        let array_of_statuses = statuses_arg(hs.len(), array_of_statuses)?;
         let out = out_ptr(outcount, "outcount")?;
         let indices = out_ptr(array_of_indices, "array_of_indices")?;
         state::lock().reap_detached();
