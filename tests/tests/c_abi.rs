@@ -219,6 +219,7 @@ three_ways!(
     errors2,
     profile,
     coll,
+    coll_types,
     comm,
     group,
     topo,

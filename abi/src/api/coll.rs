@@ -12,15 +12,30 @@
 //! Datatypes: the predefined ones, as contiguous elements; built-in
 //! operations run the kernels of the element type the datatype maps to
 //! (an operation the type does not support is `MPI_ERR_OP`). Derived
-//! datatypes are `MPI_ERR_TYPE` here until the datatype engine is
-//! connected to the C interface.
+//! datatypes move as their packed bytes (what point-to-point sends too):
+//! a contiguous one straight from the program's buffer, any other packed
+//! into a temporary before the operation and unpacked from it after
+//! ([`Stager`]; a non-blocking call keeps its temporaries with the
+//! request). A reduction over a derived type reduces its packed basic
+//! elements, so the type must be made of one predefined type underneath
+//! (a vector of `MPI_DOUBLE` with `MPI_SUM` works; a struct of an int and
+//! a double is `MPI_ERR_OP`). User operations get derived types only when
+//! contiguous (their function sees the program's layout).
+//!
+//! A value-index pair type (`MPI_DOUBLE_INT`) moves as its extent when
+//! predefined and as its packed size inside a derived type: ranks must not
+//! mix the two forms in one collective.
 
 use std::ffi::{c_int, c_void};
 
 use oxmpi::coll::{Blocks, Elems};
+use oxmpi::datatype::Datatype;
 use oxmpi::ops::{ElemType, Op};
 use oxmpi::{Comm, Request};
 
+use super::datatype::lookup;
+use super::datatype_p2p::{CollStage, Layout, Stage};
+use super::datatype_query::committed;
 use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{
     self, MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Op, MPI_Request, OpRef, BUILTIN_OPS,
@@ -31,17 +46,38 @@ use crate::state::{self, UserFn, UserFnC, UserFunc, UserOp};
 
 // ------------------------------------------------------------ datatypes
 
-/// A predefined datatype as the collectives use it.
-#[derive(Debug, Clone, Copy)]
+/// A datatype as the collectives use it.
+#[derive(Debug, Clone)]
 pub struct Ty {
     /// The C handle (handed to user operations).
     pub handle: MPI_Datatype,
-    /// Bytes per element.
+    /// Bytes from one element to the next in the program's buffer.
     pub extent: usize,
-    /// The kernel type built-in operations use (`None`: user operations only).
+    /// Bytes per element in what the runtime moves: the extent of a
+    /// predefined type, the packed size of a derived one.
+    pub unit: usize,
+    /// The kernel type built-in operations use (`None`: user operations
+    /// only); for a derived type, the one predefined type it is made of.
     pub elem: Option<ElemType>,
-    /// The datatype's C name.
+    /// Basic elements per element (1 for predefined types, whose pairs
+    /// reduce as a whole).
+    pub per: usize,
+    /// The datatype's C name (`"a derived datatype"` for derived ones).
     pub name: &'static str,
+    /// For a derived type: how its data is reached.
+    pub derived: Option<Derived>,
+}
+
+/// A derived datatype in a collective.
+#[derive(Debug, Clone)]
+pub struct Derived {
+    /// The committed type.
+    pub dt: Datatype,
+    /// Whether `count` elements are one run of packed bytes (used in
+    /// place, from `true_lb`).
+    pub contiguous: bool,
+    /// Offset of the first data byte from the buffer address.
+    pub true_lb: isize,
 }
 
 /// The kernel element type of a predefined datatype, by its C name.
@@ -55,8 +91,8 @@ pub fn elem_type(name: &str) -> Option<ElemType> {
         "MPI_UNSIGNED_SHORT" | "MPI_UINT16_T" => U16,
         "MPI_INT" | "MPI_INT32_T" | "MPI_INTEGER" | "MPI_INTEGER4" => I32,
         "MPI_UNSIGNED" | "MPI_UINT32_T" => U32,
-        "MPI_LONG" | "MPI_LONG_LONG_INT" | "MPI_INT64_T" | "MPI_AINT" | "MPI_OFFSET"
-        | "MPI_COUNT" | "MPI_INTEGER8" => I64,
+        "MPI_LONG" | "MPI_LONG_LONG_INT" | "MPI_LONG_LONG" | "MPI_INT64_T" | "MPI_AINT"
+        | "MPI_OFFSET" | "MPI_COUNT" | "MPI_INTEGER8" => I64,
         "MPI_UNSIGNED_LONG" | "MPI_UNSIGNED_LONG_LONG" | "MPI_UINT64_T" => U64,
         "MPI_FLOAT" | "MPI_REAL" | "MPI_REAL4" => F32,
         "MPI_DOUBLE" | "MPI_DOUBLE_PRECISION" | "MPI_REAL8" => F64,
@@ -84,23 +120,56 @@ fn about(arg: &str, mut e: AbiError) -> AbiError {
     e
 }
 
-/// Decodes datatype argument `arg`: predefined datatypes only.
+/// Decodes datatype argument `arg` (predefined, or derived and committed).
 pub fn ty(h: MPI_Datatype, arg: &str) -> Result<Ty, AbiError> {
-    let info = handles::datatype(h).map_err(|e| about(arg, e))?;
-    let name = handles::datatype_name(h).ok_or_else(|| {
+    if let Some(name) = handles::datatype_name(h) {
+        let info = handles::datatype(h).map_err(|e| about(arg, e))?;
+        return Ok(Ty {
+            handle: h,
+            extent: info.extent,
+            unit: info.extent,
+            elem: elem_type(name),
+            per: 1,
+            name,
+            derived: None,
+        });
+    }
+    if handles::derived_type_slot(h).is_none() {
+        return Err(about(
+            arg,
+            handles::datatype(h)
+                .err()
+                .unwrap_or_else(|| handles::bad_datatype(h)),
+        ));
+    }
+    let dt = committed(h).map_err(|e| about(arg, e))?;
+    let extent = usize::try_from(dt.extent()).map_err(|_| {
         AbiError::new(
             Class::TYPE,
             format!(
-                "`{arg}` is datatype {h:#010x}, a derived datatype: collectives accept only \
-                 predefined datatypes so far"
+                "`{arg}` is datatype {h:#010x} with negative extent {}: not supported in \
+                 collectives",
+                dt.extent()
             ),
         )
     })?;
+    let runs = dt.signature().runs();
+    let basic = runs
+        .first()
+        .map(|r| r.0)
+        .filter(|&b| runs.iter().all(|r| r.0 == b));
     Ok(Ty {
         handle: h,
-        extent: info.extent,
-        elem: elem_type(name),
-        name,
+        extent,
+        unit: dt.size(),
+        elem: basic.and_then(|b| elem_type(b.name())),
+        per: dt.signature().len(),
+        name: "a derived datatype",
+        derived: Some(Derived {
+            contiguous: dt.is_contiguous(),
+            true_lb: dt.true_lb(),
+            dt,
+        }),
     })
 }
 
@@ -121,10 +190,10 @@ fn count(n: impl Num, arg: &str) -> Result<usize, AbiError> {
     })
 }
 
-/// Bytes of `n` elements of `t` (count argument `arg`).
+/// Bytes the runtime moves for `n` elements of `t` (count argument `arg`).
 fn bytes(n: impl Num, t: &Ty, arg: &str) -> Result<usize, AbiError> {
     let n: i64 = n.into();
-    count(n, arg)?.checked_mul(t.extent).ok_or_else(|| {
+    count(n, arg)?.checked_mul(t.unit).ok_or_else(|| {
         AbiError::new(
             Class::COUNT,
             format!("`{arg}` {n} of {} overflows the address space", t.name),
@@ -173,6 +242,148 @@ fn not_aliased(send: *const u8, recv: *const u8, len: usize) -> Result<(), AbiEr
         ));
     }
     Ok(())
+}
+
+/// How a collective uses a buffer: read (packed before), written
+/// (unpacked after), or both (in-place calls, broadcast).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dir {
+    /// Data the operation reads.
+    In,
+    /// Data the operation writes.
+    Out,
+    /// Both.
+    InOut,
+}
+
+/// The temporaries of one collective call: where the runtime reads and
+/// writes for buffers of non-contiguous derived types.
+#[derive(Default)]
+pub struct Stager(CollStage);
+
+impl Stager {
+    /// Checks buffer argument `arg` of `len` bytes (in `t.unit`s, as
+    /// [`bytes`] counts them) and returns where the runtime moves them: the
+    /// program's buffer, or a packed temporary.
+    #[allow(clippy::too_many_arguments)]
+    fn buf(
+        &mut self,
+        p: *const c_void,
+        len: usize,
+        t: &Ty,
+        dir: Dir,
+        arg: &str,
+        why: &str,
+    ) -> Result<*mut u8, AbiError> {
+        let q = buffer(p, len, arg, why)?;
+        let Some(d) = &t.derived else {
+            return Ok(q);
+        };
+        if len == 0 {
+            return Ok(q);
+        }
+        if d.contiguous {
+            return Ok(q.wrapping_offset(d.true_lb));
+        }
+        let layout = Layout {
+            dt: d.dt.clone(),
+            buf: q as usize,
+            count: len / t.unit,
+            len,
+        };
+        let mut tmp = vec![0u8; len];
+        if dir != Dir::Out {
+            // SAFETY: MPI's contract: the buffer holds the elements.
+            unsafe { layout.pack_into(&mut tmp) }?;
+        }
+        let ptr = tmp.as_mut_ptr();
+        if dir != Dir::In {
+            self.0.unpacks.push((layout, self.0.bufs.len(), 0));
+        }
+        self.0.bufs.push(tmp);
+        Ok(ptr)
+    }
+
+    /// [`Stager::buf`] for per-rank blocks: `cs[i]` bytes (in units) at byte
+    /// displacement `ds[i]` of the program's buffer, of type `tys(i)`.
+    /// Returns the address and displacements the runtime uses: the
+    /// program's, or a temporary holding the blocks packed one after
+    /// another.
+    #[allow(clippy::too_many_arguments)]
+    fn blocks<'t>(
+        &mut self,
+        p: *const c_void,
+        cs: &[usize],
+        ds: &[usize],
+        tys: &dyn Fn(usize) -> &'t Ty,
+        dir: Dir,
+        arg: &str,
+        why: &str,
+    ) -> Result<(*mut u8, Vec<usize>), AbiError> {
+        let q = buffer(p, Blocks::new(cs, ds).extent(), arg, why)?;
+        let in_place = |t: &Ty| match &t.derived {
+            None => true,
+            Some(d) => d.contiguous && d.true_lb == 0,
+        };
+        if (0..cs.len()).all(|i| in_place(tys(i))) {
+            return Ok((q, ds.to_vec()));
+        }
+        let mut tmp = vec![0u8; cs.iter().sum()];
+        let (mut offsets, mut off) = (Vec::with_capacity(cs.len()), 0);
+        for (i, (&len, &d)) in cs.iter().zip(ds).enumerate() {
+            offsets.push(off);
+            if len > 0 {
+                let t = tys(i);
+                let dt = match &t.derived {
+                    Some(d) => d.dt.clone(),
+                    None => lookup(t.handle)?,
+                };
+                let count = len / t.unit;
+                if dt.pack_size(count).ok() != Some(len) {
+                    return Err(AbiError::new(
+                        Class::TYPE,
+                        format!(
+                            "`{arg}` block {i}: {} packs to other than its extent; value-index \
+                             pair types cannot be mixed with derived datatypes in one call",
+                            t.name
+                        ),
+                    ));
+                }
+                let layout = Layout {
+                    dt,
+                    buf: (q as usize).wrapping_add(d),
+                    count,
+                    len,
+                };
+                if dir != Dir::Out {
+                    // SAFETY: MPI's contract: the buffer holds the blocks.
+                    unsafe { layout.pack_into(&mut tmp[off..off + len]) }?;
+                }
+                if dir != Dir::In {
+                    self.0.unpacks.push((layout, self.0.bufs.len(), off));
+                }
+            }
+            off += len;
+        }
+        let ptr = tmp.as_mut_ptr();
+        self.0.bufs.push(tmp);
+        Ok((ptr, offsets))
+    }
+
+    /// After a blocking collective completed: unpacks what it received.
+    ///
+    /// # Safety
+    /// The program's buffers are still there.
+    unsafe fn finish(self) -> Result<(), AbiError> {
+        // SAFETY: the caller's contract.
+        unsafe { self.0.finish() }?;
+        Ok(())
+    }
+
+    /// The temporaries to keep with a non-blocking collective's request.
+    fn into_stage(self) -> Option<Stage> {
+        (!self.0.is_empty()).then_some(Stage::Collective(self.0))
+    }
 }
 
 fn comm_of(h: MPI_Comm) -> Result<Comm, AbiError> {
@@ -281,7 +492,7 @@ const BUILTINS: [Op; 14] = [
 /// A C user function as a runtime operation on elements of `t`: it is
 /// called with the element count of each piece and the datatype handle.
 fn user_op(u: UserOp, t: &Ty) -> Op {
-    let (func, handle, extent) = (u.func, t.handle, t.extent.max(1));
+    let (func, handle, extent) = (u.func, t.handle, t.unit.max(1));
     Op::user(u.commute, move |input: &[u8], inout: &mut [u8]| {
         let n = inout.len() / extent;
         let mut dt = handle;
@@ -324,9 +535,15 @@ fn op_for(op: MPI_Op, t: &Ty) -> Result<Op, AbiError> {
             }
             let o = BUILTINS[i].clone();
             o.reducer(t.elem).map_err(|e| {
+                let hint = if t.derived.is_some() && t.elem.is_none() {
+                    " (a reduction over a derived datatype reduces its basic elements: they \
+                     must all be one predefined type the operation is defined for)"
+                } else {
+                    ""
+                };
                 AbiError::new(
                     Class::OP,
-                    format!("{name} is not defined for datatype {}: {e}", t.name),
+                    format!("{name} is not defined for datatype {}: {e}{hint}", t.name),
                 )
             })?;
             Ok(o)
@@ -338,8 +555,28 @@ fn op_for(op: MPI_Op, t: &Ty) -> Result<Op, AbiError> {
                     format!("operation {op:#010x} does not exist (freed, or never created)"),
                 )
             })?;
+            if t.derived.as_ref().is_some_and(|d| !d.contiguous) {
+                return Err(AbiError::new(
+                    Class::OP,
+                    format!(
+                        "user operation {op:#010x} on datatype {:#010x}: user operations take \
+                         predefined or contiguous derived datatypes only so far",
+                        t.handle
+                    ),
+                ));
+            }
             Ok(user_op(u, t))
         }
+    }
+}
+
+/// What the reduction kernels see of `n` elements of `t` under `o`: the
+/// elements themselves, or for a derived type under a built-in operation,
+/// its basic elements (`(count multiplier, bytes per reduced element)`).
+fn reduce_unit(t: &Ty, o: &Op) -> (usize, usize) {
+    match (&t.derived, o) {
+        (Some(_), Op::Builtin(_)) if t.per > 0 => (t.per, t.unit / t.per),
+        _ => (1, t.unit),
     }
 }
 
@@ -462,13 +699,17 @@ unsafe fn reduce_local(
     let t = ty(datatype, "datatype")?;
     let n = bytes(count, &t, "count")?;
     let why = "in MPI_Reduce_local";
-    let a = buffer(inbuf, n, "inbuf", why)?;
-    let b = buffer(inoutbuf, n, "inoutbuf", why)?;
+    buffer(inbuf, n, "inbuf", why)?;
+    buffer(inoutbuf, n, "inoutbuf", why)?;
     let f = op_for(op, &t)?.reducer(t.elem)?;
+    let mut sg = Stager::default();
+    let a = sg.buf(inbuf, n, &t, Dir::In, "inbuf", why)?;
+    let b = sg.buf(inoutbuf, n, &t, Dir::InOut, "inoutbuf", why)?;
     if n == 0 {
         return Ok(());
     }
-    // SAFETY: MPI's contract: both hold `count` elements.
+    // SAFETY: MPI's contract: both hold `count` elements (or are packed
+    // temporaries of them).
     let (input, inout) = unsafe {
         (
             std::slice::from_raw_parts(a, n),
@@ -476,7 +717,8 @@ unsafe fn reduce_local(
         )
     };
     f(input, inout)?;
-    Ok(())
+    // SAFETY: the program's buffer is there.
+    unsafe { sg.finish() }
 }
 
 /// `MPI_Reduce_local`: `inoutbuf = inbuf op inoutbuf`.
@@ -521,11 +763,12 @@ type Started = Result<Request<'static>, AbiError>;
 
 /// # Safety
 /// None needed; `unsafe` for the uniform macro.
-unsafe fn ibarrier(comm: MPI_Comm) -> Started {
+unsafe fn ibarrier(_sg: &mut Stager, comm: MPI_Comm) -> Started {
     Ok(comm_of(comm)?.ibarrier()?)
 }
 
 unsafe fn ibcast<N: Num>(
+    sg: &mut Stager,
     buffer_: *mut c_void,
     count: N,
     datatype: MPI_Datatype,
@@ -536,29 +779,38 @@ unsafe fn ibcast<N: Num>(
     root_of(&c, root)?;
     let t = ty(datatype, "datatype")?;
     let n = bytes(count, &t, "count")?;
-    let p = buffer(buffer_, n, "buffer", "in a broadcast")?;
+    let p = sg.buf(buffer_, n, &t, Dir::InOut, "buffer", "in a broadcast")?;
     // SAFETY: MPI's contract on the buffer.
     Ok(unsafe { c.ibcast_raw(p, n, root) }?)
 }
 
 /// (sendbuf or `None` for `MPI_IN_PLACE`, recvbuf) of the reductions.
 fn reduce_bufs(
+    sg: &mut Stager,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     n: usize,
+    t: &Ty,
 ) -> Result<(Option<*const u8>, *mut u8), AbiError> {
     let why = "as the receive buffer of a reduction";
-    let recv = buffer(recvbuf, n, "recvbuf", why)?;
     if is_in_place(sendbuf) {
+        let recv = sg.buf(recvbuf, n, t, Dir::InOut, "recvbuf", why)?;
         return Ok((None, recv));
     }
-    let send = buffer(sendbuf, n, "sendbuf", "")?;
-    not_aliased(send, recv, n)?;
+    buffer(recvbuf, n, "recvbuf", why)?;
+    not_aliased(
+        buffer(sendbuf, n, "sendbuf", "")?,
+        recvbuf.cast_const().cast(),
+        n,
+    )?;
+    let recv = sg.buf(recvbuf, n, t, Dir::Out, "recvbuf", why)?;
+    let send = sg.buf(sendbuf, n, t, Dir::In, "sendbuf", "")?;
     Ok((Some(send.cast_const()), recv))
 }
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn ireduce<N: Num>(
+    sg: &mut Stager,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     count: N,
@@ -572,27 +824,32 @@ unsafe fn ireduce<N: Num>(
     let t = ty(datatype, "datatype")?;
     let n = bytes(count, &t, "count")?;
     let (send, recv) = if at_root {
-        reduce_bufs(sendbuf, recvbuf, n)?
+        reduce_bufs(sg, sendbuf, recvbuf, n, &t)?
     } else {
-        let send = buffer(sendbuf, n, "sendbuf", "on a rank other than the root")?;
+        let why = "on a rank other than the root";
+        let send = sg.buf(sendbuf, n, &t, Dir::In, "sendbuf", why)?;
         (Some(send.cast_const()), std::ptr::null_mut())
     };
     let o = op_for(op, &t)?;
-    let e = elems(count, &t)?;
+    let e = elems(count, &t, &o)?;
     // SAFETY: MPI's contract on the buffers.
     Ok(unsafe { c.ireduce_raw(send, recv, e, &o, root) }?)
 }
 
-fn elems(count_: impl Num, t: &Ty) -> Result<Elems, AbiError> {
+/// The elements a reduction of `count_` elements of `t` under `o` works on.
+fn elems(count_: impl Num, t: &Ty, o: &Op) -> Result<Elems, AbiError> {
+    let (per, size) = reduce_unit(t, o);
     Ok(Elems {
-        count: count(count_, "count")?,
-        size: t.extent,
+        count: count(count_, "count")? * per,
+        size,
         ty: t.elem,
     })
 }
 
 /// The shared start of allreduce, scan and exscan.
+#[allow(clippy::too_many_arguments)]
 unsafe fn reduction<N: Num>(
+    sg: &mut Stager,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     count: N,
@@ -604,9 +861,9 @@ unsafe fn reduction<N: Num>(
     let c = comm_of(comm)?;
     let t = ty(datatype, "datatype")?;
     let n = bytes(count, &t, "count")?;
-    let (send, recv) = reduce_bufs(sendbuf, recvbuf, n)?;
+    let (send, recv) = reduce_bufs(sg, sendbuf, recvbuf, n, &t)?;
     let o = op_for(op, &t)?;
-    let e = elems(count, &t)?;
+    let e = elems(count, &t, &o)?;
     // SAFETY: MPI's contract on the buffers.
     Ok(unsafe {
         match which {
@@ -625,30 +882,7 @@ enum Reduction {
 }
 
 unsafe fn iallreduce<N: Num>(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: N,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> Started {
-    // SAFETY: forwarded contract.
-    unsafe { reduction(sendbuf, recvbuf, count, datatype, op, comm, Reduction::All) }
-}
-
-unsafe fn iscan<N: Num>(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: N,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> Started {
-    // SAFETY: forwarded contract.
-    unsafe { reduction(sendbuf, recvbuf, count, datatype, op, comm, Reduction::Scan) }
-}
-
-unsafe fn iexscan<N: Num>(
+    sg: &mut Stager,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     count: N,
@@ -659,6 +893,55 @@ unsafe fn iexscan<N: Num>(
     // SAFETY: forwarded contract.
     unsafe {
         reduction(
+            sg,
+            sendbuf,
+            recvbuf,
+            count,
+            datatype,
+            op,
+            comm,
+            Reduction::All,
+        )
+    }
+}
+
+unsafe fn iscan<N: Num>(
+    sg: &mut Stager,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: N,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> Started {
+    // SAFETY: forwarded contract.
+    unsafe {
+        reduction(
+            sg,
+            sendbuf,
+            recvbuf,
+            count,
+            datatype,
+            op,
+            comm,
+            Reduction::Scan,
+        )
+    }
+}
+
+unsafe fn iexscan<N: Num>(
+    sg: &mut Stager,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: N,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> Started {
+    // SAFETY: forwarded contract.
+    unsafe {
+        reduction(
+            sg,
             sendbuf,
             recvbuf,
             count,
@@ -686,6 +969,7 @@ fn same_block(send: usize, recv: usize, what: &str) -> Result<(), AbiError> {
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn igather<N: Num>(
+    sg: &mut Stager,
     sendbuf: *const c_void,
     sendcount: N,
     sendtype: MPI_Datatype,
@@ -706,20 +990,25 @@ unsafe fn igather<N: Num>(
                 "`recvcount` x ranks overflows the address space",
             )
         })?;
-        let recv = buffer(recvbuf, all, "recvbuf", "as the root's receive buffer")?;
-        let send = if is_in_place(sendbuf) {
-            None
+        let why = "as the root's receive buffer";
+        let (send, dir) = if is_in_place(sendbuf) {
+            buffer(recvbuf, all, "recvbuf", why)?;
+            (None, Dir::InOut)
         } else {
             let st = ty(sendtype, "sendtype")?;
             let n = bytes(sendcount, &st, "sendcount")?;
+            buffer(recvbuf, all, "recvbuf", why)?;
             same_block(n, block, "the root's own block")?;
-            Some(buffer(sendbuf, n, "sendbuf", "")?.cast_const())
+            let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", "")?;
+            (Some(send.cast_const()), Dir::Out)
         };
+        let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
         (send, block, recv)
     } else {
         let st = ty(sendtype, "sendtype")?;
         let n = bytes(sendcount, &st, "sendcount")?;
-        let send = buffer(sendbuf, n, "sendbuf", "on a rank other than the root")?;
+        let why = "on a rank other than the root";
+        let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", why)?;
         (Some(send.cast_const()), n, std::ptr::null_mut())
     };
     // SAFETY: MPI's contract on the buffers.
@@ -728,6 +1017,7 @@ unsafe fn igather<N: Num>(
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn igatherv<N: Num, C: Num, D: Num>(
+    sg: &mut Stager,
     sendbuf: *const c_void,
     sendcount: N,
     sendtype: MPI_Datatype,
@@ -747,7 +1037,8 @@ unsafe fn igatherv<N: Num, C: Num, D: Num>(
         let st = ty(sendtype, "sendtype")?;
         let n = bytes(sendcount, &st, "sendcount")?;
         let why = "on a rank other than the root";
-        (Some(buffer(sendbuf, n, "sendbuf", why)?.cast_const()), n)
+        let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", why)?;
+        (Some(send.cast_const()), n)
     };
     if !at_root {
         // SAFETY: MPI's contract on the buffers.
@@ -756,7 +1047,7 @@ unsafe fn igatherv<N: Num, C: Num, D: Num>(
         }?);
     }
     let rt = ty(recvtype, "recvtype")?;
-    let unit = |_| Ok(rt.extent);
+    let (unit, dunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
     // SAFETY: MPI's contract: one entry per rank.
     let (cs, ds) = unsafe {
         blocks(
@@ -764,27 +1055,26 @@ unsafe fn igatherv<N: Num, C: Num, D: Num>(
             displs,
             c.size() as usize,
             &unit,
-            &unit,
+            &dunit,
             "recvcounts",
             "displs",
         )
     }?;
-    let b = Blocks::new(&cs, &ds);
-    let recv = buffer(
-        recvbuf,
-        b.extent(),
-        "recvbuf",
-        "as the root's receive buffer",
-    )?;
+    let why = "as the root's receive buffer";
+    buffer(recvbuf, Blocks::new(&cs, &ds).extent(), "recvbuf", why)?;
     if send.is_some() {
         same_block(send_bytes, cs[c.rank() as usize], "the root's own block")?;
     }
+    let dir = if in_place { Dir::InOut } else { Dir::Out };
+    let (recv, ds) = sg.blocks(recvbuf, &cs, &ds, &|_| &rt, dir, "recvbuf", why)?;
+    let b = Blocks::new(&cs, &ds);
     // SAFETY: MPI's contract on the buffers.
     Ok(unsafe { c.igatherv_raw(send, send_bytes, recv, b, root) }?)
 }
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn iscatter<N: Num>(
+    sg: &mut Stager,
     sendbuf: *const c_void,
     sendcount: N,
     sendtype: MPI_Datatype,
@@ -805,20 +1095,23 @@ unsafe fn iscatter<N: Num>(
                 "`sendcount` x ranks overflows the address space",
             )
         })?;
-        let send = buffer(sendbuf, all, "sendbuf", "as the root's send buffer")?;
+        let why = "as the root's send buffer";
+        buffer(sendbuf, all, "sendbuf", why)?;
         let recv = if is_in_place(recvbuf) {
             None
         } else {
             let rt = ty(recvtype, "recvtype")?;
             let n = bytes(recvcount, &rt, "recvcount")?;
             same_block(block, n, "the root's own block")?;
-            Some(buffer(recvbuf, n, "recvbuf", "")?)
+            Some(sg.buf(recvbuf, n, &rt, Dir::Out, "recvbuf", "")?)
         };
+        let send = sg.buf(sendbuf, all, &st, Dir::In, "sendbuf", why)?;
         (send.cast_const(), block, recv)
     } else {
         let rt = ty(recvtype, "recvtype")?;
         let n = bytes(recvcount, &rt, "recvcount")?;
-        let recv = buffer(recvbuf, n, "recvbuf", "on a rank other than the root")?;
+        let why = "on a rank other than the root";
+        let recv = sg.buf(recvbuf, n, &rt, Dir::Out, "recvbuf", why)?;
         (std::ptr::null(), n, Some(recv))
     };
     // SAFETY: MPI's contract on the buffers.
@@ -827,6 +1120,7 @@ unsafe fn iscatter<N: Num>(
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn iscatterv<N: Num, C: Num, D: Num>(
+    sg: &mut Stager,
     sendbuf: *const c_void,
     sendcounts: *const C,
     displs: *const D,
@@ -846,7 +1140,7 @@ unsafe fn iscatterv<N: Num, C: Num, D: Num>(
         let rt = ty(recvtype, "recvtype")?;
         let n = bytes(recvcount, &rt, "recvcount")?;
         let why = "on a rank other than the root";
-        (Some(buffer(recvbuf, n, "recvbuf", why)?), n)
+        (Some(sg.buf(recvbuf, n, &rt, Dir::Out, "recvbuf", why)?), n)
     };
     if !at_root {
         // SAFETY: MPI's contract on the buffers.
@@ -855,7 +1149,7 @@ unsafe fn iscatterv<N: Num, C: Num, D: Num>(
         }?);
     }
     let st = ty(sendtype, "sendtype")?;
-    let unit = |_| Ok(st.extent);
+    let (unit, dunit) = (|_| Ok(st.unit), |_| Ok(st.extent));
     // SAFETY: MPI's contract: one entry per rank.
     let (cs, ds) = unsafe {
         blocks(
@@ -863,21 +1157,25 @@ unsafe fn iscatterv<N: Num, C: Num, D: Num>(
             displs,
             c.size() as usize,
             &unit,
-            &unit,
+            &dunit,
             "sendcounts",
             "displs",
         )
     }?;
-    let b = Blocks::new(&cs, &ds);
-    let send = buffer(sendbuf, b.extent(), "sendbuf", "as the root's send buffer")?;
+    let why = "as the root's send buffer";
+    buffer(sendbuf, Blocks::new(&cs, &ds).extent(), "sendbuf", why)?;
     if recv.is_some() {
         same_block(cs[c.rank() as usize], recv_bytes, "the root's own block")?;
     }
+    let (send, ds) = sg.blocks(sendbuf, &cs, &ds, &|_| &st, Dir::In, "sendbuf", why)?;
+    let b = Blocks::new(&cs, &ds);
     // SAFETY: MPI's contract on the buffers.
     Ok(unsafe { c.iscatterv_raw(send.cast_const(), b, recv, recv_bytes, root) }?)
 }
 
+#[allow(clippy::too_many_arguments)]
 unsafe fn iallgather<N: Num>(
+    sg: &mut Stager,
     sendbuf: *const c_void,
     sendcount: N,
     sendtype: MPI_Datatype,
@@ -892,21 +1190,25 @@ unsafe fn iallgather<N: Num>(
     let all = block
         .checked_mul(c.size() as usize)
         .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
-    let recv = buffer(recvbuf, all, "recvbuf", "as the receive buffer")?;
-    let send = if is_in_place(sendbuf) {
-        None
+    let why = "as the receive buffer";
+    buffer(recvbuf, all, "recvbuf", why)?;
+    let (send, dir) = if is_in_place(sendbuf) {
+        (None, Dir::InOut)
     } else {
         let st = ty(sendtype, "sendtype")?;
         let n = bytes(sendcount, &st, "sendcount")?;
         same_block(n, block, "this rank's block")?;
-        Some(buffer(sendbuf, n, "sendbuf", "")?.cast_const())
+        let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", "")?;
+        (Some(send.cast_const()), Dir::Out)
     };
+    let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
     // SAFETY: MPI's contract on the buffers.
     Ok(unsafe { c.iallgather_raw(send, block, recv) }?)
 }
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn iallgatherv<N: Num, C: Num, D: Num>(
+    sg: &mut Stager,
     sendbuf: *const c_void,
     sendcount: N,
     sendtype: MPI_Datatype,
@@ -918,7 +1220,7 @@ unsafe fn iallgatherv<N: Num, C: Num, D: Num>(
 ) -> Started {
     let c = comm_of(comm)?;
     let rt = ty(recvtype, "recvtype")?;
-    let unit = |_| Ok(rt.extent);
+    let (unit, dunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
     // SAFETY: MPI's contract: one entry per rank.
     let (cs, ds) = unsafe {
         blocks(
@@ -926,26 +1228,31 @@ unsafe fn iallgatherv<N: Num, C: Num, D: Num>(
             displs,
             c.size() as usize,
             &unit,
-            &unit,
+            &dunit,
             "recvcounts",
             "displs",
         )
     }?;
-    let b = Blocks::new(&cs, &ds);
-    let recv = buffer(recvbuf, b.extent(), "recvbuf", "as the receive buffer")?;
-    let (send, send_bytes) = if is_in_place(sendbuf) {
-        (None, cs[c.rank() as usize])
+    let why = "as the receive buffer";
+    buffer(recvbuf, Blocks::new(&cs, &ds).extent(), "recvbuf", why)?;
+    let (send, send_bytes, dir) = if is_in_place(sendbuf) {
+        (None, cs[c.rank() as usize], Dir::InOut)
     } else {
         let st = ty(sendtype, "sendtype")?;
         let n = bytes(sendcount, &st, "sendcount")?;
         same_block(n, cs[c.rank() as usize], "this rank's block")?;
-        (Some(buffer(sendbuf, n, "sendbuf", "")?.cast_const()), n)
+        let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", "")?;
+        (Some(send.cast_const()), n, Dir::Out)
     };
+    let (recv, ds) = sg.blocks(recvbuf, &cs, &ds, &|_| &rt, dir, "recvbuf", why)?;
+    let b = Blocks::new(&cs, &ds);
     // SAFETY: MPI's contract on the buffers.
     Ok(unsafe { c.iallgatherv_raw(send, send_bytes, recv, b) }?)
 }
 
+#[allow(clippy::too_many_arguments)]
 unsafe fn ialltoall<N: Num>(
+    sg: &mut Stager,
     sendbuf: *const c_void,
     sendcount: N,
     sendtype: MPI_Datatype,
@@ -960,23 +1267,26 @@ unsafe fn ialltoall<N: Num>(
     let all = block
         .checked_mul(c.size() as usize)
         .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
-    let recv = buffer(recvbuf, all, "recvbuf", "as the receive buffer")?;
-    let send = if is_in_place(sendbuf) {
-        None
+    let why = "as the receive buffer";
+    let r = buffer(recvbuf, all, "recvbuf", why)?;
+    let (send, dir) = if is_in_place(sendbuf) {
+        (None, Dir::InOut)
     } else {
         let st = ty(sendtype, "sendtype")?;
         let n = bytes(sendcount, &st, "sendcount")?;
         same_block(n, block, "each block")?;
-        let s = buffer(sendbuf, all, "sendbuf", "")?;
-        not_aliased(s, recv, all)?;
-        Some(s.cast_const())
+        not_aliased(buffer(sendbuf, all, "sendbuf", "")?, r, all)?;
+        let s = sg.buf(sendbuf, all, &st, Dir::In, "sendbuf", "")?;
+        (Some(s.cast_const()), Dir::Out)
     };
+    let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
     // SAFETY: MPI's contract on the buffers.
     Ok(unsafe { c.ialltoall_raw(send, block, recv) }?)
 }
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn ialltoallv<C: Num, D: Num>(
+    sg: &mut Stager,
     sendbuf: *const c_void,
     sendcounts: *const C,
     sdispls: *const D,
@@ -990,7 +1300,7 @@ unsafe fn ialltoallv<C: Num, D: Num>(
     let c = comm_of(comm)?;
     let p = c.size() as usize;
     let rt = ty(recvtype, "recvtype")?;
-    let runit = |_| Ok(rt.extent);
+    let (runit, rdunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
     // SAFETY: MPI's contract: one entry per rank.
     let (rc, rd) = unsafe {
         blocks(
@@ -998,19 +1308,22 @@ unsafe fn ialltoallv<C: Num, D: Num>(
             rdispls,
             p,
             &runit,
-            &runit,
+            &rdunit,
             "recvcounts",
             "rdispls",
         )
     }?;
-    let rb = Blocks::new(&rc, &rd);
-    let recv = buffer(recvbuf, rb.extent(), "recvbuf", "as the receive buffer")?;
+    let why = "as the receive buffer";
+    let rext = Blocks::new(&rc, &rd).extent();
+    let r = buffer(recvbuf, rext, "recvbuf", why)?;
     if is_in_place(sendbuf) {
+        let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &|_| &rt, Dir::InOut, "recvbuf", why)?;
+        let rb = Blocks::new(&rc, &rd);
         // SAFETY: MPI's contract on the buffers.
         return Ok(unsafe { c.ialltoallv_raw(None, Blocks::NONE, recv, rb) }?);
     }
     let st = ty(sendtype, "sendtype")?;
-    let sunit = |_| Ok(st.extent);
+    let (sunit, sdunit) = (|_| Ok(st.unit), |_| Ok(st.extent));
     // SAFETY: as above.
     let (sc, sd) = unsafe {
         blocks(
@@ -1018,14 +1331,16 @@ unsafe fn ialltoallv<C: Num, D: Num>(
             sdispls,
             p,
             &sunit,
-            &sunit,
+            &sdunit,
             "sendcounts",
             "sdispls",
         )
     }?;
-    let sb = Blocks::new(&sc, &sd);
-    let send = buffer(sendbuf, sb.extent(), "sendbuf", "")?;
-    not_aliased(send, recv, sb.extent().min(rb.extent()))?;
+    let sext = Blocks::new(&sc, &sd).extent();
+    not_aliased(buffer(sendbuf, sext, "sendbuf", "")?, r, sext.min(rext))?;
+    let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &|_| &st, Dir::In, "sendbuf", "")?;
+    let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &|_| &rt, Dir::Out, "recvbuf", why)?;
+    let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
     // SAFETY: MPI's contract on the buffers.
     Ok(unsafe { c.ialltoallv_raw(Some(send.cast_const()), sb, recv, rb) }?)
 }
@@ -1049,6 +1364,7 @@ unsafe fn types(types: *const MPI_Datatype, n: usize, arg: &str) -> Result<Vec<T
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn ialltoallw<C: Num, D: Num>(
+    sg: &mut Stager,
     sendbuf: *const c_void,
     sendcounts: *const C,
     sdispls: *const D,
@@ -1064,7 +1380,7 @@ unsafe fn ialltoallw<C: Num, D: Num>(
     let bytes_unit = |_| Ok(1);
     // SAFETY: MPI's contract: one entry per rank.
     let rts = unsafe { types(recvtypes, p, "recvtypes") }?;
-    let runit = |i: usize| Ok(rts[i].extent);
+    let runit = |i: usize| Ok(rts[i].unit);
     // SAFETY: as above.
     let (rc, rd) = unsafe {
         blocks(
@@ -1077,15 +1393,19 @@ unsafe fn ialltoallw<C: Num, D: Num>(
             "rdispls",
         )
     }?;
-    let rb = Blocks::new(&rc, &rd);
-    let recv = buffer(recvbuf, rb.extent(), "recvbuf", "as the receive buffer")?;
+    let why = "as the receive buffer";
+    let rext = Blocks::new(&rc, &rd).extent();
+    let r = buffer(recvbuf, rext, "recvbuf", why)?;
+    let rty = |i: usize| &rts[i];
     if is_in_place(sendbuf) {
+        let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &rty, Dir::InOut, "recvbuf", why)?;
+        let rb = Blocks::new(&rc, &rd);
         // SAFETY: MPI's contract on the buffers.
         return Ok(unsafe { c.ialltoallw_raw(None, Blocks::NONE, recv, rb) }?);
     }
     // SAFETY: as above.
     let sts = unsafe { types(sendtypes, p, "sendtypes") }?;
-    let sunit = |i: usize| Ok(sts[i].extent);
+    let sunit = |i: usize| Ok(sts[i].unit);
     // SAFETY: as above.
     let (sc, sd) = unsafe {
         blocks(
@@ -1098,14 +1418,18 @@ unsafe fn ialltoallw<C: Num, D: Num>(
             "sdispls",
         )
     }?;
-    let sb = Blocks::new(&sc, &sd);
-    let send = buffer(sendbuf, sb.extent(), "sendbuf", "")?;
-    not_aliased(send, recv, sb.extent().min(rb.extent()))?;
+    let sext = Blocks::new(&sc, &sd).extent();
+    not_aliased(buffer(sendbuf, sext, "sendbuf", "")?, r, sext.min(rext))?;
+    let sty = |i: usize| &sts[i];
+    let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &sty, Dir::In, "sendbuf", "")?;
+    let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &rty, Dir::Out, "recvbuf", why)?;
+    let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
     // SAFETY: MPI's contract on the buffers.
     Ok(unsafe { c.ialltoallw_raw(Some(send.cast_const()), sb, recv, rb) }?)
 }
 
 unsafe fn ireduce_scatter<C: Num>(
+    sg: &mut Stager,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     recvcounts: *const C,
@@ -1119,24 +1443,29 @@ unsafe fn ireduce_scatter<C: Num>(
     let cs = unsafe { counts(recvcounts, c.size() as usize, "recvcounts") }?;
     let total: usize = cs.iter().sum();
     let total_bytes = total
-        .checked_mul(t.extent)
+        .checked_mul(t.unit)
         .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcounts` sum overflows"))?;
-    let mine = cs[c.rank() as usize] * t.extent;
+    let mine = cs[c.rank() as usize] * t.unit;
+    let why = "as the receive buffer";
     let (send, recv) = if is_in_place(sendbuf) {
-        let recv = buffer(recvbuf, total_bytes, "recvbuf", "as the receive buffer")?;
+        let recv = sg.buf(recvbuf, total_bytes, &t, Dir::InOut, "recvbuf", why)?;
         (None, recv)
     } else {
-        let recv = buffer(recvbuf, mine, "recvbuf", "as the receive buffer")?;
-        let send = buffer(sendbuf, total_bytes, "sendbuf", "")?;
-        not_aliased(send, recv, mine)?;
+        let r = buffer(recvbuf, mine, "recvbuf", why)?;
+        not_aliased(buffer(sendbuf, total_bytes, "sendbuf", "")?, r, mine)?;
+        let recv = sg.buf(recvbuf, mine, &t, Dir::Out, "recvbuf", why)?;
+        let send = sg.buf(sendbuf, total_bytes, &t, Dir::In, "sendbuf", "")?;
         (Some(send.cast_const()), recv)
     };
     let o = op_for(op, &t)?;
+    let (per, size) = reduce_unit(&t, &o);
+    let cs: Vec<usize> = cs.iter().map(|&n| n * per).collect();
     // SAFETY: MPI's contract on the buffers.
-    Ok(unsafe { c.ireduce_scatter_raw(send, recv, &cs, t.extent, t.elem, &o) }?)
+    Ok(unsafe { c.ireduce_scatter_raw(send, recv, &cs, size, t.elem, &o) }?)
 }
 
 unsafe fn ireduce_scatter_block<N: Num>(
+    sg: &mut Stager,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     recvcount: N,
@@ -1150,19 +1479,22 @@ unsafe fn ireduce_scatter_block<N: Num>(
     let total = mine
         .checked_mul(c.size() as usize)
         .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
+    let why = "as the receive buffer";
     let (send, recv) = if is_in_place(sendbuf) {
-        let recv = buffer(recvbuf, total, "recvbuf", "as the receive buffer")?;
+        let recv = sg.buf(recvbuf, total, &t, Dir::InOut, "recvbuf", why)?;
         (None, recv)
     } else {
-        let recv = buffer(recvbuf, mine, "recvbuf", "as the receive buffer")?;
-        let send = buffer(sendbuf, total, "sendbuf", "")?;
-        not_aliased(send, recv, mine)?;
+        let r = buffer(recvbuf, mine, "recvbuf", why)?;
+        not_aliased(buffer(sendbuf, total, "sendbuf", "")?, r, mine)?;
+        let recv = sg.buf(recvbuf, mine, &t, Dir::Out, "recvbuf", why)?;
+        let send = sg.buf(sendbuf, total, &t, Dir::In, "sendbuf", "")?;
         (Some(send.cast_const()), recv)
     };
     let o = op_for(op, &t)?;
+    let (per, size) = reduce_unit(&t, &o);
     let e = Elems {
-        count: count(recvcount, "recvcount")?,
-        size: t.extent,
+        count: count(recvcount, "recvcount")? * per,
+        size,
         ty: t.elem,
     };
     // SAFETY: MPI's contract on the buffers.
@@ -1183,10 +1515,12 @@ macro_rules! collective {
         #[no_mangle]
         pub unsafe extern "C" fn $f($($p: $t),*) -> c_int {
             guard($name, ErrObj::Comm($comm), || {
+                let mut sg = Stager::default();
                 // SAFETY: the caller's contract, forwarded.
-                let req = unsafe { $start($($p),*) }?;
+                let req = unsafe { $start(&mut sg, $($p),*) }?;
                 req.wait()?;
-                Ok(())
+                // SAFETY: the buffers are the program's until the call returns.
+                unsafe { sg.finish() }
             })
         }
 
@@ -1200,12 +1534,20 @@ macro_rules! collective {
         pub unsafe extern "C" fn $if($($p: $t,)* request: *mut MPI_Request) -> c_int {
             guard($iname, ErrObj::Comm($comm), || {
                 let out = out_ptr(request, "request")?;
+                let mut sg = Stager::default();
                 // SAFETY: the caller's contract, forwarded.
-                let req = unsafe { $start($($p),*) }?;
+                let req = unsafe { $start(&mut sg, $($p),*) }?;
                 let h = requests::insert(ReqEntry::Active {
                     req: Some(req),
                     comm: $comm,
                 });
+                if let Some(stage) = sg.into_stage() {
+                    // The temporaries live with the request; completion
+                    // unpacks them.
+                    if let Ok(Some(slot)) = handles::request_slot(h) {
+                        state::lock().staged.put(slot, stage);
+                    }
+                }
                 // SAFETY: checked non-null.
                 unsafe { *out = h };
                 Ok(())

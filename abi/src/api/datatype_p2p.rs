@@ -227,6 +227,39 @@ impl Unpack {
     }
 }
 
+/// The temporaries of a collective whose datatypes are not contiguous:
+/// packed copies the runtime moves, and where received data goes once the
+/// operation completes.
+#[derive(Default)]
+pub struct CollStage {
+    /// Packed temporaries (their heap blocks never move while the
+    /// operation runs).
+    pub bufs: Vec<Vec<u8>>,
+    /// After completion: `layout.len` bytes of `bufs[i]` from `offset` go
+    /// to `layout`, as `(layout, i, offset)`.
+    pub unpacks: Vec<(Layout, usize, usize)>,
+}
+
+impl CollStage {
+    /// Whether the collective needed no temporaries.
+    pub fn is_empty(&self) -> bool {
+        self.bufs.is_empty()
+    }
+
+    /// Unpacks what the completed operation received.
+    ///
+    /// # Safety
+    /// The program's buffers have room for their elements.
+    pub unsafe fn finish(&self) -> Result<(), Error> {
+        for (layout, i, offset) in &self.unpacks {
+            let src = &self.bufs[*i][*offset..*offset + layout.len];
+            // SAFETY: the caller's contract.
+            unsafe { layout.unpack(src, layout.len) }?;
+        }
+        Ok(())
+    }
+}
+
 /// A temporary buffer behind a request.
 pub enum Stage {
     /// A non-blocking send's packed copy.
@@ -237,6 +270,8 @@ pub enum Stage {
     PersistentSend(Layout, Vec<u8>),
     /// A persistent receive: unpacked at each completion.
     PersistentRecv(Unpack),
+    /// A non-blocking collective's temporaries, unpacked at completion.
+    Collective(CollStage),
 }
 
 // SAFETY: the raw addresses in a stage are the program's buffers, which MPI
@@ -284,6 +319,8 @@ impl Staged {
             // SAFETY: MPI's contract: the receive buffer is the program's
             // until the request completes, which is now.
             Some(Stage::Recv(u) | Stage::PersistentRecv(u)) => unsafe { u.finish(r) },
+            // SAFETY: as above, for the collective's receive buffers.
+            Some(Stage::Collective(c)) if r.is_ok() => unsafe { c.finish() }.and(r),
             _ => r,
         };
         if !persistent {
@@ -300,6 +337,13 @@ impl Staged {
         match self.0.remove(&slot)? {
             Stage::Send(v) | Stage::PersistentSend(_, v) => Some(v),
             Stage::Recv(u) | Stage::PersistentRecv(u) => Some(u.tmp),
+            Stage::Collective(c) => {
+                // Freeing a collective's request is erroneous (MPI 4.0,
+                // 6.12); the operation may still use the temporaries, so
+                // they are leaked rather than released under it.
+                std::mem::forget(c.bufs);
+                None
+            }
         }
     }
 }
