@@ -99,6 +99,9 @@ pub struct CommEntry {
     pub errhandler: Errhandler,
     /// Its name (`MPI_Comm_set_name`).
     pub name: String,
+    /// Hints from `MPI_Comm_set_info` (kept for `MPI_Comm_get_info`; OxMPI
+    /// acts on none of them).
+    pub info: Vec<(String, String)>,
 }
 
 /// `MPI_Comm_errhandler_function`: `void (*)(MPI_Comm *, int *, ...)`.
@@ -226,6 +229,7 @@ impl State {
             comm,
             errhandler,
             name: String::new(),
+            info: Vec::new(),
         });
         handles::comm_handle(slot)
     }

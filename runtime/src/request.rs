@@ -30,6 +30,8 @@ pub struct Request<'a> {
     rt: Rt,
     id: Option<ReqId>,
     ready: Option<Status>,
+    /// An error [`Request::peek`] found, kept for the completing call.
+    failed: Option<Error>,
     _buf: PhantomData<&'a mut [u8]>,
 }
 
@@ -39,6 +41,7 @@ impl<'a> Request<'a> {
             rt,
             id: Some(id),
             ready: None,
+            failed: None,
             _buf: PhantomData,
         }
     }
@@ -48,18 +51,22 @@ impl<'a> Request<'a> {
             rt,
             id: None,
             ready: Some(status),
+            failed: None,
             _buf: PhantomData,
         }
     }
 
     /// Whether the request has no operation left (already waited or tested to completion).
     pub fn is_null(&self) -> bool {
-        self.id.is_none() && self.ready.is_none()
+        self.id.is_none() && self.ready.is_none() && self.failed.is_none()
     }
 
     fn take_status(&mut self) -> Option<Result<Status, Error>> {
         if let Some(s) = self.ready.take() {
             return Some(s.check());
+        }
+        if let Some(e) = self.failed.take() {
+            return Some(Err(e));
         }
         let id = self.id?;
         let outcome = self.rt.engine().reqs.take_finished(id)?;
@@ -100,6 +107,29 @@ impl<'a> Request<'a> {
         self.take_status().transpose()
     }
 
+    /// The outcome of a finished operation without completing the request
+    /// (`MPI_Request_get_status`, for the C front end): `None` while it
+    /// runs. The request stays to be waited on or tested, which then
+    /// returns the same outcome. `Ok` statuses may say the message was
+    /// truncated ([`Status::check`] turns that into the error `wait`
+    /// gives). A null request gives an empty status. Makes progress first.
+    pub fn peek(&mut self) -> Option<Result<Status, &Error>> {
+        if let Some(id) = self.id {
+            self.rt.poke();
+            let outcome = self.rt.engine().reqs.take_finished(id)?;
+            self.id = None;
+            match outcome {
+                Ok(s) => self.ready = Some(s),
+                Err(e) => self.failed = Some(e),
+            }
+        }
+        match (&self.failed, self.ready) {
+            (Some(e), _) => Some(Err(e)),
+            (None, Some(s)) => Some(Ok(s)),
+            (None, None) => Some(Ok(Status::empty())),
+        }
+    }
+
     /// Cancels a receive that has not been matched (`MPI_Cancel`); the
     /// request still has to be waited on, and its status says `cancelled`.
     /// Sends are never cancelled (MPI allows this): they complete normally.
@@ -114,7 +144,7 @@ impl<'a> Request<'a> {
     /// `MPI_Testall`, which must leave every request alone unless all are
     /// done (used by the C front end).
     pub fn is_complete(&self) -> bool {
-        if self.is_null() || self.ready.is_some() {
+        if self.is_null() || self.ready.is_some() || self.failed.is_some() {
             return true;
         }
         self.rt.poke();
@@ -122,7 +152,9 @@ impl<'a> Request<'a> {
     }
 
     fn done(&self) -> bool {
-        self.ready.is_some() || self.id.is_some_and(|id| self.rt.engine().reqs.is_done(id))
+        self.ready.is_some()
+            || self.failed.is_some()
+            || self.id.is_some_and(|id| self.rt.engine().reqs.is_done(id))
     }
 }
 
@@ -176,7 +208,11 @@ pub fn wait_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>,
         rt.wait_until(|e| {
             requests
                 .iter()
-                .any(|r| r.ready.is_some() || r.id.is_some_and(|id| e.reqs.is_done(id)))
+                .any(|r| {
+                    r.ready.is_some()
+                        || r.failed.is_some()
+                        || r.id.is_some_and(|id| e.reqs.is_done(id))
+                })
                 .then_some(())
         });
     }
@@ -209,7 +245,11 @@ pub fn wait_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>, E
         rt.wait_until(|e| {
             requests
                 .iter()
-                .any(|r| r.ready.is_some() || r.id.is_some_and(|id| e.reqs.is_done(id)))
+                .any(|r| {
+                    r.ready.is_some()
+                        || r.failed.is_some()
+                        || r.id.is_some_and(|id| e.reqs.is_done(id))
+                })
                 .then_some(())
         });
     }

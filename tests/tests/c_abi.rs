@@ -223,7 +223,8 @@ three_ways!(
     comm,
     group,
     topo,
-    attr
+    attr,
+    misc
 );
 
 /// The collective, group and topology programs at 5..=8 ranks too

@@ -569,3 +569,42 @@ pub unsafe extern "C" fn oxabi_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
         Ok(())
     })
 }
+
+/// `MPI_Comm_set_info`: the hints replace those of the same keys (others
+/// stay); OxMPI acts on none of them but `MPI_Comm_get_info` gives them
+/// back. `MPI_INFO_NULL` changes nothing.
+#[no_mangle]
+pub extern "C" fn oxabi_Comm_set_info(comm: MPI_Comm, info: c_int) -> c_int {
+    guard("MPI_Comm_set_info", ErrObj::Comm(comm), || {
+        state::comm(comm)?;
+        if info == handles::INFO_NULL {
+            return Ok(());
+        }
+        let hints = crate::api::info::read(info)?;
+        let mut st = state::lock();
+        let kept = &mut st.comm_entry_mut(comm)?.info;
+        for (k, v) in hints.pairs {
+            match kept.iter_mut().find(|(key, _)| *key == k) {
+                Some(pair) => pair.1 = v,
+                None => kept.push((k, v)),
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `MPI_Comm_get_info`: a new info object with the hints set so far.
+///
+/// # Safety
+/// `info_used` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Comm_get_info(comm: MPI_Comm, info_used: *mut c_int) -> c_int {
+    guard("MPI_Comm_get_info", ErrObj::Comm(comm), || {
+        let out = out_ptr(info_used, "info_used")?;
+        let pairs = state::lock().comm_entry(comm)?.info.clone();
+        let h = crate::api::info::store(crate::api::info::InfoEntry { pairs });
+        // SAFETY: checked non-null.
+        unsafe { *out = h };
+        Ok(())
+    })
+}

@@ -486,3 +486,68 @@ pub unsafe extern "C" fn oxabi_Test_cancelled(
         Ok(())
     })
 }
+
+/// `MPI_Request_get_status`: whether the request has completed, and its
+/// status, without freeing or deactivating it (a later wait or test
+/// completes it as usual). A receive with a non-contiguous datatype is
+/// unpacked into the program's buffer by that later completion.
+///
+/// # Safety
+/// `flag` is writable; `status` is writable or `MPI_STATUS_IGNORE`.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Request_get_status(
+    request: MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Request_get_status", ErrObj::None, || {
+        let flag = out_ptr(flag, "flag")?;
+        let status = out_ptr(status, "status")?;
+        let found: Option<Result<Status, AbiError>> = match handles::request_slot(request)? {
+            None => Some(Ok(requests::empty_status())),
+            Some(slot) => {
+                let mut st = state::lock();
+                st.reap_detached();
+                let entry = st.requests.get_mut(slot).ok_or_else(|| {
+                    AbiError::new(
+                        Class::REQUEST,
+                        format!(
+                            "request {request:#010x} does not exist (already completed or freed)"
+                        ),
+                    )
+                })?;
+                let peek = |r: &mut oxmpi::Request<'static>| {
+                    r.peek().map(|o| {
+                        o.map_err(|e| AbiError::new(Class(e.class() as c_int), e.to_string()))
+                    })
+                };
+                match entry {
+                    ReqEntry::Active { req: Some(r), .. } => peek(r),
+                    ReqEntry::Active { req: None, .. } => None,
+                    ReqEntry::Ready { status, .. } => Some(Ok(*status)),
+                    ReqEntry::Persistent { p, .. } if !p.started => {
+                        Some(Ok(requests::empty_status()))
+                    }
+                    ReqEntry::Persistent { p, .. } => p.active.as_mut().and_then(peek),
+                    ReqEntry::Message { .. } => {
+                        return Err(AbiError::new(
+                            Class::REQUEST,
+                            format!("handle {request:#010x} is a message, not a request"),
+                        ))
+                    }
+                }
+            }
+        };
+        // SAFETY: checked non-null.
+        unsafe { *flag = c_int::from(found.is_some()) };
+        match found {
+            Some(Ok(s)) => {
+                // SAFETY: checked non-null; writable or ignored.
+                unsafe { handles::write_status(status, &s) };
+                Ok(())
+            }
+            Some(Err(e)) => Err(e),
+            None => Ok(()),
+        }
+    })
+}

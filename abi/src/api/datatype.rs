@@ -792,7 +792,10 @@ pub unsafe extern "C" fn oxabi_Type_dup(
         create(newtype, || {
             let (old, c) = child(oldtype)?;
             Ok((old.dup(), contents(combiner::DUP, vec![], vec![], vec![c])))
-        })
+        })?;
+        // Attributes follow their copy callbacks. SAFETY: `create` checked
+        // `newtype` and wrote it.
+        super::type_attr::on_dup(oldtype, unsafe { *newtype })
     })
 }
 
@@ -831,6 +834,11 @@ pub unsafe extern "C" fn oxabi_Type_free(datatype: *mut MPI_Datatype) -> c_int {
             ));
         }
         let slot = handles::derived_type_slot(h).ok_or_else(|| handles::bad_datatype(h))?;
+        if state::lock().types.entries.get(slot).is_none() {
+            return Err(freed(h));
+        }
+        // Attribute delete callbacks run first (they get the handle).
+        super::type_attr::on_free(h)?;
         let removed = state::lock().types.entries.remove(slot);
         // Dropped outside the lock (it may hold other entries).
         removed.ok_or_else(|| freed(h))?;

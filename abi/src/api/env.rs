@@ -34,6 +34,7 @@ fn init(required: c_int) -> Result<c_int, AbiError> {
             comm: universe.world(),
             errhandler: Errhandler::Fatal,
             name: "MPI_COMM_WORLD".into(),
+            info: Vec::new(),
         },
     );
     st.comms.put(
@@ -42,6 +43,7 @@ fn init(required: c_int) -> Result<c_int, AbiError> {
             comm: universe.self_comm(),
             errhandler: Errhandler::Fatal,
             name: "MPI_COMM_SELF".into(),
+            info: Vec::new(),
         },
     );
     st.universe = Some(universe);

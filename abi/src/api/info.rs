@@ -142,7 +142,7 @@ unsafe fn key_arg(p: *const c_char) -> Result<String, AbiError> {
     Ok(k)
 }
 
-fn store(e: InfoEntry) -> MPI_Info {
+pub(crate) fn store(e: InfoEntry) -> MPI_Info {
     let slot = state::lock().infos.insert(e);
     handles::info_handle(slot)
 }

@@ -16,3 +16,4 @@ pub mod info;
 pub mod p2p;
 pub mod status;
 pub mod topo;
+pub mod type_attr;

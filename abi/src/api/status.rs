@@ -243,3 +243,58 @@ pub unsafe extern "C" fn oxabi_Status_set_cancelled(status: *mut MPI_Status, fla
         Ok(())
     })
 }
+
+/// Copies a status between its C and Fortran forms: the same five ints
+/// (`MPI_F_STATUS_SIZE` is 5), as in MPICH.
+///
+/// # Safety
+/// `from` and `to` are null, `MPI_STATUS_IGNORE`, or valid statuses.
+unsafe fn copy_status(
+    from: *const MPI_Status,
+    to: *mut MPI_Status,
+    from_arg: &str,
+    to_arg: &str,
+) -> Result<(), AbiError> {
+    for (p, arg) in [(from, from_arg), (to.cast_const(), to_arg)] {
+        if p.is_null() || handles::status_ignored(p) {
+            return Err(AbiError::new(
+                Class::ARG,
+                format!("`{arg}` is null or MPI_STATUS_IGNORE (MPI_F_STATUS_IGNORE)"),
+            ));
+        }
+    }
+    // SAFETY: both checked; the caller's contract. `read_unaligned` since a
+    // Fortran status is an int array.
+    unsafe { to.write_unaligned(from.read_unaligned()) };
+    Ok(())
+}
+
+/// `MPI_Status_c2f`.
+///
+/// # Safety
+/// `c_status` is a status; `f_status` has room for `MPI_F_STATUS_SIZE` ints.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Status_c2f(
+    c_status: *const MPI_Status,
+    f_status: *mut c_int,
+) -> c_int {
+    guard("MPI_Status_c2f", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        unsafe { copy_status(c_status, f_status.cast(), "c_status", "f_status") }
+    })
+}
+
+/// `MPI_Status_f2c`.
+///
+/// # Safety
+/// `f_status` has `MPI_F_STATUS_SIZE` ints; `c_status` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Status_f2c(
+    f_status: *const c_int,
+    c_status: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Status_f2c", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        unsafe { copy_status(f_status.cast(), c_status, "f_status", "c_status") }
+    })
+}
