@@ -16,6 +16,7 @@ pub mod run;
 mod scan;
 mod scatter;
 pub mod sched;
+mod scratch;
 pub mod select;
 #[cfg(test)]
 pub(crate) mod sim;

@@ -61,7 +61,8 @@ impl Engine {
     }
 
     fn finish_run(&mut self, run: Running) {
-        match run.sched.error {
+        let mut run = run;
+        match run.sched.error.take() {
             Some(e) => self.reqs.fail(run.req, e),
             None => self.reqs.complete(run.req, crate::status::Status::empty()),
         }

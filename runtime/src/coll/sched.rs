@@ -94,6 +94,14 @@ pub enum StepState {
     Done,
 }
 
+impl Drop for Schedule {
+    fn drop(&mut self) {
+        for buf in self.temps.drain(..) {
+            super::scratch::give_back(buf);
+        }
+    }
+}
+
 /// A collective's steps, dependencies and scratch memory.
 pub struct Schedule {
     pub(crate) steps: Vec<Step>,
@@ -133,9 +141,10 @@ impl Schedule {
         }
     }
 
-    /// A zeroed scratch buffer of `len` bytes.
+    /// A scratch buffer of `len` bytes; its contents are unspecified (reused
+    /// memory): steps must write it before they read it.
     pub fn temp(&mut self, len: usize) -> Buf {
-        self.temps.push(vec![0u8; len]);
+        self.temps.push(super::scratch::take(len));
         Buf {
             base: Base::Temp(self.temps.len() - 1),
             offset: 0,
