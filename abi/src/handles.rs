@@ -291,18 +291,37 @@ pub const PAIR_DATATYPES: &[(MPI_Datatype, &str, usize)] = &[
     (bits(0x8c00_0004), "MPI_LONG_DOUBLE_INT", 32),
 ];
 
+/// The entry of [`BUILTIN_DATATYPES`] for `h`, found by the handle's low
+/// byte (unique among builtins) and one comparison: datatypes are decoded
+/// on every data-moving call.
+fn builtin_datatype(h: MPI_Datatype) -> Option<&'static (MPI_Datatype, &'static str)> {
+    use std::sync::OnceLock;
+    static BY_INDEX: OnceLock<Vec<Option<usize>>> = OnceLock::new();
+    if kind(h) != 1 || object(h) != Object::Datatype as u32 {
+        return None;
+    }
+    let by_index = BY_INDEX.get_or_init(|| {
+        let mut v = vec![None; 256];
+        for (i, &(b, _)) in BUILTIN_DATATYPES.iter().enumerate() {
+            v[(b & 0xff) as usize] = Some(i);
+        }
+        v
+    });
+    by_index[(h & 0xff) as usize]
+        .map(|i| &BUILTIN_DATATYPES[i])
+        .filter(|b| b.0 == h)
+}
+
 /// The C name of a predefined datatype handle.
 pub fn datatype_name(h: MPI_Datatype) -> Option<&'static str> {
-    BUILTIN_DATATYPES
-        .iter()
-        .find(|(v, _)| *v == h)
+    builtin_datatype(h)
         .map(|(_, n)| *n)
         .or_else(|| PAIR_DATATYPES.iter().find(|p| p.0 == h).map(|p| p.1))
 }
 
 /// Decodes a datatype handle (predefined types only, for now).
 pub fn datatype(h: MPI_Datatype) -> Result<TypeInfo, AbiError> {
-    if BUILTIN_DATATYPES.iter().any(|(v, _)| *v == h) {
+    if builtin_datatype(h).is_some() {
         return Ok(TypeInfo {
             extent: (h as u32 >> 8 & 0xff) as usize,
             elements: 1,
@@ -346,7 +365,10 @@ pub enum Predefined {
 pub fn predefined_type(h: MPI_Datatype) -> Option<Predefined> {
     use std::sync::OnceLock;
     // Builtin handles are unique in their low byte; pairs use slots 0..=4.
-    static TABLE: OnceLock<(Vec<Option<Predefined>>, Vec<Predefined>)> = OnceLock::new();
+    // By low byte: (handle, type), so that a lookup is one comparison (it
+    // runs on every point-to-point call).
+    type ByIndex = Vec<Option<(MPI_Datatype, Predefined)>>;
+    static TABLE: OnceLock<(ByIndex, Vec<Predefined>)> = OnceLock::new();
     let (by_index, pairs) = TABLE.get_or_init(|| {
         let find = |name: &str| {
             let name = if name == "MPI_LONG_LONG_INT" {
@@ -359,8 +381,10 @@ pub fn predefined_type(h: MPI_Datatype) -> Option<Predefined> {
         let mut by_index = vec![None; 256];
         for &(h, name) in BUILTIN_DATATYPES {
             let size = (h as u32 >> 8 & 0xff) as usize;
-            by_index[(h & 0xff) as usize] =
-                Some(find(name).map_or(Predefined::Bytes(size), Predefined::Basic));
+            by_index[(h & 0xff) as usize] = Some((
+                h,
+                find(name).map_or(Predefined::Bytes(size), Predefined::Basic),
+            ));
         }
         let pairs = PAIR_DATATYPES
             .iter()
@@ -369,8 +393,9 @@ pub fn predefined_type(h: MPI_Datatype) -> Option<Predefined> {
         (by_index, pairs)
     });
     if kind(h) == 1 && object(h) == Object::Datatype as u32 {
-        let known = BUILTIN_DATATYPES.iter().any(|(v, _)| *v == h);
-        return by_index[(h & 0xff) as usize].filter(|_| known);
+        return by_index[(h & 0xff) as usize]
+            .filter(|&(v, _)| v == h)
+            .map(|(_, p)| p);
     }
     PAIR_DATATYPES
         .iter()

@@ -3,7 +3,9 @@
 //! mutex guards it all; no call blocks while holding it (blocking calls
 //! take what they need out of the tables first).
 
+use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::thread::ThreadId;
 
@@ -256,7 +258,36 @@ fn freed_comm(h: MPI_Comm) -> AbiError {
     )
 }
 
+/// Changes whenever `MPI_COMM_WORLD` / `MPI_COMM_SELF` change (`MPI_Init`,
+/// `MPI_Finalize`; bump it after the change, with the lock held): it
+/// invalidates every thread's copies of them.
+pub static PREDEFINED_EPOCH: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// This thread's copies of `MPI_COMM_WORLD` and `MPI_COMM_SELF` with the
+    /// epoch they were taken at, so that [`comm`] finds them without the
+    /// lock (every point-to-point and collective call asks). Only these two:
+    /// dropping a stale copy of a predefined communicator runs nothing.
+    static PREDEFINED: RefCell<[Option<(u64, Comm)>; 2]> = const { RefCell::new([None, None]) };
+}
+
 /// The runtime communicator a handle names (cloned, so no lock is held).
 pub fn comm(h: MPI_Comm) -> Result<Comm, AbiError> {
-    lock().comm_entry(h).map(|e| e.comm.clone())
+    let i = match h {
+        handles::COMM_WORLD => 0,
+        handles::COMM_SELF => 1,
+        _ => return lock().comm_entry(h).map(|e| e.comm.clone()),
+    };
+    let epoch = PREDEFINED_EPOCH.load(Ordering::Acquire);
+    let cached = PREDEFINED.with_borrow(|p| {
+        p[i].as_ref()
+            .filter(|(e, _)| *e == epoch)
+            .map(|(_, c)| c.clone())
+    });
+    if let Some(c) = cached {
+        return Ok(c);
+    }
+    let c = lock().comm_entry(h).map(|e| e.comm.clone())?;
+    PREDEFINED.with_borrow_mut(|p| p[i] = Some((epoch, c.clone())));
+    Ok(c)
 }

@@ -534,6 +534,13 @@ fn op_for(op: MPI_Op, t: &Ty) -> Result<Op, AbiError> {
                 ));
             }
             let o = BUILTINS[i].clone();
+            // The common case without building the reduction function
+            // (the runtime asks for it again when it runs).
+            if let (Op::Builtin(b), Some(ty)) = (&o, t.elem) {
+                if oxmpi_kernels::applicable(*b, ty).is_ok() {
+                    return Ok(o);
+                }
+            }
             o.reducer(t.elem).map_err(|e| {
                 let hint = if t.derived.is_some() && t.elem.is_none() {
                     " (a reduction over a derived datatype reduces its basic elements: they \

@@ -25,13 +25,14 @@
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;
+use std::sync::OnceLock;
 
-use oxmpi::datatype::Datatype;
+use oxmpi::datatype::{BasicType, Datatype};
 use oxmpi::{Error, Status};
 
 use super::datatype_query::committed;
 use crate::errors::{AbiError, Class};
-use crate::handles::{self, MPI_Count, MPI_Datatype};
+use crate::handles::{self, MPI_Count, MPI_Datatype, Predefined};
 
 /// How `count` elements of a type at an address move.
 pub enum Plan {
@@ -96,6 +97,25 @@ impl Layout {
     }
 }
 
+/// Bytes per element of a contiguous predefined datatype (all but the
+/// value-index pairs): the fast path of [`plan`], which needs no
+/// `Datatype` for them.
+fn contiguous_predefined(h: MPI_Datatype) -> Option<usize> {
+    static SIZES: OnceLock<Vec<Option<usize>>> = OnceLock::new();
+    match handles::predefined_type(h)? {
+        Predefined::Basic(b) => SIZES.get_or_init(|| {
+            BasicType::ALL
+                .iter()
+                .map(|&b| {
+                    let t = Datatype::basic(b);
+                    t.is_contiguous().then_some(t.size())
+                })
+                .collect()
+        })[b as usize],
+        Predefined::Bytes(n) => Some(n),
+    }
+}
+
 /// Decodes a point-to-point buffer argument.
 pub fn plan(
     buf: *const c_void,
@@ -110,6 +130,12 @@ pub fn plan(
             format!("invalid count {count}: counts cannot be negative"),
         )
     })?;
+    if let Some(len) = contiguous_predefined(datatype).and_then(|size| size.checked_mul(n)) {
+        return Ok(Plan::Bytes {
+            ptr: p.cast_mut(),
+            len,
+        });
+    }
     let dt = committed(datatype)?;
     let len = dt.pack_size(n).map_err(|_| {
         AbiError::new(

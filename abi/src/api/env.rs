@@ -46,6 +46,7 @@ fn init(required: c_int) -> Result<c_int, AbiError> {
             info: Vec::new(),
         },
     );
+    state::PREDEFINED_EPOCH.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     st.universe = Some(universe);
     st.provided = provided;
     st.main_thread = Some(std::thread::current().id());
@@ -140,6 +141,7 @@ pub extern "C" fn oxabi_Finalize() -> c_int {
             // for (that could hang); their communicators go with the runtime.
             std::mem::forget(std::mem::take(&mut st.requests));
             st.comms.clear();
+            state::PREDEFINED_EPOCH.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
             u
         };
         universe.finalize()?;

@@ -1,0 +1,414 @@
+//! The C ABI's overhead: one C benchmark binary, compiled once with
+//! `mpicc.mpich`, run on MPICH and on OxMPI (through `LD_LIBRARY_PATH`),
+//! next to the same benchmark on OxMPI's Rust API (issue 5, bar 4: OxMPI
+//! through the C ABI no more than 5% slower than through its Rust API on
+//! small messages).
+//!
+//! ```text
+//! cargo build --release -p oxmpi-launcher -p oxmpi-abi -p oxmpi-benches
+//! cargo run --release -p oxmpi-benches --bin abi_compare -- [--runs N]
+//!     [--timeout SECS] [--results DIR]
+//! ```
+//!
+//! Builds `benches/c/p2p.c` and `benches/c/coll.c` with `mpicc.mpich`
+//! (into `target/release/abi-compare/`) and installs OxMPI's release build
+//! there (`scripts/install.sh --no-build`: `lib/` holds `libmpich.so.12`
+//! and `libmpi.so.12`). Then, `--runs` times (default 5), one after the
+//! other so that a disturbance hits all three alike:
+//!
+//! * latency (`p2p latency quick`, 2 ranks; sizes 0 B .. 4 KiB kept):
+//!   the C binary under `mpiexec.hydra` (MPICH), the same binary under
+//!   `oxrun` with our library (OxMPI via the C ABI), and `p2p_bench` under
+//!   `oxrun` (OxMPI's Rust API);
+//! * allreduce (`coll allreduce quick`, f32 sum, 2 ranks, 8 B .. 64 KiB):
+//!   the same three with `coll.c` / `coll_bench`.
+//!
+//! Each run reports per size the median half round trip (latency) or the
+//! best round's time per call (allreduce); the table has the median over
+//! runs, and the ratio OxMPI-via-C-ABI / OxMPI-Rust-API per size, flagged
+//! when above 1.05. Writes `RESULTS/abi_compare.md` (also printed) and
+//! `RESULTS/abi_compare.csv` (every run's figures). `RESULTS` defaults to
+//! `benches/results`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant, SystemTime};
+
+use oxmpi_benches::capture::{kill_job_on_signals, Capturer};
+use oxmpi_benches::peers::{
+    beside_me, compile_c, parse_records, stderr_to_stdout, tree_state, ucx_tls, version_of,
+};
+use oxmpi_benches::report::{host_cpu, utc_timestamp};
+
+const USAGE: &str = "usage: abi_compare [--runs N] [--timeout SECS] [--results DIR]";
+
+/// Largest latency size kept (the "small messages" of the bar).
+const LAT_MAX: u64 = 4096;
+/// Allreduce sizes (bytes).
+const ALLREDUCE_SIZES: &str = "8,64,512,4096,32768,65536";
+/// Ranks in every job.
+const RANKS: &str = "2";
+/// Ratio above which a size is flagged.
+const LIMIT: f64 = 1.05;
+
+/// The three ways one benchmark runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Way {
+    /// The C binary on MPICH, under `mpiexec.hydra`.
+    Mpich,
+    /// The same C binary on OxMPI's `libmpich.so.12`, under `oxrun`.
+    CAbi,
+    /// The Rust benchmark on OxMPI's Rust API, under `oxrun`.
+    Rust,
+}
+
+const WAYS: [Way; 3] = [Way::Mpich, Way::CAbi, Way::Rust];
+
+impl Way {
+    fn key(self) -> &'static str {
+        match self {
+            Way::Mpich => "mpich",
+            Way::CAbi => "oxmpi-c-abi",
+            Way::Rust => "oxmpi-rust",
+        }
+    }
+}
+
+/// One benchmark: what it measures and how each way starts it.
+struct Bench {
+    /// `latency` or `allreduce`.
+    name: &'static str,
+    /// The figure kept from its CSV.
+    metric: &'static str,
+    /// The C program.
+    c_exe: PathBuf,
+    /// The Rust program.
+    rust_exe: PathBuf,
+    /// Arguments (the same for both programs).
+    args: Vec<&'static str>,
+    /// Sizes kept.
+    keep: fn(u64) -> bool,
+}
+
+struct Paths {
+    oxrun: PathBuf,
+    hydra: PathBuf,
+    lib: PathBuf,
+}
+
+impl Bench {
+    fn command(&self, way: Way, p: &Paths) -> Command {
+        let mut c;
+        match way {
+            Way::Mpich => {
+                c = Command::new(&p.hydra);
+                c.args(["-n", RANKS, "-bind-to", "core"]);
+                c.env("UCX_TLS", ucx_tls());
+                c.arg(&self.c_exe);
+            }
+            Way::CAbi => {
+                c = Command::new(&p.oxrun);
+                c.args(["-n", RANKS]).arg(&self.c_exe);
+                c.env("LD_LIBRARY_PATH", &p.lib);
+            }
+            Way::Rust => {
+                c = Command::new(&p.oxrun);
+                c.args(["-n", RANKS]).arg(&self.rust_exe);
+            }
+        }
+        c.args(&self.args);
+        stderr_to_stdout(&c)
+    }
+}
+
+struct Options {
+    runs: usize,
+    timeout: Duration,
+    results: PathBuf,
+}
+
+fn parse_args(args: &[String]) -> Result<Options, String> {
+    let mut o = Options {
+        runs: 5,
+        timeout: Duration::from_secs(60),
+        results: Path::new(env!("CARGO_MANIFEST_DIR")).join("results"),
+    };
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        let v = it.next().ok_or(format!("{flag} needs a value\n{USAGE}"))?;
+        let bad = || format!("bad value {v:?} for {flag}\n{USAGE}");
+        match flag.as_str() {
+            "--runs" => o.runs = v.parse().ok().filter(|&n| n > 0).ok_or_else(bad)?,
+            "--timeout" => {
+                let s: f64 = v.parse().ok().filter(|&s| s > 0.0).ok_or_else(bad)?;
+                o.timeout = Duration::from_secs_f64(s);
+            }
+            "--results" => o.results = PathBuf::from(v),
+            _ => return Err(format!("unknown argument {flag}\n{USAGE}")),
+        }
+    }
+    Ok(o)
+}
+
+fn on_path(name: &str) -> Result<PathBuf, String> {
+    oxmpi_benches::peers::on_path(name).ok_or(format!("{name} not found on PATH"))
+}
+
+/// Installs the release build into `prefix` (for its `lib/`).
+fn install(prefix: &Path) -> Result<(), String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/install.sh");
+    let out = Command::new(script)
+        .arg("--prefix")
+        .arg(prefix)
+        .arg("--no-build")
+        .output()
+        .map_err(|e| format!("scripts/install.sh: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "scripts/install.sh failed (build first: cargo build --release -p oxmpi-launcher \
+             -p oxmpi-abi -p oxmpi-benches):\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(())
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// (bench, way, size) -> one value per run.
+type Samples = BTreeMap<(&'static str, Way, u64), Vec<f64>>;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let opts = match parse_args(&args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = run(&opts) {
+        eprintln!("abi_compare: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(opts: &Options) -> Result<(), String> {
+    kill_job_on_signals();
+    let started = Instant::now();
+    let oxrun = beside_me("oxrun")?;
+    let dir = oxrun
+        .parent()
+        .ok_or("oxrun has no directory")?
+        .join("abi-compare");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let prefix = dir.join("prefix");
+    install(&prefix)?;
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c");
+    let (p2p_c, coll_c) = (dir.join("p2p_c"), dir.join("coll_c"));
+    compile_c("mpicc.mpich", &src.join("p2p.c"), &p2p_c)?;
+    compile_c("mpicc.mpich", &src.join("coll.c"), &coll_c)?;
+    let paths = Paths {
+        oxrun,
+        hydra: on_path("mpiexec.hydra")?,
+        lib: prefix.join("lib"),
+    };
+    let benches = [
+        Bench {
+            name: "latency",
+            metric: "lat_us_median",
+            c_exe: p2p_c,
+            rust_exe: beside_me("p2p_bench")?,
+            args: vec!["latency", "quick"],
+            keep: |s| s <= LAT_MAX,
+        },
+        Bench {
+            name: "allreduce",
+            metric: "time_us",
+            c_exe: coll_c,
+            rust_exe: beside_me("coll_bench")?,
+            args: vec!["allreduce", "quick", "sizes=8,64,512,4096,32768,65536"],
+            keep: |_| true,
+        },
+    ];
+    debug_assert!(benches[1].args[2].ends_with(ALLREDUCE_SIZES));
+
+    let capturer = Capturer::new(opts.timeout);
+    let mut samples = Samples::new();
+    let mut csv = String::from("run,bench,way,ranks,size,metric,value\n");
+    let mut failures = Vec::new();
+    for run in 0..opts.runs {
+        for b in &benches {
+            for way in WAYS {
+                let mut cmd = b.command(way, &paths);
+                let got = capturer
+                    .run(&mut cmd)
+                    .map_err(|e| format!("cannot start {}: {e}", b.name))?;
+                if !got.success() {
+                    failures.push(format!(
+                        "run {run} {} {}: {:?} after {:.1} s\n{}{}",
+                        b.name,
+                        way.key(),
+                        got.ending,
+                        got.elapsed.as_secs_f64(),
+                        got.stdout,
+                        got.stderr_tail
+                    ));
+                }
+                for r in parse_records(&got.stdout) {
+                    if r.what != b.name || r.metric != b.metric || !(b.keep)(r.size) {
+                        continue;
+                    }
+                    let _ = writeln!(
+                        csv,
+                        "{run},{},{},{},{},{},{}",
+                        b.name,
+                        way.key(),
+                        r.ranks,
+                        r.size,
+                        r.metric,
+                        r.value
+                    );
+                    samples
+                        .entry((b.name, way, r.size))
+                        .or_default()
+                        .push(r.value);
+                }
+            }
+        }
+        eprintln!(
+            "abi_compare: run {} of {} done ({:.0} s)",
+            run + 1,
+            opts.runs,
+            started.elapsed().as_secs_f64()
+        );
+    }
+
+    let report = report(opts, &benches, &mut samples, &failures, started.elapsed());
+    print!("{report}");
+    std::fs::create_dir_all(&opts.results).map_err(|e| e.to_string())?;
+    for (name, text) in [("abi_compare.md", &report), ("abi_compare.csv", &csv)] {
+        let path = opts.results.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} job(s) failed:\n{}",
+            failures.len(),
+            failures.join("\n")
+        ))
+    }
+}
+
+fn report(
+    opts: &Options,
+    benches: &[Bench],
+    samples: &mut Samples,
+    failures: &[String],
+    took: Duration,
+) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "# OxMPI through the C ABI vs its Rust API\n");
+    let _ = writeln!(
+        md,
+        "One C benchmark binary per table, built once with `mpicc.mpich -O2` \
+         (`benches/c/p2p.c`, `benches/c/coll.c`), run on MPICH (`mpiexec.hydra`) and on \
+         OxMPI (`oxrun`, `LD_LIBRARY_PATH` at OxMPI's `libmpich.so.12`), next to the same \
+         benchmark on OxMPI's Rust API (`p2p_bench`, `coll_bench` under `oxrun`). \
+         {RANKS} ranks; {} runs, the three ways one after the other each run; each cell \
+         is the median over runs of the run's figure. Ratio: C ABI / Rust API; **bold** \
+         above {LIMIT} (bar 4 of issue 5: no more than 5% slower on small messages).\n",
+        opts.runs
+    );
+    let _ = writeln!(
+        md,
+        "- when: {}\n- host: {}\n- tree: {}\n- MPICH: {}\n- took: {:.0} s\n",
+        utc_timestamp(SystemTime::now()),
+        host_cpu(),
+        tree_state(),
+        version_of(
+            &oxmpi_benches::peers::on_path("mpiexec.hydra").unwrap_or_default(),
+            &["--version"],
+            "Version:"
+        ),
+        took.as_secs_f64()
+    );
+    for b in benches {
+        let what = match b.name {
+            "latency" => "Latency: ping-pong half round trip, median over rounds (µs)",
+            _ => "Allreduce (f32 sum): best round's time per call (µs)",
+        };
+        let _ = writeln!(md, "## {what}\n");
+        let _ = writeln!(
+            md,
+            "| size (B) | MPICH | OxMPI via C ABI | OxMPI Rust API | C ABI / Rust | C ABI / MPICH |"
+        );
+        let _ = writeln!(md, "|---:|---:|---:|---:|---:|---:|");
+        let sizes: std::collections::BTreeSet<u64> = samples
+            .keys()
+            .filter(|k| k.0 == b.name)
+            .map(|k| k.2)
+            .collect();
+        let mut over = 0;
+        for size in sizes {
+            let mut cell = |way: Way| {
+                samples
+                    .get_mut(&(b.name, way, size))
+                    .filter(|v| !v.is_empty())
+                    .map(|v| median(v))
+            };
+            let (m, c, r) = (cell(Way::Mpich), cell(Way::CAbi), cell(Way::Rust));
+            let fmt = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
+            let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+                _ => None,
+            };
+            let cr = ratio(c, r);
+            let cr_text = match cr {
+                Some(x) if x > LIMIT => {
+                    over += 1;
+                    format!("**{x:.3}**")
+                }
+                Some(x) => format!("{x:.3}"),
+                None => "-".into(),
+            };
+            let cm = ratio(c, m).map_or("-".into(), |x| format!("{x:.3}"));
+            let _ = writeln!(
+                md,
+                "| {size} | {} | {} | {} | {cr_text} | {cm} |",
+                fmt(m),
+                fmt(c),
+                fmt(r)
+            );
+        }
+        let _ = writeln!(
+            md,
+            "\n{} size(s) above {LIMIT}.\n",
+            if over == 0 {
+                "No".to_string()
+            } else {
+                over.to_string()
+            }
+        );
+    }
+    if !failures.is_empty() {
+        let _ = writeln!(md, "## Failed jobs\n");
+        for f in failures {
+            let _ = writeln!(md, "```\n{}\n```", f.trim_end());
+        }
+    }
+    md
+}
