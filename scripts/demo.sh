@@ -5,13 +5,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release --workspace --bins --examples
+cargo build --release --workspace --lib --bins --examples
 oxrun=target/release/oxrun
 mkdir -p target/demo
-mpicc.mpich -O2 -o target/demo/collectives tests/c/collectives.c
-echo "== oxrun -n 4 -l collectives (C, built with mpicc.mpich)"
-"$oxrun" -n 4 -l target/demo/collectives
-echo "== oxrun -n 4 pmi_hello (Rust, OxMPI's PMI client)"
-"$oxrun" -n 4 target/release/examples/pmi_hello
+echo "== oxrun -n 4 ring (Rust, OxMPI's runtime over shared memory)"
+"$oxrun" -n 4 target/release/examples/ring
+echo "== collectives.c built with OxMPI's mpicc, on OxMPI's libmpi.so.12"
+scripts/install.sh --prefix "$PWD/target/demo/prefix" --no-build >/dev/null
+target/demo/prefix/bin/mpicc -O2 -o target/demo/collectives_oxmpi tests/c/collectives.c
+"$oxrun" -n 4 -l target/demo/collectives_oxmpi
+echo "== the same source built with mpicc.mpich, run unmodified under oxrun"
+mpicc.mpich -O2 -o target/demo/collectives_mpich tests/c/collectives.c
+"$oxrun" -n 4 -l target/demo/collectives_mpich
 echo "== oxrun --info"
 "$oxrun" --info
