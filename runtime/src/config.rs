@@ -136,6 +136,20 @@ pub static CMA_SPLIT_MIN: Setting<usize> = Setting::new(Entry {
     kind: Kind::Bytes,
 });
 
+/// Rendezvous protocols: `auto` streams through the rings (two copies,
+/// pipelined on both cores) when each local rank has a core and reads with
+/// CMA (one copy by the receiver alone) when oversubscribed.
+pub const RNDV_PROTOCOLS: &[&str] = &["auto", "cma", "stream"];
+
+/// How large messages travel between ranks of one host.
+pub static RNDV_PROTOCOL: Setting<Vec<String>> = Setting::new(Entry {
+    name: "rndv_protocol",
+    env: "OXMPI_RNDV_PROTOCOL",
+    default: "auto",
+    doc: "rendezvous protocol: auto (stream when every rank has a core, else CMA), cma (single copy), stream (pipelined copy through the rings)",
+    kind: Kind::List(RNDV_PROTOCOLS),
+});
+
 /// Which subsystems log debug output.
 pub static DEBUG: Setting<Vec<String>> = Setting::new(Entry {
     name: "debug",
@@ -258,6 +272,7 @@ pub static REGISTRY: &[&Entry] = &[
     &SHM_MEMFD.entry,
     &CMA.entry,
     &CMA_SPLIT_MIN.entry,
+    &RNDV_PROTOCOL.entry,
     &DEBUG.entry,
     &ALLREDUCE_ALGO.entry,
     &BCAST_ALGO.entry,
@@ -418,6 +433,8 @@ pub struct Config {
     pub cma: bool,
     /// [`CMA_SPLIT_MIN`].
     pub cma_split_min: usize,
+    /// [`RNDV_PROTOCOL`] (one of [`RNDV_PROTOCOLS`]).
+    pub rndv_protocol: String,
     /// [`DEBUG`].
     pub debug: Vec<String>,
 }
@@ -440,6 +457,10 @@ impl Config {
             shm_memfd: get_from(&SHM_MEMFD, &lookup)?,
             cma: get_from(&CMA, &lookup)?,
             cma_split_min: get_from(&CMA_SPLIT_MIN, &lookup)?,
+            rndv_protocol: get_from(&RNDV_PROTOCOL, &lookup)?
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| "auto".into()),
             debug: get_from(&DEBUG, &lookup)?,
         })
     }

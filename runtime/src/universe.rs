@@ -78,10 +78,14 @@ fn start() -> Result<Universe, Error> {
     let mut boot = bootstrap::connect()?;
     let (rank, size) = (boot.rank(), boot.size());
     let transport = crate::transport::connect(boot.as_mut(), &config)?;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // The host's online CPUs, not this rank's affinity mask (a rank bound to
+    // one core is not oversubscribed when its peers have cores of their own).
+    // SAFETY: sysconf takes no pointers.
+    let cores = unsafe { nix::libc::sysconf(nix::libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
     let policy = WaitPolicy::for_load(boot.local_ranks().len(), cores);
     let mut engine = Engine::new(rank, size, transport, config.eager_limit);
     engine.set_split_min(config.cma_split_min);
+    engine.set_rndv_protocol(&config.rndv_protocol);
     let selector = crate::coll::select::Selector::from_env(config.debug_enabled("coll"))?;
     let rt = Arc::new(Runtime::new(engine, policy, rank, size, selector));
     let shared = Arc::new(Shared::new(boot.node_of_rank().to_vec()));

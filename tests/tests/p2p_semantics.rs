@@ -75,9 +75,28 @@ fn large_messages_without_cma_are_streamed() {
 }
 
 #[test]
+fn large_messages_read_with_cma_single_copy() {
+    for role in ["large", "truncate", "ssend", "probe"] {
+        let out = job_env(2, role, &[("OXMPI_RNDV_PROTOCOL", "cma")]);
+        assert!(
+            out.success(),
+            "{role} with OXMPI_RNDV_PROTOCOL=cma:\n{}",
+            out.describe()
+        );
+    }
+}
+
+#[test]
 fn large_messages_with_cooperative_split_copy() {
     for role in ["large", "truncate"] {
-        let out = job_env(2, role, &[("OXMPI_CMA_SPLIT_MIN", "64k")]);
+        let out = job_env(
+            2,
+            role,
+            &[
+                ("OXMPI_CMA_SPLIT_MIN", "64k"),
+                ("OXMPI_RNDV_PROTOCOL", "cma"),
+            ],
+        );
         assert!(
             out.success(),
             "{role} with OXMPI_CMA_SPLIT_MIN=64k:\n{}",

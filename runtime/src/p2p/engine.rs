@@ -88,6 +88,8 @@ pub struct Engine {
     splits: Vec<Split>,
     /// Smallest message copied cooperatively (0: never).
     split_min: usize,
+    /// Read large messages with CMA when possible (else stream them).
+    prefer_cma: bool,
 }
 
 fn concat(parts: &[&[u8]]) -> Vec<u8> {
@@ -120,12 +122,27 @@ impl Engine {
             schedules: Vec::new(),
             splits: Vec::new(),
             split_min: 0,
+            prefer_cma: true,
         }
     }
 
     /// Sets the smallest message copied cooperatively (0: never).
     pub fn set_split_min(&mut self, bytes: usize) {
         self.split_min = bytes;
+    }
+
+    /// Chooses how matched rendezvous messages travel: `"cma"` (the
+    /// receiver reads the sender's buffer: one copy), `"stream"` (the
+    /// sender pushes Data cells: two copies, pipelined on two cores) or
+    /// `"auto"`: stream when every local rank has a core (measured faster
+    /// on shared memory here: see docs/STATUS.md), CMA when oversubscribed
+    /// (the receiver then finishes alone while the sender is descheduled).
+    pub fn set_rndv_protocol(&mut self, protocol: &str) {
+        self.prefer_cma = match protocol {
+            "stream" => false,
+            "cma" => true,
+            _ => !self.transport.parallel_peers(),
+        };
     }
 
     /// The transport (for waiting).
@@ -689,7 +706,8 @@ impl Engine {
         };
         let total = h.total_len as usize;
         let n = total.min(cap);
-        let can_read = self.transport.caps().contains(Caps::REMOTE_READ)
+        let can_read = self.prefer_cma
+            && self.transport.caps().contains(Caps::REMOTE_READ)
             && self.transport.can_read_remote(peer);
         if can_read && self.split_min > 0 && n >= self.split_min && self.transport.parallel_peers()
         {

@@ -154,7 +154,10 @@ impl Transport for ShmTransport {
     }
 
     fn parallel_peers(&self) -> bool {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // Online CPUs of the host, not this process's affinity mask: a rank
+        // bound to one core still has peers running on the others.
+        // SAFETY: sysconf takes no pointers.
+        let cpus = unsafe { nix::libc::sysconf(nix::libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
         self.node.local_size() <= cpus
     }
 
