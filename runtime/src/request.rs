@@ -84,12 +84,13 @@ impl<'a> Request<'a> {
         if self.is_null() {
             return Ok(Status::empty());
         }
-        if let Some(s) = self.take_status() {
-            return s;
+        if let Some(s) = self.ready.take() {
+            return s.check();
         }
         let Some(id) = self.id else {
             return Ok(Status::empty());
         };
+        // One lock per round: progress, then look (no separate first look).
         let outcome = self.rt.wait_until(|e| e.reqs.take_finished(id));
         self.id = None;
         outcome.and_then(Status::check)
