@@ -18,7 +18,9 @@
  *              Ranks beyond 0 and 1 only wait in one MPI_Barrier that ends
  *              the run (all ranks also pass one MPI_Barrier before it
  *              starts), so `-n 8` measures a ping-pong between two of
- *              eight ranks.
+ *              eight ranks. Before the first size, ranks 0 and 1 exchange
+ *              4-byte messages for SETTLE_S seconds (rank 0's clock,
+ *              untimed), so the other ranks have settled into their wait.
  *   bandwidth  streaming from rank 0 to rank 1 for sizes 1 B .. 16 MiB:
  *              rank 0 posts a window of non-blocking sends (64, fewer for
  *              large sizes so that a window holds at most 64 MiB), waits
@@ -60,6 +62,7 @@
 #define TAG_DATA 1
 #define TAG_ACK 2
 #define TAG_SYNC 3
+#define SETTLE_S 0.1
 
 /* Rounds and iteration budgets; `quick` divides them. */
 struct params {
@@ -149,11 +152,32 @@ static void line_up(int me, int a, int b)
     }
 }
 
+/* Ranks 0 and 1 exchange 4-byte messages for SETTLE_S seconds; rank 0
+ * decides when to stop (a zero in the message). */
+static void settle(int me)
+{
+    int go = 1;
+    if (me == 0) {
+        double t0 = MPI_Wtime();
+        while (go) {
+            go = MPI_Wtime() - t0 < SETTLE_S;
+            MPI_Send(&go, 1, MPI_INT, 1, TAG_SYNC, MPI_COMM_WORLD);
+            MPI_Recv(&go, 1, MPI_INT, 1, TAG_SYNC, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+    } else if (me == 1) {
+        while (go) {
+            MPI_Recv(&go, 1, MPI_INT, 0, TAG_SYNC, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(&go, 1, MPI_INT, 0, TAG_SYNC, MPI_COMM_WORLD);
+        }
+    }
+}
+
 static void latency(int me, const struct params *p)
 {
     char *buf = alloc_filled(MAX_SIZE, 1);
     double *t = malloc(sizeof(double) * (size_t)p->rounds);
     if (me < 2) {
+        settle(me);
         for (size_t size = 0; size <= MAX_SIZE; size = next_size(size)) {
             size_t iters = lat_iters(p, size);
             int peer = 1 - me;

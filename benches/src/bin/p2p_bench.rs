@@ -17,7 +17,10 @@
 //!   rounds, in µs) and size / median half round trip (MB/s, 1 MB = 1e6
 //!   bytes). Ranks beyond 0 and 1 only wait in one barrier that ends the
 //!   run (all ranks also pass one barrier before it starts), so `-n 8`
-//!   measures a ping-pong between two of eight ranks.
+//!   measures a ping-pong between two of eight ranks. Before the first
+//!   size, ranks 0 and 1 exchange 4-byte messages for `SETTLE_S` seconds
+//!   (rank 0's clock, untimed), so the other ranks have settled into their
+//!   wait.
 //! * `bandwidth`: streaming from rank 0 to rank 1 for sizes 1 B .. 16 MiB:
 //!   rank 0 posts a window of non-blocking sends (64, fewer for large sizes
 //!   so that a window holds at most 64 MiB), waits for all of them, then
@@ -55,6 +58,7 @@ const WINDOW_BYTES: usize = 64 * MIB;
 const TAG_DATA: i32 = 1;
 const TAG_ACK: i32 = 2;
 const TAG_SYNC: i32 = 3;
+const SETTLE_S: f64 = 0.1;
 
 /// Rounds and iteration budgets; `quick` shrinks them.
 struct Params {
@@ -176,11 +180,32 @@ fn line_up(w: &Comm, a: i32, b: i32) -> Result<(), Error> {
     Ok(())
 }
 
+/// Ranks 0 and 1 exchange 4-byte messages for `SETTLE_S` seconds; rank 0
+/// decides when to stop (a zero in the message).
+fn settle(w: &Comm) -> Result<(), Error> {
+    let mut go = [1i32];
+    if w.rank() == 0 {
+        let t0 = wtime();
+        while go[0] != 0 {
+            go[0] = i32::from(wtime() - t0 < SETTLE_S);
+            w.send(&go, 1, TAG_SYNC)?;
+            w.recv(&mut go, 1, TAG_SYNC)?;
+        }
+    } else if w.rank() == 1 {
+        while go[0] != 0 {
+            w.recv(&mut go, 0, TAG_SYNC)?;
+            w.send(&go, 0, TAG_SYNC)?;
+        }
+    }
+    Ok(())
+}
+
 fn latency(w: &Comm, p: &Params, out: &Emitter) -> Result<(), Error> {
     let me = w.rank();
     if me >= 2 {
         return Ok(());
     }
+    settle(w)?;
     let mut buf = vec![1u8; MAX_SIZE];
     let mut t = vec![0.0; p.rounds];
     let peer = 1 - me;
