@@ -476,6 +476,7 @@ fn panic_text(p: &(dyn Any + Send)) -> &str {
 /// Runs the body of MPI function `func` (errors raised on `obj`): the
 /// generic wrapper of every `oxabi_*` function. A panic becomes
 /// `MPI_ERR_INTERN`; nothing unwinds into C.
+#[inline]
 pub fn guard(
     func: &'static str,
     obj: ErrObj,
@@ -492,8 +493,15 @@ pub fn guard(
     });
     match result {
         Ok(()) => 0,
-        Err(e) => catch_unwind(AssertUnwindSafe(|| raise(func, obj, e))).unwrap_or(Class::INTERN.0),
+        Err(e) => raise_caught(func, obj, e),
     }
+}
+
+/// Reports `e` (see [`raise`]); a panic there becomes `MPI_ERR_INTERN`.
+#[cold]
+#[inline(never)]
+fn raise_caught(func: &'static str, obj: ErrObj, e: AbiError) -> c_int {
+    catch_unwind(AssertUnwindSafe(|| raise(func, obj, e))).unwrap_or(Class::INTERN.0)
 }
 
 /// The reporter behind every function of the table not implemented yet:
@@ -527,15 +535,18 @@ pub unsafe extern "C" fn oxabi_unsupported(
 }
 
 /// Checks that an output pointer argument is not null.
+#[inline]
 pub fn out_ptr<T>(p: *mut T, arg: &'static str) -> Result<*mut T, AbiError> {
     if p.is_null() {
-        Err(AbiError::new(
-            Class::ARG,
-            format!("`{arg}` is a null pointer"),
-        ))
+        Err(null_pointer(arg))
     } else {
         Ok(p)
     }
+}
+
+#[cold]
+fn null_pointer(arg: &'static str) -> AbiError {
+    AbiError::new(Class::ARG, format!("`{arg}` is a null pointer"))
 }
 
 #[cfg(test)]

@@ -362,6 +362,7 @@ pub enum Predefined {
 
 /// Decodes a predefined datatype handle (builtins and the value-index
 /// pairs); `None` for anything else.
+#[inline]
 pub fn predefined_type(h: MPI_Datatype) -> Option<Predefined> {
     use std::sync::OnceLock;
     // Builtin handles are unique in their low byte; pairs use slots 0..=4.
@@ -689,11 +690,13 @@ pub fn message(h: MPI_Message) -> Result<MessageRef, AbiError> {
 // --------------------------------------------------------------- status
 
 /// Whether a status pointer is `MPI_STATUS_IGNORE` / `MPI_STATUSES_IGNORE`.
+#[inline]
 pub fn status_ignored(p: *const MPI_Status) -> bool {
     p as usize == STATUS_IGNORE
 }
 
 /// The C status of a runtime status (`MPI_ERROR` is left as `error`).
+#[inline]
 pub fn c_status(s: &Status, error: c_int) -> MPI_Status {
     let count = s.count as u64;
     MPI_Status {
@@ -727,6 +730,7 @@ pub fn status_cancelled(s: &MPI_Status) -> bool {
 ///
 /// # Safety
 /// `p` is `MPI_STATUS_IGNORE`, or valid for writes of one `MPI_Status`.
+#[inline]
 pub unsafe fn write_status(p: *mut MPI_Status, s: &Status) {
     if status_ignored(p) || p.is_null() {
         return;
@@ -739,6 +743,14 @@ pub unsafe fn write_status(p: *mut MPI_Status, s: &Status) {
 }
 
 // -------------------------------------------------------------- buffers
+
+#[cold]
+fn in_place_p2p(arg: &'static str) -> AbiError {
+    AbiError::new(
+        Class::BUFFER,
+        format!("`{arg}` is MPI_IN_PLACE, which point-to-point operations do not accept"),
+    )
+}
 
 /// Checks a count argument and computes the bytes of `count` elements.
 pub fn bytes(count: MPI_Count, ty: TypeInfo) -> Result<usize, AbiError> {
@@ -760,12 +772,10 @@ pub fn bytes(count: MPI_Count, ty: TypeInfo) -> Result<usize, AbiError> {
 }
 
 /// Checks a point-to-point buffer argument: `MPI_IN_PLACE` is not one.
+#[inline]
 pub fn p2p_buffer(buf: *const c_void, arg: &'static str) -> Result<*const u8, AbiError> {
     if buf as usize == IN_PLACE {
-        return Err(AbiError::new(
-            Class::BUFFER,
-            format!("`{arg}` is MPI_IN_PLACE, which point-to-point operations do not accept"),
-        ));
+        return Err(in_place_p2p(arg));
     }
     Ok(buf.cast())
 }

@@ -123,10 +123,18 @@ pub fn empty_status() -> Status {
 }
 
 /// A runtime completion as (status to report, error to raise).
+#[inline]
 pub fn split(r: Result<Status, oxmpi::Error>, comm: MPI_Comm) -> (Status, Option<AbiError>) {
     match r {
         Ok(s) => (s, None),
-        Err(oxmpi::Error::Truncated { status, .. }) => {
+        Err(e) => split_err(e, comm),
+    }
+}
+
+#[cold]
+fn split_err(e: oxmpi::Error, comm: MPI_Comm) -> (Status, Option<AbiError>) {
+    match e {
+        oxmpi::Error::Truncated { status, .. } => {
             let e = oxmpi::Error::Truncated {
                 message_len: status.truncated_from.unwrap_or(status.count),
                 buffer_len: status.count,
@@ -134,7 +142,7 @@ pub fn split(r: Result<Status, oxmpi::Error>, comm: MPI_Comm) -> (Status, Option
             };
             (status, Some(AbiError::from(e).on(ErrObj::Comm(comm))))
         }
-        Err(e) => (
+        e => (
             empty_status(),
             Some(AbiError::from(e).on(ErrObj::Comm(comm))),
         ),

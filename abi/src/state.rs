@@ -3,9 +3,9 @@
 //! mutex guards it all; no call blocks while holding it (blocking calls
 //! take what they need out of the tables first).
 
-use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::ptr::null_mut;
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::thread::ThreadId;
 
@@ -258,36 +258,58 @@ fn freed_comm(h: MPI_Comm) -> AbiError {
     )
 }
 
-/// Changes whenever `MPI_COMM_WORLD` / `MPI_COMM_SELF` change (`MPI_Init`,
-/// `MPI_Finalize`; bump it after the change, with the lock held): it
-/// invalidates every thread's copies of them.
-pub static PREDEFINED_EPOCH: AtomicU64 = AtomicU64::new(1);
+/// `MPI_COMM_WORLD` and `MPI_COMM_SELF` for lookups without the lock or
+/// thread-local storage (every point-to-point and collective call asks):
+/// set by `MPI_Init`, cleared by `MPI_Finalize`. Each points to a copy
+/// leaked on purpose (two per `MPI_Init`, which a process calls once), so a
+/// thread that read a pointer just before `MPI_Finalize` still holds a live
+/// communicator.
+static PREDEFINED: [AtomicPtr<Comm>; 2] = [AtomicPtr::new(null_mut()), AtomicPtr::new(null_mut())];
 
-thread_local! {
-    /// This thread's copies of `MPI_COMM_WORLD` and `MPI_COMM_SELF` with the
-    /// epoch they were taken at, so that [`comm`] finds them without the
-    /// lock (every point-to-point and collective call asks). Only these two:
-    /// dropping a stale copy of a predefined communicator runs nothing.
-    static PREDEFINED: RefCell<[Option<(u64, Comm)>; 2]> = const { RefCell::new([None, None]) };
+/// Publishes the predefined communicators (`MPI_Init`).
+pub fn publish_predefined(world: &Comm, self_comm: &Comm) {
+    for (slot, c) in PREDEFINED.iter().zip([world, self_comm]) {
+        slot.store(Box::into_raw(Box::new(c.clone())), Ordering::Release);
+    }
+}
+
+/// Withdraws the predefined communicators (`MPI_Finalize`); later lookups
+/// go to the (emptied) table and fail there.
+pub fn retract_predefined() {
+    for slot in &PREDEFINED {
+        slot.store(null_mut(), Ordering::Release);
+    }
+}
+
+/// Predefined communicator `i` (0 world, 1 self), if published.
+#[inline]
+fn predefined(i: usize) -> Option<&'static Comm> {
+    let p = PREDEFINED[i].load(Ordering::Acquire);
+    // SAFETY: published pointers come from `Box::into_raw` and are never freed.
+    unsafe { p.as_ref() }
 }
 
 /// The runtime communicator a handle names (cloned, so no lock is held).
 pub fn comm(h: MPI_Comm) -> Result<Comm, AbiError> {
+    with_comm(h, |c| Ok(c.clone()))
+}
+
+/// Runs `f` on the runtime communicator a handle names, without holding
+/// the lock (`f` may block). The cheap form of [`comm`] for the calls
+/// every program makes per message.
+#[inline]
+pub fn with_comm<R>(
+    h: MPI_Comm,
+    f: impl FnOnce(&Comm) -> Result<R, AbiError>,
+) -> Result<R, AbiError> {
     let i = match h {
         handles::COMM_WORLD => 0,
         handles::COMM_SELF => 1,
-        _ => return lock().comm_entry(h).map(|e| e.comm.clone()),
+        _ => usize::MAX,
     };
-    let epoch = PREDEFINED_EPOCH.load(Ordering::Acquire);
-    let cached = PREDEFINED.with_borrow(|p| {
-        p[i].as_ref()
-            .filter(|(e, _)| *e == epoch)
-            .map(|(_, c)| c.clone())
-    });
-    if let Some(c) = cached {
-        return Ok(c);
+    if let Some(c) = PREDEFINED.get(i).and_then(|_| predefined(i)) {
+        return f(c);
     }
     let c = lock().comm_entry(h).map(|e| e.comm.clone())?;
-    PREDEFINED.with_borrow_mut(|p| p[i] = Some((epoch, c.clone())));
-    Ok(c)
+    f(&c)
 }

@@ -8,7 +8,10 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::error::Error;
 use crate::p2p::engine::Engine;
+use crate::p2p::request::ReqId;
+use crate::status::Status;
 use crate::transport::Transport;
 
 /// How a rank waits when idle.
@@ -78,6 +81,7 @@ impl Runtime {
 
     /// Locks the engine (a poisoned lock is still usable: the engine keeps
     /// no invariant that a panicking user callback could break).
+    #[inline]
     pub fn engine(&self) -> MutexGuard<'_, Engine> {
         self.engine.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -103,11 +107,32 @@ impl Runtime {
             }
             match token {
                 Some(token) => self.transport.wait(token, self.policy.max_sleep),
-                None if idle < self.policy.spins => std::hint::spin_loop(),
+                // No PAUSE: it costs more than a poll here, and the
+                // spin phase is bounded by `spins`.
+                None if idle < self.policy.spins => {}
                 None => std::thread::yield_now(),
             }
             idle = idle.saturating_add(1);
         }
+    }
+
+    /// Waits for engine request `id` and takes its outcome (a truncated
+    /// receive is an error). If the wait unwinds (a user callback of a
+    /// collective panicked), the request is still waited for on the way
+    /// out: its buffer belongs to the caller's frame.
+    pub fn wait_request(&self, id: ReqId) -> Result<Status, Error> {
+        struct Finish<'a>(&'a Runtime, Option<ReqId>);
+        impl Drop for Finish<'_> {
+            fn drop(&mut self) {
+                if let Some(id) = self.1 {
+                    let _ = self.0.wait_until(|e| e.reqs.take_finished(id));
+                }
+            }
+        }
+        let mut guard = Finish(self, Some(id));
+        let outcome = self.wait_until(|e| e.reqs.take_finished(id));
+        guard.1 = None;
+        outcome.and_then(Status::check)
     }
 
     /// One round of progress (for `test` calls).

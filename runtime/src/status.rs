@@ -51,6 +51,7 @@ impl Status {
     }
 
     /// `Err(Error::Truncated)` when the message did not fit.
+    #[inline]
     pub fn check(self) -> Result<Status, Error> {
         match self.truncated_from {
             Some(len) => Err(Error::Truncated {

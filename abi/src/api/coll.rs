@@ -122,6 +122,9 @@ fn about(arg: &str, mut e: AbiError) -> AbiError {
 
 /// Decodes datatype argument `arg` (predefined, or derived and committed).
 pub fn ty(h: MPI_Datatype, arg: &str) -> Result<Ty, AbiError> {
+    if let Some(t) = builtin_ty(h) {
+        return Ok(t.clone());
+    }
     if let Some(name) = handles::datatype_name(h) {
         let info = handles::datatype(h).map_err(|e| about(arg, e))?;
         return Ok(Ty {
@@ -171,6 +174,34 @@ pub fn ty(h: MPI_Datatype, arg: &str) -> Result<Ty, AbiError> {
             dt,
         }),
     })
+}
+
+/// The [`Ty`] of a builtin datatype handle, computed once per type (every
+/// collective call asks): indexed by the handle's low byte, which is
+/// unique among builtins.
+fn builtin_ty(h: MPI_Datatype) -> Option<&'static Ty> {
+    use std::sync::OnceLock;
+    static TABLE: OnceLock<Vec<Option<Ty>>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut t = vec![None; 256];
+        for &(handle, name) in handles::BUILTIN_DATATYPES {
+            if let Ok(info) = handles::datatype(handle) {
+                t[(handle & 0xff) as usize] = Some(Ty {
+                    handle,
+                    extent: info.extent,
+                    unit: info.extent,
+                    elem: elem_type(name),
+                    per: 1,
+                    name,
+                    derived: None,
+                });
+            }
+        }
+        t
+    });
+    table[(h & 0xff) as usize]
+        .as_ref()
+        .filter(|t| t.handle == h)
 }
 
 /// The integer types of count and displacement arguments: `int` in the

@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::sync::OnceLock;
 
-use oxmpi::datatype::{BasicType, Datatype};
+use oxmpi::datatype::Datatype;
 use oxmpi::{Error, Status};
 
 use super::datatype_query::committed;
@@ -99,24 +99,54 @@ impl Layout {
 
 /// Bytes per element of a contiguous predefined datatype (all but the
 /// value-index pairs): the fast path of [`plan`], which needs no
-/// `Datatype` for them.
+/// `Datatype` for them. One table indexed by the handle's low byte (unique
+/// among builtins), holding `(handle, size)`, so a lookup is one load and
+/// one compare.
+#[inline]
 fn contiguous_predefined(h: MPI_Datatype) -> Option<usize> {
-    static SIZES: OnceLock<Vec<Option<usize>>> = OnceLock::new();
-    match handles::predefined_type(h)? {
-        Predefined::Basic(b) => SIZES.get_or_init(|| {
-            BasicType::ALL
-                .iter()
-                .map(|&b| {
-                    let t = Datatype::basic(b);
-                    t.is_contiguous().then_some(t.size())
-                })
-                .collect()
-        })[b as usize],
-        Predefined::Bytes(n) => Some(n),
-    }
+    static TABLE: OnceLock<[(MPI_Datatype, usize); 256]> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        // Handle 0 is never a datatype, so empty entries never match.
+        let mut t = [(0, 0); 256];
+        for &(handle, _) in handles::BUILTIN_DATATYPES {
+            let size = match handles::predefined_type(handle) {
+                Some(Predefined::Basic(b)) => {
+                    let d = Datatype::basic(b);
+                    d.is_contiguous().then_some(d.size())
+                }
+                Some(Predefined::Bytes(n)) => Some(n),
+                None => None,
+            };
+            if let Some(size) = size {
+                t[(handle & 0xff) as usize] = (handle, size);
+            }
+        }
+        t
+    });
+    let (handle, size) = table[(h & 0xff) as usize];
+    (handle == h && h != 0).then_some(size)
 }
 
-/// Decodes a point-to-point buffer argument.
+/// The common case of [`plan`], decided without building one: a
+/// predefined contiguous type and a valid count give `(address, bytes)`;
+/// anything else (including every error) is `None`, for [`plan`] to sort out.
+#[inline]
+pub fn contiguous_bytes(
+    buf: *const c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+) -> Option<(*mut u8, usize)> {
+    if buf as usize == handles::IN_PLACE {
+        return None;
+    }
+    let n = usize::try_from(count).ok()?;
+    let len = contiguous_predefined(datatype)?.checked_mul(n)?;
+    Some((buf.cast::<u8>().cast_mut(), len))
+}
+
+/// Decodes a point-to-point buffer argument. Inlined: a predefined
+/// contiguous type (nearly every call) needs a table lookup only.
+#[inline]
 pub fn plan(
     buf: *const c_void,
     count: MPI_Count,
@@ -124,18 +154,32 @@ pub fn plan(
     arg: &'static str,
 ) -> Result<Plan, AbiError> {
     let p = handles::p2p_buffer(buf, arg)?;
-    let n = usize::try_from(count).map_err(|_| {
-        AbiError::new(
-            Class::COUNT,
-            format!("invalid count {count}: counts cannot be negative"),
-        )
-    })?;
+    let n = usize::try_from(count).map_err(|_| negative_count(count))?;
     if let Some(len) = contiguous_predefined(datatype).and_then(|size| size.checked_mul(n)) {
         return Ok(Plan::Bytes {
             ptr: p.cast_mut(),
             len,
         });
     }
+    plan_derived(p, n, count, datatype)
+}
+
+#[cold]
+fn negative_count(count: MPI_Count) -> AbiError {
+    AbiError::new(
+        Class::COUNT,
+        format!("invalid count {count}: counts cannot be negative"),
+    )
+}
+
+/// [`plan`] for derived types and the value-index pairs.
+#[inline(never)]
+fn plan_derived(
+    p: *const u8,
+    n: usize,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+) -> Result<Plan, AbiError> {
     let dt = committed(datatype)?;
     let len = dt.pack_size(n).map_err(|_| {
         AbiError::new(
@@ -177,6 +221,7 @@ impl Plan {
     ///
     /// # Safety
     /// The buffer holds the elements.
+    #[inline]
     pub unsafe fn send_data(self) -> Result<SendData, AbiError> {
         Ok(match self {
             Plan::Bytes { ptr, len } => SendData {
@@ -197,6 +242,7 @@ impl Plan {
     }
 
     /// Where to receive: `(ptr, capacity, unpack step)`.
+    #[inline]
     pub fn recv_target(self) -> RecvTarget {
         match self {
             Plan::Bytes { ptr, len } => RecvTarget {

@@ -46,7 +46,7 @@ fn init(required: c_int) -> Result<c_int, AbiError> {
             info: Vec::new(),
         },
     );
-    state::PREDEFINED_EPOCH.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    state::publish_predefined(&universe.world(), &universe.self_comm());
     st.universe = Some(universe);
     st.provided = provided;
     st.main_thread = Some(std::thread::current().id());
@@ -140,8 +140,8 @@ pub extern "C" fn oxabi_Finalize() -> c_int {
             // Requests the program never completed are leaked, not waited
             // for (that could hang); their communicators go with the runtime.
             std::mem::forget(std::mem::take(&mut st.requests));
+            state::retract_predefined();
             st.comms.clear();
-            state::PREDEFINED_EPOCH.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
             u
         };
         universe.finalize()?;

@@ -21,6 +21,7 @@ use crate::state::{self, Detached};
 ///
 /// # Safety
 /// `buf` holds `count` elements of `datatype`.
+#[inline]
 unsafe fn send_buf(
     buf: *const c_void,
     count: MPI_Count,
@@ -33,6 +34,7 @@ unsafe fn send_buf(
 
 /// Validated receive arguments: where the bytes land (a temporary buffer
 /// to unpack afterwards if the type is not contiguous).
+#[inline]
 fn recv_buf(
     buf: *mut c_void,
     count: MPI_Count,
@@ -42,6 +44,7 @@ fn recv_buf(
 }
 
 /// Completes a receive into `t`: unpacks a staged one.
+#[inline]
 fn unpacked(t: &RecvTarget, r: Result<Status, oxmpi::Error>) -> Result<Status, oxmpi::Error> {
     match &t.unpack {
         // SAFETY: the receive completed; the user buffer is the caller's.
@@ -51,6 +54,7 @@ fn unpacked(t: &RecvTarget, r: Result<Status, oxmpi::Error>) -> Result<Status, o
 }
 
 /// A status output argument: `MPI_STATUS_IGNORE` or a valid pointer.
+#[inline]
 fn status_arg(p: *mut MPI_Status) -> Result<*mut MPI_Status, AbiError> {
     out_ptr(p, "status")
 }
@@ -60,6 +64,7 @@ fn status_arg(p: *mut MPI_Status) -> Result<*mut MPI_Status, AbiError> {
 ///
 /// # Safety
 /// `status` is `MPI_STATUS_IGNORE` or writable.
+#[inline]
 unsafe fn finish(r: Result<Status, oxmpi::Error>, status: *mut MPI_Status) -> Result<(), AbiError> {
     let (s, err) = requests::split(r, handles::COMM_WORLD);
     // SAFETY: the caller's contract.
@@ -175,11 +180,19 @@ macro_rules! blocking_send {
             comm: MPI_Comm,
         ) -> c_int {
             guard($mpi, ErrObj::Comm(comm), || {
-                // SAFETY: waited on before returning (the packed copy lives
-                // until then).
-                let (r, _packed) = unsafe { isend(buf, count.into(), datatype, dest, tag, comm, $mode) }?;
-                r.wait()?;
-                Ok(())
+                state::with_comm(comm, |c| {
+                    let sync = $mode == SendMode::Synchronous;
+                    let count = MPI_Count::from(count);
+                    if let Some((ptr, len)) = datatype_p2p::contiguous_bytes(buf, count, datatype) {
+                        // SAFETY: blocking; MPI's contract: `buf` holds `len` bytes.
+                        return Ok(unsafe { c.send_raw(ptr, len, dest, tag, sync) }?);
+                    }
+                    // SAFETY: MPI's contract: `buf` holds `count` elements.
+                    let d = unsafe { send_buf(buf, count, datatype) }?;
+                    // SAFETY: blocking: the packed copy in `d` outlives the send.
+                    unsafe { c.send_raw(d.ptr, d.len, dest, tag, sync) }?;
+                    Ok(())
+                })
             })
         }
     };
@@ -419,12 +432,24 @@ unsafe fn recv_impl(
 ) -> c_int {
     guard(name, ErrObj::Comm(comm), || {
         let status = status_arg(status)?;
-        let c = state::comm(comm)?;
-        let t = recv_buf(buf, count, datatype)?;
-        // SAFETY: waited on before returning.
-        let r = unsafe { c.irecv_raw(t.ptr, t.cap, source, tag) }?;
-        // SAFETY: checked above.
-        unsafe { finish(unpacked(&t, r.wait()), status) }
+        state::with_comm(comm, |c| {
+            if let Some((ptr, cap)) = datatype_p2p::contiguous_bytes(buf, count, datatype) {
+                // SAFETY: blocking; MPI's contract: `buf` has room for `cap` bytes.
+                let r = unsafe { c.recv_raw(ptr, cap, source, tag) };
+                if let Ok(s) = &r {
+                    // SAFETY: checked above.
+                    unsafe { handles::write_status(status, s) };
+                    return Ok(());
+                }
+                // SAFETY: checked above.
+                return unsafe { finish(r, status) };
+            }
+            let t = recv_buf(buf, count, datatype)?;
+            // SAFETY: blocking: the buffer (or `t`'s temporary) outlives the receive.
+            let r = unsafe { c.recv_raw(t.ptr, t.cap, source, tag) };
+            // SAFETY: checked above.
+            unsafe { finish(unpacked(&t, r), status) }
+        })
     })
 }
 

@@ -290,6 +290,7 @@ impl Comm {
     }
 
     /// Checks a destination rank; `Ok(None)` for `PROC_NULL`.
+    #[inline]
     pub(crate) fn dest(&self, arg: &'static str, rank: i32) -> Result<Option<usize>, Error> {
         if rank == PROC_NULL {
             return Ok(None);
@@ -299,48 +300,53 @@ impl Comm {
             .and_then(|r| self.inner.world_of.get(r))
         {
             Some(&world) => Ok(Some(world)),
-            None => Err(Error::InvalidRank {
-                arg,
-                value: rank,
-                size: self.size(),
-            }),
+            None => Err(self.bad_rank(arg, rank)),
+        }
+    }
+
+    #[cold]
+    fn bad_rank(&self, arg: &'static str, rank: i32) -> Error {
+        Error::InvalidRank {
+            arg,
+            value: rank,
+            size: self.size(),
         }
     }
 
     /// Checks a receive's source (a rank, `ANY_SOURCE` or `PROC_NULL`).
+    #[inline]
     pub(crate) fn source(&self, rank: i32) -> Result<(), Error> {
         if rank == ANY_SOURCE || rank == PROC_NULL || (0..self.size()).contains(&rank) {
             Ok(())
         } else {
-            Err(Error::InvalidRank {
-                arg: "source",
-                value: rank,
-                size: self.size(),
-            })
+            Err(self.bad_rank("source", rank))
         }
     }
 
+    #[inline]
     pub(crate) fn send_tag(tag: i32) -> Result<(), Error> {
         if (0..=TAG_UB).contains(&tag) {
             Ok(())
         } else {
-            Err(Error::InvalidTag {
-                arg: "tag",
-                value: tag,
-                allows_any: false,
-            })
+            Err(Self::bad_tag(tag, false))
         }
     }
 
+    #[inline]
     pub(crate) fn recv_tag(tag: i32) -> Result<(), Error> {
         if tag == ANY_TAG || (0..=TAG_UB).contains(&tag) {
             Ok(())
         } else {
-            Err(Error::InvalidTag {
-                arg: "tag",
-                value: tag,
-                allows_any: true,
-            })
+            Err(Self::bad_tag(tag, true))
+        }
+    }
+
+    #[cold]
+    fn bad_tag(tag: i32, allows_any: bool) -> Error {
+        Error::InvalidTag {
+            arg: "tag",
+            value: tag,
+            allows_any,
         }
     }
 

@@ -92,6 +92,73 @@ impl Comm {
         Ok(Request::pending(self.rt().clone(), id))
     }
 
+    /// Blocking send of raw bytes (`MPI_Send`/`MPI_Ssend`): the request
+    /// lives only inside the engine, so nothing is built per call.
+    ///
+    /// # Safety
+    /// `buf..buf+len` is readable.
+    #[inline(always)]
+    pub unsafe fn send_raw(
+        &self,
+        buf: *const u8,
+        len: usize,
+        dest: i32,
+        tag: i32,
+        sync: bool,
+    ) -> Result<(), Error> {
+        Self::send_tag(tag)?;
+        let Some(peer) = self.dest("dest", dest)? else {
+            return Ok(());
+        };
+        if buf.is_null() && len > 0 {
+            return Err(Error::InvalidArgument {
+                arg: "buf",
+                reason: format!("null buffer with {len} bytes to send"),
+            });
+        }
+        let rt = self.rt();
+        let context = self.inner.context;
+        let me = self.rank();
+        // SAFETY: waited on below, before `buf` is released.
+        let id = unsafe {
+            rt.engine()
+                .start_send(peer, context, me, tag, buf, len, sync)
+        };
+        match id {
+            None => Ok(()),
+            Some(id) => rt.wait_request(id).map(|_| ()),
+        }
+    }
+
+    /// Blocking receive of raw bytes into `cap` bytes at `buf` (`MPI_Recv`).
+    ///
+    /// # Safety
+    /// `buf..buf+cap` is writable.
+    #[inline(always)]
+    pub unsafe fn recv_raw(
+        &self,
+        buf: *mut u8,
+        cap: usize,
+        source: i32,
+        tag: i32,
+    ) -> Result<Status, Error> {
+        self.source(source)?;
+        Self::recv_tag(tag)?;
+        if source == PROC_NULL {
+            return Ok(Status::empty());
+        }
+        if buf.is_null() && cap > 0 {
+            return Err(Error::InvalidArgument {
+                arg: "buf",
+                reason: format!("null buffer for {cap} bytes"),
+            });
+        }
+        let rt = self.rt();
+        // SAFETY: waited on below, before `buf` is released.
+        let id = unsafe { rt.engine().start_recv(self.pattern(source, tag), buf, cap) };
+        rt.wait_request(id)
+    }
+
     /// Non-blocking send (`MPI_Isend`). The buffer stays borrowed until the
     /// request completes.
     pub fn isend<'a, T: Scalar>(
@@ -144,18 +211,24 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn send<T: Scalar>(&self, buf: &[T], dest: i32, tag: i32) -> Result<(), Error> {
-        self.isend(buf, dest, tag)?.wait().map(|_| ())
+        let (ptr, len) = bytes_of(buf);
+        // SAFETY: `buf` is borrowed for the whole call.
+        unsafe { self.send_raw(ptr, len, dest, tag, false) }
     }
 
     /// Blocking synchronous send (`MPI_Ssend`): returns once the receiver matched it.
     pub fn ssend<T: Scalar>(&self, buf: &[T], dest: i32, tag: i32) -> Result<(), Error> {
-        self.issend(buf, dest, tag)?.wait().map(|_| ())
+        let (ptr, len) = bytes_of(buf);
+        // SAFETY: `buf` is borrowed for the whole call.
+        unsafe { self.send_raw(ptr, len, dest, tag, true) }
     }
 
     /// Blocking receive (`MPI_Recv`). A message longer than `buf` gives
     /// [`Error::Truncated`] with the status of what was stored.
     pub fn recv<T: Scalar>(&self, buf: &mut [T], source: i32, tag: i32) -> Result<Status, Error> {
-        self.irecv(buf, source, tag)?.wait()
+        let (ptr, len) = bytes_of_mut(buf);
+        // SAFETY: `buf` is borrowed mutably for the whole call.
+        unsafe { self.recv_raw(ptr, len, source, tag) }
     }
 
     /// Send and receive in one call (`MPI_Sendrecv`), deadlock-free.

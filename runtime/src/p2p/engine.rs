@@ -2,6 +2,12 @@
 //! rendezvous), turns arriving packets into matched receives, and keeps
 //! everything pending in one place. All state lives behind the runtime's
 //! single lock; [`Engine::progress`] is the only place packets move.
+//!
+//! The transport's data path (`try_send`, `poll`) must not run on two
+//! threads at once (see [`Transport`]). The engine calls it only from its
+//! `&mut self` methods, and the engine lives in the runtime's `Mutex`, so
+//! every such call is serialized; that is the SAFETY argument at each
+//! call site below.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -157,7 +163,8 @@ impl Engine {
             return;
         }
         let queue = &mut self.outq[peer];
-        if queue.is_empty() && self.transport.try_send(peer, parts) {
+        // SAFETY: `&mut self` (see the module docs).
+        if queue.is_empty() && unsafe { self.transport.try_send(peer, parts) } {
             self.transport.wake(peer);
             return;
         }
@@ -178,7 +185,8 @@ impl Engine {
             let queue = &mut outq[peer];
             let mut sent = false;
             while let Some(packet) = queue.front() {
-                if !transport.try_send(peer, &[packet]) {
+                // SAFETY: inside `&mut self` (see the module docs).
+                if !unsafe { transport.try_send(peer, &[packet]) } {
                     break;
                 }
                 queue.pop_front();
@@ -329,11 +337,21 @@ impl Engine {
 
     /// Moves packets: flushes queued sends, handles arrivals, pumps streams.
     /// Returns whether anything happened.
+    #[inline]
     pub fn progress(&mut self) -> bool {
-        let mut did = self.flush_outq();
-        let transport = Arc::clone(&self.transport);
-        did |= transport.poll(&mut |peer, bytes| self.handle(peer, bytes)) > 0;
-        did |= self.pump_streams();
+        let mut did = !self.queued_peers.is_empty() && self.flush_outq();
+        // The transport lives in the Arc's allocation, not in `self`, and
+        // the engine never replaces it: borrowing it through a raw pointer
+        // while `handle` takes `&mut self` aliases nothing (and saves the
+        // two atomic operations of an Arc clone on every poll).
+        let transport: *const dyn Transport = Arc::as_ptr(&self.transport);
+        // SAFETY: see above; `self.transport` keeps the allocation alive.
+        let transport = unsafe { &*transport };
+        // SAFETY: `&mut self` (see the module docs).
+        did |= unsafe { transport.poll(&mut |peer, bytes| self.handle(peer, bytes)) } > 0;
+        if !self.streams.is_empty() {
+            did |= self.pump_streams();
+        }
         if !self.schedules.is_empty() {
             did |= self.advance_schedules();
         }
@@ -604,10 +622,9 @@ impl Engine {
             let data = unsafe { slice_or_empty(buf, len) };
             while offset < len {
                 let end = (offset + chunk_cap).min(len);
-                if !self
-                    .transport
-                    .try_send(peer, &[&protocol::data_header(recv_id), &data[offset..end]])
-                {
+                let parts = [&protocol::data_header(recv_id)[..], &data[offset..end]];
+                // SAFETY: `&mut self` (see the module docs).
+                if !unsafe { self.transport.try_send(peer, &parts) } {
                     break;
                 }
                 offset = end;

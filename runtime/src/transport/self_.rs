@@ -23,10 +23,10 @@ impl Transport for NoPeers {
     fn max_packet(&self) -> usize {
         64 * 1024
     }
-    fn try_send(&self, _peer: usize, _parts: &[&[u8]]) -> bool {
+    unsafe fn try_send(&self, _peer: usize, _parts: &[&[u8]]) -> bool {
         false
     }
-    fn poll(&self, _sink: &mut dyn FnMut(usize, &[u8])) -> usize {
+    unsafe fn poll(&self, _sink: &mut dyn FnMut(usize, &[u8])) -> usize {
         0
     }
     fn can_read_remote(&self, _peer: usize) -> bool {

@@ -1,7 +1,6 @@
 //! The shared-memory transport: [`Transport`] over this node's [`ShmNode`]
 //! rings, doorbells and CMA reads. Reaches every rank on this host.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use super::shm::{cma, ShmNode};
@@ -17,17 +16,13 @@ pub struct ShmTransport {
     me: usize,
     /// Local index of each world rank (None: not on this host).
     local_of: Vec<Option<usize>>,
-    /// Guards `node.sender(i)`: the ring's producer side must have one user at a time.
-    send_guard: Vec<Mutex<()>>,
-    /// Guards `node.receiver(i)`: one consumer at a time.
-    recv_guard: Vec<Mutex<()>>,
 }
 
-// SAFETY: ShmNode's rings are Send but not Sync (single producer / single
-// consumer). Every use of `node.sender(i)` happens while holding
-// `send_guard[i]` and every use of `node.receiver(i)` while holding
-// `recv_guard[i]`, so no ring end is ever used by two threads at once.
-// Doorbells are Sync themselves; the rest is read-only after construction.
+// SAFETY: ShmNode's ring ends are Send but not Sync (single producer /
+// single consumer). They are used only by `try_send` and `poll`, whose
+// contract (see `Transport`) forbids concurrent calls, so no ring end is
+// ever used by two threads at once. Doorbells are Sync themselves; the
+// rest is read-only after construction.
 unsafe impl Sync for ShmTransport {}
 
 impl ShmTransport {
@@ -39,11 +34,8 @@ impl ShmTransport {
                 *slot = Some(local);
             }
         }
-        let n = node.local_size();
         ShmTransport {
             me: node.local_rank(),
-            send_guard: (0..n).map(|_| Mutex::new(())).collect(),
-            recv_guard: (0..n).map(|_| Mutex::new(())).collect(),
             local_of,
             node,
         }
@@ -79,24 +71,19 @@ impl Transport for ShmTransport {
         self.node.layout().cell_size()
     }
 
-    fn try_send(&self, peer: usize, parts: &[&[u8]]) -> bool {
+    unsafe fn try_send(&self, peer: usize, parts: &[&[u8]]) -> bool {
         let Some(l) = self.local(peer) else {
             return false;
         };
-        let _guard = self.send_guard[l].lock().unwrap_or_else(|e| e.into_inner());
         self.node.sender(l).try_push(0, parts)
     }
 
-    fn poll(&self, sink: &mut dyn FnMut(usize, &[u8])) -> usize {
+    unsafe fn poll(&self, sink: &mut dyn FnMut(usize, &[u8])) -> usize {
         let mut handled = 0;
         for (l, &world) in self.node.ranks().iter().enumerate() {
             if l == self.me {
                 continue;
             }
-            // Another thread is draining this peer: leave it to that thread.
-            let Ok(_guard) = self.recv_guard[l].try_lock() else {
-                continue;
-            };
             let rx = self.node.receiver(l);
             let mut taken = 0;
             while taken < POLL_BUDGET && rx.try_pop(|_, bytes| sink(world, bytes)).is_some() {

@@ -31,6 +31,14 @@ pub enum MemKind {
 }
 
 /// A packet transport between this rank and some peers (world ranks).
+///
+/// The data path ([`try_send`](Transport::try_send) and
+/// [`poll`](Transport::poll)) is `unsafe`: a transport may keep
+/// single-producer / single-consumer queue ends without locks, so its
+/// callers must never run those two methods concurrently from different
+/// threads (nesting on one thread, a send from inside `poll`'s sink, is
+/// allowed). The engine calls them only while holding the runtime's lock.
+/// Everything else may be called from any thread at any time.
 pub trait Transport: Send + Sync {
     /// Short name for logs and `oxrun --info`.
     fn name(&self) -> &'static str;
@@ -42,10 +50,16 @@ pub trait Transport: Send + Sync {
     fn max_packet(&self) -> usize;
     /// Sends one packet gathered from `parts`, or returns false when the
     /// peer's queue is full (nothing was sent; try again later).
-    fn try_send(&self, peer: usize, parts: &[&[u8]]) -> bool;
+    ///
+    /// # Safety
+    /// Not concurrently with another `try_send` or `poll` on this transport.
+    unsafe fn try_send(&self, peer: usize, parts: &[&[u8]]) -> bool;
     /// Hands every packet that has arrived to `sink(peer, bytes)`; returns
     /// how many were handled.
-    fn poll(&self, sink: &mut dyn FnMut(usize, &[u8])) -> usize;
+    ///
+    /// # Safety
+    /// Not concurrently with another `try_send` or `poll` on this transport.
+    unsafe fn poll(&self, sink: &mut dyn FnMut(usize, &[u8])) -> usize;
     /// Whether this rank may read `peer`'s memory directly.
     fn can_read_remote(&self, peer: usize) -> bool;
     /// Copies `dst.len()` bytes at `addr` in process `pid` (rank `peer`) into `dst`.

@@ -7,10 +7,9 @@
 //! bells             [Padded<Bell>; n]            one futex doorbell per local rank
 //! rings             [Ring; n*(n-1)]              one per ordered pair (from, to), from != to,
 //!                                                index from*(n-1) + (to - (to > from))
-//! Ring              Padded<AtomicU64> head       written by the producer (128 B)
-//!                   Padded<AtomicU64> tail       written by the consumer (128 B)
+//! Ring              Padded<AtomicU64> tail       written by the consumer (128 B)
 //!                   [Cell; cells]                each `stride` bytes, 64-byte aligned
-//! Cell              len: u32, flags: u32, payload[cell_size]
+//! Cell              seq: u32, len: u32, flags: u32, pad: u32, payload[cell_size]
 //! ```
 //!
 //! Every area starts on a [`LINE`] boundary. The segment is laid out by
@@ -20,7 +19,7 @@
 //!
 //! # Sizing rule
 //!
-//! `stride = round_up(8 + cell_size, 64)`. The ring cells of a node take
+//! `stride = round_up(16 + cell_size, 64)`. The ring cells of a node take
 //! `n*(n-1) * cells * stride` bytes. When that exceeds [`RING_BUDGET`]
 //! (256 MiB), `cells` is lowered to the largest power of two that fits, but
 //! never below [`MIN_CELLS`] (4): with the defaults (8 KiB cells, 64 per ring)
@@ -35,12 +34,12 @@ use crate::Error;
 /// `"OXMPISHM"`, little-endian: the first word of every segment.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"OXMPISHM");
 /// Bumped whenever the layout below changes.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Padding unit: two 64-byte lines, so adjacent-line prefetch cannot couple
 /// a producer's and a consumer's words.
 pub const LINE: usize = 128;
-/// Bytes in front of each cell's payload (length and flags).
-pub const CELL_HEADER: usize = 8;
+/// Bytes in front of each cell's payload (publication word, length, flags).
+pub const CELL_HEADER: usize = 16;
 /// Ring cells are scaled down to keep the node's rings within this many bytes.
 pub const RING_BUDGET: usize = 256 << 20;
 /// The fewest cells a ring is ever given.
@@ -112,14 +111,13 @@ pub(crate) struct Bell {
     pub sleepers: AtomicU32,
 }
 
-/// A ring's control block, in front of its cells. Each side keeps its own
-/// copy of its index and a cached copy of the other's in process memory, so
-/// the shared words are only read across on a miss.
+/// A ring's control block, in front of its cells: only the consumer's
+/// index (cells are published by their own `seq` word, see `ring.rs`). The
+/// producer keeps a cached copy and reads it across only when the ring
+/// looks full.
 #[repr(C)]
 #[derive(Debug, Default)]
 pub(crate) struct RingCtl {
-    /// Index of the next cell the producer fills (monotonic); producer-written.
-    pub head: Padded<AtomicU64>,
     /// Index of the next cell the consumer drains (monotonic); consumer-written.
     pub tail: Padded<AtomicU64>,
 }

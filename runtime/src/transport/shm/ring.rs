@@ -1,17 +1,18 @@
 //! Single-producer single-consumer rings of fixed-size cells in the segment.
 //!
-//! One ring per ordered pair of local ranks. The producer owns `head`, the
-//! consumer owns `tail`; both are monotonic `u64` cell counts, each on its own
-//! [`LINE`](super::layout::LINE). A cell is free to fill while
-//! `head - tail < cells`. The producer writes the cell, then publishes it with
-//! a `Release` store of `head`; the consumer `Acquire`-loads `head`, reads the
-//! cell in place, then frees it with a `Release` store of `tail`, which the
-//! producer `Acquire`-loads before reusing the cell. Each side caches the
-//! other's index in process memory and reloads it only when the ring looks
-//! full (producer) or empty (consumer).
+//! One ring per ordered pair of local ranks. A cell is
+//! `seq: u32, len: u32, flags: u32, pad: u32` then `cell_size` payload
+//! bytes. The producer fills cell `i` (mod `cells`) and publishes it with a
+//! `Release` store of `seq = i + 1` (wrapping); the consumer, which knows
+//! the index `i` it expects next, polls that one word with `Acquire`, so a
+//! small message costs the consumer one cache-line transfer: flag, header
+//! and payload travel together. The consumer frees cells with a `Release`
+//! store of its monotonic `tail` (alone on its [`LINE`](super::layout::LINE));
+//! the producer caches it and reloads it (`Acquire`) only when the ring
+//! looks full. A stale `seq` from an earlier lap is `i + 1 - k * cells`,
+//! never `i + 1`, as `cells < 2^32`.
 //!
-//! A cell is `len: u32, flags: u32` then `cell_size` payload bytes. `flags`
-//! is not interpreted here: the engine may carry a message kind in it.
+//! `flags` is not interpreted here: the engine may carry a message kind in it.
 //!
 //! [`Sender`] and [`Receiver`] are `Send` but not `Sync`: one thread at a time
 //! drives each side, which is what makes the single-producer /
@@ -20,6 +21,7 @@
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
+use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::{Acquire, Release};
 use std::sync::Arc;
 
@@ -58,6 +60,13 @@ impl Geometry {
         unsafe { self.ctl.as_ref() }
     }
 
+    /// The publication word of `cell` (a pointer from [`Geometry::cell`]).
+    fn seq(&self, cell: *mut u8) -> &AtomicU32 {
+        // SAFETY: cells are 64-aligned and inside the mapping, which lives
+        // as long as `self`; both sides access this word only atomically.
+        unsafe { AtomicU32::from_ptr(cell.cast::<u32>()) }
+    }
+
     /// Start of cell number `index` (mod `cells`).
     fn cell(&self, index: u64) -> *mut u8 {
         let slot = (index & self.mask) as usize;
@@ -86,7 +95,6 @@ unsafe impl Send for Sender {}
 pub struct Receiver {
     g: Geometry,
     tail: Cell<u64>,
-    cached_head: Cell<u64>,
     busy: Cell<bool>,
 }
 
@@ -106,11 +114,11 @@ pub struct Reservation<'a> {
 impl Sender {
     pub(crate) fn new(map: &Arc<Mapping>, offset: usize, layout: &Layout) -> Sender {
         let g = Geometry::new(map, offset, layout);
-        let head = g.ctl().head.0.load(Acquire);
+        // Rings start empty: the consumer's `tail` is 0 until it pops.
         let tail = g.ctl().tail.0.load(Acquire);
         Sender {
             g,
-            head: Cell::new(head),
+            head: Cell::new(tail),
             cached_tail: Cell::new(tail),
             reserved: Cell::new(false),
         }
@@ -177,7 +185,7 @@ impl Reservation<'_> {
     /// The cell's payload area, [`max_payload`](Sender::max_payload) bytes.
     pub fn payload(&mut self) -> &mut [u8] {
         // SAFETY: the cell is free (head - tail < cells), so the consumer does
-        // not read it until `head` moves past it; only this reservation (the
+        // not read it until its `seq` is published; only this reservation (the
         // sender is !Sync and `reserved` admits one) writes it.
         unsafe {
             std::slice::from_raw_parts_mut(self.cell.add(CELL_HEADER), self.sender.g.cell_size)
@@ -195,15 +203,16 @@ impl Reservation<'_> {
             len <= s.g.cell_size,
             "shm commit of {len} bytes exceeds the cell"
         );
-        // SAFETY: the cell header (8 bytes, 8-aligned: cells are 64-aligned)
-        // is ours to write for the reasons given in `payload`.
+        let index = s.head.get();
+        // SAFETY: the cell header (16 bytes, 64-aligned) is ours to write
+        // for the reasons given in `payload`.
         unsafe {
-            self.cell.cast::<u32>().write(len as u32);
-            self.cell.cast::<u32>().add(1).write(flags);
+            self.cell.cast::<u32>().add(1).write(len as u32);
+            self.cell.cast::<u32>().add(2).write(flags);
         }
-        let next = s.head.get() + 1;
-        s.head.set(next);
-        s.g.ctl().head.0.store(next, Release);
+        s.g.seq(self.cell)
+            .store((index as u32).wrapping_add(1), Release);
+        s.head.set(index + 1);
     }
 }
 
@@ -217,40 +226,41 @@ impl Receiver {
     pub(crate) fn new(map: &Arc<Mapping>, offset: usize, layout: &Layout) -> Receiver {
         let g = Geometry::new(map, offset, layout);
         let tail = g.ctl().tail.0.load(Acquire);
-        let head = g.ctl().head.0.load(Acquire);
         Receiver {
             g,
             tail: Cell::new(tail),
-            cached_head: Cell::new(head),
             busy: Cell::new(false),
         }
     }
 
-    /// Whether no message is waiting (reloads the producer's index).
+    /// The next cell to drain, if the producer has published it.
+    fn ready_cell(&self) -> Option<*mut u8> {
+        let tail = self.tail.get();
+        let cell = self.g.cell(tail);
+        (self.g.seq(cell).load(Acquire) == (tail as u32).wrapping_add(1)).then_some(cell)
+    }
+
+    /// Whether no message is waiting.
     pub fn is_empty(&self) -> bool {
-        if self.tail.get() != self.cached_head.get() {
-            return false;
-        }
-        self.cached_head.set(self.g.ctl().head.0.load(Acquire));
-        self.tail.get() == self.cached_head.get()
+        self.ready_cell().is_none()
     }
 
     /// Hands the oldest message (`flags`, payload) to `f` in place, then frees
     /// its cell. `None` when the ring is empty, or when called from inside
     /// another `try_pop` on the same receiver.
     pub fn try_pop<R>(&self, f: impl FnOnce(u32, &[u8]) -> R) -> Option<R> {
-        if self.busy.get() || self.is_empty() {
+        if self.busy.get() {
             return None;
         }
+        let cell = self.ready_cell()?;
         self.busy.set(true);
         let _busy = BusyGuard(&self.busy);
-        let cell = self.g.cell(self.tail.get());
-        // SAFETY: head > tail (checked above, with Acquire), so the producer
-        // has finished writing this cell and will not touch it again until we
-        // publish a larger tail. A corrupt length is clamped to the cell.
+        // SAFETY: the cell's `seq` says it is published (Acquire above), so
+        // the producer has finished writing it and will not touch it again
+        // until we publish a larger tail. A corrupt length is clamped.
         let (flags, payload) = unsafe {
-            let len = (cell.cast::<u32>().read() as usize).min(self.g.cell_size);
-            let flags = cell.cast::<u32>().add(1).read();
+            let len = (cell.cast::<u32>().add(1).read() as usize).min(self.g.cell_size);
+            let flags = cell.cast::<u32>().add(2).read();
             (
                 flags,
                 std::slice::from_raw_parts(cell.add(CELL_HEADER), len),

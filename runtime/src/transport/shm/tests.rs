@@ -210,7 +210,8 @@ fn header_check_names_what_differs() {
     h.local_size.store(3, Relaxed);
     let e = check_header(h, &layout).unwrap_err().to_string();
     assert!(
-        e.contains("(1, 3, 0, 0)") && e.contains("(1, 2, 256, 8)"),
+        e.contains(&format!("({VERSION}, 3, 0, 0)"))
+            && e.contains(&format!("({VERSION}, 2, 256, 8)")),
         "{e}"
     );
 }
