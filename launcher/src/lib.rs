@@ -56,8 +56,22 @@ pub fn run_from_args(args: &[String]) -> i32 {
                         bytes,
                         commutative,
                     };
-                    print!("{}", select::explain(c, &args, &select::Model::SHM));
-                    0
+                    // The model a job started here would use (same rules as rank 0's).
+                    let setting = std::env::var("OXMPI_COLL_MODEL").unwrap_or_default();
+                    match oxmpi::coll::calibrate::job_model(&setting) {
+                        Ok((model, source)) => {
+                            println!(
+                                "cost model ({source:?}): {}",
+                                model.encode().trim().replace('\n', ", ")
+                            );
+                            print!("{}", select::explain(c, &args, &model));
+                            0
+                        }
+                        Err(e) => {
+                            eprintln!("oxrun: --explain: {e}");
+                            2
+                        }
+                    }
                 }
                 None => {
                     let known: Vec<&str> = select::Coll::ALL.iter().map(|c| c.name()).collect();

@@ -24,6 +24,8 @@ pub enum Kind {
     Count,
     /// A comma-separated list whose items must come from the given set.
     List(&'static [&'static str]),
+    /// A file path (any text; empty means unset).
+    Path,
 }
 
 impl fmt::Display for Kind {
@@ -33,6 +35,7 @@ impl fmt::Display for Kind {
             Kind::Bytes => f.write_str("bytes"),
             Kind::Count => f.write_str("count"),
             Kind::List(items) => write!(f, "list of {}", items.join("|")),
+            Kind::Path => f.write_str("path"),
         }
     }
 }
@@ -159,6 +162,16 @@ pub static DEBUG: Setting<Vec<String>> = Setting::new(Entry {
     kind: Kind::List(DEBUG_CATEGORIES),
 });
 
+/// Where the collective cost model's parameters come from (see
+/// `coll::calibrate`): empty for the per-host cache, measured at first use.
+pub static COLL_MODEL: Setting<String> = Setting::new(Entry {
+    name: "coll_model",
+    env: "OXMPI_COLL_MODEL",
+    default: "",
+    doc: "file with the cost model's alpha/beta/gamma (default: per-host cache, calibrated at first use)",
+    kind: Kind::Path,
+});
+
 /// Algorithm names a collective override may name (checked per collective at selection).
 pub const COLL_ALGOS: &[&str] = &[
     "recursive_doubling",
@@ -274,6 +287,7 @@ pub static REGISTRY: &[&Entry] = &[
     &CMA_SPLIT_MIN.entry,
     &RNDV_PROTOCOL.entry,
     &DEBUG.entry,
+    &COLL_MODEL.entry,
     &ALLREDUCE_ALGO.entry,
     &BCAST_ALGO.entry,
     &REDUCE_ALGO.entry,
@@ -349,6 +363,12 @@ impl FromSetting for usize {
             .map_err(|_| "not a non-negative integer".to_string())?;
         n.checked_mul(1usize << shift)
             .ok_or_else(|| "too large".to_string())
+    }
+}
+
+impl FromSetting for String {
+    fn from_setting(text: &str, _kind: Kind) -> Result<Self, String> {
+        Ok(text.trim().to_string())
     }
 }
 
@@ -437,6 +457,8 @@ pub struct Config {
     pub rndv_protocol: String,
     /// [`DEBUG`].
     pub debug: Vec<String>,
+    /// [`COLL_MODEL`] (empty when unset).
+    pub coll_model: String,
 }
 
 impl Config {
@@ -462,6 +484,7 @@ impl Config {
                 .next()
                 .unwrap_or_else(|| "auto".into()),
             debug: get_from(&DEBUG, &lookup)?,
+            coll_model: get_from(&COLL_MODEL, &lookup)?,
         })
     }
 
@@ -516,6 +539,7 @@ fn check_text(entry: &Entry, text: &str) -> Result<(), String> {
         Kind::Bool => bool::from_setting(text, entry.kind).map(drop),
         Kind::Bytes | Kind::Count => usize::from_setting(text, entry.kind).map(drop),
         Kind::List(_) => Vec::<String>::from_setting(text, entry.kind).map(drop),
+        Kind::Path => Ok(()),
     }
 }
 

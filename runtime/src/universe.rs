@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::bootstrap::{self, Bootstrap};
+use crate::coll::calibrate;
+use crate::coll::select::Model;
 use crate::comm::{Comm, Shared};
 use crate::error::Error;
 use crate::p2p::engine::Engine;
@@ -77,7 +79,27 @@ fn start() -> Result<Universe, Error> {
     let config = crate::config::Config::from_env()?;
     let mut boot = bootstrap::connect()?;
     let (rank, size) = (boot.rank(), boot.size());
+    // Rank 0 decides the collective cost model for everyone; the
+    // transport's fences publish it (see coll::calibrate).
+    let chosen = match rank {
+        0 => {
+            let (model, source) = calibrate::job_model(&config.coll_model)?;
+            boot.put(calibrate::MODEL_KEY, &model.encode_compact())?;
+            Some((model, source))
+        }
+        _ => None,
+    };
     let transport = crate::transport::connect(boot.as_mut(), &config)?;
+    let (model, source) = match chosen {
+        Some(c) => c,
+        None => {
+            let text = boot.get(calibrate::MODEL_KEY)?.unwrap_or_default();
+            let model = Model::decode_compact(&text).map_err(|e| {
+                Error::Bootstrap(format!("rank 0's collective cost model {text:?}: {e}"))
+            })?;
+            (model, calibrate::Source::Rank0)
+        }
+    };
     // The host's online CPUs, not this rank's affinity mask (a rank bound to
     // one core is not oversubscribed when its peers have cores of their own).
     // SAFETY: sysconf takes no pointers.
@@ -86,7 +108,14 @@ fn start() -> Result<Universe, Error> {
     let mut engine = Engine::new(rank, size, transport, config.eager_limit);
     engine.set_split_min(config.cma_split_min);
     engine.set_rndv_protocol(&config.rndv_protocol);
-    let selector = crate::coll::select::Selector::from_env(config.debug_enabled("coll"))?;
+    let debug_coll = config.debug_enabled("coll");
+    if debug_coll && rank == 0 {
+        eprintln!(
+            "oxmpi[coll]: cost model {source:?}: {}",
+            model.encode_compact()
+        );
+    }
+    let selector = crate::coll::select::Selector::from_env(debug_coll, model)?;
     let rt = Arc::new(Runtime::new(engine, policy, rank, size, selector));
     let shared = Arc::new(Shared::new(boot.node_of_rank().to_vec()));
     let world = Comm::predefined(rt.clone(), shared.clone(), false);

@@ -118,3 +118,48 @@ fn concurrent_collectives_on_rows_and_columns_of_a_grid() {
         assert!(out.success(), "grid at {n} ranks:\n{}", out.describe());
     }
 }
+
+/// The cost model comes from `OXMPI_COLL_MODEL` (read by rank 0 and
+/// published to every rank): a model where messages are very expensive
+/// makes every rank pick the algorithm with the fewest rounds at every
+/// size, where the built-in model picks Rabenseifner for large buffers; a
+/// bad file ends the job with an error naming the variable.
+#[test]
+fn cost_model_file_drives_every_rank() {
+    let dir = std::env::temp_dir().join(format!("oxmpi-coll-model-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let slow = dir.join("slow-messages");
+    std::fs::write(&slow, "alpha_us = 1000\nbeta_gbps = 10\ngamma_gbps = 10\n").unwrap();
+    let decisions = |out: &JobOutcome, algo: &str| {
+        out.stderr
+            .lines()
+            .filter(|l| l.contains("oxmpi[coll]: allreduce ") && l.contains(&format!("-> {algo} ")))
+            .count()
+    };
+    let out = job(
+        4,
+        "allreduce",
+        &[("OXMPI_COLL_MODEL", slow.to_str().unwrap())],
+    );
+    assert!(out.success(), "{}", out.describe());
+    assert!(out.stderr.contains("cost model File("), "{}", out.stderr);
+    assert!(decisions(&out, "recursive_doubling") > 0, "{}", out.stderr);
+    assert_eq!(decisions(&out, "rabenseifner"), 0, "{}", out.stderr);
+    let builtin = job(4, "allreduce", &[("OXMPI_COLL_MODEL", "builtin")]);
+    assert!(builtin.success(), "{}", builtin.describe());
+    assert!(
+        decisions(&builtin, "rabenseifner") > 0,
+        "{}",
+        builtin.stderr
+    );
+    let bad = dir.join("bad");
+    std::fs::write(&bad, "alpha_us = fast\n").unwrap();
+    let out = job(
+        2,
+        "allreduce",
+        &[("OXMPI_COLL_MODEL", bad.to_str().unwrap())],
+    );
+    assert!(!out.success(), "{}", out.describe());
+    assert!(out.stderr.contains("OXMPI_COLL_MODEL"), "{}", out.stderr);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

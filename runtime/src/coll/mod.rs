@@ -8,6 +8,7 @@ pub mod algos;
 mod allgatherv;
 mod alltoall;
 mod blocks;
+pub mod calibrate;
 pub(crate) mod ctx;
 pub(crate) mod fold;
 mod gather;

@@ -355,8 +355,9 @@ pub struct Selector {
 }
 
 impl Selector {
-    /// Reads the overrides and the debug switch.
-    pub fn from_env(debug: bool) -> Result<Selector, crate::Error> {
+    /// Reads the overrides; selects with `model` (the job's, see
+    /// [`super::calibrate`]), logging decisions when `debug`.
+    pub fn from_env(debug: bool, model: Model) -> Result<Selector, crate::Error> {
         let mut forced = FastMap::default();
         for &coll in Coll::ALL {
             if let Some(name) = config::get(coll.setting())?.into_iter().next() {
@@ -364,7 +365,7 @@ impl Selector {
             }
         }
         Ok(Selector {
-            model: Model::SHM,
+            model,
             forced,
             debug,
             cache: Mutex::new(FastMap::default()),

@@ -1,0 +1,289 @@
+//! Where the collective cost model's parameters come from: measured on the
+//! machine, not guessed.
+//!
+//! Every rank must pick the same algorithm for a collective, so one model
+//! serves the whole job: rank 0 decides it at start-up ([`job_model`]) and
+//! publishes it in the bootstrap key-value space under [`MODEL_KEY`]
+//! before the transport's fences; the other ranks read it after them. Rank
+//! 0 takes, in order:
+//!
+//! 1. `OXMPI_COLL_MODEL=<file>`: parameters from a file, e.g. the fit of
+//!    `cargo run --release -p oxmpi-benches --bin coll -- --model` (which
+//!    writes `benches/results/coll_model.txt`), or `builtin` for
+//!    [`Model::SHM`];
+//! 2. the per-host cache, `$XDG_CACHE_HOME/oxmpi/coll-model-<host>` (else
+//!    `~/.cache/...`; `-debug` appended in unoptimised builds), written by
+//!    an earlier calibration;
+//! 3. a calibration at first use ([`calibrate`], a few milliseconds on one
+//!    core), saved to the cache for the next job.
+//!
+//! The text form is one `key = value` per line: `alpha_us`, `beta_gbps`,
+//! `gamma_gbps` (`#` comments allowed).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::select::Model;
+use crate::error::Error;
+
+/// Bootstrap key under which rank 0 publishes the job's model.
+pub const MODEL_KEY: &str = "oxmpi-coll-model";
+
+/// Where a job's model came from (logged by `OXMPI_DEBUG=coll`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// The built-in constants ([`Model::SHM`]).
+    Builtin,
+    /// The file `OXMPI_COLL_MODEL` named.
+    File(PathBuf),
+    /// The per-host cache of an earlier calibration.
+    Cache(PathBuf),
+    /// Measured now (and saved to the cache, when it has a place).
+    Calibrated,
+    /// Published by rank 0 (what every other rank sees).
+    Rank0,
+}
+
+impl Model {
+    /// The model as `key = value` lines.
+    pub fn encode(&self) -> String {
+        format!(
+            "alpha_us = {:.4}\nbeta_gbps = {:.3}\ngamma_gbps = {:.3}\n",
+            self.alpha * 1e6,
+            1e-9 / self.beta,
+            1e-9 / self.gamma
+        )
+    }
+
+    /// `alpha_us,beta_gbps,gamma_gbps` as three numbers: the form
+    /// published in the bootstrap key-value space, whose wire formats
+    /// (PMI-1, PMI-2) split on spaces, `=` and `;`.
+    pub fn encode_compact(&self) -> String {
+        format!(
+            "{:.4},{:.3},{:.3}",
+            self.alpha * 1e6,
+            1e-9 / self.beta,
+            1e-9 / self.gamma
+        )
+    }
+
+    /// Parses [`Model::encode_compact`]'s form.
+    pub fn decode_compact(text: &str) -> Result<Model, String> {
+        let mut it = text.split(',');
+        let mut next = |key: &str| {
+            it.next()
+                .ok_or_else(|| format!("{text:?}: {key} missing"))
+                .map(|v| format!("{key} = {v}\n"))
+        };
+        let lines = [next("alpha_us")?, next("beta_gbps")?, next("gamma_gbps")?];
+        Model::decode(&lines.concat())
+    }
+
+    /// Parses [`Model::encode`]'s form; the error names what is wrong.
+    pub fn decode(text: &str) -> Result<Model, String> {
+        let (mut alpha, mut beta, mut gamma) = (None, None, None);
+        for line in text.lines() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let (key, value) = line
+                .split_once('=')
+                .ok_or_else(|| format!("line {line:?} is not `key = value`"))?;
+            let v: f64 = value
+                .trim()
+                .parse()
+                .ok()
+                .filter(|v: &f64| v.is_finite() && *v > 0.0)
+                .ok_or_else(|| {
+                    format!(
+                        "{} = {:?} is not a positive number",
+                        key.trim(),
+                        value.trim()
+                    )
+                })?;
+            match key.trim() {
+                "alpha_us" => alpha = Some(v * 1e-6),
+                "beta_gbps" => beta = Some(1e-9 / v),
+                "gamma_gbps" => gamma = Some(1e-9 / v),
+                other => return Err(format!("unknown key {other:?}")),
+            }
+        }
+        match (alpha, beta, gamma) {
+            (Some(alpha), Some(beta), Some(gamma)) => Ok(Model { alpha, beta, gamma }),
+            _ => Err("alpha_us, beta_gbps and gamma_gbps are all required".into()),
+        }
+    }
+}
+
+/// Rank 0's choice of the job's model (see the module docs). `setting` is
+/// the value of `OXMPI_COLL_MODEL` (empty when unset).
+pub fn job_model(setting: &str) -> Result<(Model, Source), Error> {
+    match setting {
+        "builtin" => return Ok((Model::SHM, Source::Builtin)),
+        "" => {}
+        path => {
+            let bad = |reason: String| Error::InvalidArgument {
+                arg: "OXMPI_COLL_MODEL",
+                reason: format!("{path}: {reason}"),
+            };
+            let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+            let model = Model::decode(&text).map_err(bad)?;
+            return Ok((model, Source::File(path.into())));
+        }
+    }
+    let cache = cache_path();
+    if let Some(p) = &cache {
+        if let Some(model) = std::fs::read_to_string(p)
+            .ok()
+            .and_then(|t| Model::decode(&t).ok())
+        {
+            return Ok((model, Source::Cache(p.clone())));
+        }
+    }
+    let model = calibrate();
+    if let Some(p) = &cache {
+        // Best effort: a job without a writable cache calibrates each time.
+        let _ = save(p, &model);
+    }
+    Ok((model, Source::Calibrated))
+}
+
+/// The per-host cache file, if there is a home for it.
+pub fn cache_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))?;
+    let host = nix::unistd::gethostname().ok()?.into_string().ok()?;
+    // Unoptimised builds measure unoptimised kernels: keep them apart.
+    let profile = if cfg!(debug_assertions) { "-debug" } else { "" };
+    Some(
+        base.join("oxmpi")
+            .join(format!("coll-model-{host}{profile}")),
+    )
+}
+
+/// Writes `model` to `path` atomically (a private temporary, renamed).
+fn save(path: &Path, model: &Model) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".coll-model.{}", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    f.write_all(
+        format!(
+            "# OxMPI collective cost model, calibrated at first use\n{}",
+            model.encode()
+        )
+        .as_bytes(),
+    )?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Bytes per calibration buffer: the size class where the bandwidth and
+/// reduction terms start to matter, small enough to stay in cache.
+const CAL_BYTES: usize = 1 << 20;
+/// Timed repetitions of each measurement (the best one counts).
+const CAL_REPS: usize = 32;
+/// Per-message cost when nothing better is known: the fit of
+/// `coll --model` on the development machine (docs/STATUS.md). One rank
+/// alone cannot measure a message between two processes.
+const DEFAULT_ALPHA: f64 = 0.4e-6;
+
+/// Measures this core: beta from a timed copy (a shared-memory message is
+/// copied twice, into a ring cell and out of it), gamma from the `f64` sum
+/// kernel, in place, over the same bytes. Alpha is [`DEFAULT_ALPHA`].
+pub fn calibrate() -> Model {
+    let one = 1.0f64.to_ne_bytes();
+    let src: Vec<u8> = one.iter().copied().cycle().take(CAL_BYTES).collect();
+    let mut dst = vec![0u8; CAL_BYTES];
+    let copy = best_of(|| dst.copy_from_slice(std::hint::black_box(&src)));
+    let reduce = best_of(|| {
+        let _ = oxmpi_kernels::reduce(
+            oxmpi_kernels::Op::Sum,
+            oxmpi_kernels::ElemType::F64,
+            &mut dst,
+            &src,
+        );
+    });
+    std::hint::black_box(&dst);
+    Model {
+        alpha: DEFAULT_ALPHA,
+        beta: 2.0 * copy / CAL_BYTES as f64,
+        gamma: reduce / CAL_BYTES as f64,
+    }
+}
+
+/// The fastest of [`CAL_REPS`] timed runs of `f` (after one warm-up), in seconds.
+fn best_of(mut f: impl FnMut()) -> f64 {
+    f();
+    (0..CAL_REPS)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+        .max(1e-9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_round_trip_and_errors_name_the_problem() {
+        let m = Model {
+            alpha: 0.4e-6,
+            beta: 1.0 / 13.3e9,
+            gamma: 1.0 / 10e9,
+        };
+        let back = Model::decode(&m.encode()).unwrap();
+        assert!((back.alpha - m.alpha).abs() < 1e-12);
+        let compact = m.encode_compact();
+        assert!(!compact.contains([' ', '\n', '=', ';']), "{compact}");
+        assert!((Model::decode_compact(&compact).unwrap().gamma - m.gamma).abs() < 1e-15);
+        assert!(Model::decode_compact("1,2").is_err());
+        assert!((1.0 / back.beta - 13.3e9).abs() < 1e7);
+        assert!(Model::decode("alpha_us = 1\nbeta_gbps = 2")
+            .unwrap_err()
+            .contains("all required"));
+        assert!(
+            Model::decode("alpha_us = -1\nbeta_gbps = 2\ngamma_gbps = 3")
+                .unwrap_err()
+                .contains("alpha_us")
+        );
+        assert!(Model::decode("speed = 3").unwrap_err().contains("speed"));
+    }
+
+    #[test]
+    fn calibration_measures_plausible_rates() {
+        let m = calibrate();
+        // Any machine that runs this copies and adds between 0.1 and 1000 GB/s.
+        for rate in [1.0 / m.beta, 1.0 / m.gamma] {
+            assert!((1e8..1e12).contains(&rate), "{m:?}");
+        }
+    }
+
+    #[test]
+    fn file_setting_wins_and_bad_files_are_named() {
+        let dir = std::env::temp_dir().join(format!("oxmpi-model-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good");
+        std::fs::write(&good, "alpha_us = 2\nbeta_gbps = 5\ngamma_gbps = 7\n").unwrap();
+        let (m, src) = job_model(good.to_str().unwrap()).unwrap();
+        assert_eq!(src, Source::File(good.clone()));
+        assert!((m.alpha - 2e-6).abs() < 1e-12);
+        let e = job_model(dir.join("missing").to_str().unwrap()).unwrap_err();
+        assert!(e.to_string().contains("OXMPI_COLL_MODEL"), "{e}");
+        assert_eq!(job_model("builtin").unwrap().1, Source::Builtin);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
