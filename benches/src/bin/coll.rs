@@ -30,7 +30,9 @@
 //! [`oxmpi::coll::select::Model::SHM`]'s prediction; says whether the
 //! model's choice is the fastest algorithm measured; fits alpha, beta and
 //! gamma to the measurements (least squares on relative error, no negative
-//! parameter). Writes `RESULTS/coll_model.md` (also printed) and
+//! parameter). Writes `RESULTS/coll_model.txt` (the fit for ranks with a
+//! core each, as a model file for `OXMPI_COLL_MODEL`),
+//! `RESULTS/coll_model.md` (also printed) and
 //! `RESULTS/coll_model.csv`.
 //!
 //! `RESULTS` defaults to `benches/results`; `--quick` uses shorter rounds
@@ -1230,6 +1232,25 @@ fn run(o: &Options) -> Result<(), String> {
         let csv = write("coll_model.csv", &model_csv(&pts))?;
         print!("{text}");
         eprintln!("coll: wrote {} and {}", md.display(), csv.display());
+        // The fit over runs with a core per rank, as a model file for
+        // OXMPI_COLL_MODEL (see oxmpi::coll::calibrate).
+        let within: Vec<&Point> = pts
+            .iter()
+            .filter(|p| p.ranks <= setup.launch.cores)
+            .collect();
+        if let Some(f) = fit(&within) {
+            let body = format!(
+                "# OxMPI collective cost model fitted by `coll --model` on {} ({} points)\n{}",
+                host_cpu(),
+                f.points,
+                f.model.encode()
+            );
+            let txt = write("coll_model.txt", &body)?;
+            eprintln!(
+                "coll: wrote {} (use it with OXMPI_COLL_MODEL)",
+                txt.display()
+            );
+        }
         return Ok(());
     }
     let res = compare(o, &setup, &capturer)?;

@@ -165,12 +165,16 @@ pub struct Model {
 }
 
 impl Model {
-    /// Shared memory on the 2-core development machine (see docs/STATUS.md):
-    /// 0.3 us per message, 8 GB/s copies, 10 GB/s reductions.
+    /// Shared memory on the 2-core development machine: the least-squares
+    /// fit of `coll --model` over runs with a core per rank
+    /// (benches/results/coll_model.txt): 0.4 us per message, 13.3 GB/s
+    /// transfers, 10 GB/s reductions. Used as `OXMPI_COLL_MODEL=builtin`;
+    /// jobs normally use a model measured where they run (see
+    /// [`super::calibrate`]).
     pub const SHM: Model = Model {
-        alpha: 0.3e-6,
-        beta: 1.0 / 8e9,
-        gamma: 1.0 / 10e9,
+        alpha: 0.399e-6,
+        beta: 1.0 / 13.33e9,
+        gamma: 1.0 / 10.05e9,
     };
 
     /// Predicted seconds for `algo` of `coll` on `a`.
