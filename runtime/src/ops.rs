@@ -133,13 +133,14 @@ impl Op {
 }
 
 /// The reduction closure of a built-in op on a type, made once per pair
-/// (collectives ask for it on every call).
+/// (collectives ask for it on every call): a lock-free table indexed by
+/// the pair.
 fn builtin_reducer(op: BuiltinOp, ty: ElemType) -> Arc<ReduceFn> {
-    type Table = crate::fast_hash::FastMap<(u8, u8), Arc<ReduceFn>>;
-    static TABLE: std::sync::OnceLock<std::sync::Mutex<Table>> = std::sync::OnceLock::new();
-    let table = TABLE.get_or_init(Default::default);
-    let mut table = table.lock().unwrap_or_else(|e| e.into_inner());
-    let f = table.entry((op as u8, ty as u8)).or_insert_with(|| {
+    const OPS: usize = BuiltinOp::ALL.len();
+    const TYPES: usize = ElemType::ALL.len();
+    static TABLE: [std::sync::OnceLock<Arc<ReduceFn>>; OPS * TYPES] =
+        [const { std::sync::OnceLock::new() }; OPS * TYPES];
+    let f = TABLE[op as usize * TYPES + ty as usize].get_or_init(|| {
         Arc::new(move |input: &[u8], inout: &mut [u8]| {
             oxmpi_kernels::reduce(op, ty, inout, input).map_err(|e| Error::InvalidOp {
                 reason: e.to_string(),
@@ -184,4 +185,22 @@ pub fn reduce_local<T: Scalar>(input: &[T], inout: &mut [T], op: &Op) -> Result<
         )
     };
     f(a, b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_pair_has_its_own_cached_reducer() {
+        let mut seen = Vec::new();
+        for op in BuiltinOp::ALL {
+            for ty in ElemType::ALL {
+                let f = builtin_reducer(op, ty);
+                assert!(Arc::ptr_eq(&f, &builtin_reducer(op, ty)));
+                assert!(!seen.iter().any(|g| Arc::ptr_eq(g, &f)));
+                seen.push(f);
+            }
+        }
+    }
 }

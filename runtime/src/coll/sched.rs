@@ -99,7 +99,45 @@ impl Drop for Schedule {
         for buf in self.temps.drain(..) {
             super::scratch::give_back(buf);
         }
+        // Keep the (emptied) vectors for the next schedule this thread
+        // builds: a small collective otherwise spends a good part of its
+        // time in the allocator.
+        self.steps.clear();
+        self.deps.clear();
+        self.dep_range.clear();
+        self.state.clear();
+        let shell = Shell {
+            steps: std::mem::take(&mut self.steps),
+            deps: std::mem::take(&mut self.deps),
+            dep_range: std::mem::take(&mut self.dep_range),
+            state: std::mem::take(&mut self.state),
+            temps: std::mem::take(&mut self.temps),
+        };
+        // A thread being torn down has no pool left: let the vectors go.
+        let _ = SHELLS.try_with(|pool| {
+            let mut pool = pool.borrow_mut();
+            if pool.len() < MAX_SHELLS {
+                pool.push(shell);
+            }
+        });
     }
+}
+
+/// The vectors of a finished schedule, kept for reuse.
+struct Shell {
+    steps: Vec<Step>,
+    deps: Vec<u32>,
+    dep_range: Vec<(u32, u32)>,
+    state: Vec<StepState>,
+    temps: Vec<Vec<u8>>,
+}
+
+/// Most shells a thread keeps.
+const MAX_SHELLS: usize = 16;
+
+thread_local! {
+    /// This thread's reusable schedule vectors (emptied).
+    static SHELLS: std::cell::RefCell<Vec<Shell>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// A collective's steps, dependencies and scratch memory.
@@ -129,13 +167,24 @@ impl Default for Schedule {
 impl Schedule {
     /// An empty schedule.
     pub fn new() -> Schedule {
+        let reused = SHELLS
+            .try_with(|pool| pool.borrow_mut().pop())
+            .ok()
+            .flatten();
         // Most schedules have a handful of steps: avoid regrowing.
-        Schedule {
+        let shell = reused.unwrap_or_else(|| Shell {
             steps: Vec::with_capacity(8),
             deps: Vec::with_capacity(16),
             dep_range: Vec::with_capacity(8),
             state: Vec::with_capacity(8),
             temps: Vec::new(),
+        });
+        Schedule {
+            steps: shell.steps,
+            deps: shell.deps,
+            dep_range: shell.dep_range,
+            state: shell.state,
+            temps: shell.temps,
             remaining: 0,
             error: None,
         }
