@@ -36,10 +36,13 @@ pub fn build(
     if p == 1 {
         return then(after, [s.copy_some(block(input, 0), out, after)]);
     }
+    let fold = Fold::of(ctx);
+    if fold.rem == 0 {
+        return power_of_two(ctx, s, input, off, out, op, after);
+    }
     let acc = s.temp(input.len);
     let tmp = s.temp(input.len);
     let c = s.copy(input, acc, after);
-    let fold = Fold::of(ctx);
     let mut last = fold.fold_in(ctx, s, acc, tmp, op, &[c]);
     let rounds = fold.pof2.trailing_zeros() as usize;
     let back = ctx.tag(1 + rounds);
@@ -90,4 +93,61 @@ pub fn build(
         done.extend(s.send_some(ctx.world(partner), back, block(acc, partner), &last));
     }
     done
+}
+
+/// [`build`] on a power-of-two number of ranks, without copying the input
+/// first: the first round sends straight from `input`; each round receives
+/// the partner's half into a fresh place and adds the kept half there (the
+/// two scratch buffers alternate), and the last round receives into `out`,
+/// whose range is then exactly this rank's block. Two ranks need no
+/// scratch memory at all.
+fn power_of_two(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    input: Buf,
+    off: &[usize],
+    out: Buf,
+    op: &Arc<ReduceFn>,
+    after: &[usize],
+) -> Vec<usize> {
+    let (p, rank) = (ctx.size, ctx.rank);
+    let rounds = p.trailing_zeros() as usize;
+    let range = |b: Buf, lo: usize, hi: usize| b.slice(off[lo], off[hi] - off[lo]);
+    let scratch = if rounds > 1 {
+        [s.temp(input.len), s.temp(input.len)]
+    } else {
+        [out, out]
+    };
+    let mut cur = input;
+    let mut last = after.to_vec();
+    let (mut lo, mut hi) = (0, p);
+    for round in 0..rounds {
+        let mask = p >> (round + 1);
+        let peer = rank ^ mask;
+        let mid = lo + mask;
+        let (keep, give) = if rank & mask == 0 {
+            ((lo, mid), (mid, hi))
+        } else {
+            ((mid, hi), (lo, mid))
+        };
+        let next = scratch[round % 2];
+        let dst = if round + 1 == rounds {
+            out
+        } else {
+            range(next, keep.0, keep.1)
+        };
+        let tag = ctx.tag(1 + round);
+        let snd = s.send_some(ctx.world(peer), tag, range(cur, give.0, give.1), &last);
+        let rcv = s.recv_some(peer as i32, tag, dst, &last);
+        let red = s.reduce(
+            op,
+            range(cur, keep.0, keep.1),
+            dst,
+            &then(&last, [snd, rcv]),
+        );
+        last = vec![red];
+        cur = next;
+        (lo, hi) = keep;
+    }
+    last
 }
