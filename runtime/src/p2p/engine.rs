@@ -104,6 +104,24 @@ fn concat(parts: &[&[u8]]) -> Vec<u8> {
     v
 }
 
+/// Stores an unexpected message in a free slot of `table` (or a new one).
+fn alloc_unexpected(
+    table: &mut Vec<Option<Unexpected>>,
+    free: &mut Vec<UnexpId>,
+    u: Unexpected,
+) -> UnexpId {
+    match free.pop() {
+        Some(i) => {
+            table[i] = Some(u);
+            i
+        }
+        None => {
+            table.push(Some(u));
+            table.len() - 1
+        }
+    }
+}
+
 impl Engine {
     /// An engine for world rank `me` over `transport`.
     pub fn new(
@@ -358,19 +376,6 @@ impl Engine {
         did
     }
 
-    fn alloc_unexpected(&mut self, u: Unexpected) -> UnexpId {
-        match self.free_unexpected.pop() {
-            Some(i) => {
-                self.unexpected[i] = Some(u);
-                i
-            }
-            None => {
-                self.unexpected.push(Some(u));
-                self.unexpected.len() - 1
-            }
-        }
-    }
-
     fn free_unexpected(&mut self, id: UnexpId) -> Option<Unexpected> {
         let u = self.unexpected.get_mut(id)?.take();
         if u.is_some() {
@@ -405,16 +410,26 @@ impl Engine {
             tag: h.tag,
         };
         let complete = h.kind == Kind::Rts || payload.len() as u64 >= h.total_len;
-        let uid = self.alloc_unexpected(Unexpected {
-            header: h,
-            peer,
-            data: Vec::new(),
-            complete,
-            claimed: None,
+        // The unexpected entry is made only if no posted receive matches.
+        let (unexpected, free) = (&mut self.unexpected, &mut self.free_unexpected);
+        let mut queued = None;
+        let matched = self.matcher.arrive_with(env, || {
+            let uid = alloc_unexpected(
+                unexpected,
+                free,
+                Unexpected {
+                    header: h,
+                    peer,
+                    data: Vec::new(),
+                    complete,
+                    claimed: None,
+                },
+            );
+            queued = Some(uid);
+            uid
         });
-        match self.matcher.arrive(env, uid).map(|m| m.recv) {
+        match matched {
             Some(req) => {
-                self.free_unexpected(uid);
                 self.set_matched(req, &h);
                 if h.kind == Kind::Rts {
                     self.rendezvous_read(req, peer, &h);
@@ -436,6 +451,7 @@ impl Engine {
                 }
             }
             None => {
+                let Some(uid) = queued else { return };
                 if let Some(Some(u)) = self.unexpected.get_mut(uid) {
                     if h.kind == Kind::Eager {
                         u.data.reserve_exact(h.total_len as usize);

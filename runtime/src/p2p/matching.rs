@@ -251,18 +251,33 @@ impl<P, U> Matcher<P, U> {
     /// and returned with the message; otherwise the message is queued as
     /// unexpected and `None` is returned.
     pub fn arrive(&mut self, env: Envelope, msg: U) -> Option<Match<P, U>> {
+        // `msg` comes back with the match when a posted receive takes it.
+        let mut slot = Some(msg);
+        let recv = self.arrive_with(env, || slot.take().expect("made at most once"))?;
+        Some(Match {
+            recv,
+            env,
+            msg: slot.take()?,
+        })
+    }
+
+    /// [`Matcher::arrive`] that makes the queued item only when no receive
+    /// matches: returns the earliest matching posted receive (removed;
+    /// `make` is not called), or queues `make()` as unexpected and returns
+    /// `None`.
+    pub fn arrive_with(&mut self, env: Envelope, make: impl FnOnce() -> U) -> Option<P> {
         let seq = self.next_seq();
         let cq = self.contexts.entry(env.context).or_default();
         let queues = [cq.posted.get_mut(&env.source), Some(&mut cq.posted_any)];
         if let Some((q, i)) = earliest(queues.into_iter().flatten(), |e| e.key.admits(env.tag)) {
             let recv = q.remove(i).map(|e| e.item)?;
             self.posted_len -= 1;
-            return Some(Match { recv, env, msg });
+            return Some(recv);
         }
         let entry = Entry {
             seq,
             key: env,
-            item: msg,
+            item: make(),
         };
         cq.unexpected
             .entry(env.source)
