@@ -81,7 +81,7 @@ impl Runtime {
 
     /// Locks the engine (a poisoned lock is still usable: the engine keeps
     /// no invariant that a panicking user callback could break).
-    #[inline]
+    #[inline(always)]
     pub fn engine(&self) -> MutexGuard<'_, Engine> {
         self.engine.lock().unwrap_or_else(|e| e.into_inner())
     }
