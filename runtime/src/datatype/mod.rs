@@ -32,6 +32,7 @@
 
 mod basic;
 mod build;
+mod darray;
 mod layout;
 mod pack;
 mod segments;
@@ -39,6 +40,7 @@ mod signature;
 mod subarray;
 
 pub use basic::{BasicType, ElementKind, PairKind};
+pub use darray::Distribution;
 pub use segments::{Segment, Segments};
 pub use signature::Signature;
 pub use subarray::Order;
