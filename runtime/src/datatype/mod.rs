@@ -33,6 +33,7 @@
 mod basic;
 mod build;
 mod darray;
+mod external32;
 mod layout;
 mod pack;
 mod segments;
