@@ -12,7 +12,8 @@
 //! themselves are the runtime's [`Datatype`]s.
 //!
 //! Queries (size, extent, names, envelope, pack) are in
-//! [`super::datatype_query`]; point-to-point use in [`super::datatype_p2p`].
+//! [`super::datatype_query`]; point-to-point use in [`super::datatype_p2p`];
+//! darray, external32 and the f90 types in [`super::datatype_ext`].
 
 use std::collections::BTreeMap;
 use std::ffi::c_int;
@@ -245,7 +246,7 @@ pub fn count_arg(v: i64, arg: &'static str) -> Result<usize, AbiError> {
 /// An array of C integers as the runtime's signed sizes.
 ///
 /// # Safety
-/// As [`array`].
+/// As [`array()`].
 pub unsafe fn isizes<T: Copy + Into<i64>>(
     p: *const T,
     n: usize,

@@ -1,6 +1,6 @@
-//! MPI datatypes as data: basic types, derived-type constructors, bounds,
-//! the flattened `(offset, len)` form, a resumable segment iterator, and
-//! pack / unpack.
+//! MPI datatypes as data: basic types, derived-type constructors (subarray
+//! and darray included), bounds, the flattened `(offset, len)` form, a
+//! resumable segment iterator, and pack / unpack, native or external32.
 //!
 //! A [`Datatype`] is an immutable value behind an `Arc`: clones are cheap
 //! and share everything, including the committed state. Constructors
