@@ -92,7 +92,8 @@ three_ways!(
     group,
     topo,
     attr,
-    misc
+    misc,
+    types_ext
 );
 
 /// The collective, group and topology programs at 5..=8 ranks too

@@ -12,7 +12,8 @@
 //! themselves are the runtime's [`Datatype`]s.
 //!
 //! Queries (size, extent, names, envelope, pack) are in
-//! [`super::datatype_query`]; point-to-point use in [`super::datatype_p2p`].
+//! [`super::datatype_query`]; point-to-point use in [`super::datatype_p2p`];
+//! darray, external32 and the f90 types in [`super::datatype_ext`].
 
 use std::collections::BTreeMap;
 use std::ffi::c_int;
@@ -47,6 +48,14 @@ pub mod combiner {
     pub const STRUCT: c_int = 12;
     /// `MPI_Type_create_subarray`.
     pub const SUBARRAY: c_int = 13;
+    /// `MPI_Type_create_darray`.
+    pub const DARRAY: c_int = 14;
+    /// `MPI_Type_create_f90_real`.
+    pub const F90_REAL: c_int = 15;
+    /// `MPI_Type_create_f90_complex`.
+    pub const F90_COMPLEX: c_int = 16;
+    /// `MPI_Type_create_f90_integer`.
+    pub const F90_INTEGER: c_int = 17;
     /// `MPI_Type_create_resized`.
     pub const RESIZED: c_int = 18;
     /// `MPI_Type_create_hindexed_block`.
@@ -57,6 +66,18 @@ pub mod combiner {
 const ORDER_C: c_int = 56;
 /// `MPI_ORDER_FORTRAN`.
 const ORDER_FORTRAN: c_int = 57;
+
+/// An `order` argument (`MPI_ORDER_C` / `MPI_ORDER_FORTRAN`).
+pub fn order_arg(order: c_int) -> Result<Order, AbiError> {
+    match order {
+        ORDER_C => Ok(Order::C),
+        ORDER_FORTRAN => Ok(Order::Fortran),
+        _ => Err(AbiError::new(
+            Class::ARG,
+            format!("invalid `order` {order}: expected MPI_ORDER_C or MPI_ORDER_FORTRAN"),
+        )),
+    }
+}
 
 /// How a derived type was made, for `MPI_Type_get_envelope` / `_contents`.
 pub struct Contents {
@@ -90,12 +111,27 @@ pub struct TypeEntry {
     pub contents: Arc<Contents>,
 }
 
+impl TypeEntry {
+    /// Whether this is a type of `MPI_Type_create_f90_*`: predefined in the
+    /// standard's sense (never freed, given back as itself by
+    /// `MPI_Type_get_contents`), though it lives in the table.
+    pub fn is_f90(&self) -> bool {
+        matches!(
+            self.contents.combiner,
+            combiner::F90_REAL | combiner::F90_COMPLEX | combiner::F90_INTEGER
+        )
+    }
+}
+
 /// The derived datatypes, and names given to predefined ones.
 pub struct TypeTable {
     /// Derived types by slot ([`handles::derived_type_handle`]).
     pub entries: Table<TypeEntry>,
     /// `MPI_Type_set_name` on predefined types.
     pub names: BTreeMap<MPI_Datatype, String>,
+    /// The types `MPI_Type_create_f90_*` gave out, by (combiner, p, r):
+    /// the same arguments give the same handle.
+    pub f90: BTreeMap<(c_int, c_int, c_int), MPI_Datatype>,
 }
 
 impl TypeTable {
@@ -104,6 +140,7 @@ impl TypeTable {
         TypeTable {
             entries: Table::new(),
             names: BTreeMap::new(),
+            f90: BTreeMap::new(),
         }
     }
 }
@@ -164,9 +201,10 @@ pub fn entry(h: MPI_Datatype) -> Result<Option<TypeEntry>, AbiError> {
 }
 
 /// A constructor argument: the type and how to remember it.
-fn child(h: MPI_Datatype) -> Result<(Datatype, Child), AbiError> {
+pub fn child(h: MPI_Datatype) -> Result<(Datatype, Child), AbiError> {
     match entry(h)? {
         None => Ok((lookup(h)?, Child::Named(h))),
+        Some(e) if e.is_f90() => Ok((e.dt.clone(), Child::Named(h))),
         Some(e) => Ok((e.dt.clone(), Child::Derived(e))),
     }
 }
@@ -208,8 +246,8 @@ pub fn count_arg(v: i64, arg: &'static str) -> Result<usize, AbiError> {
 /// An array of C integers as the runtime's signed sizes.
 ///
 /// # Safety
-/// As [`array`].
-unsafe fn isizes<T: Copy + Into<i64>>(
+/// As [`array()`].
+pub unsafe fn isizes<T: Copy + Into<i64>>(
     p: *const T,
     n: usize,
     arg: &'static str,
@@ -222,7 +260,7 @@ unsafe fn isizes<T: Copy + Into<i64>>(
 }
 
 /// Builds a type from `make` and stores its handle in `*newtype`.
-fn create(
+pub fn create(
     newtype: *mut MPI_Datatype,
     make: impl FnOnce() -> Result<(Datatype, Contents), AbiError>,
 ) -> Result<(), AbiError> {
@@ -238,7 +276,8 @@ fn create(
     Ok(())
 }
 
-fn contents(combiner: c_int, ints: Vec<i64>, addrs: Vec<i64>, types: Vec<Child>) -> Contents {
+/// A constructor record.
+pub fn contents(combiner: c_int, ints: Vec<i64>, addrs: Vec<i64>, types: Vec<Child>) -> Contents {
     Contents {
         combiner,
         ints,
@@ -390,16 +429,7 @@ fn subarray(
     order: c_int,
     oldtype: MPI_Datatype,
 ) -> Result<(Datatype, Contents), AbiError> {
-    let o = match order {
-        ORDER_C => Order::C,
-        ORDER_FORTRAN => Order::Fortran,
-        _ => {
-            return Err(AbiError::new(
-                Class::ARG,
-                format!("invalid `order` {order}: expected MPI_ORDER_C or MPI_ORDER_FORTRAN"),
-            ))
-        }
-    };
+    let o = order_arg(order)?;
     let (old, c) = child(oldtype)?;
     let dt = Datatype::subarray(&sizes, &subsizes, &starts, o, &old)?;
     let ints = std::iter::once(sizes.len() as i64)
@@ -834,8 +864,18 @@ pub unsafe extern "C" fn oxabi_Type_free(datatype: *mut MPI_Datatype) -> c_int {
             ));
         }
         let slot = handles::derived_type_slot(h).ok_or_else(|| handles::bad_datatype(h))?;
-        if state::lock().types.entries.get(slot).is_none() {
-            return Err(freed(h));
+        match state::lock().types.entries.get(slot) {
+            None => return Err(freed(h)),
+            Some(e) if e.is_f90() => {
+                return Err(AbiError::new(
+                    Class::TYPE,
+                    format!(
+                        "datatype {h:#010x} comes from MPI_Type_create_f90_*: it is predefined \
+                         and cannot be freed"
+                    ),
+                ))
+            }
+            Some(_) => {}
         }
         // Attribute delete callbacks run first (they get the handle).
         super::type_attr::on_free(h)?;

@@ -524,16 +524,74 @@ fn check_comm(comm: MPI_Comm) -> Result<(), AbiError> {
     state::lock().comm_entry(comm).map(|_| ())
 }
 
-fn packed_len(t: &Datatype, count: usize) -> Result<usize, AbiError> {
-    t.pack_size(count)
-        .map_err(|e| AbiError::new(Class::COUNT, e.to_string()))
+/// A packed data representation: `MPI_Pack`'s (native) or external32
+/// (`MPI_Pack_external`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rep {
+    /// The native packed stream (`MPI_Pack`).
+    Native,
+    /// "external32" (`MPI_Pack_external`).
+    External32,
 }
 
-/// Packs `count` elements at `inbuf` into `outbuf[*position..outsize]`.
+impl Rep {
+    /// Bytes that `count` elements of `t` take packed.
+    pub fn size(self, t: &Datatype, count: usize) -> Result<usize, AbiError> {
+        match self {
+            Rep::Native => t.pack_size(count),
+            Rep::External32 => t.external32_size(count),
+        }
+        .map_err(|e| AbiError::new(Class::COUNT, e.to_string()))
+    }
+
+    /// Packs `count` elements at `inbuf` into all of `dst`.
+    ///
+    /// # Safety
+    /// As [`Datatype::pack_raw`].
+    unsafe fn pack(
+        self,
+        t: &Datatype,
+        inbuf: *const u8,
+        count: usize,
+        dst: &mut [u8],
+    ) -> Result<(), oxmpi::Error> {
+        // SAFETY: the caller's contract.
+        unsafe {
+            match self {
+                Rep::Native => t.pack_raw(inbuf, count, 0, dst),
+                Rep::External32 => t.pack_external32_raw(inbuf, count, dst),
+            }
+        }
+    }
+
+    /// Unpacks all of `src`, `count` elements, to `outbuf`.
+    ///
+    /// # Safety
+    /// As [`Datatype::unpack_raw`].
+    unsafe fn unpack(
+        self,
+        t: &Datatype,
+        outbuf: *mut u8,
+        count: usize,
+        src: &[u8],
+    ) -> Result<(), oxmpi::Error> {
+        // SAFETY: the caller's contract.
+        unsafe {
+            match self {
+                Rep::Native => t.unpack_raw(outbuf, count, 0, src),
+                Rep::External32 => t.unpack_external32_raw(outbuf, count, src),
+            }
+        }
+    }
+}
+
+/// Packs `count` elements at `inbuf` into `outbuf[*position..outsize]` in
+/// representation `rep`; returns the new position.
 ///
 /// # Safety
 /// MPI's contract for `MPI_Pack`.
-unsafe fn pack(
+pub unsafe fn pack(
+    rep: Rep,
     inbuf: *const c_void,
     count: i64,
     datatype: MPI_Datatype,
@@ -543,7 +601,7 @@ unsafe fn pack(
 ) -> Result<i64, AbiError> {
     let n = dtm::count_arg(count, "incount")?;
     let t = committed(datatype)?;
-    let len = packed_len(&t, n)?;
+    let len = rep.size(&t, n)?;
     let pos = usize::try_from(position)
         .map_err(|_| AbiError::new(Class::ARG, format!("invalid `position` {position}")))?;
     let size = usize::try_from(outsize)
@@ -562,17 +620,19 @@ unsafe fn pack(
         // the elements; they do not overlap.
         unsafe {
             let dst = std::slice::from_raw_parts_mut(out.add(pos), len);
-            t.pack_raw(inbuf.cast(), n, 0, dst)?;
+            rep.pack(&t, inbuf.cast(), n, dst)?;
         }
     }
     Ok((pos + len) as i64)
 }
 
-/// Unpacks `count` elements from `inbuf[*position..insize]` to `outbuf`.
+/// Unpacks `count` elements from `inbuf[*position..insize]` to `outbuf`
+/// from representation `rep`; returns the new position.
 ///
 /// # Safety
 /// MPI's contract for `MPI_Unpack`.
-unsafe fn unpack(
+pub unsafe fn unpack(
+    rep: Rep,
     inbuf: *const c_void,
     insize: i64,
     position: i64,
@@ -582,7 +642,7 @@ unsafe fn unpack(
 ) -> Result<i64, AbiError> {
     let n = dtm::count_arg(count, "outcount")?;
     let t = committed(datatype)?;
-    let len = packed_len(&t, n)?;
+    let len = rep.size(&t, n)?;
     let pos = usize::try_from(position)
         .map_err(|_| AbiError::new(Class::ARG, format!("invalid `position` {position}")))?;
     let size = usize::try_from(insize)
@@ -603,7 +663,7 @@ unsafe fn unpack(
         // for the elements; they do not overlap.
         unsafe {
             let src = std::slice::from_raw_parts(inbuf.cast::<u8>().add(pos), len);
-            t.unpack_raw(outbuf.cast(), n, 0, src)?;
+            rep.unpack(&t, outbuf.cast(), n, src)?;
         }
     }
     Ok((pos + len) as i64)
@@ -630,6 +690,7 @@ pub unsafe extern "C" fn oxabi_Pack(
         // SAFETY: the caller's contract.
         unsafe {
             let end = pack(
+                Rep::Native,
                 inbuf,
                 incount.into(),
                 datatype,
@@ -662,7 +723,7 @@ pub unsafe extern "C" fn oxabi_Pack_c(
         check_comm(comm)?;
         let p = out_ptr(position, "position")?;
         // SAFETY: the caller's contract.
-        unsafe { *p = pack(inbuf, incount, datatype, outbuf, outsize, *p)? };
+        unsafe { *p = pack(Rep::Native, inbuf, incount, datatype, outbuf, outsize, *p)? };
         Ok(())
     })
 }
@@ -688,6 +749,7 @@ pub unsafe extern "C" fn oxabi_Unpack(
         // SAFETY: the caller's contract.
         unsafe {
             let end = unpack(
+                Rep::Native,
                 inbuf,
                 insize.into(),
                 (*p).into(),
@@ -720,7 +782,7 @@ pub unsafe extern "C" fn oxabi_Unpack_c(
         check_comm(comm)?;
         let p = out_ptr(position, "position")?;
         // SAFETY: the caller's contract.
-        unsafe { *p = unpack(inbuf, insize, *p, outbuf, outcount, datatype)? };
+        unsafe { *p = unpack(Rep::Native, inbuf, insize, *p, outbuf, outcount, datatype)? };
         Ok(())
     })
 }
@@ -739,7 +801,7 @@ pub unsafe extern "C" fn oxabi_Pack_size(
     guard("MPI_Pack_size", ErrObj::Comm(comm), || {
         check_comm(comm)?;
         let n = dtm::count_arg(incount.into(), "incount")?;
-        let len = packed_len(&lookup(datatype)?, n)?;
+        let len = Rep::Native.size(&lookup(datatype)?, n)?;
         let v = c_int::try_from(len).map_err(|_| {
             AbiError::new(
                 Class::COUNT,
@@ -765,7 +827,7 @@ pub unsafe extern "C" fn oxabi_Pack_size_c(
     guard("MPI_Pack_size_c", ErrObj::Comm(comm), || {
         check_comm(comm)?;
         let n = dtm::count_arg(incount, "incount")?;
-        let len = packed_len(&lookup(datatype)?, n)?;
+        let len = Rep::Native.size(&lookup(datatype)?, n)?;
         // SAFETY: the caller's contract.
         unsafe { put(size, "size", len as MPI_Count) }
     })

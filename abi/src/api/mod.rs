@@ -7,6 +7,7 @@ pub mod coll;
 pub mod comm;
 pub mod completion;
 pub mod datatype;
+pub mod datatype_ext;
 pub mod datatype_p2p;
 pub mod datatype_query;
 pub mod env;

@@ -1,6 +1,6 @@
-//! MPI datatypes as data: basic types, derived-type constructors, bounds,
-//! the flattened `(offset, len)` form, a resumable segment iterator, and
-//! pack / unpack.
+//! MPI datatypes as data: basic types, derived-type constructors (subarray
+//! and darray included), bounds, the flattened `(offset, len)` form, a
+//! resumable segment iterator, and pack / unpack, native or external32.
 //!
 //! A [`Datatype`] is an immutable value behind an `Arc`: clones are cheap
 //! and share everything, including the committed state. Constructors
@@ -32,6 +32,8 @@
 
 mod basic;
 mod build;
+mod darray;
+mod external32;
 mod layout;
 mod pack;
 mod segments;
@@ -39,6 +41,7 @@ mod signature;
 mod subarray;
 
 pub use basic::{BasicType, ElementKind, PairKind};
+pub use darray::Distribution;
 pub use segments::{Segment, Segments};
 pub use signature::Signature;
 pub use subarray::Order;

@@ -40,7 +40,12 @@ impl Datatype {
 
     /// Checks that `count` elements laid out from the start of a buffer of
     /// `len` bytes stay inside it.
-    fn check_buffer(&self, arg: &'static str, len: usize, count: usize) -> Result<(), Error> {
+    pub(super) fn check_buffer(
+        &self,
+        arg: &'static str,
+        len: usize,
+        count: usize,
+    ) -> Result<(), Error> {
         match self.data_span(count)? {
             Some(r) if r.start < 0 || r.end as usize > len => Err(Error::InvalidArgument {
                 arg,
@@ -171,7 +176,7 @@ impl Datatype {
 }
 
 /// Checks that `n` bytes fit at `position` in a buffer of `len` bytes.
-fn check_room(
+pub(super) fn check_room(
     len: usize,
     position: usize,
     n: usize,

@@ -87,7 +87,8 @@ impl Signature {
 
 /// Walks `count` repetitions of a signature run by run; a one-run
 /// signature is walked as a single run of `count` times its length.
-struct Cursor<'a> {
+#[derive(Clone)]
+pub(super) struct Cursor<'a> {
     runs: &'a [(BasicType, usize)],
     reps: usize,
     idx: usize,
@@ -95,7 +96,8 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    fn new(sig: &'a Signature, count: usize) -> Self {
+    /// The start of `count` repetitions of `sig`.
+    pub(super) fn new(sig: &'a Signature, count: usize) -> Self {
         let runs: &[_] = &sig.runs;
         let (reps, left) = match runs {
             [] => (0, 0),
@@ -110,11 +112,13 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn peek(&self) -> Option<(BasicType, usize)> {
+    /// The current basic type and how many of it are left in this run.
+    pub(super) fn peek(&self) -> Option<(BasicType, usize)> {
         (self.reps > 0 && self.left > 0).then(|| (self.runs[self.idx].0, self.left))
     }
 
-    fn consume(&mut self, n: usize) {
+    /// Moves on by `n` elements of the current run (at most what is left).
+    pub(super) fn consume(&mut self, n: usize) {
         self.left -= n;
         if self.left == 0 {
             self.idx += 1;
