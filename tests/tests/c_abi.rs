@@ -92,7 +92,10 @@ three_ways!(
     group,
     topo,
     attr,
-    misc
+    misc,
+    p2p_ext,
+    grequest,
+    partitioned
 );
 
 /// The collective, group and topology programs at 5..=8 ranks too
