@@ -291,6 +291,9 @@ pub struct AbiError {
     pub message: String,
     /// The object whose error handler is called, when not the call's own.
     pub raise_on: Option<ErrObj>,
+    /// The exact code to report, when it is not made from `class` and
+    /// `message` (an error code a program's callback returned).
+    pub code: Option<c_int>,
 }
 
 impl AbiError {
@@ -300,6 +303,29 @@ impl AbiError {
             class,
             message: message.into(),
             raise_on: None,
+            code: None,
+        }
+    }
+
+    /// The error code `code` that a program's callback returned, reported
+    /// as it is (MPI passes callback errors back unchanged). A value that
+    /// is no error code becomes `MPI_ERR_OTHER` saying so, with `what`
+    /// naming the callback.
+    pub fn from_code(code: c_int, what: &str) -> AbiError {
+        match class_of(code) {
+            Some(class) if code != 0 => AbiError {
+                class: Class(class),
+                message: format!(
+                    "{what} returned error code {code} ({})",
+                    string_of(code).unwrap_or_default()
+                ),
+                raise_on: None,
+                code: Some(code),
+            },
+            _ => AbiError::new(
+                Class::OTHER,
+                format!("{what} returned {code}, which is not an MPI error code"),
+            ),
         }
     }
 
@@ -348,6 +374,9 @@ static MESSAGES: Mutex<Messages> = Mutex::new(Messages {
 
 /// An error code for `err`: its class plus a slot holding its message.
 pub fn code_for(err: &AbiError) -> c_int {
+    if let Some(code) = err.code {
+        return code;
+    }
     let mut m = MESSAGES.lock().unwrap_or_else(|e| e.into_inner());
     if m.slots.is_empty() {
         m.slots.resize(RING, None);
@@ -570,6 +599,23 @@ mod tests {
         assert_eq!(class_of(0), Some(0));
         assert_eq!(class_of(54), None);
         assert_eq!(class_of(-3), None);
+    }
+
+    #[test]
+    fn callback_codes_pass_unchanged() {
+        let code = add_error_code(Class::OTHER.0).unwrap();
+        let e = AbiError::from_code(code, "query_fn");
+        assert_eq!((e.class, code_for(&e)), (Class::OTHER, code));
+        assert!(e.message.starts_with("query_fn returned error code"));
+        let e = AbiError::from_code(Class::RANK.0, "free_fn");
+        assert_eq!((e.class, code_for(&e)), (Class::RANK, Class::RANK.0));
+        // Not an error code: MPI_ERR_OTHER saying so.
+        for bad in [0, -7, i32::MAX] {
+            let e = AbiError::from_code(bad, "cancel_fn");
+            assert_eq!(e.class, Class::OTHER);
+            assert_eq!(class_of(code_for(&e)), Some(Class::OTHER.0));
+            assert!(e.message.contains("not an MPI error code"), "{}", e.message);
+        }
     }
 
     #[test]

@@ -19,7 +19,8 @@
 //!   place that knows bit layouts);
 //! - [`state`]: the runtime and the tables behind direct handles;
 //! - [`errors`]: error classes, codes, handlers, the panic-catching wrapper;
-//! - [`requests`]: request objects and completion;
+//! - [`requests`]: request objects and completion (with `MPI_Isendrecv`'s
+//!   pairs and generalized requests);
 //! - [`api`]: the `oxabi_*` functions.
 #![deny(missing_docs)]
 

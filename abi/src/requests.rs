@@ -1,15 +1,28 @@
 //! Requests behind `MPI_Request` handles, and the completion calls
 //! (`MPI_Wait*`, `MPI_Test*`, `MPI_Start*`, `MPI_Request_free`,
 //! `MPI_Cancel`). Blocking waits take the runtime request out of the table
-//! and wait without holding the state lock.
+//! and wait without holding the state lock; requests with nothing to wait
+//! on in the runtime (generalized requests, partitioned sends whose
+//! partitions are not all ready) are polled instead.
+//!
+//! [`pair`]: `MPI_Isendrecv`'s two operations as one request;
+//! [`generalized`]: `MPI_Grequest_start`'s requests and their callbacks,
+//! which run only once the state lock is released ([`Completion::settle`]).
+
+pub mod generalized;
+pub mod pair;
 
 use std::ffi::c_int;
 
+use oxmpi::comm::PartitionedChannel;
 use oxmpi::{Comm, Message, Request, Status};
 
+use crate::api::datatype_p2p::Staged;
 use crate::errors::{AbiError, Class, ErrObj};
-use crate::handles::{self, MPI_Comm, MPI_Request, ANY_SOURCE, ANY_TAG, REQUEST_NULL};
+use crate::handles::{self, MPI_Comm, MPI_Request, ANY_SOURCE, ANY_TAG, COMM_WORLD, REQUEST_NULL};
 use crate::state::{self, Detached, State};
+use generalized::{Callbacks, Grequest};
+use pair::{Pair, Side};
 
 /// How a send is carried out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,7 +34,7 @@ pub enum SendMode {
 }
 
 /// The operation of a persistent request; buffers are kept as addresses.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum PersistentOp {
     /// `MPI_Send_init` and friends.
     Send {
@@ -47,6 +60,41 @@ pub enum PersistentOp {
         /// Tag (or wildcard).
         tag: c_int,
     },
+    /// `MPI_Psend_init`: every partition in one message, sent once all
+    /// are marked ready (`MPI_Pready*`) after a start.
+    PartitionedSend {
+        /// Buffer address.
+        buf: usize,
+        /// Bytes to send.
+        len: usize,
+        /// Destination and tag, matched once.
+        channel: PartitionedChannel,
+        /// Which partitions are ready since the last start.
+        ready: Vec<bool>,
+        /// How many are not.
+        left: usize,
+    },
+    /// `MPI_Precv_init`: received as one message.
+    PartitionedRecv {
+        /// Buffer address.
+        buf: usize,
+        /// Capacity in bytes.
+        cap: usize,
+        /// Source and tag, matched once.
+        channel: PartitionedChannel,
+        /// Number of partitions (for `MPI_Parrived`).
+        partitions: usize,
+    },
+}
+
+impl PersistentOp {
+    /// Whether this is a partitioned operation.
+    pub fn is_partitioned(&self) -> bool {
+        matches!(
+            self,
+            PersistentOp::PartitionedSend { .. } | PersistentOp::PartitionedRecv { .. }
+        )
+    }
 }
 
 /// A persistent request.
@@ -91,6 +139,15 @@ pub enum ReqEntry {
         /// Its communicator's handle.
         comm: MPI_Comm,
     },
+    /// `MPI_Isendrecv` / `MPI_Isendrecv_replace`.
+    Pair {
+        /// The two operations.
+        pair: Box<Pair>,
+        /// Their communicator's handle.
+        comm: MPI_Comm,
+    },
+    /// A generalized request (errors go to `MPI_COMM_WORLD`'s handler).
+    Generalized(Grequest),
 }
 
 impl ReqEntry {
@@ -99,7 +156,24 @@ impl ReqEntry {
             ReqEntry::Active { comm, .. }
             | ReqEntry::Ready { comm, .. }
             | ReqEntry::Persistent { comm, .. }
-            | ReqEntry::Message { comm, .. } => *comm,
+            | ReqEntry::Message { comm, .. }
+            | ReqEntry::Pair { comm, .. } => *comm,
+            ReqEntry::Generalized(_) => COMM_WORLD,
+        }
+    }
+
+    /// Whether the operation has finished (or is inactive), without
+    /// completing it (`MPI_Testall` completes none unless all are).
+    pub fn is_complete(&self) -> bool {
+        match self {
+            ReqEntry::Active { req: Some(r), .. } => r.is_complete(),
+            ReqEntry::Active { req: None, .. } => false,
+            ReqEntry::Persistent { p, .. } => {
+                !p.started || p.active.as_ref().is_some_and(|r| r.is_complete())
+            }
+            ReqEntry::Pair { pair, .. } => pair.is_complete(),
+            ReqEntry::Generalized(g) => g.complete,
+            ReqEntry::Ready { .. } | ReqEntry::Message { .. } => true,
         }
     }
 }
@@ -155,11 +229,37 @@ pub enum Outcome {
     Inactive,
     /// Still running.
     Pending,
-    /// Completed now: its status and error (the handle was updated).
-    Done(Status, Option<AbiError>),
+    /// Completed now (the handle was updated).
+    Done(Completion),
 }
 
-fn bad_entry(h: MPI_Request) -> AbiError {
+/// What a completion reports.
+pub enum Completion {
+    /// Its status and error.
+    Ready(Status, Option<AbiError>),
+    /// A generalized request's: its `query_fn` and `free_fn` are still to
+    /// run, without the state lock ([`Completion::settle`]).
+    Callbacks(Callbacks),
+}
+
+impl Completion {
+    /// The status and error, running a generalized request's callbacks.
+    /// Call without holding the state lock.
+    pub fn settle(self) -> (Status, Option<AbiError>) {
+        match self {
+            Completion::Ready(s, e) => (s, e),
+            Completion::Callbacks(cb) => cb.complete(),
+        }
+    }
+}
+
+/// A completion with this status and error.
+fn completed(s: Status, e: Option<AbiError>) -> Outcome {
+    Outcome::Done(Completion::Ready(s, e))
+}
+
+/// The error for a handle with no live request behind it.
+pub fn bad_entry(h: MPI_Request) -> AbiError {
     AbiError::new(
         Class::REQUEST,
         format!("request {h:#010x} does not exist (already completed or freed)"),
@@ -181,6 +281,20 @@ pub fn test_one(st: &mut State, h: &mut MPI_Request) -> Result<Outcome, AbiError
             ))
         }
         ReqEntry::Ready { status, .. } => Ok(*status),
+        ReqEntry::Generalized(g) if g.freed => return Err(bad_entry(*h)),
+        ReqEntry::Generalized(g) => {
+            if !g.complete {
+                return Ok(Outcome::Pending);
+            }
+            let cb = g.callbacks;
+            st.requests.remove(slot);
+            *h = REQUEST_NULL;
+            return Ok(Outcome::Done(Completion::Callbacks(cb)));
+        }
+        ReqEntry::Pair { pair, .. } => match pair.test() {
+            None => return Ok(Outcome::Pending),
+            Some(r) => r,
+        },
         ReqEntry::Active { req: None, .. } => return Ok(Outcome::Pending),
         ReqEntry::Active { req: Some(r), .. } => match r.test() {
             Ok(None) => return Ok(Outcome::Pending),
@@ -203,14 +317,23 @@ pub fn test_one(st: &mut State, h: &mut MPI_Request) -> Result<Outcome, AbiError
             p.started = false;
             let out = st.staged.complete(slot, out);
             let (s, e) = split(out, comm);
-            return Ok(Outcome::Done(s, e));
+            return Ok(completed(s, e));
         }
     };
     st.requests.remove(slot);
     *h = REQUEST_NULL;
     let result = st.staged.complete(slot, result);
     let (s, e) = split(result, comm);
-    Ok(Outcome::Done(s, e))
+    Ok(completed(s, e))
+}
+
+/// What part of a request a taken runtime request is.
+#[derive(Clone, Copy)]
+enum Part {
+    /// The request's only operation.
+    Whole,
+    /// One half of an `MPI_Isendrecv`.
+    Half(Side),
 }
 
 /// A runtime request taken out of the table to be waited on.
@@ -218,33 +341,66 @@ struct Taken {
     /// Position in the caller's array.
     index: usize,
     slot: usize,
+    part: Part,
     req: Request<'static>,
 }
 
-/// Takes out the runtime request of every pending handle in `hs`.
-fn take_pending(st: &mut State, hs: &[MPI_Request]) -> Vec<Taken> {
+/// Takes out the runtime request of every pending handle in `hs`; `None`
+/// (nothing taken) if some pending handle has none to wait on.
+fn take_pending(st: &mut State, hs: &[MPI_Request]) -> Option<Vec<Taken>> {
     let mut out = Vec::new();
+    let mut blocked = false;
     for (index, &h) in hs.iter().enumerate() {
         let Ok(Some(slot)) = handles::request_slot(h) else {
             continue;
         };
-        let req = match st.requests.get_mut(slot) {
+        let whole = match st.requests.get_mut(slot) {
             Some(ReqEntry::Active { req, .. }) => req.take(),
-            Some(ReqEntry::Persistent { p, .. }) => p.active.take(),
-            _ => None,
+            Some(ReqEntry::Persistent { p, .. }) if p.started => p.active.take(),
+            Some(ReqEntry::Pair { pair, .. }) => {
+                blocked |= pair.held_elsewhere();
+                for (side, req) in pair.take_running() {
+                    let part = Part::Half(side);
+                    out.push(Taken {
+                        index,
+                        slot,
+                        part,
+                        req,
+                    });
+                }
+                continue;
+            }
+            Some(ReqEntry::Generalized(_)) => {
+                blocked = true;
+                continue;
+            }
+            _ => continue,
         };
-        if let Some(req) = req {
-            out.push(Taken { index, slot, req });
+        match whole {
+            Some(req) => out.push(Taken {
+                index,
+                slot,
+                part: Part::Whole,
+                req,
+            }),
+            None => blocked = true,
         }
     }
-    out
+    if blocked {
+        for t in out {
+            put_back(st, t);
+        }
+        return None;
+    }
+    Some(out)
 }
 
 /// Puts back a request taken out by [`take_pending`].
 fn put_back(st: &mut State, t: Taken) {
-    match st.requests.get_mut(t.slot) {
-        Some(ReqEntry::Active { req, .. }) => *req = Some(t.req),
-        Some(ReqEntry::Persistent { p, .. }) => p.active = Some(t.req),
+    match (st.requests.get_mut(t.slot), t.part) {
+        (Some(ReqEntry::Active { req, .. }), Part::Whole) => *req = Some(t.req),
+        (Some(ReqEntry::Persistent { p, .. }), Part::Whole) => p.active = Some(t.req),
+        (Some(ReqEntry::Pair { pair, .. }), Part::Half(side)) => pair.put_back(side, t.req),
         // The handle was freed meanwhile: let the operation finish detached.
         _ => st.detached.push(Detached {
             req: t.req,
@@ -254,8 +410,7 @@ fn put_back(st: &mut State, t: Taken) {
 }
 
 /// Blocks until one of the requests in `hs` completes and completes it;
-/// `None` when none is pending (all null or inactive, or held by other
-/// threads that are waiting on them).
+/// `None` when none is pending (all null or inactive).
 pub fn wait_any(hs: &mut [MPI_Request]) -> Result<Option<(usize, Outcome)>, AbiError> {
     loop {
         let mut taken = {
@@ -272,17 +427,19 @@ pub fn wait_any(hs: &mut [MPI_Request]) -> Result<Option<(usize, Outcome)>, AbiE
             if !any_pending {
                 return Ok(None);
             }
-            take_pending(&mut st, hs)
+            take_pending(&mut st, hs).unwrap_or_default()
         };
         if taken.is_empty() {
-            // Another thread holds them all: let it progress.
+            // Nothing to block on in the runtime (a generalized request, a
+            // partitioned send waiting for its partitions, or a request
+            // another thread waits on): poll.
             std::thread::yield_now();
             continue;
         }
         let mut reqs: Vec<Request<'static>> = Vec::new();
         let mut places = Vec::new();
         for t in taken.drain(..) {
-            places.push((t.index, t.slot));
+            places.push((t.index, t.slot, t.part));
             reqs.push(t.req);
         }
         let result = oxmpi::wait_any(&mut reqs);
@@ -295,25 +452,40 @@ pub fn wait_any(hs: &mut [MPI_Request]) -> Result<Option<(usize, Outcome)>, AbiE
         };
         let mut done = None;
         for (k, req) in reqs.into_iter().enumerate() {
-            let (index, slot) = places[k];
+            let (index, slot, part) = places[k];
             if Some(k) == done_at {
-                done = Some((index, slot));
+                done = Some((index, slot, part));
             } else {
-                put_back(&mut st, Taken { index, slot, req });
+                put_back(
+                    &mut st,
+                    Taken {
+                        index,
+                        slot,
+                        part,
+                        req,
+                    },
+                );
             }
         }
-        let Some((index, slot)) = done else {
+        let Some((index, slot, part)) = done else {
             continue;
         };
+        let status = result.map(|r| r.map_or_else(empty_status, |(_, s)| s));
+        if let Part::Half(side) = part {
+            // Half of a pair: the pair completes when both have (next round).
+            if let Some(ReqEntry::Pair { pair, .. }) = st.requests.get_mut(slot) {
+                pair.record(side, status);
+            }
+            continue;
+        }
         let comm = st
             .requests
             .get(slot)
             .map_or(handles::COMM_WORLD, ReqEntry::comm);
-        let status = result.map(|r| r.map_or_else(empty_status, |(_, s)| s));
         let status = st.staged.complete(slot, status);
         finish_slot(&mut st, slot, &mut hs[index]);
         let (s, e) = split(status, comm);
-        return Ok(Some((index, Outcome::Done(s, e))));
+        return Ok(Some((index, completed(s, e))));
     }
 }
 
@@ -334,12 +506,53 @@ fn finish_slot(st: &mut State, slot: usize, h: &mut MPI_Request) {
 /// Blocks until the request completes (`MPI_Wait`).
 pub fn wait(h: &mut MPI_Request) -> Result<(Status, Option<AbiError>), AbiError> {
     match wait_any(std::slice::from_mut(h))? {
-        Some((_, Outcome::Done(s, e))) => Ok((s, e)),
+        Some((_, Outcome::Done(c))) => Ok(c.settle()),
         _ => Ok((empty_status(), None)),
     }
 }
 
-/// Starts an inactive persistent request (`MPI_Start`).
+/// The outcome of request `h` if it has completed, without completing it
+/// (`MPI_Request_get_status`): `None` while it runs. Runs a complete
+/// generalized request's `query_fn` (without the state lock).
+pub fn peek(h: MPI_Request) -> Result<Option<Result<Status, AbiError>>, AbiError> {
+    let Some(slot) = handles::request_slot(h)? else {
+        return Ok(Some(Ok(empty_status())));
+    };
+    let mut st = state::lock();
+    st.reap_detached();
+    let peek = |r: &mut Request<'static>| {
+        r.peek()
+            .map(|o| o.map_err(|e| AbiError::new(Class(e.class() as c_int), e.to_string())))
+    };
+    Ok(
+        match st.requests.get_mut(slot).ok_or_else(|| bad_entry(h))? {
+            ReqEntry::Active { req: Some(r), .. } => peek(r),
+            ReqEntry::Active { req: None, .. } => None,
+            ReqEntry::Ready { status, .. } => Some(Ok(*status)),
+            ReqEntry::Persistent { p, .. } if !p.started => Some(Ok(empty_status())),
+            ReqEntry::Persistent { p, .. } => p.active.as_mut().and_then(peek),
+            ReqEntry::Pair { pair, .. } => pair.peek(),
+            ReqEntry::Generalized(g) if g.freed => return Err(bad_entry(h)),
+            ReqEntry::Generalized(g) if !g.complete => None,
+            ReqEntry::Generalized(g) => {
+                let cb = g.callbacks;
+                drop(st);
+                let (s, e) = cb.query();
+                Some(e.map_or(Ok(s), Err))
+            }
+            ReqEntry::Message { .. } => {
+                return Err(AbiError::new(
+                    Class::REQUEST,
+                    format!("handle {h:#010x} is a message, not a request"),
+                ))
+            }
+        },
+    )
+}
+
+/// Starts an inactive persistent request (`MPI_Start`). A partitioned send
+/// only arms its partitions: its transfer starts with the last
+/// `MPI_Pready*` (at once if it has no partitions).
 pub fn start(h: MPI_Request) -> Result<(), AbiError> {
     let slot = handles::request_slot(h)?
         .ok_or_else(|| AbiError::new(Class::REQUEST, "MPI_REQUEST_NULL cannot be started"))?;
@@ -358,15 +571,36 @@ pub fn start(h: MPI_Request) -> Result<(), AbiError> {
         ));
     }
     let comm_h = *comm;
-    // A non-contiguous send type is packed now.
-    st.staged
-        .start(slot)
-        .map_err(|e| e.on(ErrObj::Comm(comm_h)))?;
+    let now = match &mut p.op {
+        PersistentOp::PartitionedSend { ready, left, .. } => {
+            ready.fill(false);
+            *left = ready.len();
+            *left == 0
+        }
+        _ => true,
+    };
+    if now {
+        launch(p, &mut st.staged, slot, comm_h)?;
+    }
+    p.started = true;
+    Ok(())
+}
+
+/// Starts the transfer of persistent request `p` (in `slot`, on
+/// communicator `comm_h`): packs a non-contiguous send's data, then posts
+/// the operation.
+pub fn launch(
+    p: &mut Persistent,
+    staged: &mut Staged,
+    slot: usize,
+    comm_h: MPI_Comm,
+) -> Result<(), AbiError> {
+    staged.start(slot).map_err(|e| e.on(ErrObj::Comm(comm_h)))?;
     // SAFETY: the buffer was given to MPI_*_init and stays the program's
     // promise until the request is freed (MPI's rule for persistent requests).
     let r = unsafe {
-        match p.op {
-            PersistentOp::Send {
+        match &p.op {
+            &PersistentOp::Send {
                 buf,
                 len,
                 dest,
@@ -379,22 +613,39 @@ pub fn start(h: MPI_Request) -> Result<(), AbiError> {
                 tag,
                 mode == SendMode::Synchronous,
             ),
-            PersistentOp::Recv {
+            &PersistentOp::Recv {
                 buf,
                 cap,
                 source,
                 tag,
             } => p.comm.irecv_raw(buf as *mut u8, cap, source, tag),
+            PersistentOp::PartitionedSend {
+                buf, len, channel, ..
+            } => p.comm.psend_raw(channel, *buf as *const u8, *len),
+            PersistentOp::PartitionedRecv {
+                buf, cap, channel, ..
+            } => p.comm.precv_raw(channel, *buf as *mut u8, *cap),
         }
     }
     .map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm_h)))?;
     p.active = Some(r);
-    p.started = true;
     Ok(())
 }
 
+/// The error for freeing or cancelling an active partitioned request.
+fn active_partitioned(h: MPI_Request, what: &str) -> AbiError {
+    AbiError::new(
+        Class::REQUEST,
+        format!(
+            "request {h:#010x} is an active partitioned request: {what} it before it completes \
+             is erroneous (MPI 4.0, section 4.2.1)"
+        ),
+    )
+}
+
 /// Frees a request handle (`MPI_Request_free`); a running operation
-/// finishes in the background.
+/// finishes in the background. A generalized request runs its `free_fn`
+/// (now if it is complete, else in `MPI_Grequest_complete`).
 pub fn free(h: &mut MPI_Request) -> Result<(), AbiError> {
     let slot = handles::request_slot(*h)?
         .ok_or_else(|| AbiError::new(Class::REQUEST, "MPI_REQUEST_NULL cannot be freed"))?;
@@ -402,8 +653,31 @@ pub fn free(h: &mut MPI_Request) -> Result<(), AbiError> {
     let entry = st.requests.remove(slot).ok_or_else(|| bad_entry(*h))?;
     let running = match entry {
         ReqEntry::Active { req, .. } => req,
+        ReqEntry::Persistent { p, comm } if p.started && p.op.is_partitioned() => {
+            st.requests.put(slot, ReqEntry::Persistent { p, comm });
+            return Err(active_partitioned(*h, "freeing"));
+        }
         ReqEntry::Persistent { p, .. } => p.active,
         ReqEntry::Ready { .. } => None,
+        ReqEntry::Pair { pair, .. } => {
+            st.detached.extend(pair.detach());
+            *h = REQUEST_NULL;
+            return Ok(());
+        }
+        ReqEntry::Generalized(g) if g.freed => {
+            st.requests.put(slot, ReqEntry::Generalized(g));
+            return Err(bad_entry(*h));
+        }
+        ReqEntry::Generalized(g) => {
+            *h = REQUEST_NULL;
+            if g.complete {
+                drop(st);
+                return g.callbacks.free();
+            }
+            let freed = Grequest { freed: true, ..g };
+            st.requests.put(slot, ReqEntry::Generalized(freed));
+            return Ok(());
+        }
         ReqEntry::Message { msg, comm } => {
             st.requests.put(slot, ReqEntry::Message { msg, comm });
             return Err(AbiError::new(
@@ -421,17 +695,28 @@ pub fn free(h: &mut MPI_Request) -> Result<(), AbiError> {
     Ok(())
 }
 
-/// Asks for a pending receive to be cancelled (`MPI_Cancel`).
+/// Asks for a pending operation to be cancelled (`MPI_Cancel`): receives
+/// that have not matched are; a generalized request runs its `cancel_fn`.
 pub fn cancel(h: MPI_Request) -> Result<(), AbiError> {
     let slot = handles::request_slot(h)?
         .ok_or_else(|| AbiError::new(Class::REQUEST, "MPI_REQUEST_NULL cannot be cancelled"))?;
     let st = state::lock();
     match st.requests.get(slot).ok_or_else(|| bad_entry(h))? {
         ReqEntry::Active { req: Some(r), .. } => r.cancel(),
+        ReqEntry::Persistent { p, .. } if p.started && p.op.is_partitioned() => {
+            return Err(active_partitioned(h, "cancelling"));
+        }
         ReqEntry::Persistent { p, .. } => {
             if let Some(r) = &p.active {
                 r.cancel();
             }
+        }
+        ReqEntry::Pair { pair, .. } => pair.cancel(),
+        ReqEntry::Generalized(g) if g.freed => return Err(bad_entry(h)),
+        ReqEntry::Generalized(g) => {
+            let (cb, complete) = (g.callbacks, g.complete);
+            drop(st);
+            return cb.cancel(complete);
         }
         ReqEntry::Message { .. } => {
             return Err(AbiError::new(

@@ -176,7 +176,7 @@ pub struct State {
     /// Operations still running without a handle.
     pub detached: Vec<Detached>,
     /// The buffer of `MPI_Buffer_attach` (address, size): kept to hand back.
-    pub bsend_buffer: Option<(usize, c_int)>,
+    pub bsend_buffer: Option<(usize, handles::MPI_Count)>,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {

@@ -93,7 +93,10 @@ three_ways!(
     topo,
     attr,
     misc,
-    types_ext
+    types_ext,
+    p2p_ext,
+    grequest,
+    partitioned
 );
 
 /// The collective, group and topology programs at 5..=8 ranks too

@@ -103,8 +103,9 @@ pub unsafe extern "C" fn oxabi_Test(
                     *flag = 1;
                     handles::write_status(status, &requests::empty_status());
                 }
-                Outcome::Done(s, e) => {
+                Outcome::Done(c) => {
                     *flag = 1;
+                    let (s, e) = c.settle();
                     single(s, e, status)?;
                 }
             }
@@ -199,24 +200,21 @@ pub unsafe extern "C" fn oxabi_Testall(
             let Some(slot) = handles::request_slot(h)? else {
                 continue;
             };
-            let complete = match st.requests.get(slot) {
-                Some(ReqEntry::Active { req: Some(r), .. }) => r.is_complete(),
-                Some(ReqEntry::Active { req: None, .. }) => false,
-                Some(ReqEntry::Persistent { p, .. }) => {
-                    !p.started || p.active.as_ref().is_some_and(|r| r.is_complete())
-                }
-                _ => true,
-            };
-            if !complete {
+            if !st.requests.get(slot).is_none_or(ReqEntry::is_complete) {
                 // SAFETY: checked non-null.
                 unsafe { *flag = 0 };
                 return Ok(());
             }
         }
+        let mut outcomes = Vec::with_capacity(hs.len());
+        for h in hs.iter_mut() {
+            outcomes.push(requests::test_one(&mut st, h)?);
+        }
+        drop(st);
         let mut errors = Errors::new();
-        for (i, h) in hs.iter_mut().enumerate() {
-            let (s, e) = match requests::test_one(&mut st, h)? {
-                Outcome::Done(s, e) => (s, e),
+        for (i, o) in outcomes.into_iter().enumerate() {
+            let (s, e) = match o {
+                Outcome::Done(c) => c.settle(),
                 _ => (requests::empty_status(), None),
             };
             let code = errors.code(i, e);
@@ -246,9 +244,9 @@ pub unsafe extern "C" fn oxabi_Waitany(
         let hs = unsafe { request_array(count, array_of_requests) }?;
         let indx = out_ptr(indx, "indx")?;
         let status = out_ptr(status, "status")?;
-        let (i, s, e) = match requests::wait_any(hs)? {
-            Some((i, Outcome::Done(s, e))) => (i as c_int, s, e),
-            _ => (UNDEFINED, requests::empty_status(), None),
+        let (i, (s, e)) = match requests::wait_any(hs)? {
+            Some((i, Outcome::Done(c))) => (i as c_int, c.settle()),
+            _ => (UNDEFINED, (requests::empty_status(), None)),
         };
         // SAFETY: checked non-null.
         unsafe {
@@ -283,8 +281,9 @@ pub unsafe extern "C" fn oxabi_Testany(
             match requests::test_one(&mut st, h)? {
                 Outcome::Inactive => {}
                 Outcome::Pending => any_active = true,
-                Outcome::Done(s, e) => {
+                Outcome::Done(c) => {
                     drop(st);
+                    let (s, e) = c.settle();
                     // SAFETY: checked non-null.
                     unsafe {
                         *indx = i as c_int;
@@ -306,48 +305,52 @@ pub unsafe extern "C" fn oxabi_Testany(
     })
 }
 
-/// Completes every finished request of `hs` (`MPI_Testsome` core): the
-/// number completed, or `None` if none is active.
+/// Completes every finished request of `hs` (`MPI_Testsome` core, with
+/// the one `MPI_Waitsome` waited for as `first`) and writes the number
+/// completed to `outcount` (`MPI_UNDEFINED` if none is active), also when
+/// some failed (`MPI_ERR_IN_STATUS`).
 ///
 /// # Safety
-/// `indices` has room for `hs.len()` ints; `statuses` is ignored or has
-/// room for `hs.len()` statuses.
+/// `outcount` is writable; `indices` has room for `hs.len()` ints;
+/// `statuses` is ignored or has room for `hs.len()` statuses.
 unsafe fn some(
     hs: &mut [MPI_Request],
     first: Option<(usize, Outcome)>,
+    outcount: *mut c_int,
     indices: *mut c_int,
     statuses: *mut MPI_Status,
-) -> Result<Option<usize>, AbiError> {
-    let mut errors = Errors::new();
-    let mut n = 0;
-    let mut any_active = false;
-    let mut record = |i: usize, s: Status, e: Option<AbiError>, n: &mut usize| {
-        let code = errors.code(*n, e);
-        // SAFETY: the caller's contract.
-        unsafe {
-            *indices.add(*n) = i as c_int;
-            put_status(statuses, *n, &s, code);
-        }
-        *n += 1;
-    };
-    if let Some((i, Outcome::Done(s, e))) = first {
-        any_active = true;
-        record(i, s, e, &mut n);
+) -> Result<(), AbiError> {
+    let mut any_active = first.is_some();
+    let mut done: Vec<(usize, requests::Completion)> = Vec::new();
+    if let Some((i, Outcome::Done(c))) = first {
+        done.push((i, c));
     }
     let mut st = state::lock();
     for (i, h) in hs.iter_mut().enumerate() {
         match requests::test_one(&mut st, h)? {
             Outcome::Inactive => {}
             Outcome::Pending => any_active = true,
-            Outcome::Done(s, e) => {
+            Outcome::Done(c) => {
                 any_active = true;
-                record(i, s, e, &mut n);
+                done.push((i, c));
             }
         }
     }
     drop(st);
-    errors.result()?;
-    Ok(any_active.then_some(n))
+    let mut errors = Errors::new();
+    let n = done.len();
+    for (k, (i, c)) in done.into_iter().enumerate() {
+        let (s, e) = c.settle();
+        let code = errors.code(k, e);
+        // SAFETY: the caller's contract.
+        unsafe {
+            *indices.add(k) = i as c_int;
+            put_status(statuses, k, &s, code);
+        }
+    }
+    // SAFETY: the caller's contract.
+    unsafe { *outcount = if any_active { n as c_int } else { UNDEFINED } };
+    errors.result()
 }
 
 /// `MPI_Waitsome`.
@@ -371,18 +374,8 @@ pub unsafe extern "C" fn oxabi_Waitsome(
         let out = out_ptr(outcount, "outcount")?;
         let indices = out_ptr(array_of_indices, "array_of_indices")?;
         let first = requests::wait_any(hs)?;
-        let active = first.is_some();
-        // SAFETY: the caller's contract.
-        let n = unsafe { some(hs, first, indices, array_of_statuses) }?;
-        // SAFETY: checked non-null.
-        unsafe {
-            *out = if active {
-                n.unwrap_or(0) as c_int
-            } else {
-                UNDEFINED
-            }
-        };
-        Ok(())
+        // SAFETY: the caller's contract; `out` checked non-null.
+        unsafe { some(hs, first, out, indices, array_of_statuses) }
     })
 }
 
@@ -405,11 +398,8 @@ pub unsafe extern "C" fn oxabi_Testsome(
         let out = out_ptr(outcount, "outcount")?;
         let indices = out_ptr(array_of_indices, "array_of_indices")?;
         state::lock().reap_detached();
-        // SAFETY: the caller's contract.
-        let n = unsafe { some(hs, None, indices, array_of_statuses) }?;
-        // SAFETY: checked non-null.
-        unsafe { *out = n.map_or(UNDEFINED, |n| n as c_int) };
-        Ok(())
+        // SAFETY: the caller's contract; `out` checked non-null.
+        unsafe { some(hs, None, out, indices, array_of_statuses) }
     })
 }
 
@@ -503,41 +493,7 @@ pub unsafe extern "C" fn oxabi_Request_get_status(
     guard("MPI_Request_get_status", ErrObj::None, || {
         let flag = out_ptr(flag, "flag")?;
         let status = out_ptr(status, "status")?;
-        let found: Option<Result<Status, AbiError>> = match handles::request_slot(request)? {
-            None => Some(Ok(requests::empty_status())),
-            Some(slot) => {
-                let mut st = state::lock();
-                st.reap_detached();
-                let entry = st.requests.get_mut(slot).ok_or_else(|| {
-                    AbiError::new(
-                        Class::REQUEST,
-                        format!(
-                            "request {request:#010x} does not exist (already completed or freed)"
-                        ),
-                    )
-                })?;
-                let peek = |r: &mut oxmpi::Request<'static>| {
-                    r.peek().map(|o| {
-                        o.map_err(|e| AbiError::new(Class(e.class() as c_int), e.to_string()))
-                    })
-                };
-                match entry {
-                    ReqEntry::Active { req: Some(r), .. } => peek(r),
-                    ReqEntry::Active { req: None, .. } => None,
-                    ReqEntry::Ready { status, .. } => Some(Ok(*status)),
-                    ReqEntry::Persistent { p, .. } if !p.started => {
-                        Some(Ok(requests::empty_status()))
-                    }
-                    ReqEntry::Persistent { p, .. } => p.active.as_mut().and_then(peek),
-                    ReqEntry::Message { .. } => {
-                        return Err(AbiError::new(
-                            Class::REQUEST,
-                            format!("handle {request:#010x} is a message, not a request"),
-                        ))
-                    }
-                }
-            }
-        };
+        let found = requests::peek(request)?;
         // SAFETY: checked non-null.
         unsafe { *flag = c_int::from(found.is_some()) };
         match found {

@@ -262,6 +262,30 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// The buffer of a persistent send (`MPI_Send_init`, `MPI_Psend_init`):
+    /// `(address, bytes, stage)`; a non-contiguous type is packed into
+    /// the stage's temporary buffer at each start.
+    pub fn persistent_send(self) -> (usize, usize, Option<Stage>) {
+        match self {
+            Plan::Bytes { ptr, len } => (ptr as usize, len, None),
+            Plan::Packed(l) => {
+                let tmp = vec![0u8; l.len];
+                let (p, len) = (tmp.as_ptr() as usize, tmp.len());
+                (p, len, Some(Stage::PersistentSend(l, tmp)))
+            }
+        }
+    }
+
+    /// The buffer of a persistent receive (`MPI_Recv_init`,
+    /// `MPI_Precv_init`): `(address, capacity, stage)`; a non-contiguous
+    /// type is unpacked from the stage at each completion.
+    pub fn persistent_recv(self) -> (usize, usize, Option<Stage>) {
+        let t = self.recv_target();
+        (t.ptr as usize, t.cap, t.unpack.map(Stage::PersistentRecv))
+    }
+}
+
 /// Where a receive lands.
 pub struct RecvTarget {
     /// First byte.

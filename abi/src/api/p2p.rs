@@ -22,7 +22,7 @@ use crate::state::{self, Detached};
 /// # Safety
 /// `buf` holds `count` elements of `datatype`.
 #[inline]
-unsafe fn send_buf(
+pub(crate) unsafe fn send_buf(
     buf: *const c_void,
     count: MPI_Count,
     datatype: MPI_Datatype,
@@ -35,7 +35,7 @@ unsafe fn send_buf(
 /// Validated receive arguments: where the bytes land (a temporary buffer
 /// to unpack afterwards if the type is not contiguous).
 #[inline]
-fn recv_buf(
+pub(crate) fn recv_buf(
     buf: *mut c_void,
     count: MPI_Count,
     datatype: MPI_Datatype,
@@ -598,8 +598,33 @@ pub unsafe extern "C" fn oxabi_Irecv_c(
     }
 }
 
-/// Runs a receive and a send together; the receive is cancelled if the
-/// send cannot start (so nothing is left posted).
+/// Starts a receive and a send together (`MPI_Sendrecv` and
+/// `MPI_Isendrecv`): the receive is cancelled if the send cannot start (so
+/// nothing is left posted). Returns (receive, send).
+///
+/// # Safety
+/// Both buffers stay valid for their lengths until both requests complete.
+pub(crate) unsafe fn start_exchange(
+    c: &Comm,
+    send: (&SendData, c_int, c_int),
+    recv: (&RecvTarget, c_int, c_int),
+) -> Result<(Request<'static>, Request<'static>), AbiError> {
+    let (t, source, recvtag) = recv;
+    // SAFETY: the caller's contract.
+    let r = unsafe { c.irecv_raw(t.ptr, t.cap, source, recvtag) }?;
+    let (d, dest, sendtag) = send;
+    // SAFETY: as above.
+    match unsafe { c.isend_raw(d.ptr, d.len, dest, sendtag, false) } {
+        Ok(s) => Ok((r, s)),
+        Err(e) => {
+            r.cancel();
+            drop(r);
+            Err(e.into())
+        }
+    }
+}
+
+/// Runs a receive and a send together and waits for both.
 ///
 /// # Safety
 /// Both buffers are valid for their lengths; `status` writable or ignored.
@@ -609,19 +634,9 @@ unsafe fn exchange(
     recv: (&RecvTarget, c_int, c_int),
     status: *mut MPI_Status,
 ) -> Result<(), AbiError> {
-    let (t, source, recvtag) = recv;
+    let t = recv.0;
     // SAFETY: both requests are waited on before returning.
-    let r = unsafe { c.irecv_raw(t.ptr, t.cap, source, recvtag) }?;
-    let (d, dest, sendtag) = send;
-    // SAFETY: as above.
-    let s = match unsafe { c.isend_raw(d.ptr, d.len, dest, sendtag, false) } {
-        Ok(s) => s,
-        Err(e) => {
-            r.cancel();
-            drop(r);
-            return Err(e.into());
-        }
-    };
+    let (r, s) = unsafe { start_exchange(c, send, recv) }?;
     let sent = s.wait();
     // SAFETY: the caller's contract.
     let received = unsafe { finish(unpacked(t, r.wait()), status) };
@@ -758,29 +773,45 @@ unsafe fn sendrecv_replace_impl(
     guard(name, ErrObj::Comm(comm), || {
         let status = status_arg(status)?;
         let c = state::comm(comm)?;
-        let plan = datatype_p2p::plan(buf, count, datatype, "buf")?;
-        let d = match &plan {
-            Plan::Bytes { ptr, len } if len == &0 || ptr.is_null() => SendData {
-                ptr: ptr.cast_const(),
-                len: *len,
-                owned: None,
-            },
-            Plan::Bytes { ptr, len } => {
-                // SAFETY: the caller's contract.
-                let copy = unsafe { std::slice::from_raw_parts(*ptr, *len) }.to_vec();
-                SendData {
-                    ptr: copy.as_ptr(),
-                    len: copy.len(),
-                    owned: Some(copy),
-                }
-            }
-            // SAFETY: the caller's contract.
-            Plan::Packed(l) => unsafe { Plan::Packed(l.clone()).send_data() }?,
-        };
-        let t = plan.recv_target();
+        // SAFETY: the caller's contract.
+        let (d, t) = unsafe { replace_buffers(buf, count, datatype) }?;
         // SAFETY: the copy outlives the exchange; `buf` is the caller's.
         unsafe { exchange(&c, (&d, dest, sendtag), (&t, source, recvtag), status) }
     })
+}
+
+/// The buffers of a send-receive in place (`MPI_Sendrecv_replace`,
+/// `MPI_Isendrecv_replace`) on `count` elements of `datatype` at `buf`:
+/// the send goes from a copy (packed if the type is not contiguous), so
+/// the receive may land in the buffer (or its temporary) at any time.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`.
+pub(crate) unsafe fn replace_buffers(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+) -> Result<(SendData, RecvTarget), AbiError> {
+    let plan = datatype_p2p::plan(buf, count, datatype, "buf")?;
+    let d = match &plan {
+        Plan::Bytes { ptr, len } if len == &0 || ptr.is_null() => SendData {
+            ptr: ptr.cast_const(),
+            len: *len,
+            owned: None,
+        },
+        Plan::Bytes { ptr, len } => {
+            // SAFETY: the caller's contract.
+            let copy = unsafe { std::slice::from_raw_parts(*ptr, *len) }.to_vec();
+            SendData {
+                ptr: copy.as_ptr(),
+                len: copy.len(),
+                owned: Some(copy),
+            }
+        }
+        // SAFETY: the caller's contract.
+        Plan::Packed(l) => unsafe { Plan::Packed(l.clone()).send_data() }?,
+    };
+    Ok((d, plan.recv_target()))
 }
 
 /// `MPI_Sendrecv_replace`: sends from a copy, receives into the buffer.
@@ -1135,11 +1166,12 @@ pub unsafe extern "C" fn oxabi_Imrecv_c(
     unsafe { imrecv_impl("MPI_Imrecv_c", buf, count, datatype, message, request) }
 }
 
-/// Makes a persistent request.
+/// Makes a persistent request (a partitioned operation's arguments were
+/// checked when its channel was made).
 ///
 /// # Safety
 /// `request` is writable (checked here).
-unsafe fn persistent(
+pub(crate) unsafe fn persistent(
     comm: MPI_Comm,
     op: PersistentOp,
     stage: Option<Stage>,
@@ -1188,6 +1220,7 @@ unsafe fn persistent(
                 .into());
             }
         }
+        PersistentOp::PartitionedSend { .. } | PersistentOp::PartitionedRecv { .. } => {}
     }
     let p = requests::Persistent {
         comm: c,
@@ -1218,14 +1251,8 @@ macro_rules! send_init {
             request: *mut MPI_Request,
         ) -> c_int {
             guard($mpi, ErrObj::Comm(comm), || {
-                // A non-contiguous type is packed into `tmp` at each start.
-                let (p, len, stage) = match datatype_p2p::plan(buf, MPI_Count::from(count), datatype, "buf")? {
-                    Plan::Bytes { ptr, len } => (ptr as usize, len, None),
-                    Plan::Packed(l) => {
-                        let tmp = vec![0u8; l.len];
-                        (tmp.as_ptr() as usize, tmp.len(), Some(Stage::PersistentSend(l, tmp)))
-                    }
-                };
+                let (p, len, stage) =
+                    datatype_p2p::plan(buf, MPI_Count::from(count), datatype, "buf")?.persistent_send();
                 let op = PersistentOp::Send {
                     buf: p,
                     len,
@@ -1289,14 +1316,13 @@ unsafe fn recv_init_impl(
     request: *mut MPI_Request,
 ) -> c_int {
     guard(name, ErrObj::Comm(comm), || {
-        let t = recv_buf(buf, count, datatype)?;
+        let (buf, cap, stage) = datatype_p2p::plan(buf, count, datatype, "buf")?.persistent_recv();
         let op = PersistentOp::Recv {
-            buf: t.ptr as usize,
-            cap: t.cap,
+            buf,
+            cap,
             source,
             tag,
         };
-        let stage = t.unpack.map(Stage::PersistentRecv);
         // SAFETY: the caller's contract.
         unsafe { persistent(comm, op, stage, request) }
     })

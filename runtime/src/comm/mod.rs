@@ -20,6 +20,7 @@ mod barrier;
 pub mod context;
 pub mod create;
 mod p2p;
+mod partitioned;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -32,6 +33,7 @@ use crate::topo::Topology;
 
 pub use attr::{AttrValue, CopyFn, CopyPolicy, DeleteFn, Keyval};
 pub use create::SplitType;
+pub use partitioned::PartitionedChannel;
 
 /// `MPI_UNDEFINED`: the split color of a rank that wants no new
 /// communicator, and the rank of a process outside a group.
@@ -96,6 +98,8 @@ pub(crate) struct CommInner {
     freed: AtomicBool,
     /// Collective calls made on this communicator (tag sequence; see coll/tag.rs).
     pub(crate) coll_seq: std::sync::atomic::AtomicU32,
+    /// Partitioned operations initialized on this communicator (their matching).
+    pub(crate) partitioned: Mutex<partitioned::Counters>,
 }
 
 /// Context ids of the predefined communicators (each takes two: p2p, collective).
@@ -155,6 +159,7 @@ impl Comm {
                 name: Mutex::new(name.to_owned()),
                 freed: AtomicBool::new(false),
                 coll_seq: std::sync::atomic::AtomicU32::new(0),
+                partitioned: Mutex::default(),
             }),
         }
     }

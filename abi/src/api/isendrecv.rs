@@ -1,0 +1,238 @@
+//! `MPI_Isendrecv` and `MPI_Isendrecv_replace` (MPI 4.0, 3.10): the
+//! non-blocking forms of `MPI_Sendrecv` / `MPI_Sendrecv_replace`, with the
+//! same buffer handling ([`p2p::send_buf`], [`p2p::recv_buf`],
+//! [`p2p::replace_buffers`]) and start ([`p2p::start_exchange`]). One
+//! request ([`Pair`]) completes once both the receive and the send have;
+//! its status is the receive's. In the replace form the send goes from a
+//! copy made at the call, so the buffer is overwritten only by the
+//! received data.
+
+use std::ffi::{c_int, c_void};
+
+use super::datatype_p2p::{RecvTarget, SendData};
+use super::p2p;
+use crate::errors::{guard, out_ptr, AbiError, ErrObj};
+use crate::handles::{MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request};
+use crate::requests::pair::Pair;
+use crate::requests::{self, ReqEntry};
+use crate::state;
+
+/// A send's destination and tag.
+type SendTo = (c_int, c_int);
+/// A receive's source and tag.
+type RecvFrom = (c_int, c_int);
+
+/// Starts the receive into `t` and the send of `d` on `comm`, and stores
+/// the pair's request (with the buffers it uses) in `*request`.
+///
+/// # Safety
+/// The program's buffers stay valid until the request completes;
+/// `request` is writable or null (checked).
+unsafe fn start_pair(
+    comm: MPI_Comm,
+    d: SendData,
+    to: SendTo,
+    t: RecvTarget,
+    from: RecvFrom,
+    request: *mut MPI_Request,
+) -> Result<(), AbiError> {
+    let out = out_ptr(request, "request")?;
+    let c = state::comm(comm)?;
+    // SAFETY: the caller's contract; the temporaries `d.ptr` and `t.ptr`
+    // may point into move into the request, their heap blocks in place.
+    let (r, s) = unsafe { p2p::start_exchange(&c, (&d, to.0, to.1), (&t, from.0, from.1)) }?;
+    let pair = Box::new(Pair::new(r, s, d.owned, t.unpack));
+    // SAFETY: checked non-null.
+    unsafe { *out = requests::insert(ReqEntry::Pair { pair, comm }) };
+    Ok(())
+}
+
+/// The body of `MPI_Isendrecv` and `MPI_Isendrecv_c`.
+///
+/// # Safety
+/// As `MPI_Isendrecv`.
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn isendrecv_impl(
+    name: &'static str,
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    to: SendTo,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    from: RecvFrom,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || {
+        // SAFETY: the caller's contract.
+        let d = unsafe { p2p::send_buf(sendbuf, sendcount, sendtype) }?;
+        let t = p2p::recv_buf(recvbuf, recvcount, recvtype)?;
+        // SAFETY: the caller's contract.
+        unsafe { start_pair(comm, d, to, t, from, request) }
+    })
+}
+
+/// `MPI_Isendrecv`.
+///
+/// # Safety
+/// Buffers hold their counts of elements until the request completes;
+/// `request` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Isendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        isendrecv_impl(
+            "MPI_Isendrecv",
+            sendbuf,
+            sendcount.into(),
+            sendtype,
+            (dest, sendtag),
+            recvbuf,
+            recvcount.into(),
+            recvtype,
+            (source, recvtag),
+            comm,
+            request,
+        )
+    }
+}
+
+/// `MPI_Isendrecv_c`: the large-count form.
+///
+/// # Safety
+/// Buffers hold their counts of elements until the request completes;
+/// `request` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Isendrecv_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        isendrecv_impl(
+            "MPI_Isendrecv_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            (dest, sendtag),
+            recvbuf,
+            recvcount,
+            recvtype,
+            (source, recvtag),
+            comm,
+            request,
+        )
+    }
+}
+
+/// The body of `MPI_Isendrecv_replace` and `MPI_Isendrecv_replace_c`.
+///
+/// # Safety
+/// As `MPI_Isendrecv_replace`.
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn isendrecv_replace_impl(
+    name: &'static str,
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    to: SendTo,
+    from: RecvFrom,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || {
+        // SAFETY: the caller's contract.
+        let (d, t) = unsafe { p2p::replace_buffers(buf, count, datatype) }?;
+        // SAFETY: the caller's contract; the send goes from a copy.
+        unsafe { start_pair(comm, d, to, t, from, request) }
+    })
+}
+
+/// `MPI_Isendrecv_replace`.
+///
+/// # Safety
+/// `buf` holds `count` elements until the request completes; `request`
+/// is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Isendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        isendrecv_replace_impl(
+            "MPI_Isendrecv_replace",
+            buf,
+            count.into(),
+            datatype,
+            (dest, sendtag),
+            (source, recvtag),
+            comm,
+            request,
+        )
+    }
+}
+
+/// `MPI_Isendrecv_replace_c`: the large-count form.
+///
+/// # Safety
+/// `buf` holds `count` elements until the request completes; `request`
+/// is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Isendrecv_replace_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        isendrecv_replace_impl(
+            "MPI_Isendrecv_replace_c",
+            buf,
+            count,
+            datatype,
+            (dest, sendtag),
+            (source, recvtag),
+            comm,
+            request,
+        )
+    }
+}
