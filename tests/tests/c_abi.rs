@@ -91,6 +91,7 @@ three_ways!(
     comm,
     group,
     topo,
+    graph,
     attr,
     misc
 );
@@ -121,6 +122,11 @@ mod larger_jobs {
     #[test]
     fn topo() {
         check("topo");
+    }
+
+    #[test]
+    fn graph() {
+        check("graph");
     }
 }
 

@@ -11,6 +11,7 @@ pub mod datatype_p2p;
 pub mod datatype_query;
 pub mod env;
 pub mod errh;
+pub mod graph;
 pub mod group;
 pub mod info;
 pub mod p2p;

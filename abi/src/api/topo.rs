@@ -22,7 +22,11 @@ const DIST_GRAPH: c_int = 3;
 ///
 /// # Safety
 /// A non-null `p` holds `n` entries.
-unsafe fn array<'a>(p: *const c_int, n: usize, arg: &str) -> Result<&'a [c_int], AbiError> {
+pub(super) unsafe fn array<'a>(
+    p: *const c_int,
+    n: usize,
+    arg: &str,
+) -> Result<&'a [c_int], AbiError> {
     if n == 0 {
         return Ok(&[]);
     }

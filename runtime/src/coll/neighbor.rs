@@ -5,11 +5,18 @@
 //! step (all sends and receives at once).
 //!
 //! `PROC_NULL` neighbors (open grid edges) are skipped: their receive
-//! blocks are left untouched. A neighbor may appear more than once (a
-//! periodic grid dimension of extent 1 or 2, repeated graph edges): the
-//! k-th message to a rank matches that rank's k-th receive from this one,
-//! which the step field of the tag makes explicit (k-th occurrence = step
-//! k), so the pairing does not depend on the order messages arrive in.
+//! blocks are left untouched.
+//!
+//! A neighbor may appear more than once (a periodic grid dimension of
+//! extent 1 or 2, where the rank at -1 is also the rank at +1; repeated
+//! graph edges). Then the messages between the two ranks pair up in
+//! reverse: of the m messages rank a sends to rank b, the k-th fills b's
+//! (m-1-k)-th block from a. On a grid this is the geometric meaning: what
+//! a sends towards +1 arrives in b's block for -1, which is where b sees
+//! a; and it is what MPICH does (it posts the receives in reverse order),
+//! so programs get the same results on both. The step field of the tag
+//! makes the pairing explicit (k-th message = step k), so it does not
+//! depend on the order messages arrive in.
 
 use super::blocks::{same_len, span, Blocks};
 use super::sched::{Buf, Schedule};
@@ -42,8 +49,7 @@ fn check_blocks(
     Ok(())
 }
 
-/// How often each peer came up so far in a list of neighbors: the k-th
-/// message to (or from) a peer is step k of the call.
+/// How often each peer came up so far in a list of neighbors.
 #[derive(Default)]
 struct Occurrences(FastMap<i32, usize>);
 
@@ -53,6 +59,11 @@ impl Occurrences {
         let k = self.0.entry(peer).or_insert(0);
         *k += 1;
         *k - 1
+    }
+
+    /// How often `peer` came up.
+    fn count(&self, peer: i32) -> usize {
+        self.0.get(&peer).copied().unwrap_or(0)
     }
 }
 
@@ -97,10 +108,15 @@ impl Comm {
                 s.send(ctx.world(d as usize), ctx.tag(sent.next(d)), b, &[]);
             }
         }
+        let mut total = Occurrences::default();
+        for &src in &n.sources {
+            total.next(src);
+        }
         let mut received = Occurrences::default();
         for (&src, &b) in n.sources.iter().zip(recvs) {
             if src != PROC_NULL {
-                s.recv(src, ctx.tag(received.next(src)), b, &[]);
+                let k = received.next(src);
+                s.recv(src, ctx.tag(total.count(src) - 1 - k), b, &[]);
             }
         }
         Ok(self.start(s))

@@ -28,20 +28,23 @@ fn kth(list: &[i32], me: i32, k: usize) -> usize {
 }
 
 /// For each in-neighbor slot of `me`: the sender and the sender's
-/// out-neighbor slot whose block lands there (the k-th message from a rank
-/// fills the k-th slot of that rank), `None` for `PROC_NULL`.
+/// out-neighbor slot whose block lands there, `None` for `PROC_NULL`. Of
+/// the m messages a rank sends to `me`, the k-th fills the (m-1-k)-th slot
+/// of that rank (the geometric meaning on periodic grids of extent 1 or 2,
+/// and MPICH's pairing).
 fn pairing(me: i32, nb: NeighborsOf) -> Vec<Option<(i32, usize)>> {
+    let sources = nb(me).sources;
     let mut seen: HashMap<i32, usize> = HashMap::new();
-    nb(me)
-        .sources
+    sources
         .iter()
         .map(|&s| {
             if s == PROC_NULL {
                 return None;
             }
+            let m = sources.iter().filter(|&&x| x == s).count();
             let k = seen.entry(s).or_insert(0);
             *k += 1;
-            Some((s, kth(&nb(s).destinations, me, *k - 1)))
+            Some((s, kth(&nb(s).destinations, me, m - *k)))
         })
         .collect()
 }
