@@ -4,9 +4,11 @@
 //! and wait without holding the state lock.
 
 use std::ffi::c_int;
+use std::sync::Arc;
 
 use oxmpi::{Comm, Message, Request, Status};
 
+use crate::api::coll::Launch;
 use crate::errors::{AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Comm, MPI_Request, ANY_SOURCE, ANY_TAG, REQUEST_NULL};
 use crate::state::{self, Detached, State};
@@ -21,7 +23,7 @@ pub enum SendMode {
 }
 
 /// The operation of a persistent request; buffers are kept as addresses.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum PersistentOp {
     /// `MPI_Send_init` and friends.
     Send {
@@ -47,6 +49,8 @@ pub enum PersistentOp {
         /// Tag (or wildcard).
         tag: c_int,
     },
+    /// `MPI_<Coll>_init`: the decoded collective.
+    Coll(Arc<Launch>),
 }
 
 /// A persistent request.
@@ -358,15 +362,15 @@ pub fn start(h: MPI_Request) -> Result<(), AbiError> {
         ));
     }
     let comm_h = *comm;
-    // A non-contiguous send type is packed now.
+    // A non-contiguous send type (or a collective's) is packed now.
     st.staged
         .start(slot)
         .map_err(|e| e.on(ErrObj::Comm(comm_h)))?;
     // SAFETY: the buffer was given to MPI_*_init and stays the program's
     // promise until the request is freed (MPI's rule for persistent requests).
     let r = unsafe {
-        match p.op {
-            PersistentOp::Send {
+        match &p.op {
+            &PersistentOp::Send {
                 buf,
                 len,
                 dest,
@@ -379,17 +383,45 @@ pub fn start(h: MPI_Request) -> Result<(), AbiError> {
                 tag,
                 mode == SendMode::Synchronous,
             ),
-            PersistentOp::Recv {
+            &PersistentOp::Recv {
                 buf,
                 cap,
                 source,
                 tag,
             } => p.comm.irecv_raw(buf as *mut u8, cap, source, tag),
+            PersistentOp::Coll(l) => {
+                let l = Arc::clone(l);
+                p.started = true;
+                drop(guard);
+                return start_coll(slot, &l, comm_h);
+            }
         }
     }
     .map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm_h)))?;
     p.active = Some(r);
     p.started = true;
+    Ok(())
+}
+
+/// Starts the persistent collective in `slot` (marked started): without
+/// the state lock, since a collective may run the program's reduction
+/// function as it starts, which may call MPI.
+fn start_coll(slot: usize, l: &Launch, comm: MPI_Comm) -> Result<(), AbiError> {
+    // SAFETY: MPI's rule for persistent requests: the buffers given to
+    // MPI_<Coll>_init are valid whenever the request is started (and were
+    // just packed).
+    let r = unsafe { l.start() };
+    let mut st = state::lock();
+    match (st.requests.get_mut(slot), r) {
+        (Some(ReqEntry::Persistent { p, .. }), Ok(req)) => p.active = Some(req),
+        (Some(ReqEntry::Persistent { p, .. }), Err(e)) => {
+            p.started = false;
+            return Err(e.on(ErrObj::Comm(comm)));
+        }
+        // Freed meanwhile (erroneous): let the operation finish detached.
+        (_, Ok(req)) => st.detached.push(Detached { req, data: None }),
+        (_, Err(e)) => return Err(e.on(ErrObj::Comm(comm))),
+    }
     Ok(())
 }
 
@@ -413,7 +445,7 @@ pub fn free(h: &mut MPI_Request) -> Result<(), AbiError> {
         }
     };
     // A datatype's temporary buffer stays until the operation completes.
-    let data = st.staged.free(slot);
+    let data = st.staged.free(slot, running.is_some());
     if let Some(req) = running {
         st.detached.push(Detached { req, data });
     }

@@ -92,12 +92,15 @@ three_ways!(
     group,
     topo,
     graph,
+    neighbor,
+    persistent_coll,
     attr,
     misc
 );
 
-/// The collective, group and topology programs at 5..=8 ranks too
-/// (non-power-of-two sizes, larger grids), all three ways.
+/// The collective, group, topology, neighborhood and persistent programs
+/// at 5..=8 ranks too (non-power-of-two sizes, larger grids), all three
+/// ways.
 mod larger_jobs {
     use super::*;
 
@@ -127,6 +130,16 @@ mod larger_jobs {
     #[test]
     fn graph() {
         check("graph");
+    }
+
+    #[test]
+    fn neighbor() {
+        check("neighbor");
+    }
+
+    #[test]
+    fn persistent_coll() {
+        check("persistent_coll");
     }
 }
 

@@ -52,3 +52,8 @@ fn graph_queries_and_neighbor_collectives_on_a_ring_graph() {
 fn dist_graphs_adjacent_and_routed_with_weights_and_neighbor_collectives() {
     check(&[1, 2, 3, 4, 7], "neighbor_dist");
 }
+
+#[test]
+fn persistent_collectives_started_in_different_orders_on_different_ranks() {
+    check(&[1, 2, 3, 4, 5], "neighbor_persistent");
+}

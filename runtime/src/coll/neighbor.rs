@@ -123,21 +123,22 @@ impl Comm {
     }
 
     /// Starts a neighbor allgather (`MPI_Ineighbor_allgather`) on bytes:
-    /// `block` bytes at `send` go to every out-neighbor; in-neighbor i's
-    /// block lands at `recv + i*block`.
+    /// `len` bytes at `send` go to every out-neighbor; in-neighbor i's
+    /// `block` bytes land at `recv + i*block`.
     ///
     /// # Safety
-    /// `send` readable for `block` bytes and `recv` writable for
+    /// `send` readable for `len` bytes and `recv` writable for
     /// `indegree*block` bytes until the request completes.
     pub unsafe fn ineighbor_allgather_raw(
         &self,
         send: *const u8,
-        block: usize,
+        len: usize,
         recv: *mut u8,
+        block: usize,
     ) -> Result<Request<'static>, Error> {
         let n = self.neighbors()?;
         let indeg = n.sources.len();
-        let sends = vec![user(send, block); n.destinations.len()];
+        let sends = vec![user(send, len); n.destinations.len()];
         let recvs = cut(Schedule::user(recv, indeg * block), block, indeg);
         self.neighbor_exchange(&n, &sends, &recvs)
     }
@@ -163,22 +164,23 @@ impl Comm {
     }
 
     /// Starts a neighbor alltoall (`MPI_Ineighbor_alltoall`) on bytes:
-    /// block j of `send` (`block` bytes each) goes to out-neighbor j;
-    /// in-neighbor i's block lands at `recv + i*block`.
+    /// block j of `send` (`sblock` bytes each) goes to out-neighbor j;
+    /// in-neighbor i's `rblock` bytes land at `recv + i*rblock`.
     ///
     /// # Safety
-    /// `send` readable for `outdegree*block` bytes and `recv` writable for
-    /// `indegree*block` bytes until the request completes.
+    /// `send` readable for `outdegree*sblock` bytes and `recv` writable for
+    /// `indegree*rblock` bytes until the request completes.
     pub unsafe fn ineighbor_alltoall_raw(
         &self,
         send: *const u8,
-        block: usize,
+        sblock: usize,
         recv: *mut u8,
+        rblock: usize,
     ) -> Result<Request<'static>, Error> {
         let n = self.neighbors()?;
         let (outdeg, indeg) = (n.destinations.len(), n.sources.len());
-        let sends = cut(user(send, outdeg * block), block, outdeg);
-        let recvs = cut(Schedule::user(recv, indeg * block), block, indeg);
+        let sends = cut(user(send, outdeg * sblock), sblock, outdeg);
+        let recvs = cut(Schedule::user(recv, indeg * rblock), rblock, indeg);
         self.neighbor_exchange(&n, &sends, &recvs)
     }
 
@@ -235,7 +237,7 @@ impl Comm {
         same_len("recvbuf", indeg * send.len(), recv.len())?;
         let (sp, block) = bytes_of(send);
         // SAFETY: the request borrows both slices.
-        unsafe { self.ineighbor_allgather_raw(sp, block, bytes_of_mut(recv).0) }
+        unsafe { self.ineighbor_allgather_raw(sp, block, bytes_of_mut(recv).0, block) }
     }
 
     /// [`Comm::neighbor_allgather`] with a block of its own size per
@@ -296,7 +298,7 @@ impl Comm {
         let n = self.neighbors()?;
         let block = uniform_block(send.len(), recv.len(), &n)? * std::mem::size_of::<T>();
         // SAFETY: the request borrows both slices.
-        unsafe { self.ineighbor_alltoall_raw(bytes_of(send).0, block, bytes_of_mut(recv).0) }
+        unsafe { self.ineighbor_alltoall_raw(bytes_of(send).0, block, bytes_of_mut(recv).0, block) }
     }
 
     /// Sends block j of `send` (`sblocks`, one per out-neighbor) to

@@ -59,7 +59,7 @@ mod tests {
     fn tags_stay_in_the_user_tag_range() {
         assert_eq!(tag(0, 0), 0);
         assert_eq!(tag(1, 5), (1 << 12) | 5);
-        let max = tag(u32::MAX & !PERSISTENT, u32::MAX);
+        let max = tag(!PERSISTENT, u32::MAX);
         assert!((0..=crate::status::TAG_UB).contains(&max));
         // Persistent tags: above the user range and the constructors' tags.
         let low = tag(PERSISTENT | 1, 0);

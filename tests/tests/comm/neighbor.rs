@@ -3,7 +3,9 @@
 //! mixed), a ring graph (`graph_create`) and an irregular distributed
 //! graph (`dist_graph_create_adjacent` and `dist_graph_create`, with
 //! self-loops and a repeated edge). Every result is compared with what a
-//! serial computation over every rank's neighbor lists expects.
+//! serial computation over every rank's neighbor lists expects. And
+//! persistent collectives (tags reserved at initialization) started in
+//! different orders on different ranks.
 
 use std::collections::HashMap;
 
@@ -340,6 +342,69 @@ fn dist(world: &Comm) -> Result<(), Error> {
     Ok(())
 }
 
+/// Two persistent collectives (a neighbor alltoall on a periodic ring and
+/// an allreduce), their tags reserved in the same order everywhere, then
+/// started in different orders on even and odd ranks with an ordinary
+/// collective in between, several rounds with new data each.
+fn persistent(world: &Comm) -> Result<(), Error> {
+    let ring = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    let (me, n) = (ring.rank(), ring.size());
+    let (left, right) = ((me + n - 1) % n, (me + 1) % n);
+    let a = ring.persistent_coll_seq();
+    let b = ring.persistent_coll_seq();
+    let mut got = [0i32; 2];
+    let mut x = [0i64];
+    let mut total = [0i64];
+    for round in 0..4 {
+        let send = [100 * round + me, -(100 * round + me)];
+        x[0] = i64::from(round * me);
+        let mut start_a = || {
+            // SAFETY: waited on below, before the buffers are touched.
+            ring.start_persistent(a, || unsafe {
+                ring.ineighbor_alltoall_raw(send.as_ptr().cast(), 4, got.as_mut_ptr().cast(), 4)
+            })
+        };
+        let mut start_b = || {
+            // SAFETY: as above.
+            ring.start_persistent(b, || unsafe {
+                ring.iallreduce_raw(
+                    Some(x.as_ptr().cast()),
+                    total.as_mut_ptr().cast(),
+                    oxmpi::coll::Elems {
+                        count: 1,
+                        size: 8,
+                        ty: Some(oxmpi::ops::ElemType::I64),
+                    },
+                    &oxmpi::ops::Op::SUM,
+                )
+            })
+        };
+        let mut ordinary = [0i32];
+        let (ra, rb) = if me % 2 == 0 {
+            let ra = start_a()?;
+            ring.allreduce(&[1], &mut ordinary, &oxmpi::ops::Op::SUM)?;
+            (ra, start_b()?)
+        } else {
+            let rb = start_b()?;
+            let ra = start_a()?;
+            ring.allreduce(&[1], &mut ordinary, &oxmpi::ops::Op::SUM)?;
+            (ra, rb)
+        };
+        rb.wait()?;
+        ra.wait()?;
+        assert_eq!(ordinary[0], n);
+        let sum: i64 = (0..n).map(|r| i64::from(round * r)).sum();
+        assert_eq!(total[0], sum, "round {round}: persistent allreduce");
+        if n > 2 {
+            // Block 0 goes left, block 1 right: from the left comes its
+            // block 1, from the right its block 0.
+            let want = [-(100 * round + left), 100 * round + right];
+            assert_eq!(got, want, "round {round}: persistent neighbor alltoall");
+        }
+    }
+    Ok(())
+}
+
 /// Runs the role `role` on this rank.
 pub fn run(role: &str) {
     let universe = oxmpi::init().expect("init");
@@ -348,6 +413,7 @@ pub fn run(role: &str) {
         "neighbor_cart" => cart(&world),
         "neighbor_graph" => graph(&world),
         "neighbor_dist" => dist(&world),
+        "neighbor_persistent" => persistent(&world),
         other => panic!("unknown role {other}"),
     };
     if let Err(e) = result {
