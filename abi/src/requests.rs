@@ -13,10 +13,12 @@ pub mod generalized;
 pub mod pair;
 
 use std::ffi::c_int;
+use std::sync::Arc;
 
 use oxmpi::comm::PartitionedChannel;
 use oxmpi::{Comm, Message, Request, Status};
 
+use crate::api::coll::Launch;
 use crate::api::datatype_p2p::Staged;
 use crate::errors::{AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Comm, MPI_Request, ANY_SOURCE, ANY_TAG, COMM_WORLD, REQUEST_NULL};
@@ -85,6 +87,8 @@ pub enum PersistentOp {
         /// Number of partitions (for `MPI_Parrived`).
         partitions: usize,
     },
+    /// `MPI_<Coll>_init`: the decoded collective.
+    Coll(Arc<Launch>),
 }
 
 impl PersistentOp {
@@ -571,6 +575,16 @@ pub fn start(h: MPI_Request) -> Result<(), AbiError> {
         ));
     }
     let comm_h = *comm;
+    if let PersistentOp::Coll(l) = &p.op {
+        let l = Arc::clone(l);
+        // A collective's non-contiguous buffers are packed now.
+        st.staged
+            .start(slot)
+            .map_err(|e| e.on(ErrObj::Comm(comm_h)))?;
+        p.started = true;
+        drop(guard);
+        return start_coll(slot, &l, comm_h);
+    }
     let now = match &mut p.op {
         PersistentOp::PartitionedSend { ready, left, .. } => {
             ready.fill(false);
@@ -625,6 +639,12 @@ pub fn launch(
             PersistentOp::PartitionedRecv {
                 buf, cap, channel, ..
             } => p.comm.precv_raw(channel, *buf as *mut u8, *cap),
+            PersistentOp::Coll(_) => {
+                return Err(AbiError::new(
+                    Class::INTERN,
+                    "persistent collectives are launched by MPI_Start, not here",
+                ))
+            }
         }
     }
     .map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm_h)))?;
@@ -641,6 +661,28 @@ fn active_partitioned(h: MPI_Request, what: &str) -> AbiError {
              is erroneous (MPI 4.0, section 4.2.1)"
         ),
     )
+}
+
+/// Starts the persistent collective in `slot` (marked started): without
+/// the state lock, since a collective may run the program's reduction
+/// function as it starts, which may call MPI.
+fn start_coll(slot: usize, l: &Launch, comm: MPI_Comm) -> Result<(), AbiError> {
+    // SAFETY: MPI's rule for persistent requests: the buffers given to
+    // MPI_<Coll>_init are valid whenever the request is started (and were
+    // just packed).
+    let r = unsafe { l.start() };
+    let mut st = state::lock();
+    match (st.requests.get_mut(slot), r) {
+        (Some(ReqEntry::Persistent { p, .. }), Ok(req)) => p.active = Some(req),
+        (Some(ReqEntry::Persistent { p, .. }), Err(e)) => {
+            p.started = false;
+            return Err(e.on(ErrObj::Comm(comm)));
+        }
+        // Freed meanwhile (erroneous): let the operation finish detached.
+        (_, Ok(req)) => st.detached.push(Detached { req, data: None }),
+        (_, Err(e)) => return Err(e.on(ErrObj::Comm(comm))),
+    }
+    Ok(())
 }
 
 /// Frees a request handle (`MPI_Request_free`); a running operation
@@ -687,7 +729,7 @@ pub fn free(h: &mut MPI_Request) -> Result<(), AbiError> {
         }
     };
     // A datatype's temporary buffer stays until the operation completes.
-    let data = st.staged.free(slot);
+    let data = st.staged.free(slot, running.is_some());
     if let Some(req) = running {
         st.detached.push(Detached { req, data });
     }

@@ -91,6 +91,9 @@ three_ways!(
     comm,
     group,
     topo,
+    graph,
+    neighbor,
+    persistent_coll,
     attr,
     misc,
     types_ext,
@@ -99,8 +102,9 @@ three_ways!(
     partitioned
 );
 
-/// The collective, group and topology programs at 5..=8 ranks too
-/// (non-power-of-two sizes, larger grids), all three ways.
+/// The collective, group, topology, neighborhood and persistent programs
+/// at 5..=8 ranks too (non-power-of-two sizes, larger grids), all three
+/// ways.
 mod larger_jobs {
     use super::*;
 
@@ -125,6 +129,21 @@ mod larger_jobs {
     #[test]
     fn topo() {
         check("topo");
+    }
+
+    #[test]
+    fn graph() {
+        check("graph");
+    }
+
+    #[test]
+    fn neighbor() {
+        check("neighbor");
+    }
+
+    #[test]
+    fn persistent_coll() {
+        check("persistent_coll");
     }
 }
 

@@ -1,13 +1,16 @@
-//! Collective operations, blocking and non-blocking, over the runtime's
-//! raw-byte entry points (`Comm::i*_raw`), and reduction operations
-//! (`MPI_Op_create`, `MPI_Reduce_local`).
+//! Collective operations, blocking, non-blocking and persistent, over the
+//! runtime's raw-byte entry points (`Comm::i*_raw`), and reduction
+//! operations (`MPI_Op_create`, `MPI_Reduce_local`).
 //!
-//! Every collective validates its arguments before starting (communicator
-//! first, then root, datatypes, counts, buffers, operation) and names the
-//! argument and its value in the error. Arguments MPI declares not
-//! significant on a rank (the receive side of a gather away from the
-//! root, the send side of an `MPI_IN_PLACE` call) are not looked at.
-//! Each blocking collective is its non-blocking twin plus a wait.
+//! Every collective decodes and validates its arguments before starting
+//! (communicator first, then root, datatypes, counts, buffers, operation)
+//! and names the argument and its value in the error; the result is a
+//! [`Launch`]. Arguments MPI declares not significant on a rank (the
+//! receive side of a gather away from the root, the send side of an
+//! `MPI_IN_PLACE` call) are not looked at. `collective!` makes the three
+//! forms of each from its one decoding function: the non-blocking one
+//! starts the launch, the blocking one also waits, the persistent one
+//! (`MPI_<Coll>_init`, see `persistent_coll.rs`) keeps it for `MPI_Start`.
 //!
 //! Datatypes: the predefined ones, as contiguous elements; built-in
 //! operations run the kernels of the element type the datatype maps to
@@ -16,7 +19,7 @@
 //! a contiguous one straight from the program's buffer, any other packed
 //! into a temporary before the operation and unpacked from it after
 //! ([`Stager`]; a non-blocking call keeps its temporaries with the
-//! request). A reduction over a derived type reduces its packed basic
+//! request, a persistent one packs and unpacks them at every round). A reduction over a derived type reduces its packed basic
 //! elements, so the type must be made of one predefined type underneath
 //! (a vector of `MPI_DOUBLE` with `MPI_SUM` works; a struct of an int and
 //! a double is `MPI_ERR_OP`). User operations get derived types only when
@@ -28,6 +31,7 @@
 
 use std::ffi::{c_int, c_void};
 
+use oxmpi::coll::persistent::PersistentSeq;
 use oxmpi::coll::{Blocks, Elems};
 use oxmpi::datatype::Datatype;
 use oxmpi::ops::{ElemType, Op};
@@ -36,12 +40,13 @@ use oxmpi::{Comm, Request};
 use super::datatype::lookup;
 use super::datatype_p2p::{CollStage, Layout, Stage};
 use super::datatype_query::committed;
+use super::p2p::store_staged;
 use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{
     self, MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Op, MPI_Request, OpRef, BUILTIN_OPS,
     IN_PLACE,
 };
-use crate::requests::{self, ReqEntry};
+use crate::requests::ReqEntry;
 use crate::state::{self, UserFn, UserFnC, UserFunc, UserOp};
 
 // ------------------------------------------------------------ datatypes
@@ -222,7 +227,7 @@ fn count(n: impl Num, arg: &str) -> Result<usize, AbiError> {
 }
 
 /// Bytes the runtime moves for `n` elements of `t` (count argument `arg`).
-fn bytes(n: impl Num, t: &Ty, arg: &str) -> Result<usize, AbiError> {
+pub(crate) fn bytes(n: impl Num, t: &Ty, arg: &str) -> Result<usize, AbiError> {
     let n: i64 = n.into();
     count(n, arg)?.checked_mul(t.unit).ok_or_else(|| {
         AbiError::new(
@@ -297,7 +302,7 @@ impl Stager {
     /// [`bytes`] counts them) and returns where the runtime moves them: the
     /// program's buffer, or a packed temporary.
     #[allow(clippy::too_many_arguments)]
-    fn buf(
+    pub(crate) fn buf(
         &mut self,
         p: *const c_void,
         len: usize,
@@ -323,13 +328,13 @@ impl Stager {
             len,
         };
         let mut tmp = vec![0u8; len];
-        if dir != Dir::Out {
-            // SAFETY: MPI's contract: the buffer holds the elements.
-            unsafe { layout.pack_into(&mut tmp) }?;
-        }
         let ptr = tmp.as_mut_ptr();
+        let i = self.0.bufs.len();
+        if dir != Dir::Out {
+            self.0.packs.push((layout.clone(), i, 0));
+        }
         if dir != Dir::In {
-            self.0.unpacks.push((layout, self.0.bufs.len(), 0));
+            self.0.unpacks.push((layout, i, 0));
         }
         self.0.bufs.push(tmp);
         Ok(ptr)
@@ -341,7 +346,7 @@ impl Stager {
     /// program's, or a temporary holding the blocks packed one after
     /// another.
     #[allow(clippy::too_many_arguments)]
-    fn blocks<'t>(
+    pub(crate) fn blocks<'t>(
         &mut self,
         p: *const c_void,
         cs: &[usize],
@@ -387,8 +392,7 @@ impl Stager {
                     len,
                 };
                 if dir != Dir::Out {
-                    // SAFETY: MPI's contract: the buffer holds the blocks.
-                    unsafe { layout.pack_into(&mut tmp[off..off + len]) }?;
+                    self.0.packs.push((layout.clone(), self.0.bufs.len(), off));
                 }
                 if dir != Dir::In {
                     self.0.unpacks.push((layout, self.0.bufs.len(), off));
@@ -399,6 +403,20 @@ impl Stager {
         let ptr = tmp.as_mut_ptr();
         self.0.bufs.push(tmp);
         Ok((ptr, offsets))
+    }
+
+    /// Packs what the operation reads into the temporaries and starts it
+    /// (for a persistent collective: at every start).
+    ///
+    /// # Safety
+    /// The program's buffers hold their data (and stay valid until the
+    /// operation completes).
+    pub(crate) unsafe fn run(&mut self, l: &Launch) -> Result<Request<'static>, AbiError> {
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.0.pack()?;
+            l.start()
+        }
     }
 
     /// After a blocking collective completed: unpacks what it received.
@@ -415,9 +433,15 @@ impl Stager {
     fn into_stage(self) -> Option<Stage> {
         (!self.0.is_empty()).then_some(Stage::Collective(self.0))
     }
+
+    /// The temporaries to keep with a persistent collective's request:
+    /// packed at each start, unpacked at each completion.
+    pub(crate) fn into_persistent_stage(self) -> Option<Stage> {
+        (!self.0.is_empty()).then_some(Stage::PersistentColl(self.0))
+    }
 }
 
-fn comm_of(h: MPI_Comm) -> Result<Comm, AbiError> {
+pub(crate) fn comm_of(h: MPI_Comm) -> Result<Comm, AbiError> {
     state::comm(h)
 }
 
@@ -441,7 +465,7 @@ fn root_of(c: &Comm, root: c_int) -> Result<bool, AbiError> {
 /// # Safety
 /// Non-null arrays hold `n` entries.
 #[allow(clippy::too_many_arguments)]
-unsafe fn blocks<C: Num, D: Num>(
+pub(crate) unsafe fn blocks<C: Num, D: Num>(
     counts: *const C,
     displs: *const D,
     n: usize,
@@ -797,12 +821,88 @@ pub unsafe extern "C" fn oxabi_Reduce_local_c(
 
 // ----------------------------------------------------- starting each one
 
-type Started = Result<Request<'static>, AbiError>;
+/// The runtime call that starts a decoded collective.
+type StartFn = dyn Fn(&Comm) -> Result<Request<'static>, oxmpi::Error>;
+
+/// A collective whose arguments were decoded and checked, ready to start
+/// in the runtime: once for a blocking or non-blocking call, at every
+/// `MPI_Start` for a persistent one (whose tags were reserved at
+/// initialization, [`Launch::persistent`]).
+pub struct Launch {
+    /// The communicator.
+    comm: Comm,
+    /// Starts the runtime's non-blocking collective on `comm`.
+    start: Box<StartFn>,
+    /// A persistent collective's tags.
+    seq: Option<PersistentSeq>,
+}
+
+// SAFETY: besides the communicator and the operation (both shareable
+// between threads), the start function holds addresses of the program's
+// buffers, which MPI lets any thread use; only the thread that starts a
+// persistent request (one at a time: `Persistent::started`) calls it.
+unsafe impl Send for Launch {}
+// SAFETY: as above; calling the function does not mutate what it holds.
+unsafe impl Sync for Launch {}
+
+impl std::fmt::Debug for Launch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launch")
+            .field("comm", &self.comm)
+            .field("seq", &self.seq)
+            .finish()
+    }
+}
+
+impl Launch {
+    /// The collective's communicator.
+    pub fn comm(&self) -> &Comm {
+        &self.comm
+    }
+
+    /// Makes this a persistent collective: reserves its tags now
+    /// (`MPI_<Coll>_init` is ordered like any collective call; its starts
+    /// need not be).
+    pub fn persistent(mut self) -> Launch {
+        self.seq = Some(self.comm.persistent_coll_seq());
+        self
+    }
+
+    /// Starts the collective.
+    ///
+    /// # Safety
+    /// The program's buffers named when the call was decoded are valid (as
+    /// MPI requires until the operation completes), and the temporaries of
+    /// its [`Stager`] hold the packed data.
+    pub unsafe fn start(&self) -> Result<Request<'static>, AbiError> {
+        let run = || (self.start)(&self.comm);
+        let r = match self.seq {
+            Some(seq) => self.comm.start_persistent(seq, run),
+            None => run(),
+        };
+        Ok(r?)
+    }
+}
+
+/// A [`Launch`] of `f` on `comm`.
+pub(crate) fn launch(
+    comm: Comm,
+    f: impl Fn(&Comm) -> Result<Request<'static>, oxmpi::Error> + 'static,
+) -> Started {
+    Ok(Launch {
+        comm,
+        start: Box::new(f),
+        seq: None,
+    })
+}
+
+/// What decoding a collective's arguments gives.
+pub type Started = Result<Launch, AbiError>;
 
 /// # Safety
 /// None needed; `unsafe` for the uniform macro.
 unsafe fn ibarrier(_sg: &mut Stager, comm: MPI_Comm) -> Started {
-    Ok(comm_of(comm)?.ibarrier()?)
+    launch(comm_of(comm)?, |c| c.ibarrier())
 }
 
 unsafe fn ibcast<N: Num>(
@@ -818,8 +918,10 @@ unsafe fn ibcast<N: Num>(
     let t = ty(datatype, "datatype")?;
     let n = bytes(count, &t, "count")?;
     let p = sg.buf(buffer_, n, &t, Dir::InOut, "buffer", "in a broadcast")?;
-    // SAFETY: MPI's contract on the buffer.
-    Ok(unsafe { c.ibcast_raw(p, n, root) }?)
+    launch(c, move |c| {
+        // SAFETY: Launch::start's contract (MPI's, on the buffer).
+        unsafe { c.ibcast_raw(p, n, root) }
+    })
 }
 
 /// (sendbuf or `None` for `MPI_IN_PLACE`, recvbuf) of the reductions.
@@ -870,8 +972,10 @@ unsafe fn ireduce<N: Num>(
     };
     let o = op_for(op, &t)?;
     let e = elems(count, &t, &o)?;
-    // SAFETY: MPI's contract on the buffers.
-    Ok(unsafe { c.ireduce_raw(send, recv, e, &o, root) }?)
+    launch(c, move |c| {
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe { c.ireduce_raw(send, recv, e, &o, root) }
+    })
 }
 
 /// The elements a reduction of `count_` elements of `t` under `o` works on.
@@ -902,14 +1006,16 @@ unsafe fn reduction<N: Num>(
     let (send, recv) = reduce_bufs(sg, sendbuf, recvbuf, n, &t)?;
     let o = op_for(op, &t)?;
     let e = elems(count, &t, &o)?;
-    // SAFETY: MPI's contract on the buffers.
-    Ok(unsafe {
-        match which {
-            Reduction::All => c.iallreduce_raw(send, recv, e, &o),
-            Reduction::Scan => c.iscan_raw(send, recv, e, &o),
-            Reduction::Exscan => c.iexscan_raw(send, recv, e, &o),
+    launch(c, move |c| {
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe {
+            match which {
+                Reduction::All => c.iallreduce_raw(send, recv, e, &o),
+                Reduction::Scan => c.iscan_raw(send, recv, e, &o),
+                Reduction::Exscan => c.iexscan_raw(send, recv, e, &o),
+            }
         }
-    }?)
+    })
 }
 
 #[derive(Clone, Copy)]
@@ -1049,8 +1155,10 @@ unsafe fn igather<N: Num>(
         let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", why)?;
         (Some(send.cast_const()), n, std::ptr::null_mut())
     };
-    // SAFETY: MPI's contract on the buffers.
-    Ok(unsafe { c.igather_raw(send, block, recv, root) }?)
+    launch(c, move |c| {
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe { c.igather_raw(send, block, recv, root) }
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1079,10 +1187,10 @@ unsafe fn igatherv<N: Num, C: Num, D: Num>(
         (Some(send.cast_const()), n)
     };
     if !at_root {
-        // SAFETY: MPI's contract on the buffers.
-        return Ok(unsafe {
-            c.igatherv_raw(send, send_bytes, std::ptr::null_mut(), Blocks::NONE, root)
-        }?);
+        return launch(c, move |c| {
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe { c.igatherv_raw(send, send_bytes, std::ptr::null_mut(), Blocks::NONE, root) }
+        });
     }
     let rt = ty(recvtype, "recvtype")?;
     let (unit, dunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
@@ -1105,9 +1213,11 @@ unsafe fn igatherv<N: Num, C: Num, D: Num>(
     }
     let dir = if in_place { Dir::InOut } else { Dir::Out };
     let (recv, ds) = sg.blocks(recvbuf, &cs, &ds, &|_| &rt, dir, "recvbuf", why)?;
-    let b = Blocks::new(&cs, &ds);
-    // SAFETY: MPI's contract on the buffers.
-    Ok(unsafe { c.igatherv_raw(send, send_bytes, recv, b, root) }?)
+    launch(c, move |c| {
+        let b = Blocks::new(&cs, &ds);
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe { c.igatherv_raw(send, send_bytes, recv, b, root) }
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1152,8 +1262,10 @@ unsafe fn iscatter<N: Num>(
         let recv = sg.buf(recvbuf, n, &rt, Dir::Out, "recvbuf", why)?;
         (std::ptr::null(), n, Some(recv))
     };
-    // SAFETY: MPI's contract on the buffers.
-    Ok(unsafe { c.iscatter_raw(send, block, recv, root) }?)
+    launch(c, move |c| {
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe { c.iscatter_raw(send, block, recv, root) }
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1181,10 +1293,10 @@ unsafe fn iscatterv<N: Num, C: Num, D: Num>(
         (Some(sg.buf(recvbuf, n, &rt, Dir::Out, "recvbuf", why)?), n)
     };
     if !at_root {
-        // SAFETY: MPI's contract on the buffers.
-        return Ok(unsafe {
-            c.iscatterv_raw(std::ptr::null(), Blocks::NONE, recv, recv_bytes, root)
-        }?);
+        return launch(c, move |c| {
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe { c.iscatterv_raw(std::ptr::null(), Blocks::NONE, recv, recv_bytes, root) }
+        });
     }
     let st = ty(sendtype, "sendtype")?;
     let (unit, dunit) = (|_| Ok(st.unit), |_| Ok(st.extent));
@@ -1206,9 +1318,11 @@ unsafe fn iscatterv<N: Num, C: Num, D: Num>(
         same_block(cs[c.rank() as usize], recv_bytes, "the root's own block")?;
     }
     let (send, ds) = sg.blocks(sendbuf, &cs, &ds, &|_| &st, Dir::In, "sendbuf", why)?;
-    let b = Blocks::new(&cs, &ds);
-    // SAFETY: MPI's contract on the buffers.
-    Ok(unsafe { c.iscatterv_raw(send.cast_const(), b, recv, recv_bytes, root) }?)
+    launch(c, move |c| {
+        let b = Blocks::new(&cs, &ds);
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe { c.iscatterv_raw(send.cast_const(), b, recv, recv_bytes, root) }
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1240,8 +1354,10 @@ unsafe fn iallgather<N: Num>(
         (Some(send.cast_const()), Dir::Out)
     };
     let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
-    // SAFETY: MPI's contract on the buffers.
-    Ok(unsafe { c.iallgather_raw(send, block, recv) }?)
+    launch(c, move |c| {
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe { c.iallgather_raw(send, block, recv) }
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1283,9 +1399,11 @@ unsafe fn iallgatherv<N: Num, C: Num, D: Num>(
         (Some(send.cast_const()), n, Dir::Out)
     };
     let (recv, ds) = sg.blocks(recvbuf, &cs, &ds, &|_| &rt, dir, "recvbuf", why)?;
-    let b = Blocks::new(&cs, &ds);
-    // SAFETY: MPI's contract on the buffers.
-    Ok(unsafe { c.iallgatherv_raw(send, send_bytes, recv, b) }?)
+    launch(c, move |c| {
+        let b = Blocks::new(&cs, &ds);
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe { c.iallgatherv_raw(send, send_bytes, recv, b) }
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1318,8 +1436,10 @@ unsafe fn ialltoall<N: Num>(
         (Some(s.cast_const()), Dir::Out)
     };
     let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
-    // SAFETY: MPI's contract on the buffers.
-    Ok(unsafe { c.ialltoall_raw(send, block, recv) }?)
+    launch(c, move |c| {
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe { c.ialltoall_raw(send, block, recv) }
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1356,9 +1476,11 @@ unsafe fn ialltoallv<C: Num, D: Num>(
     let r = buffer(recvbuf, rext, "recvbuf", why)?;
     if is_in_place(sendbuf) {
         let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &|_| &rt, Dir::InOut, "recvbuf", why)?;
-        let rb = Blocks::new(&rc, &rd);
-        // SAFETY: MPI's contract on the buffers.
-        return Ok(unsafe { c.ialltoallv_raw(None, Blocks::NONE, recv, rb) }?);
+        return launch(c, move |c| {
+            let rb = Blocks::new(&rc, &rd);
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe { c.ialltoallv_raw(None, Blocks::NONE, recv, rb) }
+        });
     }
     let st = ty(sendtype, "sendtype")?;
     let (sunit, sdunit) = (|_| Ok(st.unit), |_| Ok(st.extent));
@@ -1378,16 +1500,22 @@ unsafe fn ialltoallv<C: Num, D: Num>(
     not_aliased(buffer(sendbuf, sext, "sendbuf", "")?, r, sext.min(rext))?;
     let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &|_| &st, Dir::In, "sendbuf", "")?;
     let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &|_| &rt, Dir::Out, "recvbuf", why)?;
-    let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
-    // SAFETY: MPI's contract on the buffers.
-    Ok(unsafe { c.ialltoallv_raw(Some(send.cast_const()), sb, recv, rb) }?)
+    launch(c, move |c| {
+        let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe { c.ialltoallv_raw(Some(send.cast_const()), sb, recv, rb) }
+    })
 }
 
 /// The datatypes of an alltoallw side, decoded.
 ///
 /// # Safety
 /// A non-null `types` holds `n` entries.
-unsafe fn types(types: *const MPI_Datatype, n: usize, arg: &str) -> Result<Vec<Ty>, AbiError> {
+pub(crate) unsafe fn types(
+    types: *const MPI_Datatype,
+    n: usize,
+    arg: &str,
+) -> Result<Vec<Ty>, AbiError> {
     if types.is_null() && n > 0 {
         return Err(AbiError::new(
             Class::ARG,
@@ -1437,9 +1565,11 @@ unsafe fn ialltoallw<C: Num, D: Num>(
     let rty = |i: usize| &rts[i];
     if is_in_place(sendbuf) {
         let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &rty, Dir::InOut, "recvbuf", why)?;
-        let rb = Blocks::new(&rc, &rd);
-        // SAFETY: MPI's contract on the buffers.
-        return Ok(unsafe { c.ialltoallw_raw(None, Blocks::NONE, recv, rb) }?);
+        return launch(c, move |c| {
+            let rb = Blocks::new(&rc, &rd);
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe { c.ialltoallw_raw(None, Blocks::NONE, recv, rb) }
+        });
     }
     // SAFETY: as above.
     let sts = unsafe { types(sendtypes, p, "sendtypes") }?;
@@ -1461,9 +1591,11 @@ unsafe fn ialltoallw<C: Num, D: Num>(
     let sty = |i: usize| &sts[i];
     let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &sty, Dir::In, "sendbuf", "")?;
     let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &rty, Dir::Out, "recvbuf", why)?;
-    let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
-    // SAFETY: MPI's contract on the buffers.
-    Ok(unsafe { c.ialltoallw_raw(Some(send.cast_const()), sb, recv, rb) }?)
+    launch(c, move |c| {
+        let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe { c.ialltoallw_raw(Some(send.cast_const()), sb, recv, rb) }
+    })
 }
 
 unsafe fn ireduce_scatter<C: Num>(
@@ -1498,8 +1630,11 @@ unsafe fn ireduce_scatter<C: Num>(
     let o = op_for(op, &t)?;
     let (per, size) = reduce_unit(&t, &o);
     let cs: Vec<usize> = cs.iter().map(|&n| n * per).collect();
-    // SAFETY: MPI's contract on the buffers.
-    Ok(unsafe { c.ireduce_scatter_raw(send, recv, &cs, size, t.elem, &o) }?)
+    let elem = t.elem;
+    launch(c, move |c| {
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe { c.ireduce_scatter_raw(send, recv, &cs, size, elem, &o) }
+    })
 }
 
 unsafe fn ireduce_scatter_block<N: Num>(
@@ -1535,30 +1670,67 @@ unsafe fn ireduce_scatter_block<N: Num>(
         size,
         ty: t.elem,
     };
-    // SAFETY: MPI's contract on the buffers.
-    Ok(unsafe { c.ireduce_scatter_block_raw(send, recv, e, &o) }?)
+    launch(c, move |c| {
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe { c.ireduce_scatter_block_raw(send, recv, e, &o) }
+    })
 }
 
-// ------------------------------------------------- the exported pairs
+// ------------------------------------------------- the exported forms
 
-/// Defines `oxabi_X` (start and wait) and `oxabi_IX` (start, hand back a
-/// request) from a start function taking X's parameters.
+/// The body of a blocking collective: decodes the arguments with
+/// `decode`, starts, waits, unpacks what arrived.
+pub(crate) fn blocking(decode: impl FnOnce(&mut Stager) -> Started) -> Result<(), AbiError> {
+    let mut sg = Stager::default();
+    let l = decode(&mut sg)?;
+    // SAFETY: the buffers are the program's until the call returns.
+    unsafe { sg.run(&l) }?.wait()?;
+    // SAFETY: as above.
+    unsafe { sg.finish() }
+}
+
+/// The body of a non-blocking collective: decodes the arguments with
+/// `decode`, starts, and hands back a request (keeping the temporaries
+/// with it; its completion unpacks them).
+///
+/// # Safety
+/// The buffers stay valid until the request completes; `request` is
+/// writable.
+pub(crate) unsafe fn nonblocking(
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+    decode: impl FnOnce(&mut Stager) -> Started,
+) -> Result<(), AbiError> {
+    let out = out_ptr(request, "request")?;
+    let mut sg = Stager::default();
+    let l = decode(&mut sg)?;
+    // SAFETY: the caller's contract.
+    let req = unsafe { sg.run(&l) }?;
+    let entry = ReqEntry::Active {
+        req: Some(req),
+        comm,
+    };
+    // SAFETY: checked non-null.
+    unsafe { store_staged(out, entry, sg.into_stage()) };
+    Ok(())
+}
+
+/// Defines, from a decode function `$start` taking X's parameters (see
+/// [`Started`]): `oxabi_X` (start and wait), `oxabi_IX` (start, hand back
+/// a request) and `oxabi_X_init` (a persistent request, see
+/// [`super::persistent_coll`]). Used for the neighborhood collectives too.
 macro_rules! collective {
-    ($name:literal, $iname:literal, $f:ident, $if:ident, $start:ident, $comm:ident,
-     ($($p:ident: $t:ty),*)) => {
+    ($name:literal, $iname:literal, $initname:literal, $f:ident, $if:ident, $initf:ident,
+     $start:path, $comm:ident, ($($p:ident: $t:ty),*)) => {
         #[doc = concat!("`", $name, "`.")]
         ///
         /// # Safety
         /// Buffers and arrays hold what MPI specifies for the arguments.
         #[no_mangle]
-        pub unsafe extern "C" fn $f($($p: $t),*) -> c_int {
-            guard($name, ErrObj::Comm($comm), || {
-                let mut sg = Stager::default();
+        pub unsafe extern "C" fn $f($($p: $t),*) -> ::std::ffi::c_int {
+            $crate::errors::guard($name, $crate::errors::ErrObj::Comm($comm), || {
                 // SAFETY: the caller's contract, forwarded.
-                let req = unsafe { $start(&mut sg, $($p),*) }?;
-                req.wait()?;
-                // SAFETY: the buffers are the program's until the call returns.
-                unsafe { sg.finish() }
+                $crate::api::coll::blocking(|sg| unsafe { $start(sg, $($p),*) })
             })
         }
 
@@ -1569,105 +1741,116 @@ macro_rules! collective {
         /// buffers stay valid until the request completes; `request` is
         /// writable.
         #[no_mangle]
-        pub unsafe extern "C" fn $if($($p: $t,)* request: *mut MPI_Request) -> c_int {
-            guard($iname, ErrObj::Comm($comm), || {
-                let out = out_ptr(request, "request")?;
-                let mut sg = Stager::default();
+        pub unsafe extern "C" fn $if(
+            $($p: $t,)*
+            request: *mut $crate::handles::MPI_Request,
+        ) -> ::std::ffi::c_int {
+            $crate::errors::guard($iname, $crate::errors::ErrObj::Comm($comm), || {
                 // SAFETY: the caller's contract, forwarded.
-                let req = unsafe { $start(&mut sg, $($p),*) }?;
-                let h = requests::insert(ReqEntry::Active {
-                    req: Some(req),
-                    comm: $comm,
-                });
-                if let Some(stage) = sg.into_stage() {
-                    // The temporaries live with the request; completion
-                    // unpacks them.
-                    if let Ok(Some(slot)) = handles::request_slot(h) {
-                        state::lock().staged.put(slot, stage);
-                    }
+                unsafe {
+                    $crate::api::coll::nonblocking($comm, request, |sg| $start(sg, $($p),*))
                 }
-                // SAFETY: checked non-null.
-                unsafe { *out = h };
-                Ok(())
+            })
+        }
+
+        #[doc = concat!("`", $initname, "`: a persistent request that `MPI_Start` launches as `",
+                        $iname, "` with these arguments.")]
+        ///
+        /// # Safety
+        /// Buffers and arrays hold what MPI specifies for the arguments
+        /// whenever the request is started, until it is freed; `request`
+        /// is writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $initf(
+            $($p: $t,)*
+            info: $crate::handles::MPI_Info,
+            request: *mut $crate::handles::MPI_Request,
+        ) -> ::std::ffi::c_int {
+            $crate::errors::guard($initname, $crate::errors::ErrObj::Comm($comm), || {
+                // SAFETY: the caller's contract, forwarded.
+                unsafe {
+                    $crate::api::persistent_coll::init($comm, info, request, |sg| {
+                        $start(sg, $($p),*)
+                    })
+                }
             })
         }
     };
 }
+pub(crate) use collective;
 
-collective!("MPI_Barrier", "MPI_Ibarrier", oxabi_Barrier, oxabi_Ibarrier, ibarrier, comm,
+collective!("MPI_Barrier", "MPI_Ibarrier", "MPI_Barrier_init", oxabi_Barrier, oxabi_Ibarrier, oxabi_Barrier_init, ibarrier, comm,
     (comm: MPI_Comm));
-collective!("MPI_Bcast", "MPI_Ibcast", oxabi_Bcast, oxabi_Ibcast, ibcast, comm,
+collective!("MPI_Bcast", "MPI_Ibcast", "MPI_Bcast_init", oxabi_Bcast, oxabi_Ibcast, oxabi_Bcast_init, ibcast, comm,
     (buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm));
-collective!("MPI_Reduce", "MPI_Ireduce", oxabi_Reduce, oxabi_Ireduce, ireduce, comm,
+collective!("MPI_Reduce", "MPI_Ireduce", "MPI_Reduce_init", oxabi_Reduce, oxabi_Ireduce, oxabi_Reduce_init, ireduce, comm,
     (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
      op: MPI_Op, root: c_int, comm: MPI_Comm));
-collective!("MPI_Allreduce", "MPI_Iallreduce", oxabi_Allreduce, oxabi_Iallreduce, iallreduce,
+collective!("MPI_Allreduce", "MPI_Iallreduce", "MPI_Allreduce_init", oxabi_Allreduce, oxabi_Iallreduce, oxabi_Allreduce_init, iallreduce,
     comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
      op: MPI_Op, comm: MPI_Comm));
-collective!("MPI_Scan", "MPI_Iscan", oxabi_Scan, oxabi_Iscan, iscan, comm,
+collective!("MPI_Scan", "MPI_Iscan", "MPI_Scan_init", oxabi_Scan, oxabi_Iscan, oxabi_Scan_init, iscan, comm,
     (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
      op: MPI_Op, comm: MPI_Comm));
-collective!("MPI_Exscan", "MPI_Iexscan", oxabi_Exscan, oxabi_Iexscan, iexscan, comm,
+collective!("MPI_Exscan", "MPI_Iexscan", "MPI_Exscan_init", oxabi_Exscan, oxabi_Iexscan, oxabi_Exscan_init, iexscan, comm,
     (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
      op: MPI_Op, comm: MPI_Comm));
-collective!("MPI_Gather", "MPI_Igather", oxabi_Gather, oxabi_Igather, igather, comm,
+collective!("MPI_Gather", "MPI_Igather", "MPI_Gather_init", oxabi_Gather, oxabi_Igather, oxabi_Gather_init, igather, comm,
     (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
      recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
-collective!("MPI_Gatherv", "MPI_Igatherv", oxabi_Gatherv, oxabi_Igatherv, igatherv, comm,
+collective!("MPI_Gatherv", "MPI_Igatherv", "MPI_Gatherv_init", oxabi_Gatherv, oxabi_Igatherv, oxabi_Gatherv_init, igatherv, comm,
     (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
      recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int,
      comm: MPI_Comm));
-collective!("MPI_Scatter", "MPI_Iscatter", oxabi_Scatter, oxabi_Iscatter, iscatter, comm,
+collective!("MPI_Scatter", "MPI_Iscatter", "MPI_Scatter_init", oxabi_Scatter, oxabi_Iscatter, oxabi_Scatter_init, iscatter, comm,
     (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
      recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
-collective!("MPI_Scatterv", "MPI_Iscatterv", oxabi_Scatterv, oxabi_Iscatterv, iscatterv, comm,
+collective!("MPI_Scatterv", "MPI_Iscatterv", "MPI_Scatterv_init", oxabi_Scatterv, oxabi_Iscatterv, oxabi_Scatterv_init, iscatterv, comm,
     (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int,
      sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype,
      root: c_int, comm: MPI_Comm));
-collective!("MPI_Allgather", "MPI_Iallgather", oxabi_Allgather, oxabi_Iallgather, iallgather,
+collective!("MPI_Allgather", "MPI_Iallgather", "MPI_Allgather_init", oxabi_Allgather, oxabi_Iallgather, oxabi_Allgather_init, iallgather,
     comm, (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
      recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Allgatherv", "MPI_Iallgatherv", oxabi_Allgatherv, oxabi_Iallgatherv,
+collective!("MPI_Allgatherv", "MPI_Iallgatherv", "MPI_Allgatherv_init", oxabi_Allgatherv, oxabi_Iallgatherv, oxabi_Allgatherv_init,
     iallgatherv, comm, (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
      recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int,
      recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Alltoall", "MPI_Ialltoall", oxabi_Alltoall, oxabi_Ialltoall, ialltoall, comm,
+collective!("MPI_Alltoall", "MPI_Ialltoall", "MPI_Alltoall_init", oxabi_Alltoall, oxabi_Ialltoall, oxabi_Alltoall_init, ialltoall, comm,
     (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
      recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Alltoallv", "MPI_Ialltoallv", oxabi_Alltoallv, oxabi_Ialltoallv, ialltoallv,
+collective!("MPI_Alltoallv", "MPI_Ialltoallv", "MPI_Alltoallv_init", oxabi_Alltoallv, oxabi_Ialltoallv, oxabi_Alltoallv_init, ialltoallv,
     comm, (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int,
      sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
      rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Alltoallw", "MPI_Ialltoallw", oxabi_Alltoallw, oxabi_Ialltoallw, ialltoallw,
+collective!("MPI_Alltoallw", "MPI_Ialltoallw", "MPI_Alltoallw_init", oxabi_Alltoallw, oxabi_Ialltoallw, oxabi_Alltoallw_init, ialltoallw,
     comm, (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int,
      sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
      rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Reduce_scatter", "MPI_Ireduce_scatter", oxabi_Reduce_scatter,
-    oxabi_Ireduce_scatter, ireduce_scatter, comm, (sendbuf: *const c_void,
+collective!("MPI_Reduce_scatter", "MPI_Ireduce_scatter", "MPI_Reduce_scatter_init", oxabi_Reduce_scatter, oxabi_Ireduce_scatter, oxabi_Reduce_scatter_init, ireduce_scatter, comm, (sendbuf: *const c_void,
      recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op,
      comm: MPI_Comm));
-collective!("MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block",
-    oxabi_Reduce_scatter_block, oxabi_Ireduce_scatter_block, ireduce_scatter_block, comm,
+collective!("MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block", "MPI_Reduce_scatter_block_init", oxabi_Reduce_scatter_block, oxabi_Ireduce_scatter_block, oxabi_Reduce_scatter_block_init, ireduce_scatter_block, comm,
     (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype,
      op: MPI_Op, comm: MPI_Comm));
 
 // The large-count (`_c`) forms: `MPI_Count` counts, `MPI_Aint` displacements.
-collective!("MPI_Bcast_c", "MPI_Ibcast_c", oxabi_Bcast_c, oxabi_Ibcast_c, ibcast, comm, (buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm));
-collective!("MPI_Reduce_c", "MPI_Ireduce_c", oxabi_Reduce_c, oxabi_Ireduce_c, ireduce, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm));
-collective!("MPI_Allreduce_c", "MPI_Iallreduce_c", oxabi_Allreduce_c, oxabi_Iallreduce_c, iallreduce, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
-collective!("MPI_Scan_c", "MPI_Iscan_c", oxabi_Scan_c, oxabi_Iscan_c, iscan, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
-collective!("MPI_Exscan_c", "MPI_Iexscan_c", oxabi_Exscan_c, oxabi_Iexscan_c, iexscan, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
-collective!("MPI_Gather_c", "MPI_Igather_c", oxabi_Gather_c, oxabi_Igather_c, igather, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
-collective!("MPI_Gatherv_c", "MPI_Igatherv_c", oxabi_Gatherv_c, oxabi_Igatherv_c, igatherv, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
-collective!("MPI_Scatter_c", "MPI_Iscatter_c", oxabi_Scatter_c, oxabi_Iscatter_c, iscatter, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
-collective!("MPI_Scatterv_c", "MPI_Iscatterv_c", oxabi_Scatterv_c, oxabi_Iscatterv_c, iscatterv, comm, (sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
-collective!("MPI_Allgather_c", "MPI_Iallgather_c", oxabi_Allgather_c, oxabi_Iallgather_c, iallgather, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Allgatherv_c", "MPI_Iallgatherv_c", oxabi_Allgatherv_c, oxabi_Iallgatherv_c, iallgatherv, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Alltoall_c", "MPI_Ialltoall_c", oxabi_Alltoall_c, oxabi_Ialltoall_c, ialltoall, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Alltoallv_c", "MPI_Ialltoallv_c", oxabi_Alltoallv_c, oxabi_Ialltoallv_c, ialltoallv, comm, (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Alltoallw_c", "MPI_Ialltoallw_c", oxabi_Alltoallw_c, oxabi_Ialltoallw_c, ialltoallw, comm, (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Reduce_scatter_c", "MPI_Ireduce_scatter_c", oxabi_Reduce_scatter_c, oxabi_Ireduce_scatter_c, ireduce_scatter, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
-collective!("MPI_Reduce_scatter_block_c", "MPI_Ireduce_scatter_block_c", oxabi_Reduce_scatter_block_c, oxabi_Ireduce_scatter_block_c, ireduce_scatter_block, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
+collective!("MPI_Bcast_c", "MPI_Ibcast_c", "MPI_Bcast_init_c", oxabi_Bcast_c, oxabi_Ibcast_c, oxabi_Bcast_init_c, ibcast, comm, (buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+collective!("MPI_Reduce_c", "MPI_Ireduce_c", "MPI_Reduce_init_c", oxabi_Reduce_c, oxabi_Ireduce_c, oxabi_Reduce_init_c, ireduce, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm));
+collective!("MPI_Allreduce_c", "MPI_Iallreduce_c", "MPI_Allreduce_init_c", oxabi_Allreduce_c, oxabi_Iallreduce_c, oxabi_Allreduce_init_c, iallreduce, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
+collective!("MPI_Scan_c", "MPI_Iscan_c", "MPI_Scan_init_c", oxabi_Scan_c, oxabi_Iscan_c, oxabi_Scan_init_c, iscan, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
+collective!("MPI_Exscan_c", "MPI_Iexscan_c", "MPI_Exscan_init_c", oxabi_Exscan_c, oxabi_Iexscan_c, oxabi_Exscan_init_c, iexscan, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
+collective!("MPI_Gather_c", "MPI_Igather_c", "MPI_Gather_init_c", oxabi_Gather_c, oxabi_Igather_c, oxabi_Gather_init_c, igather, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+collective!("MPI_Gatherv_c", "MPI_Igatherv_c", "MPI_Gatherv_init_c", oxabi_Gatherv_c, oxabi_Igatherv_c, oxabi_Gatherv_init_c, igatherv, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+collective!("MPI_Scatter_c", "MPI_Iscatter_c", "MPI_Scatter_init_c", oxabi_Scatter_c, oxabi_Iscatter_c, oxabi_Scatter_init_c, iscatter, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+collective!("MPI_Scatterv_c", "MPI_Iscatterv_c", "MPI_Scatterv_init_c", oxabi_Scatterv_c, oxabi_Iscatterv_c, oxabi_Scatterv_init_c, iscatterv, comm, (sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+collective!("MPI_Allgather_c", "MPI_Iallgather_c", "MPI_Allgather_init_c", oxabi_Allgather_c, oxabi_Iallgather_c, oxabi_Allgather_init_c, iallgather, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Allgatherv_c", "MPI_Iallgatherv_c", "MPI_Allgatherv_init_c", oxabi_Allgatherv_c, oxabi_Iallgatherv_c, oxabi_Allgatherv_init_c, iallgatherv, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Alltoall_c", "MPI_Ialltoall_c", "MPI_Alltoall_init_c", oxabi_Alltoall_c, oxabi_Ialltoall_c, oxabi_Alltoall_init_c, ialltoall, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Alltoallv_c", "MPI_Ialltoallv_c", "MPI_Alltoallv_init_c", oxabi_Alltoallv_c, oxabi_Ialltoallv_c, oxabi_Alltoallv_init_c, ialltoallv, comm, (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Alltoallw_c", "MPI_Ialltoallw_c", "MPI_Alltoallw_init_c", oxabi_Alltoallw_c, oxabi_Ialltoallw_c, oxabi_Alltoallw_init_c, ialltoallw, comm, (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Reduce_scatter_c", "MPI_Ireduce_scatter_c", "MPI_Reduce_scatter_init_c", oxabi_Reduce_scatter_c, oxabi_Ireduce_scatter_c, oxabi_Reduce_scatter_init_c, ireduce_scatter, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
+collective!("MPI_Reduce_scatter_block_c", "MPI_Ireduce_scatter_block_c", "MPI_Reduce_scatter_block_init_c", oxabi_Reduce_scatter_block_c, oxabi_Ireduce_scatter_block_c, oxabi_Reduce_scatter_block_init_c, ireduce_scatter_block, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
 
 #[cfg(test)]
 mod tests {

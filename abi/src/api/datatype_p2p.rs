@@ -324,13 +324,17 @@ impl Unpack {
 }
 
 /// The temporaries of a collective whose datatypes are not contiguous:
-/// packed copies the runtime moves, and where received data goes once the
-/// operation completes.
+/// packed copies the runtime moves, where the data to send comes from
+/// before the operation starts, and where received data goes once it
+/// completes.
 #[derive(Default)]
 pub struct CollStage {
     /// Packed temporaries (their heap blocks never move while the
     /// operation runs).
     pub bufs: Vec<Vec<u8>>,
+    /// Before each start: `layout` is packed into `bufs[i]` from `offset`,
+    /// as `(layout, i, offset)`.
+    pub packs: Vec<(Layout, usize, usize)>,
     /// After completion: `layout.len` bytes of `bufs[i]` from `offset` go
     /// to `layout`, as `(layout, i, offset)`.
     pub unpacks: Vec<(Layout, usize, usize)>,
@@ -340,6 +344,19 @@ impl CollStage {
     /// Whether the collective needed no temporaries.
     pub fn is_empty(&self) -> bool {
         self.bufs.is_empty()
+    }
+
+    /// Packs what the operation will read into the temporaries.
+    ///
+    /// # Safety
+    /// The program's buffers hold their elements.
+    pub unsafe fn pack(&mut self) -> Result<(), AbiError> {
+        for (layout, i, offset) in &self.packs {
+            let dst = &mut self.bufs[*i][*offset..*offset + layout.len];
+            // SAFETY: the caller's contract.
+            unsafe { layout.pack_into(dst) }?;
+        }
+        Ok(())
     }
 
     /// Unpacks what the completed operation received.
@@ -368,6 +385,9 @@ pub enum Stage {
     PersistentRecv(Unpack),
     /// A non-blocking collective's temporaries, unpacked at completion.
     Collective(CollStage),
+    /// A persistent collective's temporaries: packed again at each start,
+    /// unpacked at each completion.
+    PersistentColl(CollStage),
 }
 
 // SAFETY: the raw addresses in a stage are the program's buffers, which MPI
@@ -396,12 +416,14 @@ impl Staged {
 
     /// A persistent request in `slot` starts: packs its send data.
     pub fn start(&mut self, slot: usize) -> Result<(), AbiError> {
-        if let Some(Stage::PersistentSend(l, tmp)) = self.0.get_mut(&slot) {
+        match self.0.get_mut(&slot) {
             // SAFETY: MPI's rule: the buffer given to MPI_Send_init holds
             // the data whenever the request is started.
-            unsafe { l.pack_into(tmp) }?;
+            Some(Stage::PersistentSend(l, tmp)) => unsafe { l.pack_into(tmp) },
+            // SAFETY: the same rule for MPI_<Coll>_init.
+            Some(Stage::PersistentColl(c)) => unsafe { c.pack() },
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// The request in `slot` completed with `r`: unpacks a staged receive
@@ -409,14 +431,16 @@ impl Staged {
     pub fn complete(&mut self, slot: usize, r: Result<Status, Error>) -> Result<Status, Error> {
         let persistent = matches!(
             self.0.get(&slot),
-            Some(Stage::PersistentSend(..) | Stage::PersistentRecv(_))
+            Some(Stage::PersistentSend(..) | Stage::PersistentRecv(_) | Stage::PersistentColl(_))
         );
         let out = match self.0.get(&slot) {
             // SAFETY: MPI's contract: the receive buffer is the program's
             // until the request completes, which is now.
             Some(Stage::Recv(u) | Stage::PersistentRecv(u)) => unsafe { u.finish(r) },
             // SAFETY: as above, for the collective's receive buffers.
-            Some(Stage::Collective(c)) if r.is_ok() => unsafe { c.finish() }.and(r),
+            Some(Stage::Collective(c) | Stage::PersistentColl(c)) if r.is_ok() => {
+                unsafe { c.finish() }.and(r)
+            }
             _ => r,
         };
         if !persistent {
@@ -425,18 +449,23 @@ impl Staged {
         out
     }
 
-    /// The request in `slot` is freed while it may still run: returns the
+    /// The request in `slot` is freed, `running` or not: returns the
     /// temporary buffer to keep alive until it completes (a freed
     /// receive's data is not unpacked: MPI leaves the buffer undefined
     /// for a program that cannot tell when it completed).
-    pub fn free(&mut self, slot: usize) -> Option<Vec<u8>> {
+    pub fn free(&mut self, slot: usize, running: bool) -> Option<Vec<u8>> {
         match self.0.remove(&slot)? {
             Stage::Send(v) | Stage::PersistentSend(_, v) => Some(v),
             Stage::Recv(u) | Stage::PersistentRecv(u) => Some(u.tmp),
-            Stage::Collective(c) => {
-                // Freeing a collective's request is erroneous (MPI 4.0,
-                // 6.12); the operation may still use the temporaries, so
-                // they are leaked rather than released under it.
+            Stage::PersistentColl(c) if !running => {
+                drop(c);
+                None
+            }
+            Stage::Collective(c) | Stage::PersistentColl(c) => {
+                // Freeing an active collective's request is erroneous
+                // (MPI 4.0, 6.12 and 6.13); the operation may still use
+                // the temporaries, so they are leaked rather than
+                // released under it.
                 std::mem::forget(c.bufs);
                 None
             }

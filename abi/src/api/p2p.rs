@@ -150,7 +150,11 @@ unsafe fn store_request(request: *mut MPI_Request, entry: ReqEntry) {
 ///
 /// # Safety
 /// `request` is writable (checked non-null).
-unsafe fn store_staged(request: *mut MPI_Request, entry: ReqEntry, stage: Option<Stage>) {
+pub(crate) unsafe fn store_staged(
+    request: *mut MPI_Request,
+    entry: ReqEntry,
+    stage: Option<Stage>,
+) {
     let h = match stage {
         None => requests::insert(entry),
         Some(stage) => {
@@ -1180,8 +1184,8 @@ pub(crate) unsafe fn persistent(
     let out = out_ptr(request, "request")?;
     let c = state::comm(comm)?;
     // Check the arguments now, as MPI_*_init does; MPI_Start repeats it.
-    match op {
-        PersistentOp::Send { dest, tag, .. } => {
+    match &op {
+        &PersistentOp::Send { dest, tag, .. } => {
             if !(0..=oxmpi::TAG_UB).contains(&tag) {
                 return Err(oxmpi::Error::InvalidTag {
                     arg: "tag",
@@ -1199,7 +1203,7 @@ pub(crate) unsafe fn persistent(
                 .into());
             }
         }
-        PersistentOp::Recv { source, tag, .. } => {
+        &PersistentOp::Recv { source, tag, .. } => {
             if tag != handles::ANY_TAG && !(0..=oxmpi::TAG_UB).contains(&tag) {
                 return Err(oxmpi::Error::InvalidTag {
                     arg: "tag",
@@ -1221,6 +1225,8 @@ pub(crate) unsafe fn persistent(
             }
         }
         PersistentOp::PartitionedSend { .. } | PersistentOp::PartitionedRecv { .. } => {}
+        // Collectives are checked by their own decoding (persistent_coll.rs).
+        PersistentOp::Coll(_) => {}
     }
     let p = requests::Persistent {
         comm: c,

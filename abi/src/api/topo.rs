@@ -1,6 +1,6 @@
 //! Cartesian topologies (`MPI_Cart_*`, `MPI_Dims_create`, `MPI_Topo_test`)
-//! over the runtime's grids. Ranks are not reordered: grid rank = rank in
-//! the old communicator.
+//! over the runtime's grids (graphs are in `graph.rs`). Ranks are not
+//! reordered: grid rank = rank in the old communicator.
 
 use std::ffi::c_int;
 
@@ -11,14 +11,22 @@ use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{MPI_Comm, UNDEFINED};
 use crate::state;
 
+/// `MPI_GRAPH`.
+const GRAPH: c_int = 1;
 /// `MPI_CART`.
 const CART: c_int = 2;
+/// `MPI_DIST_GRAPH`.
+const DIST_GRAPH: c_int = 3;
 
 /// `n` entries of the C array argument `arg` (`n` checked by the caller).
 ///
 /// # Safety
 /// A non-null `p` holds `n` entries.
-unsafe fn array<'a>(p: *const c_int, n: usize, arg: &str) -> Result<&'a [c_int], AbiError> {
+pub(super) unsafe fn array<'a>(
+    p: *const c_int,
+    n: usize,
+    arg: &str,
+) -> Result<&'a [c_int], AbiError> {
     if n == 0 {
         return Ok(&[]);
     }
@@ -172,7 +180,8 @@ pub unsafe extern "C" fn oxabi_Cart_map(
     })
 }
 
-/// `MPI_Topo_test`: `MPI_CART` or `MPI_UNDEFINED`.
+/// `MPI_Topo_test`: `MPI_CART`, `MPI_GRAPH`, `MPI_DIST_GRAPH` or
+/// `MPI_UNDEFINED`.
 ///
 /// # Safety
 /// `status` is writable.
@@ -182,6 +191,8 @@ pub unsafe extern "C" fn oxabi_Topo_test(comm: MPI_Comm, status: *mut c_int) -> 
         let out = out_ptr(status, "status")?;
         let t = match state::comm(comm)?.topology() {
             Topology::Cart(_) => CART,
+            Topology::Graph(_) => GRAPH,
+            Topology::DistGraph(_) => DIST_GRAPH,
             Topology::None => UNDEFINED,
         };
         // SAFETY: checked non-null.

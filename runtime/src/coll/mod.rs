@@ -12,6 +12,8 @@ pub mod calibrate;
 pub(crate) mod ctx;
 pub(crate) mod fold;
 mod gather;
+mod neighbor;
+pub mod persistent;
 mod reduce_scatter;
 pub mod run;
 mod scan;
@@ -68,9 +70,9 @@ fn user(ptr: *const u8, len: usize) -> Buf {
 }
 
 impl Comm {
-    /// Starts a new collective call: its tag sequence and the rank view.
-    fn coll_ctx(&self) -> Ctx<'_> {
-        // Sequence 0 is the internal barrier's (see tag.rs).
+    /// The next collective sequence number on this communicator; never 0
+    /// in its low bits (sequence 0 is the internal barrier's, see tag.rs).
+    fn next_coll_seq(&self) -> u32 {
         let mut seq = self
             .inner
             .coll_seq
@@ -83,6 +85,14 @@ impl Comm {
                 .fetch_add(1, Ordering::Relaxed)
                 .wrapping_add(1);
         }
+        seq
+    }
+
+    /// Starts a new collective call: its tag sequence (the next one, or a
+    /// persistent collective's own, see [`persistent`]) and the rank view.
+    fn coll_ctx(&self) -> Ctx<'_> {
+        let seq =
+            persistent::take_pinned(self.inner.context).unwrap_or_else(|| self.next_coll_seq());
         Ctx {
             rank: self.rank() as usize,
             size: self.size() as usize,

@@ -17,17 +17,38 @@
 //! algorithm whose rounds exceed that reuses step numbers in order, which is
 //! safe because messages between a pair of ranks do not overtake).
 //! Sequence 0 is reserved for the communicator's own internal barrier.
+//!
+//! A persistent collective (`MPI_<Coll>_init`) takes its sequence number
+//! once, when it is initialized, and every start reuses it (see
+//! `persistent.rs`); its sequence carries the [`PERSISTENT`] flag, which
+//! sets bit 30 of the tag. Those tags (from `0x4000_1000`: the sequence
+//! is never 0) are above every user tag and apart from the tags of
+//! ordinary collectives, so a long-lived persistent collective never meets
+//! an ordinary one that wrapped around to the same sequence. They stay
+//! clear of the communicator constructors' tags too (`0x4000_0000` to
+//! `0x4000_0140`, sequence 0; see `comm/agree.rs`).
 
 /// Bits of the step field.
 pub const STEP_BITS: u32 = 12;
 /// Bits of the sequence field.
 pub const SEQ_BITS: u32 = 18;
 
+/// Flag of a persistent collective's sequence number.
+pub const PERSISTENT: u32 = 1 << 31;
+
+/// Tag bit of persistent collectives' traffic.
+const PERSISTENT_TAG: u32 = 1 << 30;
+
 /// The tag of `step` within collective call `seq`.
 pub fn tag(seq: u32, step: u32) -> i32 {
+    let high = if seq & PERSISTENT != 0 {
+        PERSISTENT_TAG
+    } else {
+        0
+    };
     let seq = seq & ((1 << SEQ_BITS) - 1);
     let step = step & ((1 << STEP_BITS) - 1);
-    ((seq << STEP_BITS) | step) as i32
+    (high | (seq << STEP_BITS) | step) as i32
 }
 
 #[cfg(test)]
@@ -38,7 +59,12 @@ mod tests {
     fn tags_stay_in_the_user_tag_range() {
         assert_eq!(tag(0, 0), 0);
         assert_eq!(tag(1, 5), (1 << 12) | 5);
-        let max = tag(u32::MAX, u32::MAX);
+        let max = tag(!PERSISTENT, u32::MAX);
         assert!((0..=crate::status::TAG_UB).contains(&max));
+        // Persistent tags: above the user range and the constructors' tags.
+        let low = tag(PERSISTENT | 1, 0);
+        assert_eq!(low, 0x4000_1000);
+        assert!(tag(u32::MAX, u32::MAX) > low);
+        assert!(tag(u32::MAX, u32::MAX) > crate::status::TAG_UB);
     }
 }

@@ -1,12 +1,18 @@
 //! Virtual topologies: a communicator may carry a cartesian grid
-//! (`MPI_Cart_create` and friends). Ranks are laid out row-major (the last
-//! dimension varies fastest), as MPI specifies. Reordering is allowed by
-//! MPI but not done: grid rank = parent rank. Graph topologies are not
-//! implemented.
+//! (`MPI_Cart_create` and friends), a general graph (`MPI_Graph_create`)
+//! or a distributed graph (`MPI_Dist_graph_create*`, see [`graph`]). Grid
+//! ranks are laid out row-major (the last dimension varies fastest), as MPI
+//! specifies. Reordering is allowed by MPI but not done: topology rank =
+//! parent rank.
+//!
+//! Every topology defines the in- and out-neighbors that neighborhood
+//! collectives exchange with ([`Comm::neighbors`]).
 
 mod dims;
+pub mod graph;
 
 pub use dims::dims_create;
+pub use graph::{DistGraph, Graph};
 
 use crate::comm::Comm;
 use crate::error::Error;
@@ -20,6 +26,22 @@ pub enum Topology {
     None,
     /// A cartesian grid (`MPI_CART`).
     Cart(Cart),
+    /// A general graph (`MPI_GRAPH`).
+    Graph(Graph),
+    /// A distributed graph (`MPI_DIST_GRAPH`).
+    DistGraph(DistGraph),
+}
+
+/// The ranks a neighborhood collective receives from and sends to, in the
+/// order of its buffer blocks (see [`Comm::neighbors`]). Entries may
+/// repeat; `PROC_NULL` entries (open grid edges) take a block that is
+/// neither sent nor received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Neighbors {
+    /// In-neighbors: block i of the receive buffer comes from `sources[i]`.
+    pub sources: Vec<i32>,
+    /// Out-neighbors: block j of the send buffer goes to `destinations[j]`.
+    pub destinations: Vec<i32>,
 }
 
 /// A cartesian grid: extent and periodicity of each dimension.
@@ -93,7 +115,7 @@ impl Comm {
     fn cart(&self) -> Result<&Cart, Error> {
         match &self.inner.topology {
             Topology::Cart(c) => Ok(c),
-            Topology::None => Err(Error::InvalidTopology(format!(
+            _ => Err(Error::InvalidTopology(format!(
                 "{} has no cartesian topology",
                 self.describe()
             ))),
@@ -262,6 +284,53 @@ impl Comm {
         Ok(self
             .derive(Some(members), Topology::Cart(sub))?
             .expect("every rank is in its sub-grid"))
+    }
+}
+
+impl Comm {
+    /// The neighbors of this rank that neighborhood collectives
+    /// (`MPI_Neighbor_*`) exchange with, as MPI orders them: for a grid,
+    /// for each dimension the rank at -1 then the rank at +1 (`PROC_NULL`
+    /// past an open edge), the same list in both directions; for a general
+    /// graph, [`Comm::graph_neighbors`] of this rank in both directions;
+    /// for a distributed graph, its sources and destinations.
+    ///
+    /// Errors: `MPI_ERR_TOPOLOGY` for a communicator without a topology.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let grid = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    /// let n = grid.neighbors()?; // [left, right] both ways
+    /// assert_eq!(n.sources.len(), 2);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn neighbors(&self) -> Result<Neighbors, Error> {
+        let (sources, destinations) = match &self.inner.topology {
+            Topology::Cart(c) => {
+                let mut v = Vec::with_capacity(2 * c.ndims());
+                for d in 0..c.ndims() {
+                    let (lo, hi) = self.cart_shift(d as i32, 1)?;
+                    v.extend([lo, hi]);
+                }
+                (v.clone(), v)
+            }
+            Topology::Graph(g) => {
+                let v = g.neighbors(self.rank()).to_vec();
+                (v.clone(), v)
+            }
+            Topology::DistGraph(g) => (g.sources().to_vec(), g.destinations().to_vec()),
+            Topology::None => {
+                return Err(Error::InvalidTopology(format!(
+                    "{} has no topology: neighborhood collectives need a cartesian, graph \
+                     or distributed graph communicator",
+                    self.describe()
+                )))
+            }
+        };
+        Ok(Neighbors {
+            sources,
+            destinations,
+        })
     }
 }
 

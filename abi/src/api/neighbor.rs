@@ -1,0 +1,307 @@
+//! Neighborhood collectives (`MPI_Neighbor_allgather(v)`,
+//! `MPI_Neighbor_alltoall(v,w)`), blocking, non-blocking (`MPI_Ineighbor_*`)
+//! and persistent (`MPI_Neighbor_*_init`), with their `_c` forms, over the
+//! runtime's (`Comm::ineighbor_*_raw`). The three forms of each come from
+//! one decoding function through `collective!` (coll.rs), which also
+//! brings the datatype handling of the other collectives (derived types
+//! packed through temporaries).
+//!
+//! Arguments are checked in the order communicator, topology
+//! (`MPI_ERR_TOPOLOGY` without one), datatypes, counts, buffers; count and
+//! displacement arrays have one entry per in-neighbor (receive side) or
+//! out-neighbor (send side). `MPI_IN_PLACE` is not allowed (MPI 4.0,
+//! 7.6).
+
+use std::ffi::{c_int, c_void};
+
+use oxmpi::coll::Blocks;
+use oxmpi::{Comm, PROC_NULL};
+
+use super::coll::{
+    blocks, bytes, collective, comm_of, launch, ty, types, Dir, Num, Stager, Started,
+};
+use crate::errors::{AbiError, Class};
+use crate::handles::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype};
+
+/// Why `MPI_IN_PLACE` is refused.
+const WHY: &str = "in a neighborhood collective";
+
+/// `(indegree, outdegree, how the receive buffer is used)` of this rank
+/// in `c`'s topology. The blocks of `MPI_PROC_NULL` in-neighbors must stay
+/// as they are: with one, a receive buffer of a non-contiguous datatype
+/// is packed into its temporary before the operation too (`Dir::InOut`),
+/// so that unpacking after it writes those blocks back unchanged.
+fn degrees(c: &Comm) -> Result<(usize, usize, Dir), AbiError> {
+    let n = c.neighbors()?;
+    let rdir = if n.sources.contains(&PROC_NULL) {
+        Dir::InOut
+    } else {
+        Dir::Out
+    };
+    Ok((n.sources.len(), n.destinations.len(), rdir))
+}
+
+/// `block * n` bytes, for count argument `arg`.
+fn times(block: usize, n: usize, arg: &str) -> Result<usize, AbiError> {
+    block.checked_mul(n).ok_or_else(|| {
+        AbiError::new(
+            Class::COUNT,
+            format!("`{arg}` x {n} neighbors overflows the address space"),
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn ineighbor_allgather<N: Num>(
+    sg: &mut Stager,
+    sendbuf: *const c_void,
+    sendcount: N,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: N,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    let (indeg, _, rdir) = degrees(&c)?;
+    let (st, rt) = (ty(sendtype, "sendtype")?, ty(recvtype, "recvtype")?);
+    let len = bytes(sendcount, &st, "sendcount")?;
+    let block = bytes(recvcount, &rt, "recvcount")?;
+    let all = times(block, indeg, "recvcount")?;
+    let send = sg.buf(sendbuf, len, &st, Dir::In, "sendbuf", WHY)?;
+    let recv = sg.buf(recvbuf, all, &rt, rdir, "recvbuf", WHY)?;
+    launch(c, move |c| {
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe { c.ineighbor_allgather_raw(send, len, recv, block) }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn ineighbor_allgatherv<N: Num, C: Num, D: Num>(
+    sg: &mut Stager,
+    sendbuf: *const c_void,
+    sendcount: N,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const C,
+    displs: *const D,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    let (indeg, _, rdir) = degrees(&c)?;
+    let (st, rt) = (ty(sendtype, "sendtype")?, ty(recvtype, "recvtype")?);
+    let len = bytes(sendcount, &st, "sendcount")?;
+    let (unit, dunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
+    // SAFETY: MPI's contract: one entry per in-neighbor.
+    let (cs, ds) = unsafe {
+        blocks(
+            recvcounts,
+            displs,
+            indeg,
+            &unit,
+            &dunit,
+            "recvcounts",
+            "displs",
+        )
+    }?;
+    let send = sg.buf(sendbuf, len, &st, Dir::In, "sendbuf", WHY)?;
+    let (recv, ds) = sg.blocks(recvbuf, &cs, &ds, &|_| &rt, rdir, "recvbuf", WHY)?;
+    launch(c, move |c| {
+        let b = Blocks::new(&cs, &ds);
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe { c.ineighbor_allgatherv_raw(send, len, recv, b) }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn ineighbor_alltoall<N: Num>(
+    sg: &mut Stager,
+    sendbuf: *const c_void,
+    sendcount: N,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: N,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    let (indeg, outdeg, rdir) = degrees(&c)?;
+    let (st, rt) = (ty(sendtype, "sendtype")?, ty(recvtype, "recvtype")?);
+    let sblock = bytes(sendcount, &st, "sendcount")?;
+    let rblock = bytes(recvcount, &rt, "recvcount")?;
+    let (sall, rall) = (
+        times(sblock, outdeg, "sendcount")?,
+        times(rblock, indeg, "recvcount")?,
+    );
+    let send = sg.buf(sendbuf, sall, &st, Dir::In, "sendbuf", WHY)?;
+    let recv = sg.buf(recvbuf, rall, &rt, rdir, "recvbuf", WHY)?;
+    launch(c, move |c| {
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe { c.ineighbor_alltoall_raw(send, sblock, recv, rblock) }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn ineighbor_alltoallv<C: Num, D: Num>(
+    sg: &mut Stager,
+    sendbuf: *const c_void,
+    sendcounts: *const C,
+    sdispls: *const D,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const C,
+    rdispls: *const D,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    let (indeg, outdeg, rdir) = degrees(&c)?;
+    let (st, rt) = (ty(sendtype, "sendtype")?, ty(recvtype, "recvtype")?);
+    let (sunit, sdunit) = (|_| Ok(st.unit), |_| Ok(st.extent));
+    let (runit, rdunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
+    // SAFETY: MPI's contract: one entry per out- / in-neighbor.
+    let ((sc, sd), (rc, rd)) = unsafe {
+        (
+            blocks(
+                sendcounts,
+                sdispls,
+                outdeg,
+                &sunit,
+                &sdunit,
+                "sendcounts",
+                "sdispls",
+            )?,
+            blocks(
+                recvcounts,
+                rdispls,
+                indeg,
+                &runit,
+                &rdunit,
+                "recvcounts",
+                "rdispls",
+            )?,
+        )
+    };
+    let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &|_| &st, Dir::In, "sendbuf", WHY)?;
+    let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &|_| &rt, rdir, "recvbuf", WHY)?;
+    launch(c, move |c| {
+        let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe { c.ineighbor_alltoallv_raw(send, sb, recv, rb) }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn ineighbor_alltoallw<C: Num>(
+    sg: &mut Stager,
+    sendbuf: *const c_void,
+    sendcounts: *const C,
+    sdispls: *const MPI_Aint,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const C,
+    rdispls: *const MPI_Aint,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+) -> Started {
+    let c = comm_of(comm)?;
+    let (indeg, outdeg, rdir) = degrees(&c)?;
+    // SAFETY: MPI's contract: one entry per out- / in-neighbor.
+    let (sts, rts) = unsafe {
+        (
+            types(sendtypes, outdeg, "sendtypes")?,
+            types(recvtypes, indeg, "recvtypes")?,
+        )
+    };
+    let byte = |_| Ok(1);
+    let (sunit, runit) = (|i: usize| Ok(sts[i].unit), |i: usize| Ok(rts[i].unit));
+    // SAFETY: as above.
+    let ((sc, sd), (rc, rd)) = unsafe {
+        (
+            blocks(
+                sendcounts,
+                sdispls,
+                outdeg,
+                &sunit,
+                &byte,
+                "sendcounts",
+                "sdispls",
+            )?,
+            blocks(
+                recvcounts,
+                rdispls,
+                indeg,
+                &runit,
+                &byte,
+                "recvcounts",
+                "rdispls",
+            )?,
+        )
+    };
+    let (sty, rty) = (|i: usize| &sts[i], |i: usize| &rts[i]);
+    let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &sty, Dir::In, "sendbuf", WHY)?;
+    let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &rty, rdir, "recvbuf", WHY)?;
+    launch(c, move |c| {
+        let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
+        // SAFETY: Launch::start's contract (MPI's, on the buffers).
+        unsafe { c.ineighbor_alltoallv_raw(send, sb, recv, rb) }
+    })
+}
+
+collective!("MPI_Neighbor_allgather", "MPI_Ineighbor_allgather", "MPI_Neighbor_allgather_init",
+    oxabi_Neighbor_allgather, oxabi_Ineighbor_allgather, oxabi_Neighbor_allgather_init,
+    ineighbor_allgather, comm, (sendbuf: *const c_void, sendcount: c_int,
+    sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype,
+    comm: MPI_Comm));
+collective!("MPI_Neighbor_allgatherv", "MPI_Ineighbor_allgatherv",
+    "MPI_Neighbor_allgatherv_init", oxabi_Neighbor_allgatherv, oxabi_Ineighbor_allgatherv,
+    oxabi_Neighbor_allgatherv_init, ineighbor_allgatherv, comm, (sendbuf: *const c_void,
+    sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
+    displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Neighbor_alltoall", "MPI_Ineighbor_alltoall", "MPI_Neighbor_alltoall_init",
+    oxabi_Neighbor_alltoall, oxabi_Ineighbor_alltoall, oxabi_Neighbor_alltoall_init,
+    ineighbor_alltoall, comm, (sendbuf: *const c_void, sendcount: c_int,
+    sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype,
+    comm: MPI_Comm));
+collective!("MPI_Neighbor_alltoallv", "MPI_Ineighbor_alltoallv", "MPI_Neighbor_alltoallv_init",
+    oxabi_Neighbor_alltoallv, oxabi_Ineighbor_alltoallv, oxabi_Neighbor_alltoallv_init,
+    ineighbor_alltoallv, comm, (sendbuf: *const c_void, sendcounts: *const c_int,
+    sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+    recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Neighbor_alltoallw", "MPI_Ineighbor_alltoallw", "MPI_Neighbor_alltoallw_init",
+    oxabi_Neighbor_alltoallw, oxabi_Ineighbor_alltoallw, oxabi_Neighbor_alltoallw_init,
+    ineighbor_alltoallw, comm, (sendbuf: *const c_void, sendcounts: *const c_int,
+    sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void,
+    recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm));
+
+// The large-count (`_c`) forms: `MPI_Count` counts, `MPI_Aint` displacements.
+collective!("MPI_Neighbor_allgather_c", "MPI_Ineighbor_allgather_c",
+    "MPI_Neighbor_allgather_init_c", oxabi_Neighbor_allgather_c, oxabi_Ineighbor_allgather_c,
+    oxabi_Neighbor_allgather_init_c, ineighbor_allgather, comm, (sendbuf: *const c_void,
+    sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count,
+    recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Neighbor_allgatherv_c", "MPI_Ineighbor_allgatherv_c",
+    "MPI_Neighbor_allgatherv_init_c", oxabi_Neighbor_allgatherv_c,
+    oxabi_Ineighbor_allgatherv_c, oxabi_Neighbor_allgatherv_init_c, ineighbor_allgatherv, comm,
+    (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint,
+    recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Neighbor_alltoall_c", "MPI_Ineighbor_alltoall_c",
+    "MPI_Neighbor_alltoall_init_c", oxabi_Neighbor_alltoall_c, oxabi_Ineighbor_alltoall_c,
+    oxabi_Neighbor_alltoall_init_c, ineighbor_alltoall, comm, (sendbuf: *const c_void,
+    sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count,
+    recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Neighbor_alltoallv_c", "MPI_Ineighbor_alltoallv_c",
+    "MPI_Neighbor_alltoallv_init_c", oxabi_Neighbor_alltoallv_c, oxabi_Ineighbor_alltoallv_c,
+    oxabi_Neighbor_alltoallv_init_c, ineighbor_alltoallv, comm, (sendbuf: *const c_void,
+    sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint,
+    recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!("MPI_Neighbor_alltoallw_c", "MPI_Ineighbor_alltoallw_c",
+    "MPI_Neighbor_alltoallw_init_c", oxabi_Neighbor_alltoallw_c, oxabi_Ineighbor_alltoallw_c,
+    oxabi_Neighbor_alltoallw_init_c, ineighbor_alltoallw, comm, (sendbuf: *const c_void,
+    sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint,
+    recvtypes: *const MPI_Datatype, comm: MPI_Comm));

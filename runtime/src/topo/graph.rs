@@ -1,0 +1,513 @@
+//! Graph topologies: the general graph of `MPI_Graph_create` (every rank
+//! knows the whole graph) and the distributed graph of
+//! `MPI_Dist_graph_create` / `MPI_Dist_graph_create_adjacent` (each rank
+//! knows its own in- and out-edges only). As for grids, ranks are not
+//! reordered: graph rank = rank in the parent communicator.
+
+use super::Topology;
+use crate::coll::Blocks;
+use crate::comm::{Comm, UNDEFINED};
+use crate::error::Error;
+
+/// A general graph (`MPI_GRAPH`): node `i`'s neighbors are
+/// `edges[index[i-1]..index[i]]` (from 0 for node 0), as MPI lays it out.
+/// Self-loops and repeated edges are allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Graph {
+    index: Vec<i32>,
+    edges: Vec<i32>,
+}
+
+impl Graph {
+    /// Checks MPI's graph description for a communicator of `size` ranks:
+    /// at most `size` nodes, `index` non-decreasing and ending at
+    /// `edges.len()`, every edge naming a node.
+    ///
+    /// ```
+    /// use oxmpi::topo::Graph;
+    /// // A ring of 3: each node's neighbors are the two others.
+    /// let g = Graph::new(&[2, 4, 6], &[1, 2, 0, 2, 0, 1], 4)?;
+    /// assert_eq!(g.neighbors(1), &[0, 2]);
+    /// assert!(Graph::new(&[2, 4, 6], &[1, 2, 0, 2, 0, 3], 4).is_err());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn new(index: &[i32], edges: &[i32], size: i32) -> Result<Graph, Error> {
+        let nnodes = index.len();
+        if nnodes > size.max(0) as usize {
+            return Err(Error::InvalidArgument {
+                arg: "index",
+                reason: format!(
+                    "a graph of {nnodes} nodes needs more than the {size} ranks of the \
+                     communicator"
+                ),
+            });
+        }
+        let mut prev = 0;
+        for (i, &x) in index.iter().enumerate() {
+            if x < prev {
+                return Err(Error::InvalidArgument {
+                    arg: "index",
+                    reason: format!(
+                        "index[{i}] is {x}, below {prev}: the entries are cumulative degrees \
+                         and cannot decrease"
+                    ),
+                });
+            }
+            prev = x;
+        }
+        if prev as usize != edges.len() {
+            return Err(Error::InvalidArgument {
+                arg: "index",
+                reason: format!(
+                    "the last entry is {prev} but {} edges were given",
+                    edges.len()
+                ),
+            });
+        }
+        if let Some((i, &e)) = edges
+            .iter()
+            .enumerate()
+            .find(|(_, &e)| !(0..nnodes as i32).contains(&e))
+        {
+            return Err(Error::InvalidArgument {
+                arg: "edges",
+                reason: format!("edges[{i}] is {e}, not a node of the {nnodes}-node graph"),
+            });
+        }
+        Ok(Graph {
+            index: index.to_vec(),
+            edges: edges.to_vec(),
+        })
+    }
+
+    /// Number of nodes.
+    pub fn nnodes(&self) -> i32 {
+        self.index.len() as i32
+    }
+
+    /// Number of edges (each undirected edge counts twice, once per end,
+    /// as MPI's description lists it).
+    pub fn nedges(&self) -> i32 {
+        self.edges.len() as i32
+    }
+
+    /// The cumulative degrees (`index` of `MPI_Graph_get`).
+    pub fn index(&self) -> &[i32] {
+        &self.index
+    }
+
+    /// Every node's neighbors, concatenated (`edges` of `MPI_Graph_get`).
+    pub fn edges(&self) -> &[i32] {
+        &self.edges
+    }
+
+    /// The neighbors of node `node` (in range), in the order given.
+    pub fn neighbors(&self, node: i32) -> &[i32] {
+        let i = node as usize;
+        let start = if i == 0 {
+            0
+        } else {
+            self.index[i - 1] as usize
+        };
+        &self.edges[start..self.index[i] as usize]
+    }
+}
+
+/// A distributed graph (`MPI_DIST_GRAPH`) as one rank knows it: the ranks
+/// it receives from and sends to, with the edges' weights.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DistGraph {
+    sources: Vec<i32>,
+    source_weights: Vec<i32>,
+    destinations: Vec<i32>,
+    dest_weights: Vec<i32>,
+    weighted: bool,
+}
+
+impl DistGraph {
+    /// Ranks with an edge to this one (in-neighbors), in order.
+    pub fn sources(&self) -> &[i32] {
+        &self.sources
+    }
+
+    /// Weights of the in-edges (empty when unweighted).
+    pub fn source_weights(&self) -> &[i32] {
+        &self.source_weights
+    }
+
+    /// Ranks this one has an edge to (out-neighbors), in order.
+    pub fn destinations(&self) -> &[i32] {
+        &self.destinations
+    }
+
+    /// Weights of the out-edges (empty when unweighted).
+    pub fn dest_weights(&self) -> &[i32] {
+        &self.dest_weights
+    }
+
+    /// Whether the graph was created with weights (`MPI_UNWEIGHTED` was
+    /// not given).
+    pub fn weighted(&self) -> bool {
+        self.weighted
+    }
+}
+
+/// Checks that every entry of `ranks` (argument `arg`) is a rank of a
+/// communicator of `size` ranks.
+fn check_ranks(ranks: &[i32], size: i32, arg: &'static str) -> Result<(), Error> {
+    match ranks.iter().find(|&&r| !(0..size).contains(&r)) {
+        Some(&value) => Err(Error::InvalidRank { arg, value, size }),
+        None => Ok(()),
+    }
+}
+
+/// Checks that weight array `arg` has one entry per edge, none negative.
+fn check_weights(w: &[i32], edges: usize, arg: &'static str) -> Result<(), Error> {
+    if w.len() != edges {
+        return Err(Error::InvalidArgument {
+            arg,
+            reason: format!("{} weights for {edges} edges", w.len()),
+        });
+    }
+    match w.iter().enumerate().find(|(_, &x)| x < 0) {
+        Some((i, x)) => Err(Error::InvalidArgument {
+            arg,
+            reason: format!("{arg}[{i}] is {x}: weights cannot be negative"),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Which end of an edge a routed record describes (see
+/// [`Comm::dist_graph_create`]).
+const OUT_EDGE: i32 = 0;
+const IN_EDGE: i32 = 1;
+
+impl Comm {
+    fn graph(&self) -> Result<&Graph, Error> {
+        match &self.inner.topology {
+            Topology::Graph(g) => Ok(g),
+            _ => Err(Error::InvalidTopology(format!(
+                "{} has no graph topology (MPI_Graph_create)",
+                self.describe()
+            ))),
+        }
+    }
+
+    fn dist_graph(&self) -> Result<&DistGraph, Error> {
+        match &self.inner.topology {
+            Topology::DistGraph(g) => Ok(g),
+            _ => Err(Error::InvalidTopology(format!(
+                "{} has no distributed graph topology (MPI_Dist_graph_create)",
+                self.describe()
+            ))),
+        }
+    }
+
+    /// Checks `rank` is a node of the graph.
+    fn graph_node(&self, g: &Graph, rank: i32) -> Result<(), Error> {
+        if (0..g.nnodes()).contains(&rank) {
+            Ok(())
+        } else {
+            Err(Error::InvalidRank {
+                arg: "rank",
+                value: rank,
+                size: g.nnodes(),
+            })
+        }
+    }
+
+    /// A communicator with the general graph `index` / `edges`
+    /// (`MPI_Graph_create`, see [`Graph`]). Ranks `0..index.len()` form it
+    /// (node i = rank i here: `reorder` is accepted and not acted on); the
+    /// ranks beyond the graph get `None`. Collective.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// // A ring over every rank (assuming at least 3).
+    /// let n = world.size();
+    /// let index: Vec<i32> = (1..=n).map(|i| 2 * i).collect();
+    /// let edges: Vec<i32> = (0..n).flat_map(|i| [(i + n - 1) % n, (i + 1) % n]).collect();
+    /// let ring = world.graph_create(&index, &edges, false)?.unwrap();
+    /// assert_eq!(ring.graph_neighbors_count(0)?, 2);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn graph_create(
+        &self,
+        index: &[i32],
+        edges: &[i32],
+        _reorder: bool,
+    ) -> Result<Option<Comm>, Error> {
+        self.check_live()?;
+        let g = Graph::new(index, edges, self.size())?;
+        let cells = g.nnodes() as usize;
+        let members = (self.rank() < g.nnodes()).then(|| self.inner.world_of[..cells].to_vec());
+        self.derive(members, Topology::Graph(g))
+    }
+
+    /// The rank [`Comm::graph_create`] would give this process
+    /// (`MPI_Graph_map`): its rank, or [`UNDEFINED`] beyond the graph.
+    /// Checks the graph as `graph_create` does. Local.
+    pub fn graph_map(&self, index: &[i32], edges: &[i32]) -> Result<i32, Error> {
+        self.check_live()?;
+        let g = Graph::new(index, edges, self.size())?;
+        Ok(if self.rank() < g.nnodes() {
+            self.rank()
+        } else {
+            UNDEFINED
+        })
+    }
+
+    /// `(nnodes, nedges)` of the graph (`MPI_Graphdims_get`).
+    pub fn graphdims_get(&self) -> Result<(i32, i32), Error> {
+        let g = self.graph()?;
+        Ok((g.nnodes(), g.nedges()))
+    }
+
+    /// The whole graph (`MPI_Graph_get`).
+    pub fn graph_get(&self) -> Result<&Graph, Error> {
+        self.graph()
+    }
+
+    /// Number of neighbors of `rank` (`MPI_Graph_neighbors_count`).
+    pub fn graph_neighbors_count(&self, rank: i32) -> Result<i32, Error> {
+        Ok(self.graph_neighbors(rank)?.len() as i32)
+    }
+
+    /// The neighbors of `rank`, in the order given (`MPI_Graph_neighbors`).
+    pub fn graph_neighbors(&self, rank: i32) -> Result<&[i32], Error> {
+        let g = self.graph()?;
+        self.graph_node(g, rank)?;
+        Ok(g.neighbors(rank))
+    }
+
+    /// A communicator whose distributed graph gives every rank its own
+    /// in-neighbors `sources` and out-neighbors `destinations`
+    /// (`MPI_Dist_graph_create_adjacent`), with `weights` (for the sources,
+    /// for the destinations) or `None` for `MPI_UNWEIGHTED`. Every rank of
+    /// this communicator is in it (`reorder` is accepted and not acted
+    /// on). Collective; the edges must agree (rank a lists b as a
+    /// destination as often as b lists a as a source).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let (me, n) = (world.rank(), world.size());
+    /// // Each rank receives from the previous one and sends to the next.
+    /// let g = world.dist_graph_create_adjacent(&[(me + n - 1) % n], &[(me + 1) % n], None, false)?;
+    /// assert_eq!(g.dist_graph_neighbors_count()?, (1, 1, false));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn dist_graph_create_adjacent(
+        &self,
+        sources: &[i32],
+        destinations: &[i32],
+        weights: Option<(&[i32], &[i32])>,
+        _reorder: bool,
+    ) -> Result<Comm, Error> {
+        self.check_live()?;
+        check_ranks(sources, self.size(), "sources")?;
+        check_ranks(destinations, self.size(), "destinations")?;
+        let (source_weights, dest_weights) = match weights {
+            Some((sw, dw)) => {
+                check_weights(sw, sources.len(), "sourceweights")?;
+                check_weights(dw, destinations.len(), "destweights")?;
+                (sw.to_vec(), dw.to_vec())
+            }
+            None => (Vec::new(), Vec::new()),
+        };
+        let g = DistGraph {
+            sources: sources.to_vec(),
+            source_weights,
+            destinations: destinations.to_vec(),
+            dest_weights,
+            weighted: weights.is_some(),
+        };
+        self.derive_all(Topology::DistGraph(g))
+    }
+
+    /// A communicator with a distributed graph whose edges any rank may
+    /// give (`MPI_Dist_graph_create`): this rank adds, for each `i`, the
+    /// edges from `sources[i]` to the next `degrees[i]` entries of
+    /// `destinations`, weighted by the same entries of `weights` (`None`
+    /// for `MPI_UNWEIGHTED`). Each edge is routed to both its ends, so
+    /// every rank learns its in- and out-neighbors: ordered by the rank
+    /// that gave the edge, then as given there. `reorder` is accepted and
+    /// not acted on. Collective.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let n = world.size();
+    /// // Rank 0 describes a star: 0 sends to everyone else.
+    /// let (srcs, degs, dsts): (Vec<i32>, Vec<i32>, Vec<i32>) = if world.rank() == 0 {
+    ///     (vec![0], vec![n - 1], (1..n).collect())
+    /// } else {
+    ///     (vec![], vec![], vec![])
+    /// };
+    /// let star = world.dist_graph_create(&srcs, &degs, &dsts, None, false)?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn dist_graph_create(
+        &self,
+        sources: &[i32],
+        degrees: &[i32],
+        destinations: &[i32],
+        weights: Option<&[i32]>,
+        _reorder: bool,
+    ) -> Result<Comm, Error> {
+        self.check_live()?;
+        let size = self.size();
+        if degrees.len() != sources.len() {
+            return Err(Error::InvalidArgument {
+                arg: "degrees",
+                reason: format!("{} degrees for {} sources", degrees.len(), sources.len()),
+            });
+        }
+        check_ranks(sources, size, "sources")?;
+        if let Some((i, &d)) = degrees.iter().enumerate().find(|(_, &d)| d < 0) {
+            return Err(Error::InvalidArgument {
+                arg: "degrees",
+                reason: format!("degrees[{i}] is {d}: degrees cannot be negative"),
+            });
+        }
+        let nedges: usize = degrees.iter().map(|&d| d as usize).sum();
+        if destinations.len() != nedges {
+            return Err(Error::InvalidArgument {
+                arg: "destinations",
+                reason: format!(
+                    "{} destinations where the degrees add up to {nedges}",
+                    destinations.len()
+                ),
+            });
+        }
+        check_ranks(destinations, size, "destinations")?;
+        if let Some(w) = weights {
+            check_weights(w, nedges, "weights")?;
+        }
+        // Records (kind, peer, weight) for each end of each edge, by the
+        // rank that end belongs to.
+        let mut out: Vec<Vec<i32>> = vec![Vec::new(); size as usize];
+        let mut e = 0;
+        for (&s, &deg) in sources.iter().zip(degrees) {
+            for _ in 0..deg {
+                let (d, w) = (destinations[e], weights.map_or(1, |w| w[e]));
+                out[s as usize].extend([OUT_EDGE, d, w]);
+                out[d as usize].extend([IN_EDGE, s, w]);
+                e += 1;
+            }
+        }
+        let counts: Vec<u64> = out.iter().map(|v| v.len() as u64).collect();
+        let mut theirs = vec![0u64; size as usize];
+        self.alltoall(&counts, &mut theirs)?;
+        let scounts: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
+        let rcounts: Vec<usize> = theirs.iter().map(|&c| c as usize).collect();
+        let (sd, rd) = (
+            Blocks::packed_displs(&scounts),
+            Blocks::packed_displs(&rcounts),
+        );
+        let send: Vec<i32> = out.concat();
+        let mut recv = vec![0i32; rcounts.iter().sum()];
+        self.alltoallv(
+            &send,
+            Blocks::new(&scounts, &sd),
+            &mut recv,
+            Blocks::new(&rcounts, &rd),
+        )?;
+        let mut g = DistGraph {
+            sources: Vec::new(),
+            source_weights: Vec::new(),
+            destinations: Vec::new(),
+            dest_weights: Vec::new(),
+            weighted: weights.is_some(),
+        };
+        for rec in recv.chunks_exact(3) {
+            let (peers, ws) = if rec[0] == OUT_EDGE {
+                (&mut g.destinations, &mut g.dest_weights)
+            } else {
+                (&mut g.sources, &mut g.source_weights)
+            };
+            peers.push(rec[1]);
+            if g.weighted {
+                ws.push(rec[2]);
+            }
+        }
+        self.derive_all(Topology::DistGraph(g))
+    }
+
+    /// `(indegree, outdegree, weighted)` of this rank's part of the
+    /// distributed graph (`MPI_Dist_graph_neighbors_count`).
+    pub fn dist_graph_neighbors_count(&self) -> Result<(i32, i32, bool), Error> {
+        let g = self.dist_graph()?;
+        Ok((
+            g.sources.len() as i32,
+            g.destinations.len() as i32,
+            g.weighted,
+        ))
+    }
+
+    /// This rank's in- and out-neighbors with their weights
+    /// (`MPI_Dist_graph_neighbors`).
+    pub fn dist_graph_neighbors(&self) -> Result<&DistGraph, Error> {
+        self.dist_graph()
+    }
+
+    /// A communicator of every rank of this one with `topology`.
+    fn derive_all(&self, topology: Topology) -> Result<Comm, Error> {
+        Ok(self
+            .derive(Some(self.inner.world_of.clone()), topology)?
+            .expect("every rank is a member"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn graph_queries_follow_the_index_layout() {
+        // 0 - 1, 0 - 2, 2 - 2 (a self-loop), node 3 isolated.
+        let g = Graph::new(&[2, 3, 5, 5], &[1, 2, 0, 0, 2], 5).unwrap();
+        assert_eq!((g.nnodes(), g.nedges()), (4, 5));
+        assert_eq!(g.neighbors(0), &[1, 2]);
+        assert_eq!(g.neighbors(1), &[0]);
+        assert_eq!(g.neighbors(2), &[0, 2]);
+        assert!(g.neighbors(3).is_empty());
+        assert_eq!(g.index(), &[2, 3, 5, 5]);
+        assert_eq!(g.edges(), &[1, 2, 0, 0, 2]);
+        let empty = Graph::new(&[], &[], 3).unwrap();
+        assert_eq!((empty.nnodes(), empty.nedges()), (0, 0));
+    }
+
+    #[test]
+    fn bad_graphs_name_the_argument_and_value() {
+        let msg = |r: Result<Graph, Error>| r.unwrap_err().to_string();
+        let e = msg(Graph::new(&[1, 2, 3], &[1, 2, 0], 2));
+        assert!(e.contains("`index`") && e.contains("3 nodes"), "{e}");
+        let e = msg(Graph::new(&[2, 1], &[1, 0], 2));
+        assert!(e.contains("index[1] is 1"), "{e}");
+        let e = msg(Graph::new(&[1, 3], &[1, 0], 2));
+        assert!(e.contains("last entry is 3 but 2 edges"), "{e}");
+        let e = msg(Graph::new(&[1, 2], &[1, 2], 4));
+        assert!(e.contains("`edges`") && e.contains("edges[1] is 2"), "{e}");
+        let e = msg(Graph::new(&[1, 2], &[-1, 0], 4));
+        assert!(e.contains("edges[0] is -1"), "{e}");
+        assert_eq!(
+            Graph::new(&[1, 2], &[-1, 0], 4).unwrap_err().class(),
+            crate::ErrorClass::Arg
+        );
+    }
+
+    #[test]
+    fn rank_and_weight_checks() {
+        assert!(check_ranks(&[0, 3], 4, "sources").is_ok());
+        let e = check_ranks(&[0, 4], 4, "sources").unwrap_err();
+        assert_eq!(e.class(), crate::ErrorClass::Rank);
+        assert!(e
+            .to_string()
+            .contains("invalid rank 4 for argument `sources`"));
+        assert!(check_weights(&[1, 0], 2, "weights").is_ok());
+        let e = check_weights(&[1], 2, "weights").unwrap_err();
+        assert!(e.to_string().contains("1 weights for 2 edges"), "{e}");
+        let e = check_weights(&[1, -2], 2, "weights").unwrap_err();
+        assert!(e.to_string().contains("weights[1] is -2"), "{e}");
+    }
+}
