@@ -12,6 +12,8 @@ pub mod calibrate;
 pub(crate) mod ctx;
 pub(crate) mod fold;
 mod gather;
+pub mod inter;
+pub mod nodes;
 mod reduce_scatter;
 pub mod run;
 mod scan;
@@ -110,13 +112,15 @@ impl Comm {
             })
     }
 
+    /// The selection facts of a call on this communicator.
+    fn args(&self, bytes: usize, commutative: bool) -> Args {
+        Args::new(self.size() as usize, bytes, commutative).on(self.coll_nodes().layout)
+    }
+
     fn pick(&self, coll: Coll, bytes: usize, commutative: bool) -> &'static algos::AlgoInfo {
-        let a = Args {
-            ranks: self.size() as usize,
-            bytes,
-            commutative,
-        };
-        self.rt().selector.pick(self.inner.context, coll, &a)
+        self.rt()
+            .selector
+            .pick(self.inner.context, coll, &self.args(bytes, commutative))
     }
 
     /// Starts an allreduce on raw memory (`MPI_Iallreduce`). `send` is
