@@ -439,7 +439,14 @@ fn explain_prints_every_algorithm_and_the_choice() {
         "{}",
         nc.stdout
     );
-    // Several nodes.
+    // Several nodes: the node-aware algorithm is predicted; on one it does not apply.
+    let one = run(&["--explain", "bcast", "--bytes", "64k", "-n", "32"], LIMIT);
+    assert!(
+        one.stdout
+            .contains("hierarchical needs ranks on more than one node"),
+        "{}",
+        one.stdout
+    );
     let four = run(
         &[
             "--explain",
@@ -461,6 +468,16 @@ fn explain_prints_every_algorithm_and_the_choice() {
     );
     assert!(
         four.stdout.contains("between nodes: alpha="),
+        "{}",
+        four.stdout
+    );
+    let hier = four
+        .stdout
+        .lines()
+        .find(|l| l.contains("hierarchical"))
+        .unwrap_or("");
+    assert!(
+        hier.ends_with(" us") || hier.contains(" us "),
         "{}",
         four.stdout
     );

@@ -195,6 +195,7 @@ pub const COLL_ALGOS: &[&str] = &[
     "pairwise",
     "scattered",
     "recursive_halving",
+    "hierarchical",
 ];
 
 macro_rules! coll_override {

@@ -117,6 +117,7 @@ impl Model {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::coll::select::choose;
 
     fn on(ranks: usize, nodes: usize, bytes: usize) -> Args {
         Args::new(ranks, bytes, true).on(Layout::blocks(ranks, nodes))
@@ -162,5 +163,35 @@ mod tests {
             m.inter_alpha
         );
         assert_eq!(m.inter().alpha, m.inter_alpha);
+    }
+
+    #[test]
+    fn hierarchical_is_predicted_and_chosen_where_it_saves_network_time() {
+        let m = Model::SHM;
+        for coll in [Coll::Allreduce, Coll::Bcast] {
+            // Applicable and finite on several nodes, not on one.
+            let t = m.predict(coll, "hierarchical", &on(16, 4, 65536));
+            assert!(t.is_finite() && t > 0.0);
+            let c = choose(coll, &on(16, 1, 64), &m, Some("hierarchical"));
+            assert!(c.fallback.unwrap().contains("more than one node"));
+            let c = choose(coll, &on(16, 2, 64), &m, Some("hierarchical"));
+            assert_eq!((c.algo.name, c.fallback), ("hierarchical", None));
+        }
+        // Medium messages on many ranks per node: the leaders' phase sends
+        // one message per node where a flat butterfly sends one per rank.
+        let a = on(32, 4, 64 << 10);
+        assert_eq!(
+            choose(Coll::Allreduce, &a, &m, None).algo.name,
+            "hierarchical"
+        );
+        // Nodes that are not blocks: a flat tree crosses every round.
+        let mixed = a.on(Layout {
+            blocked: false,
+            ..a.layout
+        });
+        assert_eq!(
+            choose(Coll::Bcast, &mixed, &m, None).algo.name,
+            "hierarchical"
+        );
     }
 }

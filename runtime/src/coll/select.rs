@@ -188,7 +188,13 @@ impl Model {
     /// flat algorithm's messages between nodes cost more, see
     /// [`Model::across`]).
     pub fn predict(&self, coll: Coll, algo: &str, a: &Args) -> f64 {
-        self.across(coll, algo, a).predict_flat(coll, algo, a)
+        match (coll, algo) {
+            (Coll::Allreduce, "hierarchical") => {
+                algos::allreduce::hierarchical::plan(self, a).predicted
+            }
+            (Coll::Bcast, "hierarchical") => algos::bcast::hierarchical::plan(self, a).predicted,
+            _ => self.across(coll, algo, a).predict_flat(coll, algo, a),
+        }
     }
 
     /// [`Model::predict`] for a flat algorithm on one node.
@@ -356,7 +362,11 @@ pub fn explain(coll: Coll, a: &Args, model: &Model) -> String {
     }
     for info in coll.algos() {
         let status = match info.applicable(a) {
-            Ok(()) => format!("{:>12.2} us", model.predict(coll, info.name, a) * 1e6),
+            Ok(()) => format!(
+                "{:>12.2} us{}",
+                model.predict(coll, info.name, a) * 1e6,
+                phases(coll, info.name, a, model)
+            ),
             Err(why) => format!("not applicable: {why}"),
         };
         let mark = if info.name == choice.algo.name {
@@ -367,6 +377,23 @@ pub fn explain(coll: Coll, a: &Args, model: &Model) -> String {
         let _ = writeln!(out, "  {:<20} {status}{mark}", info.name);
     }
     out
+}
+
+/// `" (leaders: X, in nodes: Y)"`: the flat algorithms the phases of a
+/// node-aware algorithm would use; empty for the others.
+fn phases(coll: Coll, algo: &str, a: &Args, model: &Model) -> String {
+    let (leaders, local) = match (coll, algo) {
+        (Coll::Allreduce, "hierarchical") => {
+            let p = algos::allreduce::hierarchical::plan(model, a);
+            (p.leaders, p.local)
+        }
+        (Coll::Bcast, "hierarchical") => {
+            let p = algos::bcast::hierarchical::plan(model, a);
+            (p.leaders, p.local)
+        }
+        _ => return String::new(),
+    };
+    format!(" (leaders: {leaders}, in nodes: {local})")
 }
 
 /// `" on N nodes (up to Q per node)"` for a multi-node layout, else empty.
@@ -558,5 +585,6 @@ mod tests {
         let text = explain(Coll::Allreduce, &a, &Model::SHM);
         assert!(text.contains("on 4 nodes (up to 16 per node)"), "{text}");
         assert!(text.contains("between nodes: alpha=2.00e-6 s"), "{text}");
+        assert!(text.contains("(leaders: "), "{text}");
     }
 }

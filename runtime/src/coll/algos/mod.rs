@@ -8,6 +8,8 @@ pub mod allreduce;
 pub mod alltoall;
 pub mod bcast;
 pub mod gather;
+#[cfg(test)]
+mod hier_tests;
 pub mod reduce;
 pub mod reduce_scatter;
 pub mod scan;
