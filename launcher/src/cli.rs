@@ -83,6 +83,8 @@ pub enum Mode {
         ranks: usize,
         /// Whether the reduction operation is commutative.
         commutative: bool,
+        /// Nodes the ranks are spread over, in blocks of consecutive ranks.
+        nodes: usize,
     },
     /// Internal: run as the host agent for a job (`--proxy-fd FD` locally,
     /// `--proxy-connect ADDR --proxy-host NAME` remotely, secret on stdin).
@@ -117,9 +119,10 @@ usage: oxrun [options] PROGRAM [ARGS...]
   --timeout SECONDS         end the job, non-zero, after SECONDS (also MPIEXEC_TIMEOUT)
   --launcher-cmd CMD        how to start agents on other hosts (default: ssh); HOST is appended
   --control-addr ADDR       address remote agents connect back to (default: this host's address)
-  --explain COLL --bytes N [-n P] [--noncommutative]
+  --explain COLL --bytes N [-n P] [--nodes K] [--noncommutative]
                             print the algorithm chosen for collective COLL of N bytes per rank
-                            on P ranks and every algorithm's predicted cost (N may end in k, M, G)
+                            on P ranks (on K nodes of consecutive ranks, default 1) and every
+                            algorithm's predicted cost (N may end in k, M, G)
   --info                    print version, transports and what this host offers
   --version                 print the version
   -h, --help                print this text
@@ -181,6 +184,7 @@ pub fn parse(args: &[String]) -> Result<Mode, LaunchError> {
     let mut explain = None;
     let mut bytes = None;
     let mut commutative = true;
+    let mut nodes = 1;
 
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -285,6 +289,7 @@ pub fn parse(args: &[String]) -> Result<Mode, LaunchError> {
             "explain" => explain = Some(value(name, inline, &mut it)?.to_string()),
             "bytes" => bytes = Some(parse_bytes(name, value(name, inline, &mut it)?)?),
             "noncommutative" => commutative = false,
+            "nodes" => nodes = parse_count(name, value(name, inline, &mut it)?)?,
             "version" | "V" => return Ok(Mode::Version),
             "h" | "help" => return Ok(Mode::Help),
             _ => {
@@ -301,6 +306,7 @@ pub fn parse(args: &[String]) -> Result<Mode, LaunchError> {
             bytes,
             ranks: nprocs.unwrap_or(2),
             commutative,
+            nodes,
         });
     }
     if let Some(fd) = proxy_fd {
@@ -397,5 +403,17 @@ mod tests {
         assert!(err("-n").contains("needs a value"));
         assert!(err("--bind-to socket p").contains("got 'socket'"));
         assert!(err("--timeout -1 p").contains("got '-1'"));
+        assert!(err("--explain bcast --bytes 8 --nodes 0").contains("'--nodes' must be at least 1"));
+    }
+
+    #[test]
+    fn explain_takes_an_optional_node_count() {
+        let explain = |s: &str| match parse(&args(s)).unwrap() {
+            Mode::Explain { ranks, nodes, .. } => (ranks, nodes),
+            other => panic!("expected --explain, got {other:?}"),
+        };
+        assert_eq!(explain("--explain allreduce --bytes 1k -n 8"), (8, 1));
+        assert_eq!(explain("--explain bcast --bytes 1k -n 8 --nodes 2"), (8, 2));
+        assert_eq!(explain("--explain bcast --bytes 1k --nodes=3 -n 9"), (9, 3));
     }
 }

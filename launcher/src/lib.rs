@@ -47,15 +47,13 @@ pub fn run_from_args(args: &[String]) -> i32 {
             bytes,
             ranks,
             commutative,
+            nodes,
         }) => {
-            use oxmpi::coll::{algos::Args, select};
+            use oxmpi::coll::{algos::Args, nodes::Layout, select};
             match select::Coll::from_name(&coll) {
                 Some(c) => {
-                    let args = Args {
-                        ranks,
-                        bytes,
-                        commutative,
-                    };
+                    let args =
+                        Args::new(ranks, bytes, commutative).on(Layout::blocks(ranks, nodes));
                     // The model a job started here would use (same rules as rank 0's).
                     let setting = std::env::var("OXMPI_COLL_MODEL").unwrap_or_default();
                     match oxmpi::coll::calibrate::job_model(&setting) {

@@ -439,6 +439,48 @@ fn explain_prints_every_algorithm_and_the_choice() {
         "{}",
         nc.stdout
     );
+    // Several nodes: the node-aware algorithm is predicted; on one it does not apply.
+    let one = run(&["--explain", "bcast", "--bytes", "64k", "-n", "32"], LIMIT);
+    assert!(
+        one.stdout
+            .contains("hierarchical needs ranks on more than one node"),
+        "{}",
+        one.stdout
+    );
+    let four = run(
+        &[
+            "--explain",
+            "allreduce",
+            "--bytes",
+            "64k",
+            "-n",
+            "32",
+            "--nodes",
+            "4",
+        ],
+        LIMIT,
+    );
+    assert_eq!(four.code, Some(0), "{four:?}");
+    assert!(
+        four.stdout.contains("on 4 nodes (up to 8 per node)"),
+        "{}",
+        four.stdout
+    );
+    assert!(
+        four.stdout.contains("between nodes: alpha="),
+        "{}",
+        four.stdout
+    );
+    let hier = four
+        .stdout
+        .lines()
+        .find(|l| l.contains("hierarchical"))
+        .unwrap_or("");
+    assert!(
+        hier.ends_with(" us") || hier.contains(" us "),
+        "{}",
+        four.stdout
+    );
     let bad = run(&["--explain", "alltoall_magic", "--bytes", "8"], LIMIT);
     assert_eq!(bad.code, Some(2));
     assert!(bad.stderr.contains("unknown collective 'alltoall_magic'"));

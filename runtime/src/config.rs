@@ -172,6 +172,15 @@ pub static COLL_MODEL: Setting<String> = Setting::new(Entry {
     kind: Kind::Path,
 });
 
+/// How many nodes the collective layer sees (testing and tuning).
+pub static COLL_NODES: Setting<usize> = Setting::new(Entry {
+    name: "coll_nodes",
+    env: "OXMPI_COLL_NODES",
+    default: "0",
+    doc: "testing/tuning: collectives (only) treat the ranks as this many nodes of consecutive world ranks, like MPICH's NUM_CLIQUES (0: the real node map)",
+    kind: Kind::Count,
+});
+
 /// Algorithm names a collective override may name (checked per collective at selection).
 pub const COLL_ALGOS: &[&str] = &[
     "recursive_doubling",
@@ -186,6 +195,7 @@ pub const COLL_ALGOS: &[&str] = &[
     "pairwise",
     "scattered",
     "recursive_halving",
+    "hierarchical",
 ];
 
 macro_rules! coll_override {
@@ -288,6 +298,7 @@ pub static REGISTRY: &[&Entry] = &[
     &RNDV_PROTOCOL.entry,
     &DEBUG.entry,
     &COLL_MODEL.entry,
+    &COLL_NODES.entry,
     &ALLREDUCE_ALGO.entry,
     &BCAST_ALGO.entry,
     &REDUCE_ALGO.entry,
@@ -459,6 +470,8 @@ pub struct Config {
     pub debug: Vec<String>,
     /// [`COLL_MODEL`] (empty when unset).
     pub coll_model: String,
+    /// [`COLL_NODES`] (0: the real node map).
+    pub coll_nodes: usize,
 }
 
 impl Config {
@@ -485,6 +498,7 @@ impl Config {
                 .unwrap_or_else(|| "auto".into()),
             debug: get_from(&DEBUG, &lookup)?,
             coll_model: get_from(&COLL_MODEL, &lookup)?,
+            coll_nodes: get_from(&COLL_NODES, &lookup)?,
         })
     }
 

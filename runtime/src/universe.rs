@@ -117,7 +117,13 @@ fn start() -> Result<Universe, Error> {
     }
     let selector = crate::coll::select::Selector::from_env(debug_coll, model)?;
     let rt = Arc::new(Runtime::new(engine, policy, rank, size, selector));
-    let shared = Arc::new(Shared::new(boot.node_of_rank().to_vec()));
+    let shared = Arc::new(Shared::new(boot.node_of_rank().to_vec(), config.coll_nodes));
+    if debug_coll && rank == 0 && config.coll_nodes > 0 {
+        eprintln!(
+            "oxmpi[coll]: OXMPI_COLL_NODES={}: collectives see nodes {:?}",
+            config.coll_nodes, shared.coll_node_of_rank
+        );
+    }
     let world = Comm::predefined(rt.clone(), shared.clone(), false);
     let self_comm = Comm::predefined(rt, shared, true);
     Ok(Universe {

@@ -47,11 +47,7 @@ fn check_log(stderr: &str, coll: Coll, algo: &str, n: usize) -> Result<(), Strin
         l.starts_with(&format!("oxmpi[coll]: {name} ")) && l.contains(&format!("-> {algo} "))
     });
     let info = coll.algos().iter().find(|i| i.name == algo);
-    let args = Args {
-        ranks: n,
-        bytes: 0,
-        commutative: true,
-    };
+    let args = Args::new(n, 0, true);
     match info {
         Some(i) if i.applicable(&args).is_ok() => {
             if used {

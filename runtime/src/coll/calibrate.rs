@@ -18,11 +18,16 @@
 //!    core), saved to the cache for the next job.
 //!
 //! The text form is one `key = value` per line: `alpha_us`, `beta_gbps`,
-//! `gamma_gbps` (`#` comments allowed).
+//! `gamma_gbps` (`#` comments allowed), and optionally the network's
+//! `inter_alpha_us` and `inter_beta_gbps` (defaults
+//! [`super::inter::DEFAULT_INTER_ALPHA`] and
+//! [`super::inter::DEFAULT_INTER_BETA`]; written only when they differ
+//! from those, so files without them stay what they were).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::inter::{DEFAULT_INTER_ALPHA, DEFAULT_INTER_BETA};
 use super::select::Model;
 use crate::error::Error;
 
@@ -47,41 +52,59 @@ pub enum Source {
 impl Model {
     /// The model as `key = value` lines.
     pub fn encode(&self) -> String {
-        format!(
+        let mut text = format!(
             "alpha_us = {:.4}\nbeta_gbps = {:.3}\ngamma_gbps = {:.3}\n",
             self.alpha * 1e6,
             1e-9 / self.beta,
             1e-9 / self.gamma
-        )
+        );
+        if self.inter_alpha != DEFAULT_INTER_ALPHA || self.inter_beta != DEFAULT_INTER_BETA {
+            text += &format!(
+                "inter_alpha_us = {:.4}\ninter_beta_gbps = {:.3}\n",
+                self.inter_alpha * 1e6,
+                1e-9 / self.inter_beta
+            );
+        }
+        text
     }
 
-    /// `alpha_us,beta_gbps,gamma_gbps` as three numbers: the form
+    /// `alpha_us,beta_gbps,gamma_gbps,inter_alpha_us,inter_beta_gbps` as
+    /// five numbers: the form
     /// published in the bootstrap key-value space, whose wire formats
     /// (PMI-1, PMI-2) split on spaces, `=` and `;`.
     pub fn encode_compact(&self) -> String {
         format!(
-            "{:.4},{:.3},{:.3}",
+            "{:.4},{:.3},{:.3},{:.4},{:.3}",
             self.alpha * 1e6,
             1e-9 / self.beta,
-            1e-9 / self.gamma
+            1e-9 / self.gamma,
+            self.inter_alpha * 1e6,
+            1e-9 / self.inter_beta
         )
     }
 
-    /// Parses [`Model::encode_compact`]'s form.
+    /// Parses [`Model::encode_compact`]'s form (the first three numbers
+    /// are required, the network's two optional).
     pub fn decode_compact(text: &str) -> Result<Model, String> {
-        let mut it = text.split(',');
-        let mut next = |key: &str| {
-            it.next()
-                .ok_or_else(|| format!("{text:?}: {key} missing"))
-                .map(|v| format!("{key} = {v}\n"))
-        };
-        let lines = [next("alpha_us")?, next("beta_gbps")?, next("gamma_gbps")?];
-        Model::decode(&lines.concat())
+        let values: Vec<&str> = text.split(',').collect();
+        if values.len() < 3 || values.len() > COMPACT_KEYS.len() {
+            return Err(format!(
+                "{text:?}: expected 3 to {} comma-separated numbers",
+                COMPACT_KEYS.len()
+            ));
+        }
+        let lines: String = COMPACT_KEYS
+            .iter()
+            .zip(values)
+            .map(|(key, v)| format!("{key} = {v}\n"))
+            .collect();
+        Model::decode(&lines)
     }
 
     /// Parses [`Model::encode`]'s form; the error names what is wrong.
     pub fn decode(text: &str) -> Result<Model, String> {
         let (mut alpha, mut beta, mut gamma) = (None, None, None);
+        let (mut inter_alpha, mut inter_beta) = (DEFAULT_INTER_ALPHA, DEFAULT_INTER_BETA);
         for line in text.lines() {
             let line = line.split('#').next().unwrap_or("").trim();
             if line.is_empty() {
@@ -106,15 +129,32 @@ impl Model {
                 "alpha_us" => alpha = Some(v * 1e-6),
                 "beta_gbps" => beta = Some(1e-9 / v),
                 "gamma_gbps" => gamma = Some(1e-9 / v),
+                "inter_alpha_us" => inter_alpha = v * 1e-6,
+                "inter_beta_gbps" => inter_beta = 1e-9 / v,
                 other => return Err(format!("unknown key {other:?}")),
             }
         }
         match (alpha, beta, gamma) {
-            (Some(alpha), Some(beta), Some(gamma)) => Ok(Model { alpha, beta, gamma }),
+            (Some(alpha), Some(beta), Some(gamma)) => Ok(Model {
+                alpha,
+                beta,
+                gamma,
+                inter_alpha,
+                inter_beta,
+            }),
             _ => Err("alpha_us, beta_gbps and gamma_gbps are all required".into()),
         }
     }
 }
+
+/// The keys of [`Model::encode_compact`]'s numbers, in order.
+const COMPACT_KEYS: [&str; 5] = [
+    "alpha_us",
+    "beta_gbps",
+    "gamma_gbps",
+    "inter_alpha_us",
+    "inter_beta_gbps",
+];
 
 /// Rank 0's choice of the job's model (see the module docs). `setting` is
 /// the value of `OXMPI_COLL_MODEL` (empty when unset).
@@ -218,6 +258,8 @@ pub fn calibrate() -> Model {
         alpha: DEFAULT_ALPHA,
         beta: 2.0 * copy / CAL_BYTES as f64,
         gamma: reduce / CAL_BYTES as f64,
+        inter_alpha: DEFAULT_INTER_ALPHA,
+        inter_beta: DEFAULT_INTER_BETA,
     }
 }
 
@@ -244,9 +286,13 @@ mod tests {
             alpha: 0.4e-6,
             beta: 1.0 / 13.3e9,
             gamma: 1.0 / 10e9,
+            ..Model::SHM
         };
         let back = Model::decode(&m.encode()).unwrap();
         assert!((back.alpha - m.alpha).abs() < 1e-12);
+        // Default network parameters are left out: the form files had before.
+        assert!(!m.encode().contains("inter"), "{}", m.encode());
+        assert_eq!(back.inter_alpha, DEFAULT_INTER_ALPHA);
         let compact = m.encode_compact();
         assert!(!compact.contains([' ', '\n', '=', ';']), "{compact}");
         assert!((Model::decode_compact(&compact).unwrap().gamma - m.gamma).abs() < 1e-15);
@@ -261,6 +307,37 @@ mod tests {
                 .contains("alpha_us")
         );
         assert!(Model::decode("speed = 3").unwrap_err().contains("speed"));
+    }
+
+    #[test]
+    fn network_keys_are_optional_and_round_trip() {
+        let old = Model::decode("alpha_us = 1\nbeta_gbps = 2\ngamma_gbps = 3\n").unwrap();
+        assert_eq!(
+            (old.inter_alpha, old.inter_beta),
+            (DEFAULT_INTER_ALPHA, DEFAULT_INTER_BETA)
+        );
+        let net = Model::decode(
+            "alpha_us = 1\nbeta_gbps = 2\ngamma_gbps = 3\ninter_alpha_us = 5 # IB\ninter_beta_gbps = 12.5\n",
+        )
+        .unwrap();
+        assert!((net.inter_alpha - 5e-6).abs() < 1e-15);
+        assert!((1.0 / net.inter_beta - 12.5e9).abs() < 1e3);
+        for text in [net.encode(), net.encode_compact()] {
+            let back = Model::decode(&text)
+                .or_else(|_| Model::decode_compact(&text))
+                .unwrap();
+            assert!((back.inter_alpha - net.inter_alpha).abs() < 1e-12, "{text}");
+            assert!((back.inter_beta - net.inter_beta).abs() < 1e-15, "{text}");
+        }
+        // Three compact numbers (an older rank 0) still parse.
+        assert_eq!(
+            Model::decode_compact("1,2,3").unwrap().inter_alpha,
+            DEFAULT_INTER_ALPHA
+        );
+        assert!(Model::decode_compact("1,2,3,4,5,6").is_err());
+        assert!(Model::decode("inter_alpha_us = 0\n")
+            .unwrap_err()
+            .contains("inter_alpha_us"));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! What an algorithm knows about the call: ranks, peers and tags.
 
+use super::sched::{Schedule, Step};
 use super::tag;
 
 /// The calling rank's view of one collective call.
@@ -35,6 +36,52 @@ impl Ctx<'_> {
     pub fn absolute(&self, rel: usize, root: usize) -> usize {
         (rel + root) % self.size
     }
+
+    /// Adds with `build` this rank's part of a collective among the
+    /// members of `group` only, so that any algorithm's builder runs on a
+    /// part of the communicator: `build` sees a view in which the members
+    /// are ranks `0..len` in `group`'s order (its sends go to their world
+    /// ranks) and the receives it adds are turned back into communicator
+    /// ranks afterwards. `self` must be the whole communicator's view and
+    /// this rank a member. The steps use this call's tags: two groups that
+    /// share a pair of ranks must follow each other by dependencies at
+    /// both of them (then MPI's non-overtaking order matches their
+    /// messages even when the tags are equal).
+    pub fn within<R>(
+        &self,
+        group: Group,
+        s: &mut Schedule,
+        build: impl FnOnce(&Ctx, &mut Schedule) -> R,
+    ) -> R {
+        let rank = group
+            .ranks
+            .iter()
+            .position(|&r| r == self.rank)
+            .expect("the calling rank is a member of the group");
+        let sub = Ctx {
+            rank,
+            size: group.ranks.len(),
+            world_of: std::borrow::Cow::Borrowed(group.world),
+            seq: self.seq,
+        };
+        let first = s.steps.len();
+        let out = build(&sub, s);
+        for step in &mut s.steps[first..] {
+            if let Step::Recv { from, .. } = step {
+                *from = group.ranks[*from as usize] as i32;
+            }
+        }
+        out
+    }
+}
+
+/// Some ranks of a communicator (see [`Ctx::within`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Group<'g> {
+    /// Their communicator ranks.
+    pub ranks: &'g [usize],
+    /// Their world ranks, in the same order.
+    pub world: &'g [usize],
 }
 
 /// Largest power of two not above `n` (`n` >= 1).
@@ -71,5 +118,32 @@ mod tests {
         assert_eq!(pow2_floor(1), 1);
         assert_eq!(pow2_floor(6), 4);
         assert_eq!(pow2_floor(8), 8);
+    }
+
+    #[test]
+    fn a_group_view_sends_to_world_ranks_and_receives_from_communicator_ranks() {
+        let whole = Ctx {
+            rank: 6,
+            size: 8,
+            world_of: std::borrow::Cow::Owned((0..8).map(|r| 10 * r).collect()),
+            seq: 3,
+        };
+        let mut s = Schedule::new();
+        let none = Schedule::user(std::ptr::null_mut(), 0);
+        let first = s.send(0, whole.tag(0), none, &[]);
+        let group = Group {
+            ranks: &[4, 1, 6],
+            world: &[40, 10, 60],
+        };
+        let (rank, size) = whole.within(group, &mut s, |c, s| {
+            s.send(c.world(0), c.tag(1), none, &[first]);
+            s.recv(0, c.tag(2), none, &[]);
+            (c.rank, c.size)
+        });
+        assert_eq!((rank, size), (2, 3));
+        assert!(matches!(s.steps[1], Step::Send { to: 40, .. }));
+        assert!(matches!(s.steps[2], Step::Recv { from: 4, tag, .. } if tag == whole.tag(2)));
+        // Steps added before the group's are left alone.
+        assert!(matches!(s.steps[0], Step::Send { to: 0, .. }));
     }
 }

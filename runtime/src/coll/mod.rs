@@ -12,7 +12,9 @@ pub mod calibrate;
 pub(crate) mod ctx;
 pub(crate) mod fold;
 mod gather;
+pub mod inter;
 mod neighbor;
+pub mod nodes;
 pub mod persistent;
 mod reduce_scatter;
 pub mod run;
@@ -120,13 +122,15 @@ impl Comm {
             })
     }
 
+    /// The selection facts of a call on this communicator.
+    fn args(&self, bytes: usize, commutative: bool) -> Args {
+        Args::new(self.size() as usize, bytes, commutative).on(self.coll_nodes().layout)
+    }
+
     fn pick(&self, coll: Coll, bytes: usize, commutative: bool) -> &'static algos::AlgoInfo {
-        let a = Args {
-            ranks: self.size() as usize,
-            bytes,
-            commutative,
-        };
-        self.rt().selector.pick(self.inner.context, coll, &a)
+        self.rt()
+            .selector
+            .pick(self.inner.context, coll, &self.args(bytes, commutative))
     }
 
     /// Starts an allreduce on raw memory (`MPI_Iallreduce`). `send` is
@@ -151,15 +155,22 @@ impl Comm {
             _ => vec![],
         };
         let ctx = self.coll_ctx();
-        let algo = self.pick(Coll::Allreduce, n, op.is_commutative());
-        use algos::allreduce::*;
-        match algo.name {
-            "ring" => ring::build(&ctx, &mut s, buf, e.count, e.size, &f, &after),
-            "rabenseifner" => rabenseifner::build(&ctx, &mut s, buf, e.count, e.size, &f, &after),
-            "reduce_bcast" => {
-                reduce_bcast::build(&ctx, &mut s, buf, &f, op.is_commutative(), &after)
+        let commutative = op.is_commutative();
+        let r = algos::allreduce::Reduction {
+            buf,
+            count: e.count,
+            elem: e.size,
+            op: &f,
+            commutative,
+        };
+        use algos::allreduce::{build, hierarchical};
+        match self.pick(Coll::Allreduce, n, commutative).name {
+            "hierarchical" => {
+                let plan =
+                    hierarchical::plan(self.rt().selector.model(), &self.args(n, commutative));
+                hierarchical::build(&ctx, self.coll_nodes(), &plan, &mut s, &r, &after)
             }
-            _ => recursive_doubling::build(&ctx, &mut s, buf, &f, &after),
+            name => build(name, &ctx, &mut s, &r, &after),
         };
         Ok(self.start(s))
     }
@@ -178,11 +189,13 @@ impl Comm {
         let mut s = Schedule::new();
         let b = Schedule::user(buf, len);
         let ctx = self.coll_ctx();
-        use algos::bcast::*;
+        use algos::bcast::{build, hierarchical};
         match self.pick(Coll::Bcast, len, true).name {
-            "scatter_allgather" => scatter_allgather::build(&ctx, &mut s, b, root, &[]),
-            "chain" => chain::build(&ctx, &mut s, b, root, &[]),
-            _ => binomial::build(&ctx, &mut s, b, root, 0, &[]),
+            "hierarchical" => {
+                let plan = hierarchical::plan(self.rt().selector.model(), &self.args(len, true));
+                hierarchical::build(&ctx, self.coll_nodes(), &plan, &mut s, b, root, &[])
+            }
+            name => build(name, &ctx, &mut s, b, root, &[]),
         };
         Ok(self.start(s))
     }

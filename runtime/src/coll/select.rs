@@ -153,7 +153,8 @@ impl Coll {
     }
 }
 
-/// Machine parameters: seconds per message, per byte moved, per byte reduced.
+/// Machine parameters: seconds per message, per byte moved, per byte
+/// reduced; messages between nodes have their own (see [`super::inter`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Model {
     /// Latency of one message (alpha).
@@ -162,6 +163,10 @@ pub struct Model {
     pub beta: f64,
     /// Reduction time per byte (gamma).
     pub gamma: f64,
+    /// Latency of one message between nodes.
+    pub inter_alpha: f64,
+    /// Transfer time per byte between nodes (one message on the link).
+    pub inter_beta: f64,
 }
 
 impl Model {
@@ -175,10 +180,25 @@ impl Model {
         alpha: 0.399e-6,
         beta: 1.0 / 13.33e9,
         gamma: 1.0 / 10.05e9,
+        inter_alpha: super::inter::DEFAULT_INTER_ALPHA,
+        inter_beta: super::inter::DEFAULT_INTER_BETA,
     };
 
-    /// Predicted seconds for `algo` of `coll` on `a`.
+    /// Predicted seconds for `algo` of `coll` on `a` (on its layout: a
+    /// flat algorithm's messages between nodes cost more, see
+    /// [`Model::across`]).
     pub fn predict(&self, coll: Coll, algo: &str, a: &Args) -> f64 {
+        match (coll, algo) {
+            (Coll::Allreduce, "hierarchical") => {
+                algos::allreduce::hierarchical::plan(self, a).predicted
+            }
+            (Coll::Bcast, "hierarchical") => algos::bcast::hierarchical::plan(self, a).predicted,
+            _ => self.across(coll, algo, a).predict_flat(coll, algo, a),
+        }
+    }
+
+    /// [`Model::predict`] for a flat algorithm on one node.
+    fn predict_flat(&self, coll: Coll, algo: &str, a: &Args) -> f64 {
         let p = a.ranks.max(1) as f64;
         let n = a.bytes as f64;
         let lg = (a.ranks.max(1) as f64).log2().ceil();
@@ -214,7 +234,7 @@ impl Model {
         }
     }
 
-    /// [`Model::predict`] for the collectives of issue 4. `n` is what
+    /// [`Model::predict_flat`] for the collectives of issue 4. `n` is what
     /// [`Coll::bytes_meaning`] says.
     fn predict_more(&self, coll: Coll, algo: &str, a: &Args) -> f64 {
         use Coll::*;
@@ -322,19 +342,31 @@ pub fn choose(coll: Coll, a: &Args, model: &Model, forced: Option<&str>) -> Choi
 pub fn explain(coll: Coll, a: &Args, model: &Model) -> String {
     let choice = choose(coll, a, model, None);
     let mut out = format!(
-        "{} of {} bytes ({}) on {} ranks ({}commutative op); model alpha={:.2e} s, beta={:.2e} s/B, gamma={:.2e} s/B\n",
+        "{} of {} bytes ({}) on {} ranks{} ({}commutative op); model alpha={:.2e} s, beta={:.2e} s/B, gamma={:.2e} s/B\n",
         coll.name(),
         a.bytes,
         coll.bytes_meaning(),
         a.ranks,
+        nodes_text(&a.layout),
         if a.commutative { "" } else { "non-" },
         model.alpha,
         model.beta,
         model.gamma
     );
+    if a.layout.nodes > 1 {
+        let _ = writeln!(
+            out,
+            "  between nodes: alpha={:.2e} s, beta={:.2e} s/B",
+            model.inter_alpha, model.inter_beta
+        );
+    }
     for info in coll.algos() {
         let status = match info.applicable(a) {
-            Ok(()) => format!("{:>12.2} us", model.predict(coll, info.name, a) * 1e6),
+            Ok(()) => format!(
+                "{:>12.2} us{}",
+                model.predict(coll, info.name, a) * 1e6,
+                phases(coll, info.name, a, model)
+            ),
             Err(why) => format!("not applicable: {why}"),
         };
         let mark = if info.name == choice.algo.name {
@@ -347,8 +379,39 @@ pub fn explain(coll: Coll, a: &Args, model: &Model) -> String {
     out
 }
 
-/// Cache key: (communicator context, collective, size class, commutative).
-type CacheKey = (u32, u8, u32, bool);
+/// `" (leaders: X, in nodes: Y)"`: the flat algorithms the phases of a
+/// node-aware algorithm would use; empty for the others.
+fn phases(coll: Coll, algo: &str, a: &Args, model: &Model) -> String {
+    let (leaders, local) = match (coll, algo) {
+        (Coll::Allreduce, "hierarchical") => {
+            let p = algos::allreduce::hierarchical::plan(model, a);
+            (p.leaders, p.local)
+        }
+        (Coll::Bcast, "hierarchical") => {
+            let p = algos::bcast::hierarchical::plan(model, a);
+            (p.leaders, p.local)
+        }
+        _ => return String::new(),
+    };
+    format!(" (leaders: {leaders}, in nodes: {local})")
+}
+
+/// `" on N nodes (up to Q per node)"` for a multi-node layout, else empty.
+fn nodes_text(l: &algos::Layout) -> String {
+    if l.nodes < 2 {
+        return String::new();
+    }
+    let mixed = if l.blocked { "" } else { ", not in blocks" };
+    format!(
+        " on {} nodes (up to {} per node{mixed})",
+        l.nodes, l.per_node
+    )
+}
+
+/// Cache key: (communicator context, collective, size class, commutative,
+/// ranks, layout). A context id is reused after its communicator is freed,
+/// perhaps by one of another size or layout: those are in the key too.
+type CacheKey = (u32, u8, u32, bool, usize, algos::Layout);
 
 /// Per-process selection state: overrides read once, the model, the cache.
 pub struct Selector {
@@ -376,10 +439,15 @@ impl Selector {
         })
     }
 
+    /// The job's cost model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
     /// The algorithm for `coll` on a communicator with collective context `context`.
     pub fn pick(&self, context: u32, coll: Coll, a: &Args) -> &'static AlgoInfo {
         let class = usize::BITS - a.bytes.leading_zeros();
-        let key = (context, coll as u8, class, a.commutative);
+        let key = (context, coll as u8, class, a.commutative, a.ranks, a.layout);
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(info) = cache.get(&key) {
             return info;
@@ -395,10 +463,11 @@ impl Selector {
                 eprintln!("oxmpi[coll]: {why}; falling back to the cost model");
             }
             eprintln!(
-                "oxmpi[coll]: {} {} B x {} ranks -> {} (predicted {:.2} us)",
+                "oxmpi[coll]: {} {} B x {} ranks{} -> {} (predicted {:.2} us)",
                 coll.name(),
                 a.bytes,
                 a.ranks,
+                nodes_text(&a.layout),
                 choice.algo.name,
                 choice.predicted * 1e6
             );
@@ -413,11 +482,7 @@ mod tests {
     use super::*;
 
     fn args(ranks: usize, bytes: usize, commutative: bool) -> Args {
-        Args {
-            ranks,
-            bytes,
-            commutative,
-        }
+        Args::new(ranks, bytes, commutative)
     }
 
     #[test]
@@ -515,5 +580,11 @@ mod tests {
             assert!(text.contains(info.name), "{text}");
         }
         assert!(text.contains("<- chosen"));
+        assert!(!text.contains("between nodes"), "{text}");
+        let a = args(64, 1 << 20, true).on(algos::Layout::blocks(64, 4));
+        let text = explain(Coll::Allreduce, &a, &Model::SHM);
+        assert!(text.contains("on 4 nodes (up to 16 per node)"), "{text}");
+        assert!(text.contains("between nodes: alpha=2.00e-6 s"), "{text}");
+        assert!(text.contains("(leaders: "), "{text}");
     }
 }

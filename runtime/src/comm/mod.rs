@@ -61,14 +61,23 @@ pub struct Comm {
 pub(crate) struct Shared {
     /// Node id of each world rank (from the bootstrap's process mapping).
     pub(crate) node_of_rank: Vec<usize>,
+    /// Node id of each world rank as the collective layer sees it: the
+    /// real map, or `OXMPI_COLL_NODES` blocks (see `coll::nodes`).
+    pub(crate) coll_node_of_rank: Vec<usize>,
     /// Free context ids of this process.
     pub(crate) pool: context::Pool,
 }
 
 impl Shared {
-    pub(crate) fn new(node_of_rank: Vec<usize>) -> Shared {
+    /// `coll_nodes`: the value of `OXMPI_COLL_NODES` (0: the real map).
+    pub(crate) fn new(node_of_rank: Vec<usize>, coll_nodes: usize) -> Shared {
+        let coll_node_of_rank = match coll_nodes {
+            0 => node_of_rank.clone(),
+            k => crate::coll::nodes::consecutive(node_of_rank.len(), k),
+        };
         Shared {
             node_of_rank,
+            coll_node_of_rank,
             pool: context::Pool::new(),
         }
     }
@@ -100,6 +109,8 @@ pub(crate) struct CommInner {
     pub(crate) coll_seq: std::sync::atomic::AtomicU32,
     /// Partitioned operations initialized on this communicator (their matching).
     pub(crate) partitioned: Mutex<partitioned::Counters>,
+    /// Which node each rank is on, for collectives (computed at first use).
+    pub(crate) coll_nodes: crate::coll::nodes::Cached,
 }
 
 /// Context ids of the predefined communicators (each takes two: p2p, collective).
@@ -160,6 +171,7 @@ impl Comm {
                 freed: AtomicBool::new(false),
                 coll_seq: std::sync::atomic::AtomicU32::new(0),
                 partitioned: Mutex::default(),
+                coll_nodes: Default::default(),
             }),
         }
     }

@@ -19,6 +19,7 @@ fn defaults_parse() {
     assert_eq!(cfg.shm_ring_cells, 64);
     assert!(cfg.cma);
     assert!(cfg.debug.is_empty());
+    assert_eq!(cfg.coll_nodes, 0, "collectives see the real node map");
     for entry in REGISTRY {
         check_text(entry, entry.default).unwrap_or_else(|e| panic!("{}: {e}", entry.env));
     }
@@ -31,8 +32,10 @@ fn env_values_override() {
         ("OXMPI_SHM_CELL_SIZE", "4096"),
         ("OXMPI_CMA", "OFF"),
         ("OXMPI_DEBUG", "p2p, coll,p2p"),
+        ("OXMPI_COLL_NODES", "3"),
     ]))
     .expect("valid");
+    assert_eq!(cfg.coll_nodes, 3);
     assert_eq!(cfg.eager_limit, 1 << 20);
     assert_eq!(cfg.shm_cell_size, 4096);
     assert!(!cfg.cma);

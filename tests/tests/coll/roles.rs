@@ -255,6 +255,23 @@ fn check_grid(world: &Comm) -> Result<(), Error> {
     Ok(())
 }
 
+/// Allreduce (commutative and not) and bcast on the world, on the world
+/// in reverse order, and on the even ranks followed by the odd ones (so
+/// that nodes of consecutive world ranks are not blocks of this order).
+fn check_hier(world: &Comm) -> Result<(), Error> {
+    let (rank, p) = (world.rank(), world.size());
+    let reversed = world.split(0, -rank)?.expect("every rank is a member");
+    let interleaved = world
+        .split(0, (rank % 2) * p + rank)?
+        .expect("every rank is a member");
+    for comm in [world, &reversed, &interleaved] {
+        check_allreduce(comm)?;
+        check_noncommutative(comm)?;
+        check_bcast(comm)?;
+    }
+    Ok(())
+}
+
 /// Runs the role named `role`.
 pub fn run(role: &str) {
     let universe = oxmpi::init().expect("init");
@@ -267,6 +284,7 @@ pub fn run(role: &str) {
         "allgather" => check_allgather(&world),
         "nonblocking" => check_nonblocking(&world),
         "grid" => check_grid(&world),
+        "hier" => check_hier(&world),
         other => panic!("unknown role {other}"),
     };
     if let Err(e) = result {

@@ -8,12 +8,16 @@ pub mod allreduce;
 pub mod alltoall;
 pub mod bcast;
 pub mod gather;
+#[cfg(test)]
+mod hier_tests;
 pub mod reduce;
 pub mod reduce_scatter;
 pub mod scan;
 pub mod scatter;
 #[cfg(test)]
 mod tests;
+
+pub use super::nodes::Layout;
 
 /// What an algorithm requires of the call.
 #[derive(Debug, Clone, Copy)]
@@ -24,6 +28,11 @@ pub struct AlgoInfo {
     pub commutative_only: bool,
     /// Only for power-of-two rank counts.
     pub pow2_only: bool,
+    /// Only when the ranks span more than one node (a node-aware
+    /// algorithm). Such an algorithm combines node by node, so unless it
+    /// is `commutative_only` a non-commutative operation also needs every
+    /// node's ranks to be consecutive ([`Layout::blocked`]).
+    pub multi_node: bool,
 }
 
 /// The facts selection looks at.
@@ -35,6 +44,25 @@ pub struct Args {
     pub bytes: usize,
     /// Whether the operation is commutative (true when there is none).
     pub commutative: bool,
+    /// How the ranks are spread over nodes.
+    pub layout: Layout,
+}
+
+impl Args {
+    /// A call on `ranks` ranks of one node.
+    pub fn new(ranks: usize, bytes: usize, commutative: bool) -> Args {
+        Args {
+            ranks,
+            bytes,
+            commutative,
+            layout: Layout::single(ranks),
+        }
+    }
+
+    /// The same call with the ranks spread as `layout` says.
+    pub fn on(self, layout: Layout) -> Args {
+        Args { layout, ..self }
+    }
 }
 
 impl AlgoInfo {
@@ -47,6 +75,18 @@ impl AlgoInfo {
             return Err(format!(
                 "{} needs a power-of-two number of ranks, not {}",
                 self.name, a.ranks
+            ));
+        }
+        if self.multi_node && a.layout.nodes < 2 {
+            return Err(format!(
+                "{} needs ranks on more than one node (all {} are on one)",
+                self.name, a.ranks
+            ));
+        }
+        if self.multi_node && !self.commutative_only && !a.commutative && !a.layout.blocked {
+            return Err(format!(
+                "{} keeps the rank order of a non-commutative operation only when every node's ranks are consecutive",
+                self.name
             ));
         }
         Ok(())

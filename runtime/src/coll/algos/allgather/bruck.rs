@@ -11,6 +11,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "bruck",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Fills every block of `buf` (`block` bytes each).

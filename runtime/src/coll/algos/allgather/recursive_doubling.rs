@@ -10,6 +10,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "recursive_doubling",
     commutative_only: false,
     pow2_only: true,
+    multi_node: false,
 };
 
 /// Fills every block of `buf` (`block` bytes each).

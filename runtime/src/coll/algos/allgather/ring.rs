@@ -9,6 +9,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "ring",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Fills every block of `buf` (`block` bytes each).

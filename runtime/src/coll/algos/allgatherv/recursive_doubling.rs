@@ -12,6 +12,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "recursive_doubling",
     commutative_only: false,
     pow2_only: true,
+    multi_node: false,
 };
 
 /// The whole range when the parts lie back to back in rank order in one buffer.

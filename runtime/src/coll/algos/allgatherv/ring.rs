@@ -10,6 +10,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "ring",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Fills every `parts[r]` (the caller's own is already there).

@@ -1,11 +1,16 @@
 //! Allreduce algorithms.
 
+pub mod hierarchical;
 pub mod rabenseifner;
 pub mod recursive_doubling;
 pub mod reduce_bcast;
 pub mod ring;
 
+use std::sync::Arc;
+
 use super::AlgoInfo;
+use crate::coll::ctx::Ctx;
+use crate::coll::sched::{Buf, ReduceFn, Schedule};
 
 /// Every allreduce algorithm, in tie-break order.
 pub const ALL: &[AlgoInfo] = &[
@@ -13,4 +18,38 @@ pub const ALL: &[AlgoInfo] = &[
     rabenseifner::INFO,
     ring::INFO,
     reduce_bcast::INFO,
+    hierarchical::INFO,
 ];
+
+/// What an allreduce combines: `count` elements of `elem` bytes in `buf`
+/// (this rank's contribution, replaced by the result) with `op`.
+#[derive(Clone, Copy)]
+pub struct Reduction<'a> {
+    /// The contribution and the result.
+    pub buf: Buf,
+    /// Elements.
+    pub count: usize,
+    /// Bytes per element.
+    pub elem: usize,
+    /// The operation.
+    pub op: &'a Arc<ReduceFn>,
+    /// Whether `op` is commutative.
+    pub commutative: bool,
+}
+
+/// Adds the steps of flat algorithm `name` (recursive doubling for any
+/// other name; [`hierarchical`] takes a node view and is built apart).
+pub fn build(
+    name: &str,
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &Reduction,
+    after: &[usize],
+) -> Vec<usize> {
+    match name {
+        "ring" => ring::build(ctx, s, r.buf, r.count, r.elem, r.op, after),
+        "rabenseifner" => rabenseifner::build(ctx, s, r.buf, r.count, r.elem, r.op, after),
+        "reduce_bcast" => reduce_bcast::build(ctx, s, r.buf, r.op, r.commutative, after),
+        _ => recursive_doubling::build(ctx, s, r.buf, r.op, after),
+    }
+}

@@ -15,6 +15,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "rabenseifner",
     commutative_only: true,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Reduces `buf` (`count` elements of `elem` bytes) across all ranks.

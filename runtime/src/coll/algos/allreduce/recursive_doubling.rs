@@ -13,6 +13,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "recursive_doubling",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Reduces `buf` (the caller's contribution, replaced by the result) across all ranks.

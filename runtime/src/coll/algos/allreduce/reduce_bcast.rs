@@ -12,6 +12,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "reduce_bcast",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Reduces `buf` across all ranks (`commutative`: whether `op` is).

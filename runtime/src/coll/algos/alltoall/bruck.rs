@@ -14,6 +14,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "bruck",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Exchanges `block` bytes with every rank: `send` and `recv` hold `p`

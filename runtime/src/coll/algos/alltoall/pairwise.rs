@@ -11,6 +11,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "pairwise",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Sends `send[j]` to rank j and receives rank j's block into `recv[j]`;

@@ -12,6 +12,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "scattered",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Peers whose messages are in flight together.

@@ -10,6 +10,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "binomial",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Broadcasts `buf` from `root`, with messages on tag step `step`.

@@ -12,6 +12,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "chain",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Smallest segment.

@@ -11,6 +11,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "scatter_allgather",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Broadcasts `buf` from `root`.

@@ -12,6 +12,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "binomial",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Gathers `block` bytes per rank: `mine` is this rank's block; at the

@@ -12,6 +12,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "linear",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Sends `mine` to `root`; at the root, receives rank r's block into

@@ -14,6 +14,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "binomial",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Tag step of the final move to a non-zero root.

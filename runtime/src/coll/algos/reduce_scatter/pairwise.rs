@@ -16,6 +16,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "pairwise",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Reduces block `rank` of every rank's `input` into `out`. `parts[r]` is

@@ -17,6 +17,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "recursive_halving",
     commutative_only: true,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Reduces block `rank` of every rank's `input` into `out`; `off[r]` is the

@@ -13,6 +13,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "linear",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Computes this rank's (inclusive, or `exclusive`) prefix into `out`.

@@ -16,6 +16,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "recursive_doubling",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Computes this rank's (inclusive, or `exclusive`) prefix into `out`.

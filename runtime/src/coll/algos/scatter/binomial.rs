@@ -11,6 +11,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "binomial",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// Scatters `block` bytes per rank from `send` (`p * block` bytes, read at

@@ -11,6 +11,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
     name: "linear",
     commutative_only: false,
     pow2_only: false,
+    multi_node: false,
 };
 
 /// At the root, sends `parts[r]` to rank r; elsewhere receives into

@@ -1,0 +1,172 @@
+//! The node-aware algorithms in the schedule simulator
+//! ([`crate::coll::sim`]): node maps in blocks, uneven, interleaved and
+//! with one rank per node; every root; every flat algorithm in each phase;
+//! a non-commutative operation where the layout keeps rank order; and
+//! only leaders talking across nodes.
+
+use super::{allreduce, bcast, AlgoInfo, Args};
+use crate::coll::nodes::{consecutive, NodeView};
+use crate::coll::sched::{Schedule, Step};
+use crate::coll::sim::{self, add, compose, ctx, data, fold};
+
+/// Node maps of `p` ranks (node ids by world rank): blocks of 2, 3 and 4
+/// nodes (uneven where they do not divide `p`), interleaved, one rank per
+/// node, and a lopsided one whose ids are not in order.
+fn maps(p: usize) -> Vec<Vec<usize>> {
+    let mut out = vec![];
+    for k in 2..=4.min(p) {
+        out.push(consecutive(p, k));
+        out.push((0..p).map(|r| r % k).collect());
+    }
+    out.push((0..p).collect());
+    out.push(
+        (0..p)
+            .map(|r| if r == 1 || r + 1 == p { 9 } else { 4 })
+            .collect(),
+    );
+    out.retain(|m| m.iter().any(|&n| n != m[0]));
+    out
+}
+
+/// Flat algorithms of `all` (the phases' choices).
+fn flat(all: &'static [AlgoInfo]) -> impl Iterator<Item = &'static AlgoInfo> + Clone {
+    all.iter().filter(|i| !i.multi_node)
+}
+
+/// Panics unless every message that crosses nodes goes between leaders.
+fn only_leaders_cross(views: &[NodeView], scheds: &[Schedule]) {
+    for (r, s) in scheds.iter().enumerate() {
+        let v = &views[r];
+        for step in &s.steps {
+            let peer = match *step {
+                Step::Send { to, .. } => to,
+                Step::Recv { from, .. } => from as usize,
+                _ => continue,
+            };
+            if v.node_of[peer] != v.node_of[r] {
+                assert!(
+                    v.leader_of(r) == r && v.leader_of(peer) == peer,
+                    "rank {r} talks to {peer} across nodes {:?}",
+                    v.node_of
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn hierarchical_allreduce_every_layout_and_phase_algorithm() {
+    for p in 2..=13 {
+        for map in maps(p) {
+            let views: Vec<NodeView> = (0..p)
+                .map(|r| NodeView::new(&map, &(0..p).collect::<Vec<_>>(), r))
+                .collect();
+            let layout = views[0].layout;
+            for (commutative, op) in [(true, add()), (false, compose())] {
+                if !commutative && !layout.blocked {
+                    let a = Args::new(p, 8, false).on(layout);
+                    assert!(allreduce::hierarchical::INFO.applicable(&a).is_err());
+                    continue;
+                }
+                for n in [0, 8, 48] {
+                    let inputs: Vec<Vec<u8>> = (0..p).map(|r| data(r, n)).collect();
+                    let want = fold(&op, &inputs);
+                    for leaders in
+                        flat(allreduce::ALL).filter(|i| commutative || !i.commutative_only)
+                    {
+                        for local in flat(bcast::ALL) {
+                            let plan = allreduce::hierarchical::Plan {
+                                leaders: leaders.name,
+                                local: local.name,
+                                predicted: 0.0,
+                            };
+                            let mut bufs = inputs.clone();
+                            let scheds: Vec<Schedule> = (0..p)
+                                .map(|r| {
+                                    let mut s = Schedule::new();
+                                    let red = allreduce::Reduction {
+                                        buf: Schedule::user(bufs[r].as_mut_ptr(), n),
+                                        count: n / 8,
+                                        elem: 8,
+                                        op: &op,
+                                        commutative,
+                                    };
+                                    allreduce::hierarchical::build(
+                                        &ctx(r, p),
+                                        &views[r],
+                                        &plan,
+                                        &mut s,
+                                        &red,
+                                        &[],
+                                    );
+                                    s
+                                })
+                                .collect();
+                            only_leaders_cross(&views, &scheds);
+                            sim::run(scheds);
+                            for (r, b) in bufs.iter().enumerate() {
+                                assert_eq!(
+                                    *b, want,
+                                    "p={p} map={map:?} n={n} {plan:?} commutative={commutative} rank {r}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn hierarchical_bcast_every_layout_root_and_phase_algorithm() {
+    for p in 2..=13 {
+        for map in maps(p) {
+            let views: Vec<NodeView> = (0..p)
+                .map(|r| NodeView::new(&map, &(0..p).collect::<Vec<_>>(), r))
+                .collect();
+            for root in 0..p {
+                for n in [0, 1, 100] {
+                    for leaders in flat(bcast::ALL) {
+                        for local in flat(bcast::ALL) {
+                            let plan = bcast::hierarchical::Plan {
+                                leaders: leaders.name,
+                                local: local.name,
+                                predicted: 0.0,
+                            };
+                            let mut bufs: Vec<Vec<u8>> = (0..p)
+                                .map(|r| if r == root { data(root, n) } else { vec![0; n] })
+                                .collect();
+                            let scheds: Vec<Schedule> = (0..p)
+                                .map(|r| {
+                                    let mut s = Schedule::new();
+                                    let buf = Schedule::user(bufs[r].as_mut_ptr(), n);
+                                    bcast::hierarchical::build(
+                                        &ctx(r, p),
+                                        &views[r],
+                                        &plan,
+                                        &mut s,
+                                        buf,
+                                        root,
+                                        &[],
+                                    );
+                                    s
+                                })
+                                .collect();
+                            // The root's message to its leader stays on its node.
+                            only_leaders_cross(&views, &scheds);
+                            sim::run(scheds);
+                            for (r, b) in bufs.iter().enumerate() {
+                                assert_eq!(
+                                    *b,
+                                    data(root, n),
+                                    "p={p} map={map:?} root={root} n={n} {plan:?} rank {r}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
