@@ -8,12 +8,12 @@
 //!
 //! Decoding is linear in the text length plus the job size: blocks that cover
 //! no rank are dropped before the wrap-around loop, and the job size is
-//! bounded by [`MAX_RANKS`].
+//! bounded by `MAX_RANKS` (2^24).
 
 use super::wire::WireError;
 
 /// Largest job size [`decode`] accepts (bounds the work a hostile peer can cause).
-pub const MAX_RANKS: usize = 1 << 24;
+pub(crate) const MAX_RANKS: usize = 1 << 24;
 
 /// One `(X,Y,Z)` block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +100,7 @@ fn smallest_period(x: &[usize]) -> usize {
 /// Whitespace anywhere is ignored. Errors name what was wrong: a missing
 /// `(vector` header, a block that is not three decimal numbers, node ids that
 /// overflow, a description covering no rank while `size > 0`, or `size`
-/// above [`MAX_RANKS`]. Blocks covering more ranks than `size` are cut short.
+/// above `MAX_RANKS` (2^24). Blocks covering more ranks than `size` are cut short.
 pub fn decode(text: &str, size: usize) -> Result<Vec<usize>, WireError> {
     if size > MAX_RANKS {
         return Err(bad(format!("job size {size} exceeds {MAX_RANKS}")));

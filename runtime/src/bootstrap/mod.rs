@@ -6,12 +6,12 @@
 
 mod conn;
 pub mod mapping;
-pub mod pmi1;
+pub(crate) mod pmi1;
 pub mod pmi2;
-pub mod singleton;
+pub(crate) mod singleton;
 pub mod wire;
 
-pub use conn::Stream;
+pub(crate) use conn::Stream;
 
 use crate::Error;
 
@@ -40,7 +40,7 @@ impl JobInfo {
     }
 
     /// Ranks on this rank's node, ascending (this rank included).
-    pub fn local_ranks(&self) -> Vec<usize> {
+    pub(crate) fn local_ranks(&self) -> Vec<usize> {
         let me = self.node();
         (0..self.size)
             .filter(|&r| self.node_of_rank[r] == me)
@@ -245,7 +245,7 @@ pub fn connect() -> Result<Box<dyn Bootstrap>, Error> {
 }
 
 /// Bootstraps from an explicit environment.
-pub fn connect_with(env: &PmiEnv) -> Result<Box<dyn Bootstrap>, Error> {
+pub(crate) fn connect_with(env: &PmiEnv) -> Result<Box<dyn Bootstrap>, Error> {
     Ok(match env.method()? {
         Method::Singleton => Box::new(singleton::Singleton::new()),
         Method::Pmi1 => Box::new(pmi1::Pmi1::connect(env)?),

@@ -55,7 +55,7 @@ impl Pmi2 {
 
     /// Runs the start-up exchange over an already connected stream. The
     /// `PMI_PORT` handshake is done when `env.fd` is unset and `env.port` set.
-    pub fn over(stream: Box<dyn Stream>, env: &PmiEnv) -> Result<Self, Error> {
+    pub(crate) fn over(stream: Box<dyn Stream>, env: &PmiEnv) -> Result<Self, Error> {
         let mut conn = Conn::new(stream);
         let pmirank = if env.fd.is_none() && env.port.is_some() {
             port_handshake(&mut conn, env.id.as_deref())?.0

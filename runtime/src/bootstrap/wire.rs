@@ -16,7 +16,7 @@ use thiserror::Error;
 pub const MAX_MESSAGE: usize = 64 * 1024;
 
 /// Width of the PMI-2 length prefix.
-pub const PMI2_LEN_WIDTH: usize = 6;
+pub(crate) const PMI2_LEN_WIDTH: usize = 6;
 
 /// Why bytes from a peer could not be read as a PMI message.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -335,7 +335,7 @@ impl FrameReader {
     }
 
     /// The framing in force.
-    pub fn framing(&self) -> Framing {
+    pub(crate) fn framing(&self) -> Framing {
         self.framing
     }
 

@@ -3,7 +3,7 @@
 //!
 //! Every rank must pick the same algorithm for a collective, so one model
 //! serves the whole job: rank 0 decides it at start-up ([`job_model`]) and
-//! publishes it in the bootstrap key-value space under [`MODEL_KEY`]
+//! publishes it in the bootstrap key-value space under `MODEL_KEY`
 //! before the transport's fences; the other ranks read it after them. Rank
 //! 0 takes, in order:
 //!
@@ -14,7 +14,7 @@
 //! 2. the per-host cache, `$XDG_CACHE_HOME/oxmpi/coll-model-<host>` (else
 //!    `~/.cache/...`; `-debug` appended in unoptimised builds), written by
 //!    an earlier calibration;
-//! 3. a calibration at first use ([`calibrate`], a few milliseconds on one
+//! 3. a calibration at first use (`calibrate`, a few milliseconds on one
 //!    core), saved to the cache for the next job.
 //!
 //! The text form is one `key = value` per line: `alpha_us`, `beta_gbps`,
@@ -27,7 +27,7 @@ use super::select::Model;
 use crate::error::Error;
 
 /// Bootstrap key under which rank 0 publishes the job's model.
-pub const MODEL_KEY: &str = "oxmpi-coll-model";
+pub(crate) const MODEL_KEY: &str = "oxmpi-coll-model";
 
 /// Where a job's model came from (logged by `OXMPI_DEBUG=coll`).
 #[derive(Debug, Clone, PartialEq)]
@@ -58,7 +58,7 @@ impl Model {
     /// `alpha_us,beta_gbps,gamma_gbps` as three numbers: the form
     /// published in the bootstrap key-value space, whose wire formats
     /// (PMI-1, PMI-2) split on spaces, `=` and `;`.
-    pub fn encode_compact(&self) -> String {
+    pub(crate) fn encode_compact(&self) -> String {
         format!(
             "{:.4},{:.3},{:.3}",
             self.alpha * 1e6,
@@ -68,7 +68,7 @@ impl Model {
     }
 
     /// Parses [`Model::encode_compact`]'s form.
-    pub fn decode_compact(text: &str) -> Result<Model, String> {
+    pub(crate) fn decode_compact(text: &str) -> Result<Model, String> {
         let mut it = text.split(',');
         let mut next = |key: &str| {
             it.next()
@@ -80,7 +80,7 @@ impl Model {
     }
 
     /// Parses [`Model::encode`]'s form; the error names what is wrong.
-    pub fn decode(text: &str) -> Result<Model, String> {
+    pub(crate) fn decode(text: &str) -> Result<Model, String> {
         let (mut alpha, mut beta, mut gamma) = (None, None, None);
         for line in text.lines() {
             let line = line.split('#').next().unwrap_or("").trim();
@@ -150,7 +150,7 @@ pub fn job_model(setting: &str) -> Result<(Model, Source), Error> {
 }
 
 /// The per-host cache file, if there is a home for it.
-pub fn cache_path() -> Option<PathBuf> {
+pub(crate) fn cache_path() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -200,7 +200,7 @@ const DEFAULT_ALPHA: f64 = 0.4e-6;
 /// Measures this core: beta from a timed copy (a shared-memory message is
 /// copied twice, into a ring cell and out of it), gamma from the `f64` sum
 /// kernel, in place, over the same bytes. Alpha is [`DEFAULT_ALPHA`].
-pub fn calibrate() -> Model {
+pub(crate) fn calibrate() -> Model {
     let one = 1.0f64.to_ne_bytes();
     let src: Vec<u8> = one.iter().copied().cycle().take(CAL_BYTES).collect();
     let mut dst = vec![0u8; CAL_BYTES];

@@ -1,8 +1,8 @@
-//! Collective operations. Each call builds a schedule (see [`sched`]) with
+//! Collective operations. Each call builds a schedule (see `sched.rs`) with
 //! the algorithm [`select`] picks, and hands it to the progress engine: a
 //! blocking call waits for it, a non-blocking one returns its [`Request`].
 //! Traffic runs on the communicator's collective context with tags from
-//! [`tag`].
+//! `tag.rs`.
 
 pub mod algos;
 mod allgatherv;
@@ -13,15 +13,15 @@ pub(crate) mod ctx;
 pub(crate) mod fold;
 mod gather;
 mod reduce_scatter;
-pub mod run;
+pub(crate) mod run;
 mod scan;
 mod scatter;
-pub mod sched;
+pub(crate) mod sched;
 mod scratch;
 pub mod select;
 #[cfg(test)]
 pub(crate) mod sim;
-pub mod tag;
+pub(crate) mod tag;
 
 use std::sync::atomic::Ordering;
 

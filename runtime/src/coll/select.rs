@@ -139,7 +139,7 @@ impl Coll {
     }
 
     /// What [`Args::bytes`] means for this collective (for `--explain`).
-    pub fn bytes_meaning(self) -> &'static str {
+    pub(crate) fn bytes_meaning(self) -> &'static str {
         match self {
             Coll::Gather | Coll::Scatter | Coll::Allgather => "each rank's block",
             Coll::Gatherv | Coll::Scatterv | Coll::Allgatherv => {
@@ -351,7 +351,7 @@ pub fn explain(coll: Coll, a: &Args, model: &Model) -> String {
 type CacheKey = (u32, u8, u32, bool);
 
 /// Per-process selection state: overrides read once, the model, the cache.
-pub struct Selector {
+pub(crate) struct Selector {
     model: Model,
     forced: FastMap<u8, String>,
     debug: bool,
@@ -361,7 +361,7 @@ pub struct Selector {
 impl Selector {
     /// Reads the overrides; selects with `model` (the job's, see
     /// [`super::calibrate`]), logging decisions when `debug`.
-    pub fn from_env(debug: bool, model: Model) -> Result<Selector, crate::Error> {
+    pub(crate) fn from_env(debug: bool, model: Model) -> Result<Selector, crate::Error> {
         let mut forced = FastMap::default();
         for &coll in Coll::ALL {
             if let Some(name) = config::get(coll.setting())?.into_iter().next() {
@@ -377,7 +377,7 @@ impl Selector {
     }
 
     /// The algorithm for `coll` on a communicator with collective context `context`.
-    pub fn pick(&self, context: u32, coll: Coll, a: &Args) -> &'static AlgoInfo {
+    pub(crate) fn pick(&self, context: u32, coll: Coll, a: &Args) -> &'static AlgoInfo {
         let class = usize::BITS - a.bytes.leading_zeros();
         let key = (context, coll as u8, class, a.commutative);
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());

@@ -2,16 +2,16 @@
 //! applicability as data ([`AlgoInfo`]) and a `build` function that adds its
 //! steps to a schedule.
 
-pub mod allgather;
-pub mod allgatherv;
-pub mod allreduce;
-pub mod alltoall;
-pub mod bcast;
-pub mod gather;
-pub mod reduce;
-pub mod reduce_scatter;
-pub mod scan;
-pub mod scatter;
+pub(crate) mod allgather;
+pub(crate) mod allgatherv;
+pub(crate) mod allreduce;
+pub(crate) mod alltoall;
+pub(crate) mod bcast;
+pub(crate) mod gather;
+pub(crate) mod reduce;
+pub(crate) mod reduce_scatter;
+pub(crate) mod scan;
+pub(crate) mod scatter;
 #[cfg(test)]
 mod tests;
 
@@ -55,7 +55,7 @@ impl AlgoInfo {
 
 /// The steps a round ends with: those it added, or `prev` when it added
 /// none (every message of the round was empty).
-pub fn then(prev: &[usize], added: impl IntoIterator<Item = Option<usize>>) -> Vec<usize> {
+pub(crate) fn then(prev: &[usize], added: impl IntoIterator<Item = Option<usize>>) -> Vec<usize> {
     let steps: Vec<usize> = added.into_iter().flatten().collect();
     if steps.is_empty() {
         prev.to_vec()
@@ -66,7 +66,7 @@ pub fn then(prev: &[usize], added: impl IntoIterator<Item = Option<usize>>) -> V
 
 /// Size of the binomial subtree of relative rank `vr` among `p` ranks:
 /// the lowest set bit of `vr` (all of `p` for the root), cut at `p`.
-pub fn subtree(vr: usize, p: usize) -> usize {
+pub(crate) fn subtree(vr: usize, p: usize) -> usize {
     if vr == 0 {
         p
     } else {

@@ -1,8 +1,8 @@
 //! Single-copy reads of a peer's memory with `process_vm_readv` (CMA).
 //!
 //! The kernel allows the read when the reader may ptrace the target
-//! (same uid, and Yama's `ptrace_scope` permitting). [`allow_peers`] lifts
-//! Yama's `ptrace_scope=1` restriction for this process; [`probe`] is run
+//! (same uid, and Yama's `ptrace_scope` permitting). `allow_peers` lifts
+//! Yama's `ptrace_scope=1` restriction for this process; `probe` is run
 //! once per peer at start-up, and a failure disables CMA for the node.
 
 use std::io::IoSliceMut;
@@ -35,7 +35,7 @@ pub enum CmaStatus {
 
 /// Lets any process of ours read this one under Yama `ptrace_scope=1`.
 /// Harmless (and ignored) where Yama is absent.
-pub fn allow_peers() {
+pub(crate) fn allow_peers() {
     // SAFETY: prctl with integer arguments only; no memory is passed.
     let _ = unsafe { nix::libc::prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) };
 }
@@ -129,7 +129,7 @@ fn read_chunked(
 
 /// Writes `local` into process `pid` at `addr` (one contiguous range), in
 /// calls of at most 1 GiB, resuming after partial writes.
-pub fn write_to(pid: i32, addr: usize, local: &[u8]) -> Result<usize, Error> {
+pub(crate) fn write_to(pid: i32, addr: usize, local: &[u8]) -> Result<usize, Error> {
     let mut done = 0;
     while done < local.len() {
         let take = (local.len() - done).min(MAX_CALL);
@@ -156,7 +156,7 @@ pub fn write_to(pid: i32, addr: usize, local: &[u8]) -> Result<usize, Error> {
 
 /// Checks once whether `len` bytes at `addr` in `peer` can be read and equal
 /// `expect`.
-pub fn probe(peer: i32, addr: usize, expect: &[u8]) -> CmaStatus {
+pub(crate) fn probe(peer: i32, addr: usize, expect: &[u8]) -> CmaStatus {
     let mut got = vec![0u8; expect.len()];
     match read_from(peer, &[(addr, expect.len())], &mut got) {
         Ok(_) if got == expect => CmaStatus::Enabled,

@@ -1,6 +1,7 @@
 //! Shared memory between the ranks of one node: one segment per node and
-//! job ([`segment`]), SPSC rings of fixed-size cells between every ordered
-//! pair of local ranks ([`ring`]), a futex doorbell per rank ([`doorbell`]),
+//! job (`segment.rs`, [`Backing`]), SPSC rings of fixed-size cells between
+//! every ordered pair of local ranks (`ring.rs`, [`Sender`] and
+//! [`Receiver`]), a futex doorbell per rank ([`Doorbell`]),
 //! and single-copy reads of a peer's memory ([`cma`]).
 //!
 //! [`ShmNode::establish`] is collective over the whole job (it calls
@@ -13,14 +14,14 @@
 //! cma::read_from(node.peer_pid(peer), &[(addr, len)], buf) when node.cma_enabled()
 //! ```
 //!
-//! The segment layout and the sizing rule are in [`layout`].
+//! The segment layout and the sizing rule are in [`Layout`] (`layout.rs`).
 
 pub mod cma;
-pub mod doorbell;
-pub mod layout;
+pub(crate) mod doorbell;
+pub(crate) mod layout;
 mod map;
-pub mod ring;
-pub mod segment;
+pub(crate) mod ring;
+pub(crate) mod segment;
 mod setup;
 
 use std::sync::atomic::Ordering::Acquire;

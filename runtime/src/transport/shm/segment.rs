@@ -18,9 +18,9 @@ use nix::errno::Errno;
 use crate::Error;
 
 /// Where fallback segment files live.
-pub const SHM_DIR: &str = "/dev/shm";
+pub(crate) const SHM_DIR: &str = "/dev/shm";
 /// Prefix of every segment file name.
-pub const PREFIX: &str = "oxmpi-";
+pub(crate) const PREFIX: &str = "oxmpi-";
 
 /// Which kind of file backs a node's segment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,7 +151,7 @@ fn random() -> u64 {
 
 /// Removes `oxmpi-*` files in `dir` that belong to this user and whose
 /// creator (the pid in the name) no longer exists; returns how many.
-pub fn remove_stale(dir: &Path) -> usize {
+pub(crate) fn remove_stale(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };

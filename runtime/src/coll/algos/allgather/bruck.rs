@@ -7,14 +7,20 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "bruck",
     commutative_only: false,
     pow2_only: false,
 };
 
 /// Fills every block of `buf` (`block` bytes each).
-pub fn build(ctx: &Ctx, s: &mut Schedule, buf: Buf, block: usize, after: &[usize]) -> Vec<usize> {
+pub(crate) fn build(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    buf: Buf,
+    block: usize,
+    after: &[usize],
+) -> Vec<usize> {
     let p = ctx.size;
     let rank = ctx.rank;
     if p == 1 {

@@ -6,14 +6,14 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "ring",
     commutative_only: false,
     pow2_only: false,
 };
 
 /// Fills every `parts[r]` (the caller's own is already there).
-pub fn build(ctx: &Ctx, s: &mut Schedule, parts: &[Buf], after: &[usize]) -> Vec<usize> {
+pub(crate) fn build(ctx: &Ctx, s: &mut Schedule, parts: &[Buf], after: &[usize]) -> Vec<usize> {
     let p = ctx.size;
     let (right, left) = ((ctx.rank + 1) % p, (ctx.rank + p - 1) % p);
     let mut last = after.to_vec();

@@ -1,14 +1,14 @@
 //! Allreduce algorithms.
 
-pub mod rabenseifner;
-pub mod recursive_doubling;
-pub mod reduce_bcast;
-pub mod ring;
+pub(crate) mod rabenseifner;
+pub(crate) mod recursive_doubling;
+pub(crate) mod reduce_bcast;
+pub(crate) mod ring;
 
 use super::AlgoInfo;
 
 /// Every allreduce algorithm, in tie-break order.
-pub const ALL: &[AlgoInfo] = &[
+pub(crate) const ALL: &[AlgoInfo] = &[
     recursive_doubling::INFO,
     rabenseifner::INFO,
     ring::INFO,

@@ -8,14 +8,14 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, ReduceFn, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "reduce_bcast",
     commutative_only: false,
     pow2_only: false,
 };
 
 /// Reduces `buf` across all ranks (`commutative`: whether `op` is).
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     buf: Buf,

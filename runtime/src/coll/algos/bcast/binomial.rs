@@ -6,14 +6,14 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "binomial",
     commutative_only: false,
     pow2_only: false,
 };
 
 /// Broadcasts `buf` from `root`, with messages on tag step `step`.
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     buf: Buf,
