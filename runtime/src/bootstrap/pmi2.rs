@@ -14,6 +14,16 @@ use super::{check_identity, node_map, Bootstrap, JobInfo, PmiEnv, Stream};
 use crate::Error;
 
 /// A PMI-2 client connection.
+///
+/// ```no_run
+/// use oxmpi::bootstrap::pmi2::Pmi2;
+/// use oxmpi::bootstrap::{Bootstrap, PmiEnv};
+/// // Under `srun --mpi=pmi2`: talk PMI-2 whatever PMI_VERSION says.
+/// let mut pmi = Pmi2::connect(&PmiEnv::from_env())?;
+/// println!("rank {} of {} in job {}", pmi.rank(), pmi.size(), pmi.jobid());
+/// pmi.finalize()?;
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Pmi2 {
     conn: Conn,
@@ -49,6 +59,8 @@ fn job_attr(conn: &mut Conn, key: &str) -> Result<Option<String>, Error> {
 
 impl Pmi2 {
     /// Opens `PMI_FD` (or `PMI_PORT`) and runs the start-up exchange.
+    ///
+    /// See the example on [`Pmi2`].
     pub fn connect(env: &PmiEnv) -> Result<Self, Error> {
         Self::over(super::open_stream(env)?, env)
     }

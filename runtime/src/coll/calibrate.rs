@@ -30,6 +30,13 @@ use crate::error::Error;
 pub(crate) const MODEL_KEY: &str = "oxmpi-coll-model";
 
 /// Where a job's model came from (logged by `OXMPI_DEBUG=coll`).
+///
+/// ```
+/// use oxmpi::coll::calibrate::{job_model, Source};
+/// let (_, source) = job_model("builtin")?;
+/// assert_eq!(source, Source::Builtin);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
     /// The built-in constants ([`Model::SHM`]).
@@ -46,6 +53,13 @@ pub enum Source {
 
 impl Model {
     /// The model as `key = value` lines.
+    ///
+    /// ```
+    /// use oxmpi::coll::select::Model;
+    /// let text = Model::SHM.encode(); // the form OXMPI_COLL_MODEL files hold
+    /// assert!(text.starts_with("alpha_us = 0.3990\n"));
+    /// assert_eq!(text.lines().count(), 3);
+    /// ```
     pub fn encode(&self) -> String {
         format!(
             "alpha_us = {:.4}\nbeta_gbps = {:.3}\ngamma_gbps = {:.3}\n",
@@ -118,6 +132,16 @@ impl Model {
 
 /// Rank 0's choice of the job's model (see the module docs). `setting` is
 /// the value of `OXMPI_COLL_MODEL` (empty when unset).
+///
+/// ```
+/// use oxmpi::coll::calibrate::{job_model, Source};
+/// use oxmpi::coll::select::Model;
+/// let (model, source) = job_model("builtin")?; // OXMPI_COLL_MODEL=builtin
+/// assert_eq!((model.alpha, source), (Model::SHM.alpha, Source::Builtin));
+/// let err = job_model("/nonexistent/model.txt").unwrap_err();
+/// assert!(err.to_string().contains("OXMPI_COLL_MODEL"));
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub fn job_model(setting: &str) -> Result<(Model, Source), Error> {
     match setting {
         "builtin" => return Ok((Model::SHM, Source::Builtin)),

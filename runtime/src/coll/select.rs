@@ -14,6 +14,15 @@ use crate::config::{self, Setting};
 use crate::fast_hash::FastMap;
 
 /// Collectives with a choice of algorithms.
+///
+/// ```
+/// use oxmpi::coll::select::Coll;
+/// assert_eq!(Coll::from_name("reduce_scatter"), Some(Coll::ReduceScatter));
+/// assert_eq!(Coll::ReduceScatter.name(), "reduce_scatter"); // as in OXMPI_REDUCE_SCATTER_ALGO
+/// assert_eq!(Coll::ALL.len(), 16);
+/// let names: Vec<&str> = Coll::Bcast.algos().iter().map(|a| a.name).collect();
+/// assert_eq!(names, ["binomial", "scatter_allgather", "chain"]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Coll {
     /// MPI_Allreduce.
@@ -52,6 +61,8 @@ pub enum Coll {
 
 impl Coll {
     /// Every collective, in the order `--info` lists their overrides.
+    ///
+    /// See the example on [`Coll`].
     pub const ALL: &'static [Coll] = &[
         Coll::Allreduce,
         Coll::Bcast,
@@ -72,6 +83,8 @@ impl Coll {
     ];
 
     /// Lower-case name, as in `OXMPI_ALLREDUCE_ALGO`.
+    ///
+    /// See the example on [`Coll`].
     pub fn name(self) -> &'static str {
         match self {
             Coll::Allreduce => "allreduce",
@@ -94,11 +107,15 @@ impl Coll {
     }
 
     /// Parses a name.
+    ///
+    /// See the example on [`Coll`].
     pub fn from_name(name: &str) -> Option<Coll> {
         Coll::ALL.iter().copied().find(|c| c.name() == name)
     }
 
     /// The algorithms implementing it, in tie-break order.
+    ///
+    /// See the example on [`Coll`].
     pub fn algos(self) -> &'static [AlgoInfo] {
         match self {
             Coll::Allreduce => algos::allreduce::ALL,
@@ -154,6 +171,17 @@ impl Coll {
 }
 
 /// Machine parameters: seconds per message, per byte moved, per byte reduced.
+///
+/// ```
+/// use oxmpi::coll::algos::Args;
+/// use oxmpi::coll::select::{Coll, Model};
+/// // A slower network: 5 us per message, 1 GB/s, reductions at 10 GB/s.
+/// let net = Model { alpha: 5e-6, beta: 1e-9, gamma: 1e-10 };
+/// let a = Args { ranks: 16, bytes: 8, commutative: true };
+/// let t = net.predict(Coll::Allreduce, "recursive_doubling", &a);
+/// assert!(t > 4.0 * net.alpha); // lg 16 = 4 rounds of at least one message
+/// println!("{}", net.encode());
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Model {
     /// Latency of one message (alpha).
@@ -171,6 +199,12 @@ impl Model {
     /// transfers, 10 GB/s reductions. Used as `OXMPI_COLL_MODEL=builtin`;
     /// jobs normally use a model measured where they run (see
     /// [`super::calibrate`]).
+    ///
+    /// ```
+    /// use oxmpi::coll::select::Model;
+    /// let m = Model::SHM;
+    /// assert!(m.alpha < 1e-6 && m.beta < m.gamma); // sub-microsecond, copies beat reductions
+    /// ```
     pub const SHM: Model = Model {
         alpha: 0.399e-6,
         beta: 1.0 / 13.33e9,
@@ -178,6 +212,19 @@ impl Model {
     };
 
     /// Predicted seconds for `algo` of `coll` on `a`.
+    ///
+    /// ```
+    /// use oxmpi::coll::algos::Args;
+    /// use oxmpi::coll::select::{Coll, Model};
+    /// let m = Model::SHM;
+    /// let small = Args { ranks: 8, bytes: 8, commutative: true };
+    /// let big = Args { bytes: 64 << 20, ..small };
+    /// let ring = |a| m.predict(Coll::Allreduce, "ring", a);
+    /// let rd = |a| m.predict(Coll::Allreduce, "recursive_doubling", a);
+    /// assert!(rd(&small) < ring(&small)); // fewer messages win small
+    /// assert!(ring(&big) < rd(&big)); // less data moved wins big
+    /// assert!(m.predict(Coll::Bcast, "no_such_algo", &small).is_infinite());
+    /// ```
     pub fn predict(&self, coll: Coll, algo: &str, a: &Args) -> f64 {
         let p = a.ranks.max(1) as f64;
         let n = a.bytes as f64;
@@ -261,6 +308,8 @@ impl Model {
 }
 
 /// A decision and how it was reached.
+///
+/// Returned by [`choose`]; see the example there.
 #[derive(Debug, Clone)]
 pub struct Choice {
     /// The algorithm.
@@ -272,6 +321,17 @@ pub struct Choice {
 }
 
 /// Picks the algorithm for `coll` on `a`; `forced` names an override.
+///
+/// ```
+/// use oxmpi::coll::algos::Args;
+/// use oxmpi::coll::select::{choose, Coll, Model};
+/// let a = Args { ranks: 6, bytes: 1 << 20, commutative: true };
+/// let c = choose(Coll::Allreduce, &a, &Model::SHM, None);
+/// assert!(c.predicted.is_finite() && c.fallback.is_none());
+/// // An override that cannot apply falls back, saying why.
+/// let forced = choose(Coll::Allreduce, &a, &Model::SHM, Some("no_such_algo"));
+/// assert!(forced.fallback.unwrap().contains("does not exist"));
+/// ```
 pub fn choose(coll: Coll, a: &Args, model: &Model, forced: Option<&str>) -> Choice {
     let candidates = coll.algos();
     let mut fallback = None;
@@ -319,6 +379,15 @@ pub fn choose(coll: Coll, a: &Args, model: &Model, forced: Option<&str>) -> Choi
 
 /// Every algorithm's prediction for a case, and the choice: what
 /// `oxrun --explain` prints.
+///
+/// ```
+/// use oxmpi::coll::algos::Args;
+/// use oxmpi::coll::select::{explain, Coll, Model};
+/// let a = Args { ranks: 12, bytes: 4096, commutative: true };
+/// let text = explain(Coll::Bcast, &a, &Model::SHM); // what `oxrun --explain` prints
+/// assert!(text.starts_with("bcast of 4096 bytes"));
+/// assert_eq!(text.matches("<- chosen").count(), 1);
+/// ```
 pub fn explain(coll: Coll, a: &Args, model: &Model) -> String {
     let choice = choose(coll, a, model, None);
     let mut out = format!(

@@ -16,6 +16,15 @@ pub(crate) mod scatter;
 mod tests;
 
 /// What an algorithm requires of the call.
+///
+/// ```
+/// use oxmpi::coll::algos::Args;
+/// use oxmpi::coll::select::Coll;
+/// let rabenseifner = Coll::Allreduce.algos().iter().find(|a| a.name == "rabenseifner").unwrap();
+/// assert!(rabenseifner.commutative_only);
+/// let a = Args { ranks: 8, bytes: 1024, commutative: false };
+/// assert!(rabenseifner.applicable(&a).unwrap_err().contains("commutative"));
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct AlgoInfo {
     /// Name used by `OXMPI_<COLL>_ALGO` and in logs.
@@ -27,6 +36,19 @@ pub struct AlgoInfo {
 }
 
 /// The facts selection looks at.
+///
+/// ```
+/// use oxmpi::coll::algos::Args;
+/// use oxmpi::coll::select::Coll;
+/// let odd = Args { ranks: 7, bytes: 64, commutative: true };
+/// let usable: Vec<&str> = Coll::Allreduce
+///     .algos()
+///     .iter()
+///     .filter(|a| a.applicable(&odd).is_ok())
+///     .map(|a| a.name)
+///     .collect();
+/// assert!(usable.contains(&"ring"));
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Args {
     /// Ranks in the communicator.
@@ -39,6 +61,8 @@ pub struct Args {
 
 impl AlgoInfo {
     /// Why this algorithm cannot run the call, or `Ok`.
+    ///
+    /// See the example on [`AlgoInfo`].
     pub fn applicable(&self, a: &Args) -> Result<(), String> {
         if self.commutative_only && !a.commutative {
             return Err(format!("{} needs a commutative operation", self.name));

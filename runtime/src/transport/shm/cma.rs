@@ -25,6 +25,8 @@ const PR_SET_PTRACER: nix::libc::c_int = 0x5961_6d61;
 const PR_SET_PTRACER_ANY: nix::libc::c_ulong = !0;
 
 /// Whether single-copy reads from a peer work.
+///
+/// See the example on [`ShmNode::peer_pid`](super::ShmNode::peer_pid).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CmaStatus {
     /// Reads succeed and return the expected bytes.
@@ -52,6 +54,17 @@ fn os(call: &'static str, e: Errno, detail: String) -> Error {
 /// process `pid` into the front of `local`; returns the bytes read (their
 /// total). Splits the work into calls of at most `IOV_MAX` ranges and 1 GiB,
 /// and resumes after partial reads.
+///
+/// ```
+/// use oxmpi::transport::shm::cma::read_from;
+/// let src = *b"single copy";
+/// let mut dst = [0u8; 11];
+/// let me = std::process::id() as i32; // a peer's pid in real use
+/// match read_from(me, &[(src.as_ptr() as usize, src.len())], &mut dst) {
+///     Ok(n) => assert_eq!((n, &dst), (11, &src)),
+///     Err(e) => println!("CMA is not allowed here: {e}"), // e.g. a seccomp filter
+/// }
+/// ```
 pub fn read_from(pid: i32, remote: &[(usize, usize)], local: &mut [u8]) -> Result<usize, Error> {
     read_chunked(pid, remote, local, MAX_CALL)
 }

@@ -123,6 +123,19 @@ pub(crate) struct RingCtl {
 }
 
 /// Sizes and offsets of a node's segment (see the module docs).
+///
+/// ```no_run
+/// # use oxmpi::bootstrap::{connect, Bootstrap};
+/// # use oxmpi::config::Config;
+/// # use oxmpi::transport::shm::{ShmConfig, ShmNode};
+/// # let mut boot = connect()?;
+/// let cfg = ShmConfig::from_config(&Config::from_env()?);
+/// let node = ShmNode::establish(&mut *boot, &cfg)?;
+/// let layout = node.layout();
+/// assert_eq!(layout.cell_size(), cfg.cell_size);
+/// assert!(layout.cells().is_power_of_two() && layout.cells() <= cfg.ring_cells.max(4));
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
     local_size: usize,
@@ -183,11 +196,15 @@ impl Layout {
     }
 
     /// Payload bytes one cell holds.
+    ///
+    /// See the example on [`Layout`].
     pub fn cell_size(&self) -> usize {
         self.cell_size
     }
 
     /// Cells per ring, after scaling (a power of two).
+    ///
+    /// See the example on [`Layout`].
     pub fn cells(&self) -> usize {
         self.cells
     }

@@ -23,6 +23,20 @@ pub(crate) const SHM_DIR: &str = "/dev/shm";
 pub(crate) const PREFIX: &str = "oxmpi-";
 
 /// Which kind of file backs a node's segment.
+///
+/// ```no_run
+/// use oxmpi::transport::shm::Backing;
+/// # use oxmpi::bootstrap::{connect, Bootstrap};
+/// # use oxmpi::config::Config;
+/// # use oxmpi::transport::shm::{ShmConfig, ShmNode};
+/// # let mut boot = connect()?;
+/// # let node = ShmNode::establish(&mut *boot, &ShmConfig::from_config(&Config::from_env()?))?;
+/// match node.backing() {
+///     Backing::Memfd => println!("memfd: nothing to clean up"),
+///     Backing::File(name) => println!("/dev/shm file {name}, unlinked once attached"),
+/// }
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Backing {
     /// An anonymous memfd: nothing to clean up, ever.
