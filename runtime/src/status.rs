@@ -24,10 +24,15 @@ pub const ANY_SOURCE: i32 = -2;
 /// ```no_run
 /// use oxmpi::ANY_TAG;
 /// # let universe = oxmpi::init()?; let world = universe.world();
-/// if world.rank() == 1 {
+/// let last = world.size() - 1;
+/// if world.rank() == 0 {
+///     world.send(&[1u8, 2, 3], last, 42)?;
+/// }
+/// if world.rank() == last {
 ///     let st = world.probe(0, ANY_TAG)?; // any tag from rank 0
 ///     let mut buf = vec![0u8; st.count];
 ///     world.recv(&mut buf, 0, st.tag)?;
+///     assert_eq!(st.tag, 42);
 /// }
 /// # Ok::<(), oxmpi::Error>(())
 /// ```

@@ -23,6 +23,8 @@ use crate::Error;
 /// let info: &JobInfo = boot.info();
 /// assert_eq!(info.node_of_rank.len(), info.size);
 /// println!("rank {} of {} on node {}", info.rank, info.size, info.node());
+/// # let mut boot = boot;
+/// # boot.finalize()?;
 /// # Ok::<(), oxmpi::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]

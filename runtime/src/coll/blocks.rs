@@ -33,11 +33,17 @@ impl<'a> Blocks<'a> {
     /// ```no_run
     /// use oxmpi::coll::Blocks;
     /// # let universe = oxmpi::init()?; let world = universe.world();
-    /// // Counts and displacements matter at the root only.
+    /// let p = world.size() as usize;
     /// let mut mine = [0u8; 1];
-    /// if world.rank() != 0 {
+    /// if world.rank() == 0 {
+    ///     let (counts, displs): (Vec<usize>, Vec<usize>) = (vec![1; p], (0..p).collect());
+    ///     let items = vec![7u8; p];
+    ///     world.scatterv(Some(&items[..]), Blocks::new(&counts, &displs), &mut mine, 0)?;
+    /// } else {
+    ///     // Counts and displacements matter at the root only.
     ///     world.scatterv(None, Blocks::NONE, &mut mine, 0)?;
     /// }
+    /// assert_eq!(mine[0], 7);
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub const NONE: Blocks<'static> = Blocks {

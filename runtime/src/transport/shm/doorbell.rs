@@ -58,6 +58,7 @@ pub enum Wake {
 ///     Wake::TimedOut => println!("quiet for 10 ms"),
 /// }
 /// node.doorbell((node.local_rank() + 1) % node.local_size()).ring(); // wake a peer
+/// # boot.finalize()?;
 /// # Ok::<(), oxmpi::Error>(())
 /// ```
 #[derive(Debug)]

@@ -134,6 +134,7 @@ pub(crate) struct RingCtl {
 /// let layout = node.layout();
 /// assert_eq!(layout.cell_size(), cfg.cell_size);
 /// assert!(layout.cells().is_power_of_two() && layout.cells() <= cfg.ring_cells.max(4));
+/// # boot.finalize()?;
 /// # Ok::<(), oxmpi::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -252,6 +252,7 @@ impl ShmNode {
     /// # let mut boot = connect()?;
     /// # let node = ShmNode::establish(&mut *boot, &ShmConfig::from_config(&Config::from_env()?))?;
     /// let (me, n) = (node.local_rank(), node.local_size());
+    /// # if n < 2 { return Ok(()); }
     /// let next = (me + 1) % n;
     /// let tx = node.sender(next);
     /// // Copy a header and a payload into the next cell; false while the ring is full.
@@ -268,6 +269,8 @@ impl ShmNode {
     /// cell.payload()[..len].fill(0xab);
     /// cell.commit(len, 8);
     /// node.doorbell(next).ring(); // tell `next` to look
+    /// # boot.fence()?; // keep the segment mapped until every rank is done
+    /// # boot.finalize()?;
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn sender(&self, to: usize) -> &Sender {
@@ -290,6 +293,9 @@ impl ShmNode {
     /// # let mut boot = connect()?;
     /// # let node = ShmNode::establish(&mut *boot, &ShmConfig::from_config(&Config::from_env()?))?;
     /// let (me, n) = (node.local_rank(), node.local_size());
+    /// # if n < 2 { return Ok(()); }
+    /// # while !node.sender((me + 1) % n).try_push(1, &[b"ping"]) {}
+    /// # node.doorbell((me + 1) % n).ring();
     /// let rx = node.receiver((me + n - 1) % n);
     /// let bell = node.doorbell(me);
     /// loop {
@@ -302,6 +308,8 @@ impl ShmNode {
     /// // The bytes are lent to the closure, then the cell is freed.
     /// let got = rx.try_pop(|flags, bytes| (flags, bytes.to_vec()));
     /// assert!(got.is_some());
+    /// # boot.fence()?;
+    /// # boot.finalize()?;
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn receiver(&self, from: usize) -> &Receiver {
@@ -334,14 +342,23 @@ impl ShmNode {
     /// # use oxmpi::transport::shm::{cma, CmaStatus, ShmConfig, ShmNode};
     /// # let mut boot = connect()?;
     /// # let node = ShmNode::establish(&mut *boot, &ShmConfig::from_config(&Config::from_env()?))?;
-    /// # let (peer, addr, len) = (1usize, 0x7f00_0000_0000usize, 64usize);
-    /// // `addr` and `len` came from the peer, e.g. in a rendezvous header.
+    /// let (me, n) = (node.local_rank(), node.local_size());
+    /// let mine = vec![me as u8; 64];
+    /// // Publish where my buffer is, then read the next local rank's in one copy.
+    /// boot.put(&format!("buf-{}", boot.rank()), &(mine.as_ptr() as usize).to_string())?;
+    /// boot.fence()?;
+    /// let peer = (me + 1) % n;
+    /// let addr = boot.get(&format!("buf-{}", node.ranks()[peer]))?.expect("every rank put one");
+    /// let addr: usize = addr.parse().expect("an address");
     /// if node.cma_enabled() {
-    ///     let mut buf = vec![0u8; len];
-    ///     cma::read_from(node.peer_pid(peer), &[(addr, len)], &mut buf)?;
+    ///     let mut buf = vec![0u8; 64];
+    ///     cma::read_from(node.peer_pid(peer), &[(addr, 64)], &mut buf)?;
+    ///     assert_eq!(buf, vec![peer as u8; 64]);
     /// } else if let CmaStatus::Disabled(why) = node.cma_status() {
     ///     println!("copying through the rings: {why}");
     /// }
+    /// boot.fence()?; // keep `mine` alive until the peer has read it
+    /// # boot.finalize()?;
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn peer_pid(&self, local: usize) -> i32 {

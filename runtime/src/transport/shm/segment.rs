@@ -35,6 +35,7 @@ pub(crate) const PREFIX: &str = "oxmpi-";
 ///     Backing::Memfd => println!("memfd: nothing to clean up"),
 ///     Backing::File(name) => println!("/dev/shm file {name}, unlinked once attached"),
 /// }
+/// # boot.finalize()?;
 /// # Ok::<(), oxmpi::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
