@@ -14,6 +14,16 @@ use std::marker::PhantomData;
 use thiserror::Error as ThisError;
 
 /// What kind of value a tunable takes (how it is parsed and documented).
+///
+/// ```
+/// use oxmpi::config::{Kind, ALLREDUCE_ALGO, COLL_ALGOS, DEBUG, DEBUG_CATEGORIES};
+/// use oxmpi::config::{RNDV_PROTOCOL, RNDV_PROTOCOLS};
+/// assert_eq!(DEBUG.entry.kind, Kind::List(DEBUG_CATEGORIES));
+/// assert_eq!(RNDV_PROTOCOL.entry.kind, Kind::List(RNDV_PROTOCOLS));
+/// assert_eq!(ALLREDUCE_ALGO.entry.kind, Kind::List(COLL_ALGOS));
+/// assert_eq!(Kind::Bytes.to_string(), "bytes");
+/// assert_eq!(Kind::List(&["a", "b"]).to_string(), "list of a|b");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// `1/0`, `true/false`, `yes/no`, `on/off` (any case).
@@ -41,6 +51,13 @@ impl fmt::Display for Kind {
 }
 
 /// One registry entry, untyped: what `--info` prints.
+///
+/// ```
+/// use oxmpi::config::{Kind, EAGER_LIMIT};
+/// let e = &EAGER_LIMIT.entry;
+/// assert_eq!((e.name, e.env), ("eager_limit", "OXMPI_EAGER_LIMIT"));
+/// assert_eq!((e.default, e.kind), ("64k", Kind::Bytes));
+/// ```
 #[derive(Debug)]
 pub struct Entry {
     /// Short name, e.g. `eager_limit`.
@@ -56,6 +73,20 @@ pub struct Entry {
 }
 
 /// A tunable whose value has type `T`.
+///
+/// ```
+/// use oxmpi::config::{get_from, Entry, Kind, Setting};
+/// static RETRIES: Setting<usize> = Setting::new(Entry {
+///     name: "retries",
+///     env: "MYAPP_RETRIES",
+///     default: "3",
+///     doc: "how often to retry",
+///     kind: Kind::Count,
+/// });
+/// assert_eq!(get_from(&RETRIES, |_: &str| Ok(None))?, 3);
+/// assert_eq!(get_from(&RETRIES, |_: &str| Ok(Some("5".into())))?, 5);
+/// # Ok::<(), oxmpi::config::ConfigError>(())
+/// ```
 #[derive(Debug)]
 pub struct Setting<T> {
     /// Its registry entry.
@@ -65,6 +96,8 @@ pub struct Setting<T> {
 
 impl<T> Setting<T> {
     /// Declares a tunable (for the statics below).
+    ///
+    /// See the example on [`Setting`].
     pub const fn new(entry: Entry) -> Self {
         Setting {
             entry,
@@ -74,6 +107,8 @@ impl<T> Setting<T> {
 }
 
 /// Debug categories accepted by `OXMPI_DEBUG`.
+///
+/// See the example on [`Kind`].
 pub const DEBUG_CATEGORIES: &[&str] = &[
     "all",
     "bootstrap",
@@ -86,6 +121,8 @@ pub const DEBUG_CATEGORIES: &[&str] = &[
 ];
 
 /// Messages up to this many bytes are sent eagerly; larger ones use rendezvous.
+///
+/// Read it with [`get`]; see the examples there and on [`get_from`].
 pub static EAGER_LIMIT: Setting<usize> = Setting::new(Entry {
     name: "eager_limit",
     env: "OXMPI_EAGER_LIMIT",
@@ -95,6 +132,8 @@ pub static EAGER_LIMIT: Setting<usize> = Setting::new(Entry {
 });
 
 /// Payload bytes of one shared-memory ring cell.
+///
+/// See the example on [`get_from`].
 pub static SHM_CELL_SIZE: Setting<usize> = Setting::new(Entry {
     name: "shm_cell_size",
     env: "OXMPI_SHM_CELL_SIZE",
@@ -104,6 +143,8 @@ pub static SHM_CELL_SIZE: Setting<usize> = Setting::new(Entry {
 });
 
 /// Number of cells in each shared-memory ring.
+///
+/// See the example on [`get_from`].
 pub static SHM_RING_CELLS: Setting<usize> = Setting::new(Entry {
     name: "shm_ring_cells",
     env: "OXMPI_SHM_RING_CELLS",
@@ -113,6 +154,8 @@ pub static SHM_RING_CELLS: Setting<usize> = Setting::new(Entry {
 });
 
 /// Whether the node's shared segment is a memfd (else a `/dev/shm` file).
+///
+/// See the example on [`get_from`].
 pub static SHM_MEMFD: Setting<bool> = Setting::new(Entry {
     name: "shm_memfd",
     env: "OXMPI_SHM_MEMFD",
@@ -122,6 +165,8 @@ pub static SHM_MEMFD: Setting<bool> = Setting::new(Entry {
 });
 
 /// Whether large intra-node messages use a single CMA copy.
+///
+/// See the example on [`get_from`].
 pub static CMA: Setting<bool> = Setting::new(Entry {
     name: "cma",
     env: "OXMPI_CMA",
@@ -131,6 +176,8 @@ pub static CMA: Setting<bool> = Setting::new(Entry {
 });
 
 /// Rendezvous messages at least this large are copied by both sides at once.
+///
+/// See the example on [`get_from`].
 pub static CMA_SPLIT_MIN: Setting<usize> = Setting::new(Entry {
     name: "cma_split_min",
     env: "OXMPI_CMA_SPLIT_MIN",
@@ -142,9 +189,13 @@ pub static CMA_SPLIT_MIN: Setting<usize> = Setting::new(Entry {
 /// Rendezvous protocols: `auto` streams through the rings (two copies,
 /// pipelined on both cores) when each local rank has a core and reads with
 /// CMA (one copy by the receiver alone) when oversubscribed.
+///
+/// See the example on [`Kind`].
 pub const RNDV_PROTOCOLS: &[&str] = &["auto", "cma", "stream"];
 
 /// How large messages travel between ranks of one host.
+///
+/// See the example on [`get_from`].
 pub static RNDV_PROTOCOL: Setting<Vec<String>> = Setting::new(Entry {
     name: "rndv_protocol",
     env: "OXMPI_RNDV_PROTOCOL",
@@ -154,6 +205,8 @@ pub static RNDV_PROTOCOL: Setting<Vec<String>> = Setting::new(Entry {
 });
 
 /// Which subsystems log debug output.
+///
+/// See the example on [`get_from`].
 pub static DEBUG: Setting<Vec<String>> = Setting::new(Entry {
     name: "debug",
     env: "OXMPI_DEBUG",
@@ -164,6 +217,8 @@ pub static DEBUG: Setting<Vec<String>> = Setting::new(Entry {
 
 /// Where the collective cost model's parameters come from (see
 /// `coll::calibrate`): empty for the per-host cache, measured at first use.
+///
+/// See the example on [`get_from`].
 pub static COLL_MODEL: Setting<String> = Setting::new(Entry {
     name: "coll_model",
     env: "OXMPI_COLL_MODEL",
@@ -182,6 +237,8 @@ pub static COLL_NODES: Setting<usize> = Setting::new(Entry {
 });
 
 /// Algorithm names a collective override may name (checked per collective at selection).
+///
+/// See the example on [`Kind`].
 pub const COLL_ALGOS: &[&str] = &[
     "recursive_doubling",
     "rabenseifner",
@@ -201,6 +258,12 @@ pub const COLL_ALGOS: &[&str] = &[
 macro_rules! coll_override {
     ($name:ident, $short:literal, $env:literal, $coll:literal) => {
         #[doc = concat!("Forces the ", $coll, " algorithm (empty: chosen by the cost model).")]
+        #[doc = ""]
+        #[doc = concat!(
+                    "Read it with `config::get(&",
+                    stringify!($name),
+                    ")` ([`get`]); see the example on [`REGISTRY`], which checks every override."
+                )]
         pub static $name: Setting<Vec<String>> = Setting::new(Entry {
             name: $short,
             env: $env,
@@ -288,6 +351,16 @@ coll_override!(SCAN_ALGO, "scan_algo", "OXMPI_SCAN_ALGO", "scan");
 coll_override!(EXSCAN_ALGO, "exscan_algo", "OXMPI_EXSCAN_ALGO", "exscan");
 
 /// Every tunable, in the order `--info` prints them.
+///
+/// ```
+/// use oxmpi::config::{Kind, COLL_ALGOS, REGISTRY};
+/// // Every variable is OXMPI_ and the upper-case name.
+/// assert!(REGISTRY.iter().all(|e| e.env == format!("OXMPI_{}", e.name.to_uppercase())));
+/// // The per-collective algorithm overrides, unset by default.
+/// let overrides: Vec<_> = REGISTRY.iter().filter(|e| e.name.ends_with("_algo")).collect();
+/// assert_eq!(overrides.len(), 16);
+/// assert!(overrides.iter().all(|e| e.kind == Kind::List(COLL_ALGOS) && e.default.is_empty()));
+/// ```
 pub static REGISTRY: &[&Entry] = &[
     &EAGER_LIMIT.entry,
     &SHM_CELL_SIZE.entry,
@@ -318,6 +391,17 @@ pub static REGISTRY: &[&Entry] = &[
 ];
 
 /// A tunable's value could not be read.
+///
+/// ```
+/// use oxmpi::config::{get_from, ConfigError, EAGER_LIMIT};
+/// let err = get_from(&EAGER_LIMIT, |_: &str| Ok(Some("lots".into()))).unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "OXMPI_EAGER_LIMIT=\"lots\": not a non-negative integer (expected bytes)"
+/// );
+/// let err = get_from(&EAGER_LIMIT, |_: &str| Err(())).unwrap_err(); // set, not UTF-8
+/// assert_eq!(err, ConfigError::NotUnicode { env: "OXMPI_EAGER_LIMIT" });
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, ThisError)]
 #[non_exhaustive]
 pub enum ConfigError {
@@ -342,8 +426,18 @@ pub enum ConfigError {
 }
 
 /// A type a tunable's text parses into.
+///
+/// ```
+/// use oxmpi::config::{FromSetting, Kind};
+/// assert_eq!(usize::from_setting("2m", Kind::Bytes), Ok(2 << 20));
+/// assert_eq!(usize::from_setting("2m", Kind::Count).is_err(), true); // suffixes are for bytes
+/// assert_eq!(bool::from_setting("Yes", Kind::Bool), Ok(true));
+/// assert!(Vec::<String>::from_setting("x", Kind::List(&["a"])).is_err());
+/// ```
 pub trait FromSetting: Sized {
     /// Parses `text` as a value of `kind`; the error says what is wrong.
+    ///
+    /// See the example on [`FromSetting`].
     fn from_setting(text: &str, kind: Kind) -> Result<Self, String>;
 }
 
@@ -405,7 +499,7 @@ impl FromSetting for Vec<String> {
 
 /// Where a value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     /// The variable was not set.
     Default,
     /// The variable was set.
@@ -413,12 +507,43 @@ pub enum Origin {
 }
 
 /// Reads `setting` from the process environment (its default when unset).
+///
+/// ```
+/// use oxmpi::config::{get, Config, EAGER_LIMIT};
+/// let limit: usize = get(&EAGER_LIMIT)?; // OXMPI_EAGER_LIMIT, else its default
+/// assert_eq!(limit, Config::from_env()?.eager_limit);
+/// # Ok::<(), oxmpi::config::ConfigError>(())
+/// ```
 pub fn get<T: FromSetting>(setting: &Setting<T>) -> Result<T, ConfigError> {
     get_from(setting, env_lookup)
 }
 
 /// Reads `setting` through `lookup` (an environment stand-in: variable name
 /// to `Some(text)` when set; `Err(())` when set but not UTF-8).
+///
+/// ```
+/// use oxmpi::config::*;
+/// let env = |name: &str| -> Result<Option<String>, ()> {
+///     Ok(match name {
+///         "OXMPI_EAGER_LIMIT" => Some("128k".into()),
+///         "OXMPI_SHM_MEMFD" => Some("off".into()),
+///         "OXMPI_DEBUG" => Some("coll, p2p".into()),
+///         "OXMPI_SHM_RING_CELLS" => Some("lots".into()),
+///         _ => None, // unset: the default
+///     })
+/// };
+/// assert_eq!(get_from(&EAGER_LIMIT, env)?, 128 * 1024);
+/// assert!(!get_from(&SHM_MEMFD, env)?);
+/// assert_eq!(get_from(&DEBUG, env)?, ["coll", "p2p"]);
+/// assert_eq!(get_from(&SHM_CELL_SIZE, env)?, 8 * 1024); // the default, "8k"
+/// assert!(get_from(&CMA, env)?);
+/// assert_eq!(get_from(&CMA_SPLIT_MIN, env)?, 0);
+/// assert_eq!(get_from(&RNDV_PROTOCOL, env)?, ["auto"]);
+/// assert_eq!(get_from(&COLL_MODEL, env)?, "");
+/// let err = get_from(&SHM_RING_CELLS, env).unwrap_err();
+/// assert!(matches!(err, ConfigError::Invalid { env: "OXMPI_SHM_RING_CELLS", .. }));
+/// # Ok::<(), ConfigError>(())
+/// ```
 pub fn get_from<T: FromSetting>(
     setting: &Setting<T>,
     lookup: impl Fn(&str) -> Result<Option<String>, ()>,
@@ -450,6 +575,16 @@ fn env_lookup(name: &str) -> Result<Option<String>, ()> {
 }
 
 /// Every tunable's value, loaded once (at initialisation) and passed around.
+///
+/// ```
+/// use oxmpi::config::Config;
+/// let cfg = Config::from_lookup(|name: &str| {
+///     Ok((name == "OXMPI_DEBUG").then(|| "all".to_string()))
+/// })?;
+/// assert_eq!(cfg.eager_limit, 64 * 1024); // defaults elsewhere
+/// assert!(cfg.debug_enabled("coll")); // "all" turns every category on
+/// # Ok::<(), oxmpi::config::ConfigError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// [`EAGER_LIMIT`].
@@ -477,11 +612,20 @@ pub struct Config {
 impl Config {
     /// Loads every tunable from the process environment; the first bad
     /// value is the error.
+    ///
+    /// ```
+    /// use oxmpi::config::Config;
+    /// let cfg = Config::from_env()?; // what `init` loads
+    /// assert_eq!(cfg, Config::from_lookup(|name: &str| Ok(std::env::var(name).ok()))?);
+    /// # Ok::<(), oxmpi::config::ConfigError>(())
+    /// ```
     pub fn from_env() -> Result<Config, ConfigError> {
         Config::from_lookup(env_lookup)
     }
 
     /// Loads every tunable through `lookup` (see [`get_from`]).
+    ///
+    /// See the example on [`Config`].
     pub fn from_lookup(
         lookup: impl Fn(&str) -> Result<Option<String>, ()>,
     ) -> Result<Config, ConfigError> {
@@ -503,6 +647,8 @@ impl Config {
     }
 
     /// Whether debug output for `category` is on.
+    ///
+    /// See the example on [`Config`].
     pub fn debug_enabled(&self, category: &str) -> bool {
         self.debug.iter().any(|c| c == "all" || c == category)
     }
@@ -510,6 +656,8 @@ impl Config {
 
 /// A snapshot of every tunable with its current text and origin; its
 /// `Display` is the table `oxrun --info` prints.
+///
+/// Made by [`listing`]; see the example there.
 #[derive(Debug, Clone)]
 pub struct Listing {
     rows: Vec<(&'static Entry, RawValue)>,
@@ -519,6 +667,12 @@ pub struct Listing {
 type RawValue = Result<(String, Origin), ConfigError>;
 
 /// Snapshots every tunable from the process environment.
+///
+/// ```
+/// let table = oxmpi::config::listing().to_string();
+/// assert!(table.contains("OXMPI_EAGER_LIMIT"));
+/// print!("{table}"); // the tunables part of `oxrun --info`
+/// ```
 pub fn listing() -> Listing {
     Listing {
         rows: REGISTRY

@@ -3,6 +3,17 @@
 use thiserror::Error as ThisError;
 
 /// Everything that can go wrong in the runtime, with what was wrong and with which value.
+///
+/// ```
+/// use oxmpi::{Error, ErrorClass};
+/// let err = oxmpi::dims_create(0, &mut [0, 0]).unwrap_err();
+/// assert!(matches!(err, Error::InvalidArgument { arg: "nnodes", .. }));
+/// assert_eq!(err.to_string(), "invalid argument `nnodes`: 0 processes: need at least 1");
+/// assert_eq!(err.class(), ErrorClass::Dims);
+/// let e = Error::InvalidRank { arg: "dest", value: 9, size: 4 };
+/// assert_eq!(e.to_string(), "invalid rank 9 for argument `dest`: the communicator has 4 ranks");
+/// assert_eq!(e.class(), ErrorClass::Rank);
+/// ```
 #[derive(Debug, ThisError)]
 #[non_exhaustive]
 pub enum Error {
@@ -117,6 +128,13 @@ pub enum Error {
 }
 
 /// MPI error classes (values of the MPICH ABI), for the C front end.
+///
+/// ```
+/// use oxmpi::{Error, ErrorClass};
+/// let e = Error::InvalidRank { arg: "root", value: -3, size: 4 };
+/// assert_eq!(e.class(), ErrorClass::Root);
+/// assert_eq!(ErrorClass::Root as i32, 7); // MPI_ERR_ROOT in the MPICH ABI
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(i32)]
 pub enum ErrorClass {
@@ -158,6 +176,8 @@ pub enum ErrorClass {
 
 impl Error {
     /// The MPI error class of this error.
+    ///
+    /// See the examples on [`Error`] and [`ErrorClass`].
     pub fn class(&self) -> ErrorClass {
         match self {
             Error::InvalidRank { arg: "root", .. } => ErrorClass::Root,

@@ -8,6 +8,12 @@ use crate::status::PROC_NULL;
 
 /// Result of comparing groups or communicators (`MPI_IDENT`, ...; the
 /// discriminants are MPICH's values).
+///
+/// ```
+/// use oxmpi::{Comparison, Group};
+/// assert_eq!(Group::empty().compare(&Group::empty()), Comparison::Ident);
+/// assert_eq!(Comparison::Unequal as i32, 3); // MPI_UNEQUAL in the MPICH ABI
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Comparison {
     /// The same object (communicators) or the same members in the same order (groups).
@@ -41,6 +47,13 @@ pub struct Group {
 
 impl Group {
     /// `MPI_GROUP_EMPTY`.
+    ///
+    /// ```
+    /// use oxmpi::Group;
+    /// let none = Group::empty();
+    /// assert_eq!((none.size(), none.rank()), (0, None));
+    /// assert!(none.world_ranks().is_empty());
+    /// ```
     pub fn empty() -> Group {
         Group {
             members: Vec::new(),
@@ -61,18 +74,36 @@ impl Group {
     }
 
     /// Number of processes.
+    ///
+    /// See the examples on [`Group`] and [`Group::empty`].
     pub fn size(&self) -> i32 {
         self.members.len() as i32
     }
 
     /// This process's rank in the group, `None` when it is not a member
     /// (`MPI_UNDEFINED`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let last = world.group().incl(&[world.size() - 1])?;
+    /// let expected = (world.rank() == world.size() - 1).then_some(0);
+    /// assert_eq!(last.rank(), expected); // None outside the group
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn rank(&self) -> Option<i32> {
         let me = self.me?;
         self.members.iter().position(|&w| w == me).map(|r| r as i32)
     }
 
     /// World rank of each group rank.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let reversed: Vec<i32> = (0..world.size()).rev().collect();
+    /// let g = world.group().incl(&reversed)?;
+    /// assert_eq!(g.world_ranks()[0], world.size() as usize - 1);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn world_ranks(&self) -> &[usize] {
         &self.members
     }
@@ -110,12 +141,29 @@ impl Group {
     }
 
     /// The processes at `ranks`, in that order (`MPI_Group_incl`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let all = world.group();
+    /// let pair = all.incl(&[1, 0])?; // world ranks 1 and 0, in that order
+    /// assert_eq!(pair.world_ranks(), &[1, 0]);
+    /// assert!(all.incl(&[0, 0]).is_err()); // a rank twice
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn incl(&self, ranks: &[i32]) -> Result<Group, Error> {
         let idx = self.distinct("ranks", ranks)?;
         Ok(self.derive(idx.iter().map(|&r| self.members[r]).collect()))
     }
 
     /// The processes not at `ranks`, in group order (`MPI_Group_excl`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let all = world.group();
+    /// let workers = all.excl(&[0])?; // everyone but rank 0
+    /// assert_eq!(workers.size(), all.size() - 1);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn excl(&self, ranks: &[i32]) -> Result<Group, Error> {
         let idx = self.distinct("ranks", ranks)?;
         let mut out = vec![true; self.members.len()];
@@ -162,6 +210,16 @@ impl Group {
 
     /// The processes of `ranges` in order (`MPI_Group_range_incl`); a rank
     /// appearing twice across the ranges is an error.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let all = world.group();
+    /// let last = all.size() - 1;
+    /// let evens = all.range_incl(&[(0, last, 2)])?;
+    /// let backwards = all.range_incl(&[(last, 0, -1)])?;
+    /// assert_eq!(backwards.world_ranks()[0], last as usize);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn range_incl(&self, ranges: &[(i32, i32, i32)]) -> Result<Group, Error> {
         let ranks = self.expand(ranges)?;
         let idx = self.distinct("ranges", &ranks)?;
@@ -169,6 +227,14 @@ impl Group {
     }
 
     /// The processes outside `ranges`, in group order (`MPI_Group_range_excl`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let all = world.group();
+    /// let odds = all.range_excl(&[(0, all.size() - 1, 2)])?; // drop the even ranks
+    /// assert!(odds.world_ranks().iter().all(|w| w % 2 == 1));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn range_excl(&self, ranges: &[(i32, i32, i32)]) -> Result<Group, Error> {
         let ranks = self.expand(ranges)?;
         self.distinct("ranges", &ranks)?;
@@ -176,6 +242,14 @@ impl Group {
     }
 
     /// This group's processes, then `other`'s not in it (`MPI_Group_union`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let all = world.group();
+    /// let (a, b) = (all.incl(&[0, 1])?, all.incl(&[1, 2])?);
+    /// assert_eq!(a.union(&b).world_ranks(), &[0, 1, 2]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn union(&self, other: &Group) -> Group {
         let mut members = self.members.clone();
         members.extend(other.members.iter().filter(|w| !self.members.contains(w)));
@@ -187,6 +261,14 @@ impl Group {
 
     /// This group's processes that are also in `other`, in this group's
     /// order (`MPI_Group_intersection`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let all = world.group();
+    /// let (a, b) = (all.incl(&[0, 1])?, all.incl(&[2, 1])?);
+    /// assert_eq!(a.intersection(&b).world_ranks(), &[1]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn intersection(&self, other: &Group) -> Group {
         self.derive(
             self.members
@@ -199,6 +281,14 @@ impl Group {
 
     /// This group's processes that are not in `other`, in this group's
     /// order (`MPI_Group_difference`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let all = world.group();
+    /// let root = all.incl(&[0])?;
+    /// assert_eq!(all.difference(&root).size(), all.size() - 1);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn difference(&self, other: &Group) -> Group {
         self.derive(
             self.members
@@ -212,6 +302,16 @@ impl Group {
     /// The rank in `other` of the processes at `ranks` here
     /// (`MPI_Group_translate_ranks`): [`UNDEFINED`] for processes not in
     /// `other`; `PROC_NULL` stays `PROC_NULL`.
+    ///
+    /// ```no_run
+    /// use oxmpi::UNDEFINED;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let all = world.group();
+    /// let tail = all.range_incl(&[(1, all.size() - 1, 1)])?; // world ranks 1..
+    /// assert_eq!(tail.translate_ranks(&[0], &all)?, vec![1]);
+    /// assert_eq!(all.translate_ranks(&[0], &tail)?, vec![UNDEFINED]); // not a member
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn translate_ranks(&self, ranks: &[i32], other: &Group) -> Result<Vec<i32>, Error> {
         ranks
             .iter()
@@ -232,6 +332,16 @@ impl Group {
 
     /// Compares with `other` (`MPI_Group_compare`): `Ident` (same members,
     /// same order), `Similar` (same members, other order) or `Unequal`.
+    ///
+    /// ```no_run
+    /// use oxmpi::Comparison;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let all = world.group();
+    /// let reversed: Vec<i32> = (0..all.size()).rev().collect();
+    /// assert_eq!(all.compare(&world.group()), Comparison::Ident);
+    /// assert_eq!(all.compare(&all.incl(&reversed)?), Comparison::Similar);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn compare(&self, other: &Group) -> Comparison {
         if self.members == other.members {
             return Comparison::Ident;

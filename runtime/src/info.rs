@@ -13,6 +13,16 @@ use crate::topology::Topology;
 use crate::transport::ofi;
 
 /// How far along a transport is.
+///
+/// ```
+/// use oxmpi::info::{TransportState, TRANSPORTS};
+/// let used: Vec<&str> = TRANSPORTS
+///     .iter()
+///     .filter(|t| t.state == TransportState::Used)
+///     .map(|t| t.name)
+///     .collect();
+/// assert!(used.contains(&"shm"));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransportState {
     /// Compiled in and used to move messages.
@@ -23,6 +33,12 @@ pub enum TransportState {
 }
 
 /// One transport and what it does today.
+///
+/// ```
+/// use oxmpi::info::{TransportInfo, TRANSPORTS};
+/// let shm: &TransportInfo = TRANSPORTS.iter().find(|t| t.name == "shm").unwrap();
+/// println!("{}: {}", shm.name, shm.note);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TransportInfo {
     /// Its name, as in `transport/`.
@@ -35,6 +51,8 @@ pub struct TransportInfo {
 
 /// Every transport the runtime knows, with its honest state. Whoever makes a
 /// transport carry messages updates its row.
+///
+/// See the examples on [`TransportInfo`] and [`TransportState`].
 pub static TRANSPORTS: &[TransportInfo] = &[
     TransportInfo {
         name: "self",
@@ -59,6 +77,14 @@ pub static TRANSPORTS: &[TransportInfo] = &[
 ];
 
 /// What libfabric reports.
+///
+/// ```
+/// let fabric = oxmpi::info::HostReport::gather().fabric;
+/// match &fabric.library_version {
+///     Ok(v) => println!("libfabric {v}, providers {:?}", fabric.providers),
+///     Err(why) => println!("no libfabric: {why}"),
+/// }
+/// ```
 #[derive(Debug)]
 pub struct FabricReport {
     /// The loaded library's version, or why libfabric is unavailable (not
@@ -72,6 +98,16 @@ pub struct FabricReport {
 }
 
 /// Everything `oxrun --info` says about this host.
+///
+/// ```
+/// use oxmpi::info::HostReport;
+/// let report = HostReport::gather();
+/// if let Ok(topo) = &report.topology {
+///     assert!(topo.pus() >= 1);
+/// }
+/// assert_eq!(report.transports.len(), oxmpi::info::TRANSPORTS.len());
+/// print!("{report}"); // what `oxrun --info` prints
+/// ```
 #[derive(Debug)]
 pub struct HostReport {
     /// The host name, or why it could not be read.
@@ -93,6 +129,8 @@ pub struct HostReport {
 impl HostReport {
     /// Gathers the report. Never fails and never panics: each part that
     /// cannot answer records its error text.
+    ///
+    /// See the example on [`HostReport`].
     pub fn gather() -> HostReport {
         HostReport {
             hostname: nix::unistd::gethostname()

@@ -47,35 +47,108 @@ impl std::fmt::Debug for Op {
 
 impl Op {
     /// `MPI_SUM`.
+    ///
+    /// ```
+    /// use oxmpi::ops::{reduce_local, Op};
+    /// let input = [0b1100u32, 5];
+    /// let apply = |op: &Op| {
+    ///     let mut acc = [0b1010u32, 3]; // acc = input op acc
+    ///     reduce_local(&input, &mut acc, op).unwrap();
+    ///     acc
+    /// };
+    /// assert_eq!(apply(&Op::SUM), [0b10110, 8]);
+    /// assert_eq!(apply(&Op::PROD), [120, 15]);
+    /// assert_eq!(apply(&Op::MIN), [0b1010, 3]);
+    /// assert_eq!(apply(&Op::MAX), [0b1100, 5]);
+    /// assert_eq!(apply(&Op::LAND), [1, 1]);
+    /// assert_eq!(apply(&Op::LOR), [1, 1]);
+    /// assert_eq!(apply(&Op::LXOR), [0, 0]);
+    /// assert_eq!(apply(&Op::BAND), [0b1000, 1]);
+    /// assert_eq!(apply(&Op::BOR), [0b1110, 7]);
+    /// assert_eq!(apply(&Op::BXOR), [0b0110, 6]);
+    /// assert_eq!(apply(&Op::REPLACE), [0b1100, 5]);
+    /// assert_eq!(apply(&Op::NO_OP), [0b1010, 3]);
+    /// ```
     pub const SUM: Op = Op::Builtin(BuiltinOp::Sum);
     /// `MPI_PROD`.
+    ///
+    /// See the example on [`Op::SUM`].
     pub const PROD: Op = Op::Builtin(BuiltinOp::Prod);
     /// `MPI_MIN`.
+    ///
+    /// See the example on [`Op::SUM`].
     pub const MIN: Op = Op::Builtin(BuiltinOp::Min);
     /// `MPI_MAX`.
+    ///
+    /// See the example on [`Op::SUM`].
     pub const MAX: Op = Op::Builtin(BuiltinOp::Max);
     /// `MPI_LAND`.
+    ///
+    /// See the example on [`Op::SUM`].
     pub const LAND: Op = Op::Builtin(BuiltinOp::Land);
     /// `MPI_LOR`.
+    ///
+    /// See the example on [`Op::SUM`].
     pub const LOR: Op = Op::Builtin(BuiltinOp::Lor);
     /// `MPI_LXOR`.
+    ///
+    /// See the example on [`Op::SUM`].
     pub const LXOR: Op = Op::Builtin(BuiltinOp::Lxor);
     /// `MPI_BAND`.
+    ///
+    /// See the example on [`Op::SUM`].
     pub const BAND: Op = Op::Builtin(BuiltinOp::Band);
     /// `MPI_BOR`.
+    ///
+    /// See the example on [`Op::SUM`].
     pub const BOR: Op = Op::Builtin(BuiltinOp::Bor);
     /// `MPI_BXOR`.
+    ///
+    /// See the example on [`Op::SUM`].
     pub const BXOR: Op = Op::Builtin(BuiltinOp::Bxor);
     /// `MPI_MINLOC`.
+    ///
+    /// ```
+    /// use oxmpi::ops::{ElemType, Op};
+    /// // `MPI_2INT` elements: (value, index) pairs of i32.
+    /// let pairs = |v: &[i32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_ne_bytes()).collect() };
+    /// let minloc = Op::MINLOC.reducer(Some(ElemType::TwoInt))?;
+    /// let mut acc = pairs(&[7, 0, 2, 0]);
+    /// minloc(&pairs(&[5, 1, 2, 1]), &mut acc)?;
+    /// assert_eq!(acc, pairs(&[5, 1, 2, 0])); // smaller value wins; a tie keeps the lower index
+    /// let maxloc = Op::MAXLOC.reducer(Some(ElemType::TwoInt))?;
+    /// maxloc(&pairs(&[9, 3, 1, 3]), &mut acc)?;
+    /// assert_eq!(acc, pairs(&[9, 3, 2, 0]));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub const MINLOC: Op = Op::Builtin(BuiltinOp::Minloc);
     /// `MPI_MAXLOC`.
+    ///
+    /// See the example on [`Op::MINLOC`].
     pub const MAXLOC: Op = Op::Builtin(BuiltinOp::Maxloc);
     /// `MPI_REPLACE`.
+    ///
+    /// See the example on [`Op::SUM`].
     pub const REPLACE: Op = Op::Builtin(BuiltinOp::Replace);
     /// `MPI_NO_OP`.
+    ///
+    /// See the example on [`Op::SUM`].
     pub const NO_OP: Op = Op::Builtin(BuiltinOp::NoOp);
 
     /// A user operation on raw bytes: `f(input, inout)`.
+    ///
+    /// ```
+    /// use oxmpi::ops::{reduce_local, Op};
+    /// // A bytewise maximum on raw bytes, whatever the element type.
+    /// let bytemax = Op::user(true, |input, inout| {
+    ///     inout.iter_mut().zip(input).for_each(|(y, x)| *y = (*y).max(*x));
+    ///     Ok(())
+    /// });
+    /// let mut acc = [1u8, 9, 3];
+    /// reduce_local(&[4u8, 2, 8], &mut acc, &bytemax)?;
+    /// assert_eq!(acc, [4, 9, 8]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn user(
         commutative: bool,
         f: impl Fn(&[u8], &mut [u8]) -> Result<(), Error> + Send + Sync + 'static,
@@ -87,6 +160,19 @@ impl Op {
     }
 
     /// A user operation on typed elements: `f(input, inout)`.
+    ///
+    /// ```
+    /// use oxmpi::ops::{reduce_local, Op};
+    /// // Not commutative: inout = input * 10 + inout ("appends a digit").
+    /// let append = Op::user_typed(false, |a: &[u64], b: &mut [u64]| {
+    ///     b.iter_mut().zip(a).for_each(|(y, x)| *y += x * 10);
+    /// });
+    /// assert!(!append.is_commutative());
+    /// let mut acc = [2u64];
+    /// reduce_local(&[1u64], &mut acc, &append)?;
+    /// assert_eq!(acc, [12]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn user_typed<T: Scalar>(
         commutative: bool,
         f: impl Fn(&[T], &mut [T]) + Send + Sync + 'static,
@@ -106,6 +192,8 @@ impl Op {
     }
 
     /// Whether operands may be combined in any order.
+    ///
+    /// See the examples on [`Op`] and [`Op::user_typed`].
     pub fn is_commutative(&self) -> bool {
         match self {
             Op::Builtin(_) => true,
@@ -115,6 +203,18 @@ impl Op {
 
     /// The reduction function for elements of type `ty` (`None`: a type the
     /// kernels do not know, allowed only for user operations).
+    ///
+    /// ```
+    /// use oxmpi::ops::{ElemType, Op};
+    /// let sum = Op::SUM.reducer(Some(ElemType::I32))?;
+    /// let mut inout = 5i32.to_ne_bytes();
+    /// sum(&7i32.to_ne_bytes(), &mut inout)?;
+    /// assert_eq!(i32::from_ne_bytes(inout), 12);
+    /// // Built-in operations need a type they are defined for.
+    /// assert!(Op::BAND.reducer(Some(ElemType::F64)).is_err());
+    /// assert!(Op::SUM.reducer(None).is_err());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn reducer(&self, ty: Option<ElemType>) -> Result<Arc<ReduceFn>, Error> {
         match self {
             Op::User { f, .. } => Ok(Arc::clone(f)),
@@ -167,6 +267,16 @@ fn write_elem<T: Scalar>(bytes: &mut [u8], i: usize, v: T) {
 }
 
 /// `inout = input op inout` on local buffers (`MPI_Reduce_local`).
+///
+/// ```
+/// use oxmpi::ops::{reduce_local, Op};
+/// let mut acc = [1.5f64, -2.0];
+/// reduce_local(&[0.5, 4.0], &mut acc, &Op::MAX)?;
+/// assert_eq!(acc, [1.5, 4.0]);
+/// let err = reduce_local(&[1.0f32], &mut [2.0f32], &Op::BAND).unwrap_err();
+/// assert_eq!(err.class(), oxmpi::ErrorClass::Op);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub fn reduce_local<T: Scalar>(input: &[T], inout: &mut [T], op: &Op) -> Result<(), Error> {
     if input.len() != inout.len() {
         return Err(Error::InvalidArgument {

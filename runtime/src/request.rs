@@ -57,6 +57,16 @@ impl<'a> Request<'a> {
     }
 
     /// Whether the request has no operation left (already waited or tested to completion).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut r = world.isend(&[1u8], world.rank(), 0)?;
+    /// world.recv(&mut [0u8], world.rank(), 0)?;
+    /// assert!(!r.is_null());
+    /// r.wait_mut()?;
+    /// assert!(r.is_null()); // completed: waiting again gives an empty status
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn is_null(&self) -> bool {
         self.id.is_none() && self.ready.is_none() && self.failed.is_none()
     }
@@ -75,11 +85,31 @@ impl<'a> Request<'a> {
     }
 
     /// Blocks until the operation completes (`MPI_Wait`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut buf = [0i32; 2];
+    /// let r = world.irecv(&mut buf, world.rank(), 0)?;
+    /// world.send(&[5, 6], world.rank(), 0)?;
+    /// let st = r.wait()?; // `buf` may be read again after this
+    /// assert_eq!((buf, st.count), ([5, 6], 8));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn wait(mut self) -> Result<Status, Error> {
         self.wait_mut()
     }
 
     /// Like [`Request::wait`] without consuming the request (it becomes null).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut reqs = vec![world.isend(&[1u8], world.rank(), 0)?];
+    /// world.recv(&mut [0u8], world.rank(), 0)?;
+    /// for r in &mut reqs {
+    ///     r.wait_mut()?; // completes in place; the request stays (null) in the vector
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn wait_mut(&mut self) -> Result<Status, Error> {
         if self.is_null() {
             return Ok(Status::empty());
@@ -97,6 +127,24 @@ impl<'a> Request<'a> {
     }
 
     /// Completes the request if it can (`MPI_Test`): `Ok(None)` while it runs.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut buf = [0u8; 4];
+    /// let mut r = world.irecv(&mut buf, world.rank(), 0)?;
+    /// let mut sent = false;
+    /// let st = loop {
+    ///     if let Some(st) = r.test()? {
+    ///         break st;
+    ///     }
+    ///     if !sent {
+    ///         world.send(&[1u8; 4], world.rank(), 0)?; // overlap work with the wait
+    ///         sent = true;
+    ///     }
+    /// };
+    /// assert_eq!(st.count, 4);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn test(&mut self) -> Result<Option<Status>, Error> {
         if self.is_null() {
             return Ok(Some(Status::empty()));
@@ -114,6 +162,16 @@ impl<'a> Request<'a> {
     /// returns the same outcome. `Ok` statuses may say the message was
     /// truncated ([`Status::check`] turns that into the error `wait`
     /// gives). A null request gives an empty status. Makes progress first.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut r = world.isend(&[1u8], world.rank(), 0)?;
+    /// world.recv(&mut [0u8], world.rank(), 0)?;
+    /// while r.peek().is_none() {} // look without completing
+    /// assert!(!r.is_null());
+    /// r.wait()?; // the same outcome, now completed
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn peek(&mut self) -> Option<Result<Status, &Error>> {
         if let Some(id) = self.id {
             self.rt.poke();
@@ -134,6 +192,15 @@ impl<'a> Request<'a> {
     /// Cancels a receive that has not been matched (`MPI_Cancel`); the
     /// request still has to be waited on, and its status says `cancelled`.
     /// Sends are never cancelled (MPI allows this): they complete normally.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut buf = [0u8; 8];
+    /// let r = world.irecv(&mut buf, world.rank(), 77)?; // nobody sends tag 77
+    /// r.cancel();
+    /// assert!(r.wait()?.cancelled);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn cancel(&self) {
         if let Some(id) = self.id {
             self.rt.engine().cancel(id);
@@ -144,6 +211,15 @@ impl<'a> Request<'a> {
     /// (it stays to be waited on or tested). Makes progress first. For
     /// `MPI_Testall`, which must leave every request alone unless all are
     /// done (used by the C front end).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let r = world.isend(&[1u8], world.rank(), 0)?;
+    /// world.recv(&mut [0u8], world.rank(), 0)?;
+    /// while !r.is_complete() {}
+    /// r.wait()?; // returns at once
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn is_complete(&self) -> bool {
         if self.is_null() || self.ready.is_some() || self.failed.is_some() {
             return true;
@@ -170,6 +246,23 @@ impl Drop for Request<'_> {
 
 /// Waits for every request (`MPI_Waitall`); statuses in order. The first
 /// error is returned after all requests have completed.
+///
+/// ```no_run
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let (me, p) = (world.rank(), world.size());
+/// let mut bufs = vec![[0i32; 1]; p as usize];
+/// let mut reqs = Vec::new();
+/// for (src, b) in bufs.iter_mut().enumerate() {
+///     reqs.push(world.irecv(b, src as i32, 0)?);
+/// }
+/// for dst in 0..p {
+///     reqs.push(world.isend(std::slice::from_ref(&me), dst, 0)?);
+/// }
+/// let statuses = oxmpi::wait_all(reqs)?; // in the order of `reqs`
+/// assert_eq!(statuses.len(), 2 * p as usize);
+/// assert!(bufs.iter().enumerate().all(|(src, b)| b[0] == src as i32));
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub fn wait_all(mut requests: Vec<Request<'_>>) -> Result<Vec<Status>, Error> {
     let mut out = Vec::with_capacity(requests.len());
     let mut first_err = None;
@@ -198,6 +291,20 @@ fn any_rt(requests: &[Request<'_>]) -> Option<Rt> {
 
 /// Waits until one request completes (`MPI_Waitany`): its index and status,
 /// or `None` if every request is null. The completed request becomes null.
+///
+/// ```no_run
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let (mut a, mut b) = ([0u8], [0u8]);
+/// let me = world.rank();
+/// let mut reqs = vec![world.irecv(&mut a, me, 1)?, world.irecv(&mut b, me, 2)?];
+/// world.send(&[2u8], world.rank(), 2)?;
+/// let (i, st) = oxmpi::wait_any(&mut reqs)?.expect("a request is pending");
+/// assert_eq!((i, st.tag), (1, 2));
+/// world.send(&[1u8], world.rank(), 1)?;
+/// assert_eq!(oxmpi::wait_any(&mut reqs)?.map(|(i, _)| i), Some(0));
+/// assert!(oxmpi::wait_any(&mut reqs)?.is_none()); // all null now
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub fn wait_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>, Error> {
     let Some(rt) = any_rt(requests) else {
         return Ok(None);
@@ -220,6 +327,16 @@ pub fn wait_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>,
 }
 
 /// Completes one request if any has finished (`MPI_Testany`).
+///
+/// ```no_run
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let mut buf = [0u8];
+/// let mut reqs = vec![world.irecv(&mut buf, world.rank(), 0)?];
+/// assert!(oxmpi::test_any(&mut reqs)?.is_none()); // nothing sent yet
+/// world.send(&[1u8], world.rank(), 0)?;
+/// while oxmpi::test_any(&mut reqs)?.is_none() {}
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub fn test_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>, Error> {
     if let Some(rt) = any_rt(requests) {
         rt.poke();
@@ -234,6 +351,23 @@ pub fn test_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>,
 
 /// Waits until at least one request completes and completes all that have
 /// (`MPI_Waitsome`): (index, status) pairs; empty if all are null.
+///
+/// ```no_run
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let mut bufs = [[0u8]; 3];
+/// let mut reqs = Vec::new();
+/// for (tag, b) in bufs.iter_mut().enumerate() {
+///     reqs.push(world.irecv(b, world.rank(), tag as i32)?);
+/// }
+/// for tag in 0..3 {
+///     world.send(&[tag as u8], world.rank(), tag)?;
+/// }
+/// let mut done = 0;
+/// while done < 3 {
+///     done += oxmpi::wait_some(&mut reqs)?.len(); // (index, status) pairs
+/// }
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub fn wait_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>, Error> {
     let Some(rt) = any_rt(requests) else {
         return Ok(Vec::new());
@@ -257,6 +391,23 @@ pub fn wait_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>, E
 }
 
 /// Completes every request that has finished (`MPI_Testsome`).
+///
+/// ```no_run
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let mut bufs = [[0u8]; 2];
+/// let mut reqs = Vec::new();
+/// for (tag, b) in bufs.iter_mut().enumerate() {
+///     reqs.push(world.irecv(b, world.rank(), tag as i32)?);
+/// }
+/// world.send(&[0u8], world.rank(), 0)?;
+/// let mut finished = Vec::new();
+/// while finished.is_empty() {
+///     finished = oxmpi::test_some(&mut reqs)?;
+/// }
+/// assert_eq!(finished[0].0, 0); // only the tag-0 receive could finish
+/// world.send(&[1u8], world.rank(), 1)?;
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>, Error> {
     if let Some(rt) = any_rt(requests) {
         rt.poke();
@@ -274,6 +425,23 @@ pub fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>, E
 
 /// Completes all requests if all have finished (`MPI_Testall`); otherwise
 /// `None` and none is completed.
+///
+/// ```no_run
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let (mut a, mut b) = ([0u8], [0u8]);
+/// let me = world.rank();
+/// let mut reqs = vec![world.irecv(&mut a, me, 1)?, world.irecv(&mut b, me, 2)?];
+/// world.send(&[1u8], world.rank(), 1)?;
+/// assert!(oxmpi::test_all(&mut reqs)?.is_none()); // tag 2 is still pending
+/// world.send(&[2u8], world.rank(), 2)?;
+/// let statuses = loop {
+///     if let Some(s) = oxmpi::test_all(&mut reqs)? {
+///         break s;
+///     }
+/// };
+/// assert_eq!(statuses.len(), 2);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub fn test_all(requests: &mut [Request<'_>]) -> Result<Option<Vec<Status>>, Error> {
     if let Some(rt) = any_rt(requests) {
         rt.poke();
@@ -289,6 +457,21 @@ pub fn test_all(requests: &mut [Request<'_>]) -> Result<Option<Vec<Status>>, Err
 }
 
 /// A message removed from matching by a matched probe (`MPI_Message`).
+///
+/// ```no_run
+/// use oxmpi::{Message, Status};
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// // Hand a probed message to whoever knows its type.
+/// fn receive_floats(msg: Message, st: Status) -> Result<Vec<f64>, oxmpi::Error> {
+///     let mut v = vec![0.0; st.count_of(8).unwrap_or(0)];
+///     msg.recv(&mut v)?;
+///     Ok(v)
+/// }
+/// world.send(&[1.0f64, 2.0], world.rank(), 0)?;
+/// let (msg, st) = world.mprobe(world.rank(), 0)?;
+/// assert_eq!(receive_floats(msg, st)?, [1.0, 2.0]);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub struct Message {
     comm: Comm,
     handle: Option<MessageHandle>,
@@ -306,6 +489,16 @@ impl Message {
     }
 
     /// Receives this message (`MPI_Mrecv`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// world.send(b"abc", world.rank(), 0)?;
+    /// let (msg, st) = world.mprobe(oxmpi::ANY_SOURCE, 0)?;
+    /// let mut buf = vec![0u8; st.count];
+    /// let got = msg.recv(&mut buf)?;
+    /// assert_eq!((buf.as_slice(), got.count), (&b"abc"[..], 3));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn recv<T: crate::buffer::Scalar>(self, buf: &mut [T]) -> Result<Status, Error> {
         let (ptr, len) = crate::buffer::bytes_of_mut(buf);
         // SAFETY: the request is waited on before `buf`'s borrow ends.
@@ -316,6 +509,17 @@ impl Message {
     ///
     /// # Safety
     /// `buf..buf+cap` must stay writable until the request completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// world.send(&[1u32, 2], world.rank(), 0)?;
+    /// let (msg, st) = world.mprobe(world.rank(), 0)?;
+    /// let mut buf = vec![0u8; st.count];
+    /// // SAFETY: `buf` outlives the request, which is waited on below.
+    /// let req = unsafe { msg.irecv_raw(buf.as_mut_ptr(), buf.len()) }?;
+    /// assert_eq!(req.wait()?.count, 8);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn irecv_raw(self, buf: *mut u8, cap: usize) -> Result<Request<'static>, Error> {
         match self.handle {
             // SAFETY: forwarded from the caller's contract.
@@ -344,6 +548,20 @@ enum PersistentOp {
 /// A persistent request (`MPI_Send_init` / `MPI_Recv_init`): started with
 /// [`Persistent::start`] and completed with [`Persistent::wait`] as often as
 /// needed; the buffer stays borrowed for the request's whole life.
+///
+/// ```no_run
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let mut inb = [0u8; 32];
+/// let mut halo = world.recv_init(&mut inb, world.rank(), 0)?;
+/// for step in 0..3u8 {
+///     assert!(!halo.is_active());
+///     halo.start()?;
+///     assert!(halo.is_active());
+///     world.send(&[step; 32], world.rank(), 0)?;
+///     halo.wait()?;
+/// }
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub struct Persistent<'a> {
     comm: Comm,
     op: PersistentOp,
@@ -389,6 +607,20 @@ impl<'a> Persistent<'a> {
     }
 
     /// Starts the operation (`MPI_Start`). Starting an active request is an error.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let out = [1u8; 4];
+    /// let mut send = world.send_init(&out, world.rank(), 0)?;
+    /// send.start()?;
+    /// assert!(send.start().is_err()); // still active
+    /// world.recv(&mut [0u8; 4], world.rank(), 0)?;
+    /// send.wait()?;
+    /// send.start()?; // again, same buffer and peer
+    /// world.recv(&mut [0u8; 4], world.rank(), 0)?;
+    /// send.wait()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn start(&mut self) -> Result<(), Error> {
         if self.active.is_some() {
             return Err(Error::State(
@@ -419,6 +651,17 @@ impl<'a> Persistent<'a> {
     }
 
     /// Waits for the started operation; an inactive request returns an empty status.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut buf = [0u16; 2];
+    /// let mut recv = world.recv_init(&mut buf, world.rank(), 0)?;
+    /// assert_eq!(recv.wait()?.source, oxmpi::PROC_NULL); // not started: empty status
+    /// recv.start()?;
+    /// world.send(&[1u16, 2], world.rank(), 0)?;
+    /// assert_eq!(recv.wait()?.count, 4);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn wait(&mut self) -> Result<Status, Error> {
         match self.active.take() {
             Some(r) => r.wait(),
@@ -430,6 +673,17 @@ impl<'a> Persistent<'a> {
     }
 
     /// Tests the started operation.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut buf = [0u8];
+    /// let mut recv = world.recv_init(&mut buf, world.rank(), 0)?;
+    /// recv.start()?;
+    /// world.send(&[1u8], world.rank(), 0)?;
+    /// while recv.test()?.is_none() {}
+    /// assert!(!recv.is_active());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn test(&mut self) -> Result<Option<Status>, Error> {
         let Some(r) = self.active.as_mut() else {
             return Ok(Some(Status::empty()));
@@ -442,6 +696,8 @@ impl<'a> Persistent<'a> {
     }
 
     /// Whether a started operation has not been completed yet.
+    ///
+    /// See the example on [`Persistent`].
     pub fn is_active(&self) -> bool {
         self.active.is_some()
     }

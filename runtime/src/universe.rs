@@ -15,6 +15,14 @@ use crate::p2p::engine::Engine;
 use crate::progress::{Runtime, WaitPolicy};
 
 /// Thread support levels (`MPI_THREAD_*`).
+///
+/// ```
+/// use oxmpi::Threading;
+/// // Levels are ordered: a program needing `Funneled` is served by `Multiple`.
+/// assert!(Threading::Single < Threading::Funneled);
+/// assert!(Threading::Multiple >= Threading::Serialized);
+/// assert_eq!(Threading::Multiple as i32, 3); // MPI_THREAD_MULTIPLE
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Threading {
     /// Only one thread.
@@ -33,6 +41,16 @@ const FINALIZED: u8 = 2;
 static STATE: AtomicU8 = AtomicU8::new(NEVER);
 
 /// The initialized library. Dropping it finalizes.
+///
+/// ```no_run
+/// let universe = oxmpi::init()?;
+/// let (world, me) = (universe.world(), universe.self_comm());
+/// assert_eq!(me.size(), 1);
+/// assert_eq!(universe.threading(), oxmpi::Threading::Multiple);
+/// println!("rank {} of {}", world.rank(), world.size());
+/// universe.finalize()?; // or let it drop
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub struct Universe {
     world: Comm,
     self_comm: Comm,
@@ -54,6 +72,17 @@ pub fn init() -> Result<Universe, Error> {
 
 /// Initializes the library asking for a thread level (`MPI_Init_thread`);
 /// returns the level provided, which is always [`Threading::Multiple`].
+///
+/// ```no_run
+/// use oxmpi::Threading;
+/// let (universe, provided) = oxmpi::init_thread(Threading::Multiple)?;
+/// assert!(provided >= Threading::Multiple);
+/// let world = universe.world();
+/// std::thread::scope(|s| {
+///     s.spawn(|| world.barrier());
+/// });
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub fn init_thread(_required: Threading) -> Result<(Universe, Threading), Error> {
     if STATE
         .compare_exchange(NEVER, ACTIVE, Ordering::AcqRel, Ordering::Acquire)
@@ -136,39 +165,71 @@ fn start() -> Result<Universe, Error> {
 }
 
 /// Whether `init` has been called (`MPI_Initialized`).
+///
+/// ```
+/// // Before `init` (and in programs that never call it):
+/// assert!(!oxmpi::initialized());
+/// assert!(!oxmpi::finalized());
+/// ```
 pub fn initialized() -> bool {
     STATE.load(Ordering::Acquire) != NEVER
 }
 
 /// Whether the library has been finalized (`MPI_Finalized`).
+///
+/// See the example on [`initialized`].
 pub fn finalized() -> bool {
     STATE.load(Ordering::Acquire) == FINALIZED
 }
 
 impl Universe {
     /// `MPI_COMM_WORLD`.
+    ///
+    /// See the example on [`Universe`].
     pub fn world(&self) -> Comm {
         self.world.clone()
     }
 
     /// `MPI_COMM_SELF`.
+    ///
+    /// See the example on [`Universe`].
     pub fn self_comm(&self) -> Comm {
         self.self_comm.clone()
     }
 
     /// The thread level provided.
+    ///
+    /// See the example on [`Universe`].
     pub fn threading(&self) -> Threading {
         self.threading
     }
 
     /// Ends the whole job with `code` (`MPI_Abort`): tells the launcher,
     /// then exits this process.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// if std::path::Path::new("input.dat").exists() {
+    ///     // ...
+    /// } else {
+    ///     universe.abort(2, "input.dat is missing"); // every rank ends, exit code 2
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn abort(&self, code: i32, message: &str) -> ! {
         abort_job(&self.boot, code, message)
     }
 
     /// Finalizes (`MPI_Finalize`): waits until every rank got here and all
     /// of this rank's outgoing data has left, then leaves the job.
+    ///
+    /// ```no_run
+    /// let universe = oxmpi::init()?;
+    /// // ... the program ...
+    /// universe.finalize()?; // reports errors a drop would have to ignore
+    /// assert!(oxmpi::finalized());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn finalize(mut self) -> Result<(), Error> {
         self.finish()
     }
@@ -209,6 +270,14 @@ pub(crate) fn abort_job(boot: &Mutex<Box<dyn Bootstrap>>, code: i32, message: &s
 }
 
 /// Seconds since an arbitrary fixed point (`MPI_Wtime`), monotonic.
+///
+/// ```
+/// let t0 = oxmpi::wtime();
+/// let busy: u64 = (0..1000u64).sum();
+/// let elapsed = oxmpi::wtime() - t0;
+/// assert!(busy > 0 && elapsed >= 0.0);
+/// assert!(oxmpi::wtick() > 0.0 && oxmpi::wtick() < 1e-3);
+/// ```
 pub fn wtime() -> f64 {
     let mut ts = libc_timespec();
     // SAFETY: clock_gettime writes into our stack struct.
@@ -224,11 +293,19 @@ fn libc_timespec() -> nix::libc::timespec {
 }
 
 /// Resolution of [`wtime`] in seconds (`MPI_Wtick`).
+///
+/// See the example on [`wtime`].
 pub fn wtick() -> f64 {
     1e-9
 }
 
 /// This host's name (`MPI_Get_processor_name`).
+///
+/// ```
+/// let host = oxmpi::processor_name();
+/// println!("running on {host:?}");
+/// assert!(host.len() < 256); // fits MPI_MAX_PROCESSOR_NAME
+/// ```
 pub fn processor_name() -> String {
     nix::unistd::gethostname()
         .ok()

@@ -12,7 +12,7 @@ use super::wire::{self, Command, FrameReader, Framing};
 use crate::Error;
 
 /// The byte stream under a connection.
-pub trait Stream: Read + Write + Send + std::fmt::Debug {}
+pub(crate) trait Stream: Read + Write + Send + std::fmt::Debug {}
 impl<T: Read + Write + Send + std::fmt::Debug> Stream for T {}
 
 /// One connection to a PMI server.

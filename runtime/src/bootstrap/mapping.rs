@@ -8,12 +8,12 @@
 //!
 //! Decoding is linear in the text length plus the job size: blocks that cover
 //! no rank are dropped before the wrap-around loop, and the job size is
-//! bounded by [`MAX_RANKS`].
+//! bounded by `MAX_RANKS` (2^24).
 
 use super::wire::WireError;
 
 /// Largest job size [`decode`] accepts (bounds the work a hostile peer can cause).
-pub const MAX_RANKS: usize = 1 << 24;
+pub(crate) const MAX_RANKS: usize = 1 << 24;
 
 /// One `(X,Y,Z)` block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +29,12 @@ struct Block {
 /// consecutive nodes merge into one block. If the layout is periodic (e.g.
 /// round-robin) and describing one period takes fewer blocks, that shorter
 /// description is emitted and relies on the wrap-around rule.
+///
+/// ```
+/// use oxmpi::bootstrap::mapping::encode;
+/// assert_eq!(encode(&[0, 0, 1, 1]), "(vector,(0,2,2))"); // 2 nodes from 0, 2 ranks each
+/// assert_eq!(encode(&[0, 1, 0, 1]), "(vector,(0,2,1))"); // round robin: one period
+/// ```
 pub fn encode(node_of_rank: &[usize]) -> String {
     let full = blocks_of(node_of_rank);
     let period = smallest_period(node_of_rank);
@@ -100,7 +106,15 @@ fn smallest_period(x: &[usize]) -> usize {
 /// Whitespace anywhere is ignored. Errors name what was wrong: a missing
 /// `(vector` header, a block that is not three decimal numbers, node ids that
 /// overflow, a description covering no rank while `size > 0`, or `size`
-/// above [`MAX_RANKS`]. Blocks covering more ranks than `size` are cut short.
+/// above `MAX_RANKS` (2^24). Blocks covering more ranks than `size` are cut short.
+///
+/// ```
+/// use oxmpi::bootstrap::mapping::decode;
+/// assert_eq!(decode("(vector,(0,2,2))", 4)?, [0, 0, 1, 1]);
+/// assert_eq!(decode("(vector,(0,2,1))", 5)?, [0, 1, 0, 1, 0]); // wraps around
+/// assert!(decode("(0,2,2)", 4).is_err()); // no (vector header
+/// # Ok::<(), oxmpi::bootstrap::wire::WireError>(())
+/// ```
 pub fn decode(text: &str, size: usize) -> Result<Vec<usize>, WireError> {
     if size > MAX_RANKS {
         return Err(bad(format!("job size {size} exceeds {MAX_RANKS}")));

@@ -6,16 +6,27 @@
 
 mod conn;
 pub mod mapping;
-pub mod pmi1;
+pub(crate) mod pmi1;
 pub mod pmi2;
-pub mod singleton;
+pub(crate) mod singleton;
 pub mod wire;
 
-pub use conn::Stream;
+pub(crate) use conn::Stream;
 
 use crate::Error;
 
 /// Who this rank is, learned once at connect time.
+///
+/// ```no_run
+/// use oxmpi::bootstrap::{connect, JobInfo};
+/// let boot = connect()?;
+/// let info: &JobInfo = boot.info();
+/// assert_eq!(info.node_of_rank.len(), info.size);
+/// println!("rank {} of {} on node {}", info.rank, info.size, info.node());
+/// # let mut boot = boot;
+/// # boot.finalize()?;
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobInfo {
     /// This rank, `0..size`.
@@ -35,12 +46,14 @@ pub struct JobInfo {
 
 impl JobInfo {
     /// Node id of this rank.
+    ///
+    /// See the example on [`JobInfo`].
     pub fn node(&self) -> usize {
         self.node_of_rank[self.rank]
     }
 
     /// Ranks on this rank's node, ascending (this rank included).
-    pub fn local_ranks(&self) -> Vec<usize> {
+    pub(crate) fn local_ranks(&self) -> Vec<usize> {
         let me = self.node();
         (0..self.size)
             .filter(|&r| self.node_of_rank[r] == me)
@@ -72,58 +85,115 @@ pub(crate) fn node_map(value: Option<&str>, size: usize) -> Result<Vec<usize>, E
 ///
 /// Keys put before a [`fence`](Bootstrap::fence) are visible to every rank's
 /// [`get`](Bootstrap::get) after it.
+///
+/// ```no_run
+/// use oxmpi::bootstrap::{connect, Bootstrap};
+/// let mut boot = connect()?; // from PMI_* (a world of one without a launcher)
+/// let (rank, size) = (boot.rank(), boot.size());
+/// boot.put(&format!("card-{rank}"), &format!("tcp://10.0.0.{rank}:4000"))?;
+/// boot.fence()?; // every rank's puts are visible after this
+/// let next = (rank + 1) % size;
+/// let card = boot.get(&format!("card-{next}"))?.expect("every rank put one");
+/// println!("job {} app {}: my neighbour is at {card}", boot.jobid(), boot.appnum());
+/// println!("ranks on my node: {:?} (nodes {:?})", boot.local_ranks(), boot.node_of_rank());
+/// boot.finalize()?;
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub trait Bootstrap: Send + std::fmt::Debug {
     /// Identity and layout of the job.
+    ///
+    /// See the example on [`JobInfo`].
     fn info(&self) -> &JobInfo;
 
     /// This rank.
+    ///
+    /// See the example on [`Bootstrap`].
     fn rank(&self) -> usize {
         self.info().rank
     }
 
     /// Number of ranks.
+    ///
+    /// See the example on [`Bootstrap`].
     fn size(&self) -> usize {
         self.info().size
     }
 
     /// Application number.
+    ///
+    /// See the example on [`Bootstrap`].
     fn appnum(&self) -> i32 {
         self.info().appnum
     }
 
     /// KVS name / job id.
+    ///
+    /// See the example on [`Bootstrap`].
     fn jobid(&self) -> &str {
         &self.info().jobid
     }
 
     /// Node id of every rank.
+    ///
+    /// See the example on [`Bootstrap`].
     fn node_of_rank(&self) -> &[usize] {
         &self.info().node_of_rank
     }
 
     /// Ranks sharing this rank's node, ascending.
+    ///
+    /// See the example on [`Bootstrap`].
     fn local_ranks(&self) -> Vec<usize> {
         self.info().local_ranks()
     }
 
     /// Publishes `key` = `value` (visible to others after the next fence).
+    ///
+    /// See the example on [`Bootstrap`].
     fn put(&mut self, key: &str, value: &str) -> Result<(), Error>;
 
     /// Collective: returns once every rank has called it; commits puts.
+    ///
+    /// See the example on [`Bootstrap`].
     fn fence(&mut self) -> Result<(), Error>;
 
     /// Looks `key` up; `Ok(None)` if no rank put it.
+    ///
+    /// See the example on [`Bootstrap`].
     fn get(&mut self, key: &str) -> Result<Option<String>, Error>;
 
     /// Tells the server this rank is done. Further calls are errors.
+    ///
+    /// See the example on [`Bootstrap`].
     fn finalize(&mut self) -> Result<(), Error>;
 
     /// Asks the launcher to end the whole job with `code`. This only sends
     /// the request; the caller should exit the process afterwards.
+    ///
+    /// ```no_run
+    /// use oxmpi::bootstrap::{connect, Bootstrap};
+    /// let mut boot = connect()?;
+    /// if boot.get("input-checked")?.is_none() {
+    ///     boot.abort(3, "input was never checked")?; // the launcher ends the job...
+    ///     std::process::exit(3); // ...and this process leaves at once
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     fn abort(&mut self, code: i32, message: &str) -> Result<(), Error>;
 }
 
 /// The PMI-related environment, read in one place.
+///
+/// ```
+/// use oxmpi::bootstrap::{Method, PmiEnv};
+/// let env = PmiEnv {
+///     port: Some("node1:5000".into()),
+///     version: Some("2".into()),
+///     ..PmiEnv::default()
+/// };
+/// assert_eq!(env.method()?, Method::Pmi2);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PmiEnv {
     /// `PMI_FD`: an inherited, connected socket.
@@ -145,6 +215,18 @@ pub struct PmiEnv {
 }
 
 /// How to bootstrap.
+///
+/// ```
+/// use oxmpi::bootstrap::{Method, PmiEnv};
+/// assert_eq!(PmiEnv::default().method()?, Method::Singleton); // no launcher
+/// let fd = PmiEnv { fd: Some("3".into()), ..PmiEnv::default() };
+/// assert_eq!(fd.method()?, Method::Pmi1);
+/// let forced = PmiEnv { oxmpi_pmi: Some("singleton".into()), ..fd.clone() };
+/// assert_eq!(forced.method()?, Method::Singleton);
+/// let bad = PmiEnv { version: Some("3".into()), ..fd };
+/// assert!(bad.method().is_err());
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
     /// PMI-1 simple protocol.
@@ -157,6 +239,13 @@ pub enum Method {
 
 impl PmiEnv {
     /// Reads the variables from the process environment.
+    ///
+    /// ```
+    /// use oxmpi::bootstrap::PmiEnv;
+    /// let env = PmiEnv::from_env();
+    /// // Outside a launcher nothing is set and the method is a singleton.
+    /// println!("PMI_FD={:?} PMI_PORT={:?} -> {:?}", env.fd, env.port, env.method());
+    /// ```
     pub fn from_env() -> Self {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         PmiEnv {
@@ -173,6 +262,8 @@ impl PmiEnv {
 
     /// Picks the method: `OXMPI_PMI` if set, else PMI-2 when `PMI_VERSION=2`,
     /// else PMI-1 when a server is reachable, else singleton.
+    ///
+    /// See the examples on [`Method`] and [`PmiEnv`].
     pub fn method(&self) -> Result<Method, Error> {
         let has_server = self.fd.is_some() || self.port.is_some();
         let (var, asked) = match (&self.oxmpi_pmi, &self.version) {
@@ -240,12 +331,20 @@ pub(crate) fn open_stream(env: &PmiEnv) -> Result<Box<dyn Stream>, Error> {
 }
 
 /// Bootstraps from the process environment (see [`PmiEnv::method`]).
+///
+/// ```no_run
+/// use oxmpi::bootstrap::Bootstrap;
+/// let mut boot = oxmpi::bootstrap::connect()?;
+/// boot.fence()?;
+/// boot.finalize()?;
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub fn connect() -> Result<Box<dyn Bootstrap>, Error> {
     connect_with(&PmiEnv::from_env())
 }
 
 /// Bootstraps from an explicit environment.
-pub fn connect_with(env: &PmiEnv) -> Result<Box<dyn Bootstrap>, Error> {
+pub(crate) fn connect_with(env: &PmiEnv) -> Result<Box<dyn Bootstrap>, Error> {
     Ok(match env.method()? {
         Method::Singleton => Box::new(singleton::Singleton::new()),
         Method::Pmi1 => Box::new(pmi1::Pmi1::connect(env)?),

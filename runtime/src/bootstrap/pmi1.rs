@@ -18,7 +18,7 @@ use crate::Error;
 
 /// Size limits the server announced in `maxes`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Maxes {
+pub(crate) struct Maxes {
     /// Longest KVS name, including the C terminator.
     pub kvsname_max: usize,
     /// Longest key, including the C terminator.
@@ -29,7 +29,7 @@ pub struct Maxes {
 
 /// A PMI-1 client connection.
 #[derive(Debug)]
-pub struct Pmi1 {
+pub(crate) struct Pmi1 {
     conn: Conn,
     info: JobInfo,
     maxes: Maxes,
@@ -37,7 +37,7 @@ pub struct Pmi1 {
 }
 
 /// Takes ownership of the inherited socket whose number is `text` (`PMI_FD`).
-pub fn stream_from_fd(text: &str) -> Result<Box<dyn Stream>, Error> {
+pub(crate) fn stream_from_fd(text: &str) -> Result<Box<dyn Stream>, Error> {
     let fd: RawFd = text
         .trim()
         .parse()
@@ -56,7 +56,7 @@ pub fn stream_from_fd(text: &str) -> Result<Box<dyn Stream>, Error> {
 }
 
 /// Connects to `PMI_PORT` (`host:port`).
-pub fn stream_from_port(addr: &str) -> Result<Box<dyn Stream>, Error> {
+pub(crate) fn stream_from_port(addr: &str) -> Result<Box<dyn Stream>, Error> {
     let stream = TcpStream::connect(addr.trim())
         .map_err(|e| Error::Bootstrap(format!("cannot connect to PMI_PORT={addr:?}: {e}")))?;
     // Latency matters more than throughput for PMI; failure here is harmless.
@@ -107,13 +107,13 @@ pub(crate) fn init_line(conn: &mut Conn, version: u8, subversion: u8) -> Result<
 
 impl Pmi1 {
     /// Opens `PMI_FD` (or `PMI_PORT`) and runs the start-up exchange.
-    pub fn connect(env: &PmiEnv) -> Result<Self, Error> {
+    pub(crate) fn connect(env: &PmiEnv) -> Result<Self, Error> {
         Self::over(super::open_stream(env)?, env)
     }
 
     /// Runs the start-up exchange over an already connected stream. The
     /// `PMI_PORT` handshake is done when `env.fd` is unset and `env.port` set.
-    pub fn over(stream: Box<dyn Stream>, env: &PmiEnv) -> Result<Self, Error> {
+    pub(crate) fn over(stream: Box<dyn Stream>, env: &PmiEnv) -> Result<Self, Error> {
         let mut conn = Conn::new(stream);
         let from_port = if env.fd.is_none() && env.port.is_some() {
             Some(port_handshake(&mut conn, env.id.as_deref())?)
@@ -160,7 +160,8 @@ impl Pmi1 {
     }
 
     /// The limits the server announced.
-    pub fn maxes(&self) -> Maxes {
+    #[allow(dead_code)] // kept with the handshake that reads them; no caller checks sizes yet
+    pub(crate) fn maxes(&self) -> Maxes {
         self.maxes
     }
 

@@ -14,6 +14,16 @@ use super::{check_identity, node_map, Bootstrap, JobInfo, PmiEnv, Stream};
 use crate::Error;
 
 /// A PMI-2 client connection.
+///
+/// ```no_run
+/// use oxmpi::bootstrap::pmi2::Pmi2;
+/// use oxmpi::bootstrap::{Bootstrap, PmiEnv};
+/// // Under `srun --mpi=pmi2`: talk PMI-2 whatever PMI_VERSION says.
+/// let mut pmi = Pmi2::connect(&PmiEnv::from_env())?;
+/// println!("rank {} of {} in job {}", pmi.rank(), pmi.size(), pmi.jobid());
+/// pmi.finalize()?;
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Pmi2 {
     conn: Conn,
@@ -49,13 +59,15 @@ fn job_attr(conn: &mut Conn, key: &str) -> Result<Option<String>, Error> {
 
 impl Pmi2 {
     /// Opens `PMI_FD` (or `PMI_PORT`) and runs the start-up exchange.
+    ///
+    /// See the example on [`Pmi2`].
     pub fn connect(env: &PmiEnv) -> Result<Self, Error> {
         Self::over(super::open_stream(env)?, env)
     }
 
     /// Runs the start-up exchange over an already connected stream. The
     /// `PMI_PORT` handshake is done when `env.fd` is unset and `env.port` set.
-    pub fn over(stream: Box<dyn Stream>, env: &PmiEnv) -> Result<Self, Error> {
+    pub(crate) fn over(stream: Box<dyn Stream>, env: &PmiEnv) -> Result<Self, Error> {
         let mut conn = Conn::new(stream);
         let pmirank = if env.fd.is_none() && env.port.is_some() {
             port_handshake(&mut conn, env.id.as_deref())?.0

@@ -7,7 +7,7 @@ use crate::Error;
 
 /// A one-rank job with a local key/value store.
 #[derive(Debug)]
-pub struct Singleton {
+pub(crate) struct Singleton {
     info: JobInfo,
     kv: HashMap<String, String>,
     finalized: bool,
@@ -21,7 +21,7 @@ impl Default for Singleton {
 
 impl Singleton {
     /// Rank 0 of 1, appnum 0, job id `singleton-<pid>`.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Singleton {
             info: JobInfo {
                 rank: 0,

@@ -13,12 +13,29 @@
 use thiserror::Error;
 
 /// Longest PMI-1 line (including the newline) or PMI-2 payload accepted.
+///
+/// ```
+/// use oxmpi::bootstrap::wire::{pmi1, WireError, MAX_MESSAGE};
+/// let line = vec![b'x'; MAX_MESSAGE + 1];
+/// assert!(matches!(pmi1::decode(&line), Err(WireError::Oversized { max: MAX_MESSAGE, .. })));
+/// ```
 pub const MAX_MESSAGE: usize = 64 * 1024;
 
 /// Width of the PMI-2 length prefix.
-pub const PMI2_LEN_WIDTH: usize = 6;
+pub(crate) const PMI2_LEN_WIDTH: usize = 6;
 
 /// Why bytes from a peer could not be read as a PMI message.
+///
+/// ```
+/// use oxmpi::bootstrap::wire::{pmi1, pmi2, Command, WireError};
+/// assert!(matches!(pmi1::decode(b"key=value\n"), Err(WireError::Malformed(_)))); // no cmd=
+/// let semicolon = Command::new("put").with("value", "a;b");
+/// assert!(matches!(pmi2::encode(&semicolon), Err(WireError::Unencodable { version: 2, .. })));
+/// assert_eq!(
+///     pmi2::decode_len(b"12x   ").unwrap_err().to_string(),
+///     "PMI-2 length prefix \"12x   \" is not a decimal number"
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum WireError {
     /// The message is longer than [`MAX_MESSAGE`].
@@ -50,6 +67,15 @@ pub enum WireError {
 }
 
 /// One PMI message: the command name and its key/value pairs in wire order.
+///
+/// ```
+/// use oxmpi::bootstrap::wire::Command;
+/// let cmd = Command::new("put").with("key", "card-3").with("rank", 3);
+/// assert_eq!(cmd.get("key"), Some("card-3"));
+/// assert_eq!(cmd.require_int::<usize>("rank")?, 3);
+/// assert!(cmd.require("value").is_err()); // names the missing key
+/// # Ok::<(), oxmpi::bootstrap::wire::WireError>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Command {
     /// Value of the leading `cmd=` pair (or `mcmd=` for PMI-1 multi-line commands).
@@ -60,6 +86,8 @@ pub struct Command {
 
 impl Command {
     /// A command with no pairs.
+    ///
+    /// See the example on [`Command`].
     pub fn new(name: impl Into<String>) -> Self {
         Command {
             name: name.into(),
@@ -68,12 +96,16 @@ impl Command {
     }
 
     /// Appends a pair (builder style).
+    ///
+    /// See the example on [`Command`].
     pub fn with(mut self, key: impl Into<String>, value: impl ToString) -> Self {
         self.pairs.push((key.into(), value.to_string()));
         self
     }
 
     /// The value of the first pair named `key`.
+    ///
+    /// See the example on [`Command`].
     pub fn get(&self, key: &str) -> Option<&str> {
         self.pairs
             .iter()
@@ -82,6 +114,8 @@ impl Command {
     }
 
     /// The value of `key`, or an error naming the missing key.
+    ///
+    /// See the example on [`Command`].
     pub fn require(&self, key: &str) -> Result<&str, WireError> {
         self.get(key).ok_or_else(|| {
             WireError::Malformed(format!("command {:?} lacks the key {key:?}", self.name))
@@ -89,6 +123,8 @@ impl Command {
     }
 
     /// The value of `key` parsed as an integer, or an error naming key and value.
+    ///
+    /// See the example on [`Command`].
     pub fn require_int<T: std::str::FromStr>(&self, key: &str) -> Result<T, WireError> {
         let text = self.require(key)?;
         text.trim().parse().map_err(|_| {
@@ -131,6 +167,15 @@ pub mod pmi1 {
 
     /// Encodes `cmd` as one line ending in `\n`, escaping the separators
     /// (space, tab), backslash and newline inside values.
+    ///
+    /// ```
+    /// use oxmpi::bootstrap::wire::{pmi1, Command};
+    /// let cmd = Command::new("put").with("key", "k").with("value", "a b");
+    /// let line = pmi1::encode(&cmd)?;
+    /// assert_eq!(line, b"cmd=put key=k value=a\\ b\n"); // the space is escaped
+    /// assert_eq!(pmi1::decode(&line)?, cmd);
+    /// # Ok::<(), oxmpi::bootstrap::wire::WireError>(())
+    /// ```
     pub fn encode(cmd: &Command) -> Result<Vec<u8>, WireError> {
         let mut out = Vec::with_capacity(64);
         out.extend_from_slice(b"cmd=");
@@ -173,6 +218,8 @@ pub mod pmi1 {
     }
 
     /// Decodes one line (with or without its trailing `\n`).
+    ///
+    /// See the example on [`pmi1::encode`].
     pub fn decode(line: &[u8]) -> Result<Command, WireError> {
         if line.len() > MAX_MESSAGE {
             return Err(WireError::Oversized {
@@ -216,6 +263,16 @@ pub mod pmi2 {
     use super::*;
 
     /// Encodes `cmd` as a 6-character length followed by `cmd=NAME;k=v;...;`.
+    ///
+    /// ```
+    /// use oxmpi::bootstrap::wire::{pmi2, Command};
+    /// let cmd = Command::new("kvs-get").with("key", "card-1");
+    /// let msg = pmi2::encode(&cmd)?;
+    /// assert_eq!(msg, b"23    cmd=kvs-get;key=card-1;");
+    /// let len = pmi2::decode_len(&msg[..6])?;
+    /// assert_eq!(pmi2::decode(&msg[6..6 + len])?, cmd);
+    /// # Ok::<(), oxmpi::bootstrap::wire::WireError>(())
+    /// ```
     pub fn encode(cmd: &Command) -> Result<Vec<u8>, WireError> {
         let mut body = String::with_capacity(64);
         check("value", &cmd.name)?;
@@ -262,6 +319,8 @@ pub mod pmi2 {
     }
 
     /// Parses the 6-byte length prefix.
+    ///
+    /// See the example on [`pmi2::encode`].
     pub fn decode_len(prefix: &[u8]) -> Result<usize, WireError> {
         let text = std::str::from_utf8(prefix)
             .map_err(|_| WireError::BadLength(String::from_utf8_lossy(prefix).into_owned()))?;
@@ -282,6 +341,8 @@ pub mod pmi2 {
     }
 
     /// Decodes a payload (without the length prefix).
+    ///
+    /// See the example on [`pmi2::encode`].
     pub fn decode(payload: &[u8]) -> Result<Command, WireError> {
         let text = std::str::from_utf8(payload)
             .map_err(|_| WireError::Malformed("message is not UTF-8".into()))?;
@@ -299,6 +360,8 @@ pub mod pmi2 {
 }
 
 /// Which framing a connection currently speaks.
+///
+/// See the example on [`FrameReader`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Framing {
     /// PMI-1 lines (also the first exchange of every PMI-2 connection).
@@ -308,6 +371,21 @@ pub enum Framing {
 }
 
 /// Accumulates bytes from a stream and yields complete messages.
+///
+/// ```
+/// use oxmpi::bootstrap::wire::{Command, FrameReader, Framing};
+/// let mut r = FrameReader::new(); // PMI-1 lines first
+/// r.push(b"cmd=init pmi_version=2 pmi_subversion=0\n13    cmd=fullin");
+/// let init = r.next_command()?.expect("one whole line");
+/// assert_eq!(init.get("pmi_version"), Some("2"));
+/// r.set_framing(Framing::LengthPrefixed); // after the init exchange
+/// assert_eq!(r.next_command()?, None); // 13 bytes announced, 10 here so far
+/// assert_eq!(r.pending(), 16);
+/// r.push(b"it;");
+/// assert_eq!(r.next_command()?, Some(Command::new("fullinit")));
+/// assert_eq!(r.pending(), 0);
+/// # Ok::<(), oxmpi::bootstrap::wire::WireError>(())
+/// ```
 #[derive(Debug)]
 pub struct FrameReader {
     buf: Vec<u8>,
@@ -322,6 +400,8 @@ impl Default for FrameReader {
 
 impl FrameReader {
     /// A reader that starts in PMI-1 line framing.
+    ///
+    /// See the example on [`FrameReader`].
     pub fn new() -> Self {
         FrameReader {
             buf: Vec::new(),
@@ -330,27 +410,35 @@ impl FrameReader {
     }
 
     /// Switches framing (after a `pmi_version=2` init exchange).
+    ///
+    /// See the example on [`FrameReader`].
     pub fn set_framing(&mut self, framing: Framing) {
         self.framing = framing;
     }
 
     /// The framing in force.
-    pub fn framing(&self) -> Framing {
+    pub(crate) fn framing(&self) -> Framing {
         self.framing
     }
 
     /// Appends bytes read from the peer.
+    ///
+    /// See the example on [`FrameReader`].
     pub fn push(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
     }
 
     /// Bytes received but not yet consumed as messages.
+    ///
+    /// See the example on [`FrameReader`].
     pub fn pending(&self) -> usize {
         self.buf.len()
     }
 
     /// The next complete message, `Ok(None)` if more bytes are needed, or an
     /// error (after which the connection should be closed).
+    ///
+    /// See the example on [`FrameReader`].
     pub fn next_command(&mut self) -> Result<Option<Command>, WireError> {
         match self.framing {
             Framing::Line => {

@@ -18,6 +18,22 @@ impl Comm {
     /// # Safety
     /// `send` readable for `send_bytes` bytes and every block of `recv`
     /// writable until the request completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts: Vec<usize> = (0..p).map(|r| r + 1).collect(); // bytes
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let mine = vec![world.rank() as u8; world.rank() as usize + 1];
+    /// let mut all = vec![0u8; counts.iter().sum()];
+    /// let blocks = Blocks::new(&counts, &displs);
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// let (sp, rp) = (mine.as_ptr(), all.as_mut_ptr());
+    /// let r = unsafe { world.iallgatherv_raw(Some(sp), mine.len(), rp, blocks) }?;
+    /// r.wait()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn iallgatherv_raw(
         &self,
         send: Option<*const u8>,
@@ -78,6 +94,19 @@ impl Comm {
     }
 
     /// Non-blocking [`Comm::allgatherv`].
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts: Vec<usize> = (0..p).map(|r| 1 + r % 2).collect();
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let mine = vec![world.rank() as f64; counts[world.rank() as usize]];
+    /// let mut all = vec![0.0f64; counts.iter().sum()];
+    /// let r = world.iallgatherv(&mine, &mut all, Blocks::new(&counts, &displs))?;
+    /// r.wait()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn iallgatherv<'a, T: Scalar>(
         &self,
         send: &'a [T],
@@ -94,6 +123,19 @@ impl Comm {
 
     /// [`Comm::allgatherv`] with this rank's block already in place in
     /// `recv` (`MPI_IN_PLACE`).
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts = vec![1usize; p];
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let mut all = vec![0i32; p];
+    /// all[world.rank() as usize] = world.rank() * 10; // my block, in place
+    /// world.allgatherv_in_place(&mut all, Blocks::new(&counts, &displs))?;
+    /// assert_eq!(all[p - 1], (p as i32 - 1) * 10);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn allgatherv_in_place<T: Scalar>(
         &self,
         recv: &mut [T],

@@ -18,6 +18,17 @@ impl Comm {
     /// # Safety
     /// `send` readable and `recv` writable for `size*block` bytes until the
     /// request completes; they must not overlap.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let send = vec![world.rank() as u8; 4 * p]; // 4 bytes for each peer
+    /// let mut recv = vec![0u8; 4 * p];
+    /// // SAFETY: both buffers outlive the request and do not overlap.
+    /// unsafe { world.ialltoall_raw(Some(send.as_ptr()), 4, recv.as_mut_ptr()) }?.wait()?;
+    /// assert_eq!(recv[4 * (p - 1)], (p - 1) as u8);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn ialltoall_raw(
         &self,
         send: Option<*const u8>,
@@ -63,6 +74,17 @@ impl Comm {
     }
 
     /// Non-blocking [`Comm::alltoall`].
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let send: Vec<u32> = (0..p as u32).collect(); // element j goes to rank j
+    /// let mut recv = vec![0u32; p];
+    /// let r = world.ialltoall(&send, &mut recv)?;
+    /// r.wait()?;
+    /// assert!(recv.iter().all(|&v| v == world.rank() as u32));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn ialltoall<'a, T: Scalar>(
         &self,
         send: &'a [T],
@@ -77,6 +99,15 @@ impl Comm {
 
     /// [`Comm::alltoall`] with the data to send in `buf`, replaced by the
     /// data received (`MPI_IN_PLACE`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size();
+    /// let mut buf: Vec<i32> = (0..p).map(|j| world.rank() * 100 + j).collect();
+    /// world.alltoall_in_place(&mut buf)?; // block j now comes from rank j
+    /// assert!(buf.iter().enumerate().all(|(j, &v)| v == j as i32 * 100 + world.rank()));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn alltoall_in_place<T: Scalar>(&self, buf: &mut [T]) -> Result<(), Error> {
         let n = per_rank("recvbuf", buf.len(), self.size() as usize)?;
         let block = n * std::mem::size_of::<T>();
@@ -94,6 +125,20 @@ impl Comm {
     /// # Safety
     /// Every block of `send` readable and of `recv` writable until the
     /// request completes; `send` and `recv` must not overlap.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts = vec![3usize; p]; // 3 bytes to and from every rank
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let send = vec![world.rank() as u8; 3 * p];
+    /// let mut recv = vec![0u8; 3 * p];
+    /// let (sb, rb) = (Blocks::new(&counts, &displs), Blocks::new(&counts, &displs));
+    /// // SAFETY: both buffers outlive the request and do not overlap.
+    /// unsafe { world.ialltoallv_raw(Some(send.as_ptr()), sb, recv.as_mut_ptr(), rb) }?.wait()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn ialltoallv_raw(
         &self,
         send: Option<*const u8>,
@@ -111,6 +156,20 @@ impl Comm {
     ///
     /// # Safety
     /// As for [`Comm::ialltoallv_raw`].
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts = vec![1usize; p];
+    /// let displs: Vec<usize> = (0..p).map(|j| 8 * j).collect(); // one byte per 8-byte slot
+    /// let send = vec![world.rank() as u8; 8 * p];
+    /// let mut recv = vec![0u8; 8 * p];
+    /// let (sb, rb) = (Blocks::new(&counts, &displs), Blocks::new(&counts, &displs));
+    /// // SAFETY: both buffers outlive the request and do not overlap.
+    /// unsafe { world.ialltoallw_raw(Some(send.as_ptr()), sb, recv.as_mut_ptr(), rb) }?.wait()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn ialltoallw_raw(
         &self,
         send: Option<*const u8>,
@@ -189,6 +248,21 @@ impl Comm {
     }
 
     /// Non-blocking [`Comm::alltoallv`].
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let (me, p) = (world.rank() as usize, world.size() as usize);
+    /// let scounts: Vec<usize> = (0..p).map(|j| j + 1).collect(); // j+1 items to rank j
+    /// let rcounts = vec![me + 1; p]; // so everyone sends me me+1 items
+    /// let (sd, rd) = (Blocks::packed_displs(&scounts), Blocks::packed_displs(&rcounts));
+    /// let send = vec![me as i64; scounts.iter().sum()];
+    /// let mut recv = vec![0i64; rcounts.iter().sum()];
+    /// let (sb, rb) = (Blocks::new(&scounts, &sd), Blocks::new(&rcounts, &rd));
+    /// let r = world.ialltoallv(&send, sb, &mut recv, rb)?;
+    /// r.wait()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn ialltoallv<'a, T: Scalar>(
         &self,
         send: &'a [T],
@@ -217,6 +291,18 @@ impl Comm {
 
     /// [`Comm::alltoallv`] with the data to send in `buf`, laid out by
     /// `blocks`, replaced by the data received (`MPI_IN_PLACE`).
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts = vec![2usize; p];
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let mut buf = vec![world.rank() as u16; 2 * p];
+    /// world.alltoallv_in_place(&mut buf, Blocks::new(&counts, &displs))?;
+    /// assert_eq!(buf[2 * (p - 1)], (p - 1) as u16);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn alltoallv_in_place<T: Scalar>(
         &self,
         buf: &mut [T],
@@ -235,6 +321,21 @@ impl Comm {
 
     /// [`Comm::alltoallv`] with byte counts and byte displacements per peer
     /// (`MPI_Alltoallw` where every datatype is `MPI_BYTE`).
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// // Byte counts and byte displacements per peer: a u32 to each rank.
+    /// let counts = vec![4usize; p];
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let send: Vec<u8> = (0..p as u32).flat_map(|j| j.to_ne_bytes()).collect();
+    /// let mut recv = vec![0u8; 4 * p];
+    /// let blocks = Blocks::new(&counts, &displs); // the same on both sides here
+    /// world.alltoallw(&send, blocks, &mut recv, blocks)?;
+    /// assert_eq!(recv[..4], (world.rank() as u32).to_ne_bytes());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn alltoallw(
         &self,
         send: &[u8],
@@ -248,6 +349,20 @@ impl Comm {
     }
 
     /// Non-blocking [`Comm::alltoallw`].
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts = vec![1usize; p];
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let send = vec![world.rank() as u8; p];
+    /// let mut recv = vec![0u8; p];
+    /// let blocks = Blocks::new(&counts, &displs);
+    /// let r = world.ialltoallw(&send, blocks, &mut recv, blocks)?;
+    /// r.wait()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn ialltoallw<'a>(
         &self,
         send: &'a [u8],
@@ -266,6 +381,18 @@ impl Comm {
 
     /// [`Comm::alltoallw`] with the data to send in `buf`, replaced by the
     /// data received (`MPI_IN_PLACE`).
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts = vec![1usize; p];
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let mut buf = vec![world.rank() as u8; p];
+    /// world.alltoallw_in_place(&mut buf, Blocks::new(&counts, &displs))?;
+    /// assert_eq!(buf[p - 1], (p - 1) as u8);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn alltoallw_in_place(&self, buf: &mut [u8], blocks: Blocks<'_>) -> Result<(), Error> {
         blocks.check(self.size() as usize, "recvcounts", "rdispls")?;
         blocks.check_within(buf.len(), "recvbuf")?;

@@ -15,7 +15,9 @@ use crate::error::Error;
 /// let displs = Blocks::packed_displs(&counts);
 /// assert_eq!(displs, [0, 2, 2]);
 /// let b = Blocks::new(&counts, &displs);
-/// assert_eq!(b.extent(), 5);
+/// assert_eq!((b.extent(), b.total()), (5, 5));
+/// let gaps = Blocks::new(&[1, 1], &[4, 0]); // rank 0's block after rank 1's
+/// assert_eq!((gaps.extent(), gaps.total()), (5, 2));
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Blocks<'a> {
@@ -27,17 +29,38 @@ pub struct Blocks<'a> {
 
 impl<'a> Blocks<'a> {
     /// No blocks: for arguments significant only at the root.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let mut mine = [0u8; 1];
+    /// if world.rank() == 0 {
+    ///     let (counts, displs): (Vec<usize>, Vec<usize>) = (vec![1; p], (0..p).collect());
+    ///     let items = vec![7u8; p];
+    ///     world.scatterv(Some(&items[..]), Blocks::new(&counts, &displs), &mut mine, 0)?;
+    /// } else {
+    ///     // Counts and displacements matter at the root only.
+    ///     world.scatterv(None, Blocks::NONE, &mut mine, 0)?;
+    /// }
+    /// assert_eq!(mine[0], 7);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub const NONE: Blocks<'static> = Blocks {
         counts: &[],
         displs: &[],
     };
 
     /// Blocks of `counts[r]` units at `displs[r]`.
+    ///
+    /// See the example on [`Blocks`].
     pub fn new(counts: &'a [usize], displs: &'a [usize]) -> Blocks<'a> {
         Blocks { counts, displs }
     }
 
     /// The displacements of blocks stored back to back in rank order.
+    ///
+    /// See the example on [`Blocks`].
     pub fn packed_displs(counts: &[usize]) -> Vec<usize> {
         counts
             .iter()
@@ -50,6 +73,8 @@ impl<'a> Blocks<'a> {
     }
 
     /// Units from the buffer's start to the end of the last-ending block.
+    ///
+    /// See the example on [`Blocks`].
     pub fn extent(&self) -> usize {
         self.counts
             .iter()
@@ -60,6 +85,8 @@ impl<'a> Blocks<'a> {
     }
 
     /// Total units over all blocks.
+    ///
+    /// See the example on [`Blocks`].
     pub fn total(&self) -> usize {
         self.counts.iter().sum()
     }

@@ -3,7 +3,7 @@
 //!
 //! Every rank must pick the same algorithm for a collective, so one model
 //! serves the whole job: rank 0 decides it at start-up ([`job_model`]) and
-//! publishes it in the bootstrap key-value space under [`MODEL_KEY`]
+//! publishes it in the bootstrap key-value space under `MODEL_KEY`
 //! before the transport's fences; the other ranks read it after them. Rank
 //! 0 takes, in order:
 //!
@@ -14,7 +14,7 @@
 //! 2. the per-host cache, `$XDG_CACHE_HOME/oxmpi/coll-model-<host>` (else
 //!    `~/.cache/...`; `-debug` appended in unoptimised builds), written by
 //!    an earlier calibration;
-//! 3. a calibration at first use ([`calibrate`], a few milliseconds on one
+//! 3. a calibration at first use (`calibrate`, a few milliseconds on one
 //!    core), saved to the cache for the next job.
 //!
 //! The text form is one `key = value` per line: `alpha_us`, `beta_gbps`,
@@ -32,9 +32,16 @@ use super::select::Model;
 use crate::error::Error;
 
 /// Bootstrap key under which rank 0 publishes the job's model.
-pub const MODEL_KEY: &str = "oxmpi-coll-model";
+pub(crate) const MODEL_KEY: &str = "oxmpi-coll-model";
 
 /// Where a job's model came from (logged by `OXMPI_DEBUG=coll`).
+///
+/// ```
+/// use oxmpi::coll::calibrate::{job_model, Source};
+/// let (_, source) = job_model("builtin")?;
+/// assert_eq!(source, Source::Builtin);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
     /// The built-in constants ([`Model::SHM`]).
@@ -51,6 +58,13 @@ pub enum Source {
 
 impl Model {
     /// The model as `key = value` lines.
+    ///
+    /// ```
+    /// use oxmpi::coll::select::Model;
+    /// let text = Model::SHM.encode(); // the form OXMPI_COLL_MODEL files hold
+    /// assert!(text.starts_with("alpha_us = 0.3990\n"));
+    /// assert_eq!(text.lines().count(), 3);
+    /// ```
     pub fn encode(&self) -> String {
         let mut text = format!(
             "alpha_us = {:.4}\nbeta_gbps = {:.3}\ngamma_gbps = {:.3}\n",
@@ -72,7 +86,7 @@ impl Model {
     /// five numbers: the form
     /// published in the bootstrap key-value space, whose wire formats
     /// (PMI-1, PMI-2) split on spaces, `=` and `;`.
-    pub fn encode_compact(&self) -> String {
+    pub(crate) fn encode_compact(&self) -> String {
         format!(
             "{:.4},{:.3},{:.3},{:.4},{:.3}",
             self.alpha * 1e6,
@@ -85,7 +99,7 @@ impl Model {
 
     /// Parses [`Model::encode_compact`]'s form (the first three numbers
     /// are required, the network's two optional).
-    pub fn decode_compact(text: &str) -> Result<Model, String> {
+    pub(crate) fn decode_compact(text: &str) -> Result<Model, String> {
         let values: Vec<&str> = text.split(',').collect();
         if values.len() < 3 || values.len() > COMPACT_KEYS.len() {
             return Err(format!(
@@ -102,7 +116,7 @@ impl Model {
     }
 
     /// Parses [`Model::encode`]'s form; the error names what is wrong.
-    pub fn decode(text: &str) -> Result<Model, String> {
+    pub(crate) fn decode(text: &str) -> Result<Model, String> {
         let (mut alpha, mut beta, mut gamma) = (None, None, None);
         let (mut inter_alpha, mut inter_beta) = (DEFAULT_INTER_ALPHA, DEFAULT_INTER_BETA);
         for line in text.lines() {
@@ -158,6 +172,16 @@ const COMPACT_KEYS: [&str; 5] = [
 
 /// Rank 0's choice of the job's model (see the module docs). `setting` is
 /// the value of `OXMPI_COLL_MODEL` (empty when unset).
+///
+/// ```
+/// use oxmpi::coll::calibrate::{job_model, Source};
+/// use oxmpi::coll::select::Model;
+/// let (model, source) = job_model("builtin")?; // OXMPI_COLL_MODEL=builtin
+/// assert_eq!((model.alpha, source), (Model::SHM.alpha, Source::Builtin));
+/// let err = job_model("/nonexistent/model.txt").unwrap_err();
+/// assert!(err.to_string().contains("OXMPI_COLL_MODEL"));
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub fn job_model(setting: &str) -> Result<(Model, Source), Error> {
     match setting {
         "builtin" => return Ok((Model::SHM, Source::Builtin)),
@@ -190,7 +214,7 @@ pub fn job_model(setting: &str) -> Result<(Model, Source), Error> {
 }
 
 /// The per-host cache file, if there is a home for it.
-pub fn cache_path() -> Option<PathBuf> {
+pub(crate) fn cache_path() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -240,7 +264,7 @@ const DEFAULT_ALPHA: f64 = 0.4e-6;
 /// Measures this core: beta from a timed copy (a shared-memory message is
 /// copied twice, into a ring cell and out of it), gamma from the `f64` sum
 /// kernel, in place, over the same bytes. Alpha is [`DEFAULT_ALPHA`].
-pub fn calibrate() -> Model {
+pub(crate) fn calibrate() -> Model {
     let one = 1.0f64.to_ne_bytes();
     let src: Vec<u8> = one.iter().copied().cycle().take(CAL_BYTES).collect();
     let mut dst = vec![0u8; CAL_BYTES];

@@ -18,6 +18,15 @@ impl Comm {
     /// # Safety
     /// `send` readable for `block` bytes and, at the root, `recv` writable
     /// for `size*block` bytes until the request completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mine = [world.rank() as u8; 4];
+    /// let mut all = vec![0u8; 4 * world.size() as usize]; // read at the root only
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// unsafe { world.igather_raw(Some(mine.as_ptr()), 4, all.as_mut_ptr(), 0) }?.wait()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn igather_raw(
         &self,
         send: Option<*const u8>,
@@ -75,6 +84,16 @@ impl Comm {
     }
 
     /// Non-blocking [`Comm::gather`].
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut all = vec![0.0f32; world.size() as usize];
+    /// let recv = (world.rank() == 0).then_some(&mut all[..]);
+    /// let mine = [world.rank() as f32];
+    /// let r = world.igather(&mine, recv, 0)?;
+    /// r.wait()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn igather<'a, T: Scalar>(
         &self,
         send: &'a [T],
@@ -97,6 +116,19 @@ impl Comm {
 
     /// [`Comm::gather`] at the root with its own block already in place in
     /// `recv` (`MPI_IN_PLACE`); the other ranks call [`Comm::gather`].
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// if world.rank() == 0 {
+    ///     let mut all = vec![0u32; p];
+    ///     all[0] = 100; // the root's own block, already in place
+    ///     world.gather_in_place(&mut all, 0)?;
+    /// } else {
+    ///     world.gather(&[100 + world.rank() as u32], None, 0)?;
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn gather_in_place<T: Scalar>(&self, recv: &mut [T], root: i32) -> Result<(), Error> {
         let n = per_rank("recvbuf", recv.len(), self.size() as usize)?;
         let (rp, _) = bytes_of_mut(recv);
@@ -113,6 +145,22 @@ impl Comm {
     /// # Safety
     /// `send` readable for `send_bytes` bytes and, at the root, every block
     /// of `recv` writable until the request completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let mine = vec![1u8; world.rank() as usize]; // rank r sends r bytes
+    /// let counts: Vec<usize> = (0..p).collect();
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let mut all = vec![0u8; counts.iter().sum()];
+    /// let blocks = Blocks::new(&counts, &displs); // bytes, read at the root only
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// let (sp, rp) = (mine.as_ptr(), all.as_mut_ptr());
+    /// let r = unsafe { world.igatherv_raw(Some(sp), mine.len(), rp, blocks, 0) }?;
+    /// r.wait()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn igatherv_raw(
         &self,
         send: Option<*const u8>,
@@ -185,6 +233,21 @@ impl Comm {
     }
 
     /// Non-blocking [`Comm::gatherv`].
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts = vec![2usize; p];
+    /// let displs: Vec<usize> = (0..p).map(|r| 3 * r).collect(); // a gap after each block
+    /// let mut all = vec![-1i32; 3 * p];
+    /// let root = world.rank() == 0;
+    /// let mine = [world.rank(); 2];
+    /// let blocks = Blocks::new(&counts, &displs);
+    /// let r = world.igatherv(&mine, root.then_some(&mut all[..]), blocks, 0)?;
+    /// r.wait()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn igatherv<'a, T: Scalar>(
         &self,
         send: &'a [T],
@@ -211,6 +274,23 @@ impl Comm {
 
     /// [`Comm::gatherv`] at the root with its own block already in place
     /// (`MPI_IN_PLACE`); the other ranks call [`Comm::gatherv`].
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts: Vec<usize> = (0..p).map(|r| r + 1).collect();
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let mine = vec![world.rank(); world.rank() as usize + 1];
+    /// if world.rank() == 0 {
+    ///     let mut all = vec![0i32; counts.iter().sum()];
+    ///     all[0] = 0; // the root's block is in place already
+    ///     world.gatherv_in_place(&mut all, Blocks::new(&counts, &displs), 0)?;
+    /// } else {
+    ///     world.gatherv(&mine, None, Blocks::NONE, 0)?;
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn gatherv_in_place<T: Scalar>(
         &self,
         recv: &mut [T],

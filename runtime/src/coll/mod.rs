@@ -1,8 +1,8 @@
-//! Collective operations. Each call builds a schedule (see [`sched`]) with
+//! Collective operations. Each call builds a schedule (see `sched.rs`) with
 //! the algorithm [`select`] picks, and hands it to the progress engine: a
 //! blocking call waits for it, a non-blocking one returns its [`Request`].
 //! Traffic runs on the communicator's collective context with tags from
-//! [`tag`].
+//! `tag.rs`.
 
 pub mod algos;
 mod allgatherv;
@@ -17,15 +17,15 @@ mod neighbor;
 pub mod nodes;
 pub mod persistent;
 mod reduce_scatter;
-pub mod run;
+pub(crate) mod run;
 mod scan;
 mod scatter;
-pub mod sched;
+pub(crate) mod sched;
 mod scratch;
 pub mod select;
 #[cfg(test)]
 pub(crate) mod sim;
-pub mod tag;
+pub(crate) mod tag;
 
 use std::sync::atomic::Ordering;
 
@@ -44,6 +44,19 @@ pub use blocks::Blocks;
 
 /// The element layout of a reduction: `count` elements of `size` bytes,
 /// of kernel type `ty` (`None` for types only user operations apply to).
+///
+/// ```no_run
+/// use oxmpi::coll::Elems;
+/// use oxmpi::ops::{ElemType, Op};
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let mut v = [world.rank() as f64; 4];
+/// // Four f64 the kernels know as F64; `ty: None` would allow only user ops.
+/// let e = Elems { count: v.len(), size: 8, ty: Some(ElemType::F64) };
+/// // SAFETY: in place (`send` is None); `v` outlives the request.
+/// let r = unsafe { world.iallreduce_raw(None, v.as_mut_ptr().cast(), e, &Op::SUM) }?;
+/// r.wait()?;
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Elems {
     /// Number of elements.
@@ -139,6 +152,21 @@ impl Comm {
     /// # Safety
     /// `send` must be readable and `recv` writable for `e.bytes()` bytes
     /// until the request completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Elems;
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let send = [1i32, 2, 3];
+    /// let mut recv = [0i32; 3];
+    /// let e = Elems { count: 3, size: 4, ty: Some(ElemType::I32) };
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// let (sp, rp) = (send.as_ptr().cast(), recv.as_mut_ptr().cast());
+    /// let r = unsafe { world.iallreduce_raw(Some(sp), rp, e, &Op::MAX) }?;
+    /// r.wait()?;
+    /// assert_eq!(recv, [1, 2, 3]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn iallreduce_raw(
         &self,
         send: Option<*const u8>,
@@ -179,6 +207,15 @@ impl Comm {
     ///
     /// # Safety
     /// `buf` must be writable for `len` bytes until the request completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut buf = if world.rank() == 0 { *b"config" } else { [0u8; 6] };
+    /// // SAFETY: `buf` outlives the request, which is waited on below.
+    /// unsafe { world.ibcast_raw(buf.as_mut_ptr(), buf.len(), 0) }?.wait()?;
+    /// assert_eq!(&buf, b"config");
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn ibcast_raw(
         &self,
         buf: *mut u8,
@@ -206,6 +243,23 @@ impl Comm {
     /// # Safety
     /// `send` readable and (at the root) `recv` writable for `e.bytes()`
     /// bytes until the request completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Elems;
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mine = [1u64];
+    /// let mut total = [0u64];
+    /// let e = Elems { count: 1, size: 8, ty: Some(ElemType::U64) };
+    /// // SAFETY: both buffers outlive the request; `total` matters at rank 0 only.
+    /// let (sp, rp) = (mine.as_ptr().cast(), total.as_mut_ptr().cast());
+    /// let r = unsafe { world.ireduce_raw(Some(sp), rp, e, &Op::SUM, 0) }?;
+    /// r.wait()?;
+    /// if world.rank() == 0 {
+    ///     assert_eq!(total[0], world.size() as u64);
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn ireduce_raw(
         &self,
         send: Option<*const u8>,
@@ -259,6 +313,17 @@ impl Comm {
     /// # Safety
     /// `send` readable for `block` bytes and `recv` writable for
     /// `size*block` bytes until the request completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let mine = (world.rank() as u16).to_ne_bytes();
+    /// let mut all = vec![0u8; 2 * p];
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// unsafe { world.iallgather_raw(Some(mine.as_ptr()), 2, all.as_mut_ptr()) }?.wait()?;
+    /// assert_eq!(all[2 * (p - 1)..], ((p - 1) as u16).to_ne_bytes());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn iallgather_raw(
         &self,
         send: Option<*const u8>,
@@ -286,6 +351,17 @@ impl Comm {
     }
 
     /// Starts a barrier (`MPI_Ibarrier`): dissemination, ceil(lg p) rounds.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut arrived = world.ibarrier()?;
+    /// let mut polls = 0u64;
+    /// while arrived.test()?.is_none() {
+    ///     polls += 1; // useful work while the others catch up
+    /// }
+    /// println!("waited {polls} polls for the slowest rank");
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn ibarrier(&self) -> Result<Request<'static>, Error> {
         let ctx = self.coll_ctx();
         let p = ctx.size;
@@ -328,6 +404,18 @@ impl Comm {
     }
 
     /// Non-blocking [`Comm::allreduce`].
+    ///
+    /// ```no_run
+    /// use oxmpi::ops::Op;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let local = [world.rank() as f64, 1.0];
+    /// let mut global = [0.0f64; 2];
+    /// let r = world.iallreduce(&local, &mut global, &Op::SUM)?;
+    /// // ... work that touches neither buffer ...
+    /// r.wait()?;
+    /// assert_eq!(global[1], world.size() as f64);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn iallreduce<'a, T: Scalar>(
         &self,
         send: &'a [T],
@@ -342,6 +430,15 @@ impl Comm {
     }
 
     /// Allreduce with `buf` as input and output (`MPI_IN_PLACE`).
+    ///
+    /// ```no_run
+    /// use oxmpi::ops::Op;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut residual = [0.25f64 * world.rank() as f64];
+    /// world.allreduce_in_place(&mut residual, &Op::MAX)?;
+    /// assert_eq!(residual[0], 0.25 * (world.size() - 1) as f64);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn allreduce_in_place<T: Scalar>(&self, buf: &mut [T], op: &Op) -> Result<(), Error> {
         let n = buf.len();
         let (p, _) = bytes_of_mut(buf);
@@ -352,11 +449,34 @@ impl Comm {
     }
 
     /// Sends `buf` from `root` to every rank (`MPI_Bcast`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut params = [0.0f64; 3];
+    /// if world.rank() == 0 {
+    ///     params = [0.1, 100.0, 1e-6]; // read from a file, say
+    /// }
+    /// world.bcast(&mut params, 0)?;
+    /// assert_eq!(params[1], 100.0);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn bcast<T: Scalar>(&self, buf: &mut [T], root: i32) -> Result<(), Error> {
         self.ibcast(buf, root)?.wait().map(|_| ())
     }
 
     /// Non-blocking [`Comm::bcast`].
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut table = vec![0u32; 1 << 16];
+    /// if world.rank() == 0 {
+    ///     table.iter_mut().enumerate().for_each(|(i, x)| *x = i as u32);
+    /// }
+    /// let r = world.ibcast(&mut table, 0)?;
+    /// r.wait()?;
+    /// assert_eq!(table[12345], 12345);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn ibcast<'a, T: Scalar>(&self, buf: &'a mut [T], root: i32) -> Result<Request<'a>, Error> {
         let (p, n) = bytes_of_mut(buf);
         // SAFETY: the request borrows `buf`.
@@ -365,6 +485,19 @@ impl Comm {
 
     /// Combines every rank's `send` into `recv` at `root` (`MPI_Reduce`);
     /// `recv` is required at the root and ignored elsewhere.
+    ///
+    /// ```no_run
+    /// use oxmpi::ops::Op;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut total = [0i64];
+    /// let recv = (world.rank() == 0).then_some(&mut total[..]); // only the root receives
+    /// world.reduce(&[world.rank() as i64], recv, &Op::SUM, 0)?;
+    /// if world.rank() == 0 {
+    ///     let n = world.size() as i64;
+    ///     assert_eq!(total[0], n * (n - 1) / 2);
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn reduce<T: Scalar>(
         &self,
         send: &[T],
@@ -401,11 +534,29 @@ impl Comm {
     }
 
     /// Gathers every rank's `send` into `recv` (rank r's at `r*send.len()`) on every rank (`MPI_Allgather`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut ranks = vec![0i32; world.size() as usize];
+    /// world.allgather(&[world.rank()], &mut ranks)?;
+    /// assert!(ranks.iter().enumerate().all(|(r, &v)| v == r as i32));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn allgather<T: Scalar>(&self, send: &[T], recv: &mut [T]) -> Result<(), Error> {
         self.iallgather(send, recv)?.wait().map(|_| ())
     }
 
     /// Non-blocking [`Comm::allgather`].
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mine = [world.rank() as u8; 2];
+    /// let mut all = vec![0u8; 2 * world.size() as usize];
+    /// let r = world.iallgather(&mine, &mut all)?;
+    /// r.wait()?;
+    /// assert_eq!(all[..2], [0, 0]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn iallgather<'a, T: Scalar>(
         &self,
         send: &'a [T],

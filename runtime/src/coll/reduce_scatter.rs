@@ -23,6 +23,22 @@ impl Comm {
     /// `send` readable for the whole input and `recv` writable for
     /// `counts[rank]` elements (the whole input when in place) until the
     /// request completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts = vec![2usize; p]; // elements per rank
+    /// let send = vec![1i32; 2 * p];
+    /// let mut mine = [0i32; 2];
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// let (sp, rp) = (send.as_ptr().cast(), mine.as_mut_ptr().cast());
+    /// let ty = Some(ElemType::I32); // 4-byte elements
+    /// let r = unsafe { world.ireduce_scatter_raw(Some(sp), rp, &counts, 4, ty, &Op::SUM) }?;
+    /// r.wait()?;
+    /// assert_eq!(mine, [p as i32; 2]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn ireduce_scatter_raw(
         &self,
         send: Option<*const u8>,
@@ -109,6 +125,19 @@ impl Comm {
     }
 
     /// Non-blocking [`Comm::reduce_scatter`].
+    ///
+    /// ```no_run
+    /// use oxmpi::ops::Op;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts = vec![1usize; p];
+    /// let send: Vec<u64> = (0..p as u64).collect();
+    /// let mut mine = [0u64];
+    /// let r = world.ireduce_scatter(&send, &mut mine, &counts, &Op::SUM)?;
+    /// r.wait()?;
+    /// assert_eq!(mine[0], world.rank() as u64 * p as u64);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn ireduce_scatter<'a, T: Scalar>(
         &self,
         send: &'a [T],
@@ -135,6 +164,17 @@ impl Comm {
 
     /// [`Comm::reduce_scatter`] with the input in `buf` (all of it), whose
     /// first `counts[rank]` elements receive the result (`MPI_IN_PLACE`).
+    ///
+    /// ```no_run
+    /// use oxmpi::ops::Op;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts = vec![1usize; p];
+    /// let mut buf = vec![1u32; p]; // the whole input; my result lands in buf[0]
+    /// world.reduce_scatter_in_place(&mut buf, &counts, &Op::SUM)?;
+    /// assert_eq!(buf[0], p as u32);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn reduce_scatter_in_place<T: Scalar>(
         &self,
         buf: &mut [T],
@@ -173,6 +213,21 @@ impl Comm {
     /// `send` readable for the whole input and `recv` writable for
     /// `e.bytes()` (the whole input when in place) until the request
     /// completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Elems;
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let send = vec![2.0f32; 3 * p];
+    /// let mut mine = [0.0f32; 3];
+    /// let e = Elems { count: 3, size: 4, ty: Some(ElemType::F32) }; // per rank
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// let (sp, rp) = (send.as_ptr().cast(), mine.as_mut_ptr().cast());
+    /// let r = unsafe { world.ireduce_scatter_block_raw(Some(sp), rp, e, &Op::PROD) }?;
+    /// r.wait()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn ireduce_scatter_block_raw(
         &self,
         send: Option<*const u8>,
@@ -195,6 +250,17 @@ impl Comm {
     /// Reduces every rank's `send` with `op` and leaves block r of the
     /// result (`recv.len()` elements each) in rank r's `recv`
     /// (`MPI_Reduce_scatter_block`).
+    ///
+    /// ```no_run
+    /// use oxmpi::ops::Op;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let send = vec![1i64; 4 * p]; // 4 elements for each rank
+    /// let mut mine = [0i64; 4];
+    /// world.reduce_scatter_block(&send, &mut mine, &Op::SUM)?;
+    /// assert_eq!(mine, [p as i64; 4]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn reduce_scatter_block<T: Scalar>(
         &self,
         send: &[T],
@@ -207,6 +273,18 @@ impl Comm {
     }
 
     /// Non-blocking [`Comm::reduce_scatter_block`].
+    ///
+    /// ```no_run
+    /// use oxmpi::ops::Op;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let send: Vec<i32> = (0..p as i32).collect();
+    /// let mut mine = [0i32];
+    /// let r = world.ireduce_scatter_block(&send, &mut mine, &Op::MIN)?;
+    /// r.wait()?;
+    /// assert_eq!(mine[0], world.rank());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn ireduce_scatter_block<'a, T: Scalar>(
         &self,
         send: &'a [T],
@@ -223,6 +301,16 @@ impl Comm {
 
     /// [`Comm::reduce_scatter_block`] with the input in `buf`, whose first
     /// `buf.len() / size` elements receive the result (`MPI_IN_PLACE`).
+    ///
+    /// ```no_run
+    /// use oxmpi::ops::Op;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let mut buf = vec![3u8; 2 * p]; // the whole input; my 2 results land in buf[..2]
+    /// world.reduce_scatter_block_in_place(&mut buf, &Op::MAX)?;
+    /// assert_eq!(buf[..2], [3, 3]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn reduce_scatter_block_in_place<T: Scalar>(
         &self,
         buf: &mut [T],

@@ -1,7 +1,6 @@
 //! Running schedules inside the progress engine.
 
 use super::sched::{Schedule, Step, StepState};
-use crate::error::Error;
 use crate::p2p::engine::Engine;
 use crate::p2p::matching::{Pattern, SourceSel, TagSel};
 use crate::p2p::request::{Pending, ReqId, ReqState};
@@ -132,9 +131,4 @@ impl Engine {
             Step::Reduce { .. } | Step::Copy { .. } => run.sched.run_local(s),
         }
     }
-}
-
-/// An error for a schedule that could not be built.
-pub fn unsupported(what: &str) -> Error {
-    Error::Unsupported(what.to_string())
 }

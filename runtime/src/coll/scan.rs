@@ -19,6 +19,21 @@ impl Comm {
     /// # Safety
     /// `send` readable and `recv` writable for `e.bytes()` bytes until the
     /// request completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Elems;
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mine = [1u32];
+    /// let mut upto = [0u32];
+    /// let e = Elems { count: 1, size: 4, ty: Some(ElemType::U32) };
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// let (sp, rp) = (mine.as_ptr().cast(), upto.as_mut_ptr().cast());
+    /// let r = unsafe { world.iscan_raw(Some(sp), rp, e, &Op::SUM) }?;
+    /// r.wait()?;
+    /// assert_eq!(upto[0], world.rank() as u32 + 1);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn iscan_raw(
         &self,
         send: Option<*const u8>,
@@ -35,6 +50,20 @@ impl Comm {
     ///
     /// # Safety
     /// As for [`Comm::iscan_raw`].
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Elems;
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut offset = [10u64]; // in place: my count in, the counts before me out
+    /// let e = Elems { count: 1, size: 8, ty: Some(ElemType::U64) };
+    /// // SAFETY: `offset` outlives the request, which is waited on below.
+    /// unsafe { world.iexscan_raw(None, offset.as_mut_ptr().cast(), e, &Op::SUM) }?.wait()?;
+    /// if world.rank() > 0 {
+    ///     assert_eq!(offset[0], 10 * world.rank() as u64);
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn iexscan_raw(
         &self,
         send: Option<*const u8>,
@@ -89,6 +118,16 @@ impl Comm {
     }
 
     /// Non-blocking [`Comm::scan`].
+    ///
+    /// ```no_run
+    /// use oxmpi::ops::Op;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut upto = [0i32];
+    /// let r = world.iscan(&[2], &mut upto, &Op::SUM)?;
+    /// r.wait()?;
+    /// assert_eq!(upto[0], 2 * (world.rank() + 1));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn iscan<'a, T: Scalar>(
         &self,
         send: &'a [T],
@@ -102,6 +141,15 @@ impl Comm {
     }
 
     /// [`Comm::scan`] with the input in `buf`, replaced by the result (`MPI_IN_PLACE`).
+    ///
+    /// ```no_run
+    /// use oxmpi::ops::Op;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut running_max = [world.size() - world.rank()];
+    /// world.scan_in_place(&mut running_max, &Op::MAX)?;
+    /// assert_eq!(running_max[0], world.size()); // rank 0's value is the largest
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn scan_in_place<T: Scalar>(&self, buf: &mut [T], op: &Op) -> Result<(), Error> {
         let e = Elems::of::<T>(buf.len());
         // SAFETY: waited on before `buf`'s borrow ends.
@@ -126,6 +174,19 @@ impl Comm {
     }
 
     /// Non-blocking [`Comm::exscan`].
+    ///
+    /// ```no_run
+    /// use oxmpi::ops::Op;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// // Where my 3 items start in a global numbering.
+    /// let mut start = [0u64];
+    /// let r = world.iexscan(&[3u64], &mut start, &Op::SUM)?;
+    /// r.wait()?;
+    /// if world.rank() > 0 {
+    ///     assert_eq!(start[0], 3 * world.rank() as u64);
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn iexscan<'a, T: Scalar>(
         &self,
         send: &'a [T],
@@ -140,6 +201,16 @@ impl Comm {
 
     /// [`Comm::exscan`] with the input in `buf`, replaced by the result on
     /// every rank but 0 (`MPI_IN_PLACE`).
+    ///
+    /// ```no_run
+    /// use oxmpi::ops::Op;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut buf = [1u32];
+    /// world.exscan_in_place(&mut buf, &Op::SUM)?;
+    /// let before_me = if world.rank() == 0 { 0 } else { buf[0] }; // rank 0's is not written
+    /// assert_eq!(before_me, world.rank() as u32);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn exscan_in_place<T: Scalar>(&self, buf: &mut [T], op: &Op) -> Result<(), Error> {
         let e = Elems::of::<T>(buf.len());
         // SAFETY: waited on before `buf`'s borrow ends.

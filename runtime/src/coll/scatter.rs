@@ -18,6 +18,17 @@ impl Comm {
     /// # Safety
     /// At the root `send` readable for `size*block` bytes; `recv` writable
     /// for `block` bytes, until the request completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let all: Vec<u8> = (0..p).flat_map(|r| [r as u8; 8]).collect(); // read at the root only
+    /// let mut mine = [0u8; 8];
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// unsafe { world.iscatter_raw(all.as_ptr(), 8, Some(mine.as_mut_ptr()), 0) }?.wait()?;
+    /// assert_eq!(mine, [world.rank() as u8; 8]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn iscatter_raw(
         &self,
         send: *const u8,
@@ -73,6 +84,17 @@ impl Comm {
     }
 
     /// Non-blocking [`Comm::scatter`].
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let work: Vec<u64> = (0..world.size() as u64 * 2).collect();
+    /// let send = (world.rank() == 0).then_some(&work[..]);
+    /// let mut mine = [0u64; 2];
+    /// let r = world.iscatter(send, &mut mine, 0)?;
+    /// r.wait()?;
+    /// assert_eq!(mine[0], 2 * world.rank() as u64);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn iscatter<'a, T: Scalar>(
         &self,
         send: Option<&'a [T]>,
@@ -95,6 +117,20 @@ impl Comm {
 
     /// [`Comm::scatter`] at the root, which keeps its own block in `send`
     /// (`MPI_IN_PLACE`); the other ranks call [`Comm::scatter`].
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size();
+    /// if world.rank() == 0 {
+    ///     let work: Vec<i32> = (0..p).collect();
+    ///     world.scatter_in_place(&work, 0)?; // rank 0 keeps work[0] where it is
+    /// } else {
+    ///     let mut mine = [0i32];
+    ///     world.scatter(None, &mut mine, 0)?;
+    ///     assert_eq!(mine[0], world.rank());
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn scatter_in_place<T: Scalar>(&self, send: &[T], root: i32) -> Result<(), Error> {
         let n = per_rank("sendbuf", send.len(), self.size() as usize)?;
         let (sp, _) = bytes_of(send);
@@ -112,6 +148,23 @@ impl Comm {
     /// # Safety
     /// At the root every block of `send` readable; `recv` writable for
     /// `recv_bytes` bytes, until the request completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts: Vec<usize> = (0..p).map(|r| r + 1).collect(); // bytes
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let all = vec![9u8; counts.iter().sum()];
+    /// let mut mine = vec![0u8; world.rank() as usize + 1];
+    /// let blocks = Blocks::new(&counts, &displs);
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// let (sp, rp) = (all.as_ptr(), mine.as_mut_ptr());
+    /// let r = unsafe { world.iscatterv_raw(sp, blocks, Some(rp), mine.len(), 0) }?;
+    /// r.wait()?;
+    /// assert!(mine.iter().all(|&b| b == 9));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn iscatterv_raw(
         &self,
         send: *const u8,
@@ -160,6 +213,20 @@ impl Comm {
     /// Hands block r of the root's `send` (any length, zero included) to
     /// rank r's `recv` (`MPI_Scatterv`); `send` and `blocks` (element
     /// counts and displacements) are significant at the root only.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// // Uneven shares of 10 items: the first ranks get one more.
+    /// let counts: Vec<usize> = (0..p).map(|r| 10 / p + usize::from(r < 10 % p)).collect();
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let items: Vec<u32> = (0..10).collect();
+    /// let mut mine = vec![0u32; counts[world.rank() as usize]];
+    /// let send = (world.rank() == 0).then_some(&items[..]);
+    /// world.scatterv(send, Blocks::new(&counts, &displs), &mut mine, 0)?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn scatterv<T: Scalar>(
         &self,
         send: Option<&[T]>,
@@ -171,6 +238,21 @@ impl Comm {
     }
 
     /// Non-blocking [`Comm::scatterv`].
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts = vec![1usize; p];
+    /// let displs: Vec<usize> = (0..p).rev().collect(); // rank r gets item p-1-r
+    /// let items: Vec<i32> = (0..p as i32).collect();
+    /// let mut mine = [0i32];
+    /// let send = (world.rank() == 0).then_some(&items[..]);
+    /// let r = world.iscatterv(send, Blocks::new(&counts, &displs), &mut mine, 0)?;
+    /// r.wait()?;
+    /// assert_eq!(mine[0], p as i32 - 1 - world.rank());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn iscatterv<'a, T: Scalar>(
         &self,
         send: Option<&'a [T]>,
@@ -197,6 +279,22 @@ impl Comm {
 
     /// [`Comm::scatterv`] at the root, which keeps its own block in `send`
     /// (`MPI_IN_PLACE`); the other ranks call [`Comm::scatterv`].
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts = vec![2usize; p];
+    /// let displs = Blocks::packed_displs(&counts);
+    /// if world.rank() == 0 {
+    ///     let items = vec![7u8; 2 * p];
+    ///     world.scatterv_in_place(&items, Blocks::new(&counts, &displs), 0)?;
+    /// } else {
+    ///     let mut mine = [0u8; 2];
+    ///     world.scatterv(None, Blocks::NONE, &mut mine, 0)?;
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn scatterv_in_place<T: Scalar>(
         &self,
         send: &[T],

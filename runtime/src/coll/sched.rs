@@ -264,16 +264,6 @@ impl Schedule {
         self.push(Step::Copy { src, dst }, after)
     }
 
-    /// Number of steps.
-    pub fn len(&self) -> usize {
-        self.steps.len()
-    }
-
-    /// Whether the schedule has no steps.
-    pub fn is_empty(&self) -> bool {
-        self.steps.is_empty()
-    }
-
     /// Whether every step finished.
     pub fn finished(&self) -> bool {
         self.remaining == 0

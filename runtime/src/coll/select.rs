@@ -14,6 +14,15 @@ use crate::config::{self, Setting};
 use crate::fast_hash::FastMap;
 
 /// Collectives with a choice of algorithms.
+///
+/// ```
+/// use oxmpi::coll::select::Coll;
+/// assert_eq!(Coll::from_name("reduce_scatter"), Some(Coll::ReduceScatter));
+/// assert_eq!(Coll::ReduceScatter.name(), "reduce_scatter"); // as in OXMPI_REDUCE_SCATTER_ALGO
+/// assert_eq!(Coll::ALL.len(), 16);
+/// let names: Vec<&str> = Coll::Bcast.algos().iter().map(|a| a.name).collect();
+/// assert_eq!(names, ["binomial", "scatter_allgather", "chain"]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Coll {
     /// MPI_Allreduce.
@@ -52,6 +61,8 @@ pub enum Coll {
 
 impl Coll {
     /// Every collective, in the order `--info` lists their overrides.
+    ///
+    /// See the example on [`Coll`].
     pub const ALL: &'static [Coll] = &[
         Coll::Allreduce,
         Coll::Bcast,
@@ -72,6 +83,8 @@ impl Coll {
     ];
 
     /// Lower-case name, as in `OXMPI_ALLREDUCE_ALGO`.
+    ///
+    /// See the example on [`Coll`].
     pub fn name(self) -> &'static str {
         match self {
             Coll::Allreduce => "allreduce",
@@ -94,11 +107,15 @@ impl Coll {
     }
 
     /// Parses a name.
+    ///
+    /// See the example on [`Coll`].
     pub fn from_name(name: &str) -> Option<Coll> {
         Coll::ALL.iter().copied().find(|c| c.name() == name)
     }
 
     /// The algorithms implementing it, in tie-break order.
+    ///
+    /// See the example on [`Coll`].
     pub fn algos(self) -> &'static [AlgoInfo] {
         match self {
             Coll::Allreduce => algos::allreduce::ALL,
@@ -139,7 +156,7 @@ impl Coll {
     }
 
     /// What [`Args::bytes`] means for this collective (for `--explain`).
-    pub fn bytes_meaning(self) -> &'static str {
+    pub(crate) fn bytes_meaning(self) -> &'static str {
         match self {
             Coll::Gather | Coll::Scatter | Coll::Allgather => "each rank's block",
             Coll::Gatherv | Coll::Scatterv | Coll::Allgatherv => {
@@ -155,6 +172,17 @@ impl Coll {
 
 /// Machine parameters: seconds per message, per byte moved, per byte
 /// reduced; messages between nodes have their own (see [`super::inter`]).
+///
+/// ```
+/// use oxmpi::coll::algos::Args;
+/// use oxmpi::coll::select::{Coll, Model};
+/// // A slower network: 5 us per message, 1 GB/s, reductions at 10 GB/s.
+/// let net = Model { alpha: 5e-6, beta: 1e-9, gamma: 1e-10, ..Model::SHM };
+/// let a = Args::new(16, 8, true);
+/// let t = net.predict(Coll::Allreduce, "recursive_doubling", &a);
+/// assert!(t > 4.0 * net.alpha); // lg 16 = 4 rounds of at least one message
+/// println!("{}", net.encode());
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Model {
     /// Latency of one message (alpha).
@@ -176,6 +204,12 @@ impl Model {
     /// transfers, 10 GB/s reductions. Used as `OXMPI_COLL_MODEL=builtin`;
     /// jobs normally use a model measured where they run (see
     /// [`super::calibrate`]).
+    ///
+    /// ```
+    /// use oxmpi::coll::select::Model;
+    /// let m = Model::SHM;
+    /// assert!(m.alpha < 1e-6 && m.beta < m.gamma); // sub-microsecond, copies beat reductions
+    /// ```
     pub const SHM: Model = Model {
         alpha: 0.399e-6,
         beta: 1.0 / 13.33e9,
@@ -187,6 +221,19 @@ impl Model {
     /// Predicted seconds for `algo` of `coll` on `a` (on its layout: a
     /// flat algorithm's messages between nodes cost more, see
     /// [`Model::across`]).
+    ///
+    /// ```
+    /// use oxmpi::coll::algos::Args;
+    /// use oxmpi::coll::select::{Coll, Model};
+    /// let m = Model::SHM;
+    /// let small = Args::new(8, 8, true);
+    /// let big = Args::new(8, 64 << 20, true);
+    /// let ring = |a| m.predict(Coll::Allreduce, "ring", a);
+    /// let rd = |a| m.predict(Coll::Allreduce, "recursive_doubling", a);
+    /// assert!(rd(&small) < ring(&small)); // fewer messages win small
+    /// assert!(ring(&big) < rd(&big)); // less data moved wins big
+    /// assert!(m.predict(Coll::Bcast, "no_such_algo", &small).is_infinite());
+    /// ```
     pub fn predict(&self, coll: Coll, algo: &str, a: &Args) -> f64 {
         match (coll, algo) {
             (Coll::Allreduce, "hierarchical") => {
@@ -281,6 +328,8 @@ impl Model {
 }
 
 /// A decision and how it was reached.
+///
+/// Returned by [`choose`]; see the example there.
 #[derive(Debug, Clone)]
 pub struct Choice {
     /// The algorithm.
@@ -292,6 +341,17 @@ pub struct Choice {
 }
 
 /// Picks the algorithm for `coll` on `a`; `forced` names an override.
+///
+/// ```
+/// use oxmpi::coll::algos::Args;
+/// use oxmpi::coll::select::{choose, Coll, Model};
+/// let a = Args::new(6, 1 << 20, true);
+/// let c = choose(Coll::Allreduce, &a, &Model::SHM, None);
+/// assert!(c.predicted.is_finite() && c.fallback.is_none());
+/// // An override that cannot apply falls back, saying why.
+/// let forced = choose(Coll::Allreduce, &a, &Model::SHM, Some("no_such_algo"));
+/// assert!(forced.fallback.unwrap().contains("does not exist"));
+/// ```
 pub fn choose(coll: Coll, a: &Args, model: &Model, forced: Option<&str>) -> Choice {
     let candidates = coll.algos();
     let mut fallback = None;
@@ -339,6 +399,15 @@ pub fn choose(coll: Coll, a: &Args, model: &Model, forced: Option<&str>) -> Choi
 
 /// Every algorithm's prediction for a case, and the choice: what
 /// `oxrun --explain` prints.
+///
+/// ```
+/// use oxmpi::coll::algos::Args;
+/// use oxmpi::coll::select::{explain, Coll, Model};
+/// let a = Args::new(12, 4096, true);
+/// let text = explain(Coll::Bcast, &a, &Model::SHM); // what `oxrun --explain` prints
+/// assert!(text.starts_with("bcast of 4096 bytes"));
+/// assert_eq!(text.matches("<- chosen").count(), 1);
+/// ```
 pub fn explain(coll: Coll, a: &Args, model: &Model) -> String {
     let choice = choose(coll, a, model, None);
     let mut out = format!(
@@ -414,7 +483,7 @@ fn nodes_text(l: &algos::Layout) -> String {
 type CacheKey = (u32, u8, u32, bool, usize, algos::Layout);
 
 /// Per-process selection state: overrides read once, the model, the cache.
-pub struct Selector {
+pub(crate) struct Selector {
     model: Model,
     forced: FastMap<u8, String>,
     debug: bool,
@@ -424,7 +493,7 @@ pub struct Selector {
 impl Selector {
     /// Reads the overrides; selects with `model` (the job's, see
     /// [`super::calibrate`]), logging decisions when `debug`.
-    pub fn from_env(debug: bool, model: Model) -> Result<Selector, crate::Error> {
+    pub(crate) fn from_env(debug: bool, model: Model) -> Result<Selector, crate::Error> {
         let mut forced = FastMap::default();
         for &coll in Coll::ALL {
             if let Some(name) = config::get(coll.setting())?.into_iter().next() {
@@ -445,7 +514,7 @@ impl Selector {
     }
 
     /// The algorithm for `coll` on a communicator with collective context `context`.
-    pub fn pick(&self, context: u32, coll: Coll, a: &Args) -> &'static AlgoInfo {
+    pub(crate) fn pick(&self, context: u32, coll: Coll, a: &Args) -> &'static AlgoInfo {
         let class = usize::BITS - a.bytes.leading_zeros();
         let key = (context, coll as u8, class, a.commutative, a.ranks, a.layout);
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());

@@ -24,6 +24,16 @@ use crate::status::TAG_UB;
 
 /// An attribute value: a machine word (what C programs store, `void *`)
 /// or any shared Rust value.
+///
+/// ```
+/// use oxmpi::AttrValue;
+/// let c_style = AttrValue::Word(0xdead);
+/// assert_eq!(c_style.word(), Some(0xdead));
+/// let rusty = AttrValue::new(String::from("solver settings"));
+/// assert_eq!(rusty.downcast_ref::<String>().map(|s| s.as_str()), Some("solver settings"));
+/// assert_eq!(rusty.downcast_ref::<u32>(), None); // not a u32
+/// assert_eq!(rusty.word(), None);
+/// ```
 #[derive(Clone)]
 pub enum AttrValue {
     /// A pointer-sized word, copied as is by [`CopyPolicy::Dup`].
@@ -34,11 +44,15 @@ pub enum AttrValue {
 
 impl AttrValue {
     /// Wraps a Rust value.
+    ///
+    /// See the example on [`AttrValue`].
     pub fn new<T: Any + Send + Sync>(value: T) -> AttrValue {
         AttrValue::Shared(Arc::new(value))
     }
 
     /// The word, for a [`AttrValue::Word`].
+    ///
+    /// See the example on [`AttrValue`].
     pub fn word(&self) -> Option<usize> {
         match self {
             AttrValue::Word(w) => Some(*w),
@@ -47,6 +61,8 @@ impl AttrValue {
     }
 
     /// The Rust value, if it is a `T`.
+    ///
+    /// See the example on [`AttrValue`].
     pub fn downcast_ref<T: Any>(&self) -> Option<&T> {
         match self {
             AttrValue::Word(_) => None,
@@ -67,15 +83,69 @@ impl fmt::Debug for AttrValue {
 /// A copy callback: gets the communicator being duplicated, the keyval and
 /// the value; returns the new communicator's value, or `None` to leave the
 /// attribute off it. An error makes the duplication fail.
+///
+/// ```no_run
+/// use oxmpi::{AttrValue, CopyPolicy, Keyval};
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// // Each duplicate gets a counter one higher than its parent's.
+/// let depth = Keyval::create(
+///     CopyPolicy::Call(Box::new(|_parent: &oxmpi::Comm, _key: Keyval, v: &AttrValue| {
+///         Ok(Some(AttrValue::new(v.downcast_ref::<u32>().copied().unwrap_or(0) + 1)))
+///     })),
+///     None,
+/// );
+/// world.set_attr(depth, AttrValue::new(0u32))?;
+/// let child = world.dup()?;
+/// let v = child.get_attr(depth)?.unwrap();
+/// assert_eq!(v.downcast_ref::<u32>(), Some(&1));
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub type CopyFn =
     dyn Fn(&Comm, Keyval, &AttrValue) -> Result<Option<AttrValue>, Error> + Send + Sync;
 
 /// A delete callback: runs when a value is deleted, replaced, or its
 /// communicator freed; gets the communicator's id, the keyval and the value.
 /// An error is returned by the call that deleted it.
+///
+/// ```no_run
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::Arc;
+/// use oxmpi::{AttrValue, CopyPolicy, Keyval};
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let deleted = Arc::new(AtomicUsize::new(0));
+/// let seen = deleted.clone();
+/// let key = Keyval::create(
+///     CopyPolicy::Never,
+///     Some(Box::new(move |_comm: oxmpi::CommId, _key: Keyval, _value: &AttrValue| {
+///         seen.fetch_add(1, Ordering::Relaxed);
+///         Ok(())
+///     })),
+/// );
+/// let dup = world.dup()?;
+/// dup.set_attr(key, AttrValue::Word(1))?;
+/// dup.free()?; // runs the delete callback
+/// assert_eq!(deleted.load(Ordering::Relaxed), 1);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub type DeleteFn = dyn Fn(CommId, Keyval, &AttrValue) -> Result<(), Error> + Send + Sync;
 
 /// What duplicating a communicator does with an attribute.
+///
+/// ```
+/// use oxmpi::{AttrValue, CopyPolicy, Keyval};
+/// let local_only = Keyval::create(CopyPolicy::Never, None);
+/// let shared = Keyval::create(CopyPolicy::Dup, None);
+/// let custom = Keyval::create(
+///     CopyPolicy::Call(Box::new(|_: &oxmpi::Comm, _: Keyval, v: &AttrValue| {
+///         Ok(Some(AttrValue::Word(v.word().unwrap_or(0) * 2)))
+///     })),
+///     None,
+/// );
+/// for k in [local_only, shared, custom] {
+///     k.free()?;
+/// }
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub enum CopyPolicy {
     /// Leave it off the new communicator (`MPI_COMM_NULL_COPY_FN`).
     Never,
@@ -115,9 +185,27 @@ static NEXT: AtomicI32 = AtomicI32::new(1);
 
 impl Keyval {
     /// `MPI_TAG_UB`: its value is [`crate::TAG_UB`] as an [`AttrValue::Word`].
+    ///
+    /// ```no_run
+    /// use oxmpi::Keyval;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let ub = world.get_attr(Keyval::TAG_UB)?.and_then(|v| v.word());
+    /// assert_eq!(ub, Some(oxmpi::TAG_UB as usize));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub const TAG_UB: Keyval = Keyval(0);
 
     /// A new keyval with its copy and delete behaviour.
+    ///
+    /// ```
+    /// use oxmpi::{CopyPolicy, Keyval};
+    /// let a = Keyval::create(CopyPolicy::Dup, None);
+    /// let b = Keyval::create(CopyPolicy::Dup, None);
+    /// assert_ne!(a, b); // numbers are never reused
+    /// a.free()?;
+    /// b.free()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn create(copy: CopyPolicy, delete: Option<Box<DeleteFn>>) -> Keyval {
         let id = NEXT.fetch_add(1, Ordering::Relaxed);
         lock(table()).insert(id, Arc::new(Entry { copy, delete }));
@@ -126,6 +214,15 @@ impl Keyval {
 
     /// Frees the keyval (`MPI_Comm_free_keyval`): it can no longer be used;
     /// values still attached keep their callbacks until deleted.
+    ///
+    /// ```
+    /// use oxmpi::{CopyPolicy, Keyval};
+    /// let k = Keyval::create(CopyPolicy::Never, None);
+    /// k.free()?;
+    /// assert!(k.free().is_err()); // not live any more
+    /// assert!(Keyval::TAG_UB.free().is_err()); // predefined
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn free(self) -> Result<(), Error> {
         if self.is_predefined() {
             return Err(bad(self, "is predefined and cannot be freed"));
@@ -137,11 +234,22 @@ impl Keyval {
     }
 
     /// The keyval's number (for the C front end's handles).
+    ///
+    /// ```
+    /// use oxmpi::{CopyPolicy, Keyval};
+    /// let k = Keyval::create(CopyPolicy::Never, None);
+    /// let handle: i32 = k.raw(); // what a C front end hands out
+    /// assert_eq!(Keyval::from_raw(handle), k);
+    /// assert_eq!(Keyval::TAG_UB.raw(), 0);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn raw(self) -> i32 {
         self.0
     }
 
     /// The keyval with number `raw` (not checked until used).
+    ///
+    /// See the example on [`Keyval::raw`].
     pub fn from_raw(raw: i32) -> Keyval {
         Keyval(raw)
     }
@@ -196,6 +304,17 @@ impl Attrs {
 impl Comm {
     /// Attaches `value` under `keyval` (`MPI_Comm_set_attr`), replacing
     /// (and deleting, through the delete callback) any value there.
+    ///
+    /// ```no_run
+    /// use oxmpi::{AttrValue, CopyPolicy, Keyval};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let key = Keyval::create(CopyPolicy::Never, None);
+    /// world.set_attr(key, AttrValue::Word(1))?;
+    /// world.set_attr(key, AttrValue::Word(2))?; // replaces the first value
+    /// assert_eq!(world.get_attr(key)?.and_then(|v| v.word()), Some(2));
+    /// assert!(world.set_attr(Keyval::TAG_UB, AttrValue::Word(0)).is_err()); // read-only
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn set_attr(&self, keyval: Keyval, value: AttrValue) -> Result<(), Error> {
         self.check_live()?;
         let entry = keyval.entry()?;
@@ -214,6 +333,17 @@ impl Comm {
     }
 
     /// The value under `keyval` (`MPI_Comm_get_attr`), `None` when unset.
+    ///
+    /// ```no_run
+    /// use oxmpi::{AttrValue, CopyPolicy, Keyval};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let key = Keyval::create(CopyPolicy::Never, None);
+    /// assert!(world.get_attr(key)?.is_none()); // unset
+    /// world.set_attr(key, AttrValue::new(vec![1.0f64, 2.0]))?;
+    /// let v = world.get_attr(key)?.unwrap();
+    /// assert_eq!(v.downcast_ref::<Vec<f64>>().map(Vec::len), Some(2));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn get_attr(&self, keyval: Keyval) -> Result<Option<AttrValue>, Error> {
         if keyval == Keyval::TAG_UB {
             return Ok(Some(AttrValue::Word(TAG_UB as usize)));
@@ -229,6 +359,17 @@ impl Comm {
     /// Removes the value under `keyval` (`MPI_Comm_delete_attr`), running
     /// its delete callback; nothing to do when unset. If the callback fails
     /// the value stays and its error is returned.
+    ///
+    /// ```no_run
+    /// use oxmpi::{AttrValue, CopyPolicy, Keyval};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let key = Keyval::create(CopyPolicy::Never, None);
+    /// world.set_attr(key, AttrValue::Word(7))?;
+    /// world.delete_attr(key)?;
+    /// assert!(world.get_attr(key)?.is_none());
+    /// world.delete_attr(key)?; // deleting an unset value is fine
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn delete_attr(&self, keyval: Keyval) -> Result<(), Error> {
         self.check_live()?;
         keyval.entry()?;
@@ -258,6 +399,16 @@ impl Comm {
     /// and on the predefined communicators at finalize). A front end whose
     /// callbacks call back into MPI runs this for `MPI_COMM_SELF` and
     /// `MPI_COMM_WORLD` before it starts tearing down (MPI's finalize hook).
+    ///
+    /// ```no_run
+    /// use oxmpi::{AttrValue, CopyPolicy, Keyval};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let key = Keyval::create(CopyPolicy::Never, None);
+    /// world.set_attr(key, AttrValue::Word(7))?;
+    /// world.delete_all_attrs()?; // what finalize does first
+    /// assert!(world.get_attr(key)?.is_none());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn delete_all_attrs(&self) -> Result<(), Error> {
         let attrs = std::mem::take(&mut *lock(&self.inner.attrs));
         attrs.delete_all(self.id())

@@ -11,6 +11,16 @@ const BARRIER_TAG: i32 = 1;
 
 impl Comm {
     /// Blocks until every rank of the communicator has called it (`MPI_Barrier`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let t0 = oxmpi::wtime();
+    /// world.barrier()?; // everyone has reached this point
+    /// if world.rank() == 0 {
+    ///     println!("slowest rank arrived {:.6}s after me", oxmpi::wtime() - t0);
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn barrier(&self) -> Result<(), Error> {
         let (rank, size) = (self.rank() as usize, self.size() as usize);
         let ctx = self.inner.context + 1;

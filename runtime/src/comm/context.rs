@@ -46,6 +46,21 @@ use crate::error::Error;
 
 /// Communicators (context-id pairs) a process can hold at once, the
 /// predefined ones included.
+///
+/// ```no_run
+/// use oxmpi::comm::context::MAX_COMMS;
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let mut held = Vec::new();
+/// let err = loop {
+///     match world.dup() {
+///         Ok(c) => held.push(c),
+///         Err(e) => break e, // no context id left
+///     }
+/// };
+/// assert!(held.len() < MAX_COMMS); // world and self take ids too
+/// println!("{err}");
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub const MAX_COMMS: usize = 2048;
 const WORDS: usize = MAX_COMMS / 64;
 

@@ -10,6 +10,15 @@ use crate::group::Group;
 use crate::topo::Topology;
 
 /// Kinds of [`Comm::split_type`] (`MPI_COMM_TYPE_*`).
+///
+/// ```no_run
+/// use oxmpi::SplitType;
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let node = world.split_type(SplitType::Shared, 0)?.expect("every rank is on a node");
+/// println!("{} ranks share my node", node.size());
+/// assert!(world.split_type(SplitType::Undefined, 0)?.is_none());
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SplitType {
     /// Ranks that can share memory: those on the same node
@@ -82,6 +91,15 @@ impl Comm {
     /// Splits by locality (`MPI_Comm_split_type`): with
     /// [`SplitType::Shared`], the ranks on this node, ordered by `key`
     /// then rank. Collective.
+    ///
+    /// ```no_run
+    /// use oxmpi::SplitType;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// // One leader per node: node rank 0.
+    /// let node = world.split_type(SplitType::Shared, world.rank())?.unwrap();
+    /// let leaders = world.split(if node.rank() == 0 { 0 } else { oxmpi::UNDEFINED }, 0)?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn split_type(&self, kind: SplitType, key: i32) -> Result<Option<Comm>, Error> {
         let color = match kind {
             SplitType::Shared => self.inner.shared.node_of_rank[self.inner.rt.world_rank] as i32,
@@ -95,6 +113,14 @@ impl Comm {
     /// over this communicator; `group` must be a subgroup of its group. As
     /// MPI-2.2 allows, ranks may pass different, disjoint groups: each
     /// group becomes its own communicator.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let firsts = world.group().incl(&[0])?;
+    /// let just_zero = world.create(&firsts)?; // collective over `world`
+    /// assert_eq!(just_zero.is_some(), world.rank() == 0);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn create(&self, group: &Group) -> Result<Option<Comm>, Error> {
         self.check_live()?;
         if let Some(&w) = group
@@ -149,23 +175,52 @@ impl Comm {
     }
 
     /// Always `false`: intercommunicators are not supported.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// assert!(!world.is_inter());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn is_inter(&self) -> bool {
         false
     }
 
     /// `MPI_Comm_remote_size`: needs an intercommunicator, which OxMPI does
     /// not support.
+    ///
+    /// ```no_run
+    /// use oxmpi::ErrorClass;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let err = world.remote_size().unwrap_err();
+    /// assert_eq!(err.class(), ErrorClass::UnsupportedOperation);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn remote_size(&self) -> Result<i32, Error> {
         Err(no_intercomm("MPI_Comm_remote_size"))
     }
 
     /// `MPI_Comm_remote_group`: needs an intercommunicator, which OxMPI
     /// does not support.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// assert!(world.remote_group().is_err()); // intracommunicators only
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn remote_group(&self) -> Result<Group, Error> {
         Err(no_intercomm("MPI_Comm_remote_group"))
     }
 
     /// `MPI_Intercomm_create`: intercommunicators are not supported.
+    ///
+    /// ```no_run
+    /// use oxmpi::Error;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let half = world.split(world.rank() % 2, 0)?.unwrap();
+    /// let r = half.intercomm_create(0, &world, 1 - world.rank() % 2, 99);
+    /// assert!(matches!(r, Err(Error::Unsupported(_))));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn intercomm_create(
         &self,
         _local_leader: i32,

@@ -37,9 +37,21 @@ pub use partitioned::PartitionedChannel;
 
 /// `MPI_UNDEFINED`: the split color of a rank that wants no new
 /// communicator, and the rank of a process outside a group.
+///
+/// ```no_run
+/// use oxmpi::UNDEFINED;
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// // Rank 0 stays out; everyone else gets a communicator of the others.
+/// let color = if world.rank() == 0 { UNDEFINED } else { 1 };
+/// let others = world.split(color, 0)?;
+/// assert_eq!(others.is_none(), world.rank() == 0);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub const UNDEFINED: i32 = -32766;
 
 /// Longest communicator name kept, in bytes (`MPI_MAX_OBJECT_NAME - 1`).
+///
+/// See the example on [`Comm::set_name`].
 pub const MAX_NAME_LEN: usize = 127;
 
 /// A communicator.
@@ -121,6 +133,19 @@ pub(crate) const SELF_CONTEXT: u32 = 2;
 /// A communicator's identity while it lives: its point-to-point context
 /// id (unique among this process's live communicators; reused after a
 /// free). The C front end maps it to its own handle.
+///
+/// ```no_run
+/// use std::collections::HashMap;
+/// use oxmpi::CommId;
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// // Per-communicator bookkeeping keyed by identity.
+/// let mut calls: HashMap<CommId, u32> = HashMap::new();
+/// let dup = world.dup()?;
+/// *calls.entry(world.id()).or_default() += 1;
+/// *calls.entry(dup.id()).or_default() += 1;
+/// assert_eq!(calls.len(), 2);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CommId(pub u32);
 
@@ -177,16 +202,28 @@ impl Comm {
     }
 
     /// This process's rank in the communicator.
+    ///
+    /// See the example on [`Comm`].
     pub fn rank(&self) -> i32 {
         self.inner.rank
     }
 
     /// Number of ranks in the communicator.
+    ///
+    /// See the example on [`Comm`].
     pub fn size(&self) -> i32 {
         self.inner.world_of.len() as i32
     }
 
     /// This communicator's identity (see [`CommId`]).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let dup = world.dup()?;
+    /// assert_ne!(dup.id(), world.id()); // distinct while both live
+    /// assert_eq!(world.clone().id(), world.id()); // clones are the same communicator
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn id(&self) -> CommId {
         CommId(self.inner.context)
     }
@@ -204,6 +241,14 @@ impl Comm {
     }
 
     /// World rank of each rank of this communicator, in rank order.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let odd = world.split(world.rank() % 2, 0)?.unwrap();
+    /// // Rank r of `odd` is world rank world_ranks()[r].
+    /// assert_eq!(odd.world_ranks()[odd.rank() as usize], world.rank() as usize);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn world_ranks(&self) -> &[usize] {
         &self.inner.world_of
     }
@@ -212,6 +257,18 @@ impl Comm {
     /// same communicator, `Congruent` for the same ranks in the same order
     /// (e.g. a dup), `Similar` for the same ranks in another order,
     /// `Unequal` otherwise.
+    ///
+    /// ```no_run
+    /// use oxmpi::Comparison;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// assert_eq!(world.compare(&world.clone()), Comparison::Ident);
+    /// assert_eq!(world.compare(&world.dup()?), Comparison::Congruent);
+    /// let reversed = world.split(0, -world.rank())?.unwrap();
+    /// if world.size() > 1 {
+    ///     assert_eq!(world.compare(&reversed), Comparison::Similar);
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn compare(&self, other: &Comm) -> Comparison {
         if Arc::ptr_eq(&self.inner, &other.inner) || self.inner.context == other.inner.context {
             return Comparison::Ident;
@@ -223,23 +280,55 @@ impl Comm {
     }
 
     /// The virtual topology attached to the communicator (`MPI_Topo_test`).
+    ///
+    /// ```no_run
+    /// use oxmpi::Topology;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// assert_eq!(world.topology(), &Topology::None);
+    /// let ring = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    /// let Topology::Cart(cart) = ring.topology() else { unreachable!() };
+    /// assert_eq!(cart.dims(), &[world.size()]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn topology(&self) -> &Topology {
         &self.inner.topology
     }
 
     /// Whether this is a predefined communicator (world or self).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// assert!(world.is_predefined() && universe.self_comm().is_predefined());
+    /// assert!(!world.dup()?.is_predefined());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn is_predefined(&self) -> bool {
         self.inner.kind != Kind::User
     }
 
     /// The communicator's name (`MPI_Comm_get_name`): `MPI_COMM_WORLD` and
     /// `MPI_COMM_SELF` for the predefined ones, empty until set otherwise.
+    ///
+    /// See the example on [`Comm::set_name`].
     pub fn name(&self) -> String {
         lock(&self.inner.name).clone()
     }
 
     /// Names the communicator (`MPI_Comm_set_name`), locally. Names longer
     /// than [`MAX_NAME_LEN`] bytes are truncated (at a character boundary).
+    ///
+    /// ```no_run
+    /// use oxmpi::comm::MAX_NAME_LEN;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// assert_eq!(world.name(), "MPI_COMM_WORLD");
+    /// let solver = world.dup()?;
+    /// assert_eq!(solver.name(), "");
+    /// solver.set_name("solver");
+    /// assert_eq!(solver.name(), "solver");
+    /// solver.set_name(&"x".repeat(1000));
+    /// assert_eq!(solver.name().len(), MAX_NAME_LEN);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn set_name(&self, name: &str) {
         let mut end = name.len().min(MAX_NAME_LEN);
         while !name.is_char_boundary(end) {
@@ -280,6 +369,16 @@ impl Comm {
     }
 
     /// Whether [`Comm::free`] was called on a clone of this handle.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let dup = world.dup()?;
+    /// let other_handle = dup.clone();
+    /// dup.free()?;
+    /// assert!(other_handle.is_freed());
+    /// assert!(other_handle.dup().is_err()); // a freed communicator cannot be used
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn is_freed(&self) -> bool {
         self.inner.freed.load(Ordering::Acquire)
     }

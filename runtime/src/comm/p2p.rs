@@ -30,6 +30,20 @@ impl Comm {
     ///
     /// # Safety
     /// `buf..buf+len` must stay readable until the request completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let data = vec![7u8; 64];
+    /// // SAFETY: `data` outlives the request, which is waited on below.
+    /// let req = unsafe { world.isend_raw(data.as_ptr(), data.len(), 0, 3, false) }?;
+    /// if world.rank() == 0 {
+    ///     for source in 0..world.size() {
+    ///         world.recv(&mut [0u8; 64], source, 3)?;
+    ///     }
+    /// }
+    /// req.wait()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn isend_raw(
         &self,
         buf: *const u8,
@@ -67,6 +81,16 @@ impl Comm {
     ///
     /// # Safety
     /// `buf..buf+cap` must stay writable until the request completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut buf = vec![0u8; 16];
+    /// // SAFETY: `buf` outlives the request, which is waited on below.
+    /// let req = unsafe { world.irecv_raw(buf.as_mut_ptr(), buf.len(), oxmpi::ANY_SOURCE, 0) }?;
+    /// world.send(&[1u8; 16], world.rank(), 0)?; // to itself
+    /// assert_eq!(req.wait()?.count, 16);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn irecv_raw(
         &self,
         buf: *mut u8,
@@ -97,6 +121,22 @@ impl Comm {
     ///
     /// # Safety
     /// `buf..buf+len` is readable.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let (me, p) = (world.rank(), world.size());
+    /// if me == 0 && p > 1 {
+    ///     let msg = b"hello";
+    ///     // SAFETY: `msg` is readable for the whole call.
+    ///     unsafe { world.send_raw(msg.as_ptr(), msg.len(), 1, 0, false) }?;
+    /// } else if me == 1 {
+    ///     let mut buf = [0u8; 5];
+    ///     // SAFETY: `buf` is writable for the whole call.
+    ///     let st = unsafe { world.recv_raw(buf.as_mut_ptr(), buf.len(), 0, 0) }?;
+    ///     assert_eq!((&buf, st.count), (b"hello", 5));
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     #[inline(always)]
     pub unsafe fn send_raw(
         &self,
@@ -134,6 +174,8 @@ impl Comm {
     ///
     /// # Safety
     /// `buf..buf+cap` is writable.
+    ///
+    /// See the example on [`Comm::send_raw`].
     #[inline(always)]
     pub unsafe fn recv_raw(
         &self,
@@ -161,6 +203,17 @@ impl Comm {
 
     /// Non-blocking send (`MPI_Isend`). The buffer stays borrowed until the
     /// request completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let (me, p) = (world.rank(), world.size());
+    /// let out = [me as f64; 1024];
+    /// let send = world.isend(&out, (me + 1) % p, 0)?; // `out` is borrowed until done
+    /// let mut inb = [0.0f64; 1024];
+    /// world.recv(&mut inb, (me + p - 1) % p, 0)?;
+    /// send.wait()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn isend<'a, T: Scalar>(
         &self,
         buf: &'a [T],
@@ -173,6 +226,17 @@ impl Comm {
     }
 
     /// Non-blocking synchronous send (`MPI_Issend`): completes once matched.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let (me, p) = (world.rank(), world.size());
+    /// let out = [me];
+    /// let req = world.issend(&out, (me + 1) % p, 0)?;
+    /// let mut got = [0i32];
+    /// world.recv(&mut got, (me + p - 1) % p, 0)?;
+    /// req.wait()?; // done: the receiver has matched the message
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn issend<'a, T: Scalar>(
         &self,
         buf: &'a [T],
@@ -186,6 +250,17 @@ impl Comm {
 
     /// Non-blocking receive (`MPI_Irecv`); `source` may be `ANY_SOURCE` or
     /// `PROC_NULL`, `tag` may be `ANY_TAG`.
+    ///
+    /// ```no_run
+    /// use oxmpi::ANY_SOURCE;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut buf = [0u64; 4];
+    /// let req = world.irecv(&mut buf, ANY_SOURCE, 9)?; // `buf` is borrowed until done
+    /// world.send(&[1u64, 2, 3, 4], world.rank(), 9)?;
+    /// let st = req.wait()?;
+    /// assert_eq!((st.source, buf), (world.rank(), [1, 2, 3, 4]));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn irecv<'a, T: Scalar>(
         &self,
         buf: &'a mut [T],
@@ -217,6 +292,16 @@ impl Comm {
     }
 
     /// Blocking synchronous send (`MPI_Ssend`): returns once the receiver matched it.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// if world.rank() == 0 && world.size() > 1 {
+    ///     world.ssend(&[42u32], 1, 0)?; // returns once rank 1 has matched it
+    /// } else if world.rank() == 1 {
+    ///     world.recv(&mut [0u32], 0, 0)?;
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn ssend<T: Scalar>(&self, buf: &[T], dest: i32, tag: i32) -> Result<(), Error> {
         let (ptr, len) = bytes_of(buf);
         // SAFETY: `buf` is borrowed for the whole call.
@@ -225,6 +310,20 @@ impl Comm {
 
     /// Blocking receive (`MPI_Recv`). A message longer than `buf` gives
     /// [`Error::Truncated`] with the status of what was stored.
+    ///
+    /// ```no_run
+    /// use oxmpi::Error;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// world.send(&[1u8, 2, 3, 4], world.rank(), 0)?; // eager: completes at once
+    /// let mut small = [0u8; 2];
+    /// match world.recv(&mut small, world.rank(), 0) {
+    ///     Err(Error::Truncated { status, message_len, .. }) => {
+    ///         assert_eq!((status.count, message_len), (2, 4));
+    ///     }
+    ///     other => panic!("expected truncation, got {other:?}"),
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn recv<T: Scalar>(&self, buf: &mut [T], source: i32, tag: i32) -> Result<Status, Error> {
         let (ptr, len) = bytes_of_mut(buf);
         // SAFETY: `buf` is borrowed mutably for the whole call.
@@ -232,6 +331,16 @@ impl Comm {
     }
 
     /// Send and receive in one call (`MPI_Sendrecv`), deadlock-free.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let (me, p) = (world.rank(), world.size());
+    /// let (right, left) = ((me + 1) % p, (me + p - 1) % p);
+    /// let mut from_left = [0i32];
+    /// world.sendrecv(&[me], right, 0, &mut from_left, left, 0)?; // a ring shift
+    /// assert_eq!(from_left[0], left);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     #[allow(clippy::too_many_arguments)]
     pub fn sendrecv<S: Scalar, R: Scalar>(
         &self,
@@ -250,6 +359,15 @@ impl Comm {
 
     /// Blocks until a matching message is available and returns its status
     /// without receiving it (`MPI_Probe`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// world.send(&[0.5f32; 10], world.rank(), 4)?;
+    /// let st = world.probe(world.rank(), 4)?; // size the buffer before receiving
+    /// let mut buf = vec![0.0f32; st.count_of(4).unwrap()];
+    /// world.recv(&mut buf, st.source, st.tag)?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn probe(&self, source: i32, tag: i32) -> Result<Status, Error> {
         self.source(source)?;
         Self::recv_tag(tag)?;
@@ -261,6 +379,22 @@ impl Comm {
     }
 
     /// Non-blocking probe (`MPI_Iprobe`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut polls = 0;
+    /// let st = loop {
+    ///     if let Some(st) = world.iprobe(oxmpi::ANY_SOURCE, oxmpi::ANY_TAG)? {
+    ///         break st;
+    ///     }
+    ///     polls += 1; // do other work meanwhile
+    ///     if polls == 1 {
+    ///         world.send(&[1u8], world.rank(), 0)?;
+    ///     }
+    /// };
+    /// assert_eq!(st.count, 1);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn iprobe(&self, source: i32, tag: i32) -> Result<Option<Status>, Error> {
         self.source(source)?;
         Self::recv_tag(tag)?;
@@ -275,6 +409,17 @@ impl Comm {
 
     /// Matched probe (`MPI_Mprobe`): removes the message from matching so
     /// that only [`Message::recv`] can receive it.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// world.send(&[3u16, 4, 5], world.rank(), 0)?;
+    /// // Only `msg.recv` can receive this message now, even with other threads probing.
+    /// let (msg, st) = world.mprobe(world.rank(), 0)?;
+    /// let mut buf = vec![0u16; st.count / 2];
+    /// msg.recv(&mut buf)?;
+    /// assert_eq!(buf, [3, 4, 5]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn mprobe(&self, source: i32, tag: i32) -> Result<(Message, Status), Error> {
         self.source(source)?;
         Self::recv_tag(tag)?;
@@ -287,6 +432,20 @@ impl Comm {
     }
 
     /// Non-blocking matched probe (`MPI_Improbe`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// world.send(&[9i64], world.rank(), 1)?;
+    /// let (msg, st) = loop {
+    ///     if let Some(found) = world.improbe(world.rank(), 1)? {
+    ///         break found;
+    ///     }
+    /// };
+    /// let mut v = [0i64];
+    /// msg.recv(&mut v)?;
+    /// assert_eq!((v[0], st.tag), (9, 1));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn improbe(&self, source: i32, tag: i32) -> Result<Option<(Message, Status)>, Error> {
         self.source(source)?;
         Self::recv_tag(tag)?;
@@ -314,6 +473,22 @@ impl Comm {
     }
 
     /// A persistent send (`MPI_Send_init`): start it any number of times.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let (me, p) = (world.rank(), world.size());
+    /// let out = [me; 8];
+    /// let mut inb = [0i32; 8];
+    /// let mut send = world.send_init(&out, (me + 1) % p, 0)?;
+    /// let mut recv = world.recv_init(&mut inb, (me + p - 1) % p, 0)?;
+    /// for _step in 0..100 {
+    ///     recv.start()?;
+    ///     send.start()?;
+    ///     send.wait()?;
+    ///     recv.wait()?;
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn send_init<'a, T: Scalar>(
         &self,
         buf: &'a [T],
@@ -327,6 +502,8 @@ impl Comm {
     }
 
     /// A persistent receive (`MPI_Recv_init`).
+    ///
+    /// See the example on [`Comm::send_init`].
     pub fn recv_init<'a, T: Scalar>(
         &self,
         buf: &'a mut [T],

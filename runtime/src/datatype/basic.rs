@@ -24,6 +24,13 @@ const ULONG_KIND: ElementKind = if LONG == 8 {
 const LDBL: usize = 16;
 
 /// What one basic element is, for the reduction kernels.
+///
+/// ```
+/// use oxmpi::datatype::{BasicType, ElementKind, PairKind};
+/// assert_eq!(BasicType::Double.kind(), ElementKind::F64);
+/// assert_eq!(BasicType::Byte.kind(), ElementKind::Opaque);
+/// assert_eq!(BasicType::DoubleInt.kind(), ElementKind::Pair(PairKind::F64I32));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ElementKind {
     /// Signed 8-bit integer.
@@ -69,6 +76,12 @@ pub enum ElementKind {
 }
 
 /// Layout of a pair type: the value's kind, then the index's.
+///
+/// ```
+/// use oxmpi::datatype::{BasicType, ElementKind, PairKind};
+/// assert_eq!(BasicType::TwoInt.kind(), ElementKind::Pair(PairKind::I32I32));
+/// assert_eq!(BasicType::ShortInt.kind(), ElementKind::Pair(PairKind::I16I32));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PairKind {
     /// `{float; int}`
@@ -92,6 +105,15 @@ pub enum PairKind {
 macro_rules! basic_types {
     ($($var:ident = $name:literal, $size:expr, $align:expr, $kind:expr;)*) => {
         /// A predefined MPI datatype (`MPI_INT`, `MPI_DOUBLE_INT`, ...).
+        ///
+        /// ```
+        /// use oxmpi::datatype::{BasicType, ElementKind};
+        /// let t = BasicType::ShortInt;
+        /// assert_eq!(t.name(), "MPI_SHORT_INT");
+        /// assert_eq!((t.size(), t.true_extent(), t.extent(), t.align()), (6, 8, 8, 4));
+        /// assert_eq!(BasicType::Float.kind(), ElementKind::F32);
+        /// assert!(BasicType::ALL.contains(&BasicType::Int));
+        /// ```
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         #[non_exhaustive]
         pub enum BasicType {
@@ -100,25 +122,35 @@ macro_rules! basic_types {
 
         impl BasicType {
             /// Every basic type.
+            ///
+            /// See the example on [`BasicType`].
             pub const ALL: &'static [BasicType] = &[$(BasicType::$var),*];
 
             /// The MPI name, e.g. `"MPI_DOUBLE_INT"`.
+            ///
+            /// See the example on [`BasicType`].
             pub const fn name(self) -> &'static str {
                 match self { $(BasicType::$var => $name,)* }
             }
 
             /// Bytes of data in one element (`MPI_Type_size`): 12 for
             /// `MPI_DOUBLE_INT`, whose extent is 16.
+            ///
+            /// See the example on [`BasicType`].
             pub const fn size(self) -> usize {
                 match self { $(BasicType::$var => $size,)* }
             }
 
             /// The C alignment of the type (of the struct, for pairs).
+            ///
+            /// See the example on [`BasicType`].
             pub const fn align(self) -> usize {
                 match self { $(BasicType::$var => $align,)* }
             }
 
             /// What the reduction kernels see.
+            ///
+            /// See the example on [`BasicType`].
             pub const fn kind(self) -> ElementKind {
                 match self { $(BasicType::$var => $kind,)* }
             }
@@ -195,6 +227,12 @@ basic_types! {
 impl BasicType {
     /// For a pair type: the value's type, the index's byte offset and the
     /// index's type (`MPI_SHORT_INT` is `(Short, 4, Int)`); `None` otherwise.
+    ///
+    /// ```
+    /// use oxmpi::datatype::BasicType;
+    /// assert_eq!(BasicType::DoubleInt.pair(), Some((BasicType::Double, 8, BasicType::Int)));
+    /// assert_eq!(BasicType::Double.pair(), None);
+    /// ```
     pub const fn pair(self) -> Option<(BasicType, usize, BasicType)> {
         use BasicType as B;
         Some(match self {
@@ -213,6 +251,8 @@ impl BasicType {
 
     /// Byte just past the last data byte (the true upper bound): 12 for
     /// `MPI_DOUBLE_INT`, 8 for `MPI_SHORT_INT` (whose size is 6).
+    ///
+    /// See the example on [`BasicType`].
     pub const fn true_extent(self) -> usize {
         match self.pair() {
             Some((_, off, second)) => off + second.size(),
@@ -222,6 +262,8 @@ impl BasicType {
 
     /// Distance between consecutive elements: the C `sizeof`, padding
     /// included (16 for `MPI_DOUBLE_INT`).
+    ///
+    /// See the example on [`BasicType`].
     pub const fn extent(self) -> usize {
         let end = self.true_extent();
         end.div_ceil(self.align()) * self.align()

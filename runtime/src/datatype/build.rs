@@ -57,6 +57,14 @@ fn scale_all(displacements: &[isize], oldtype: &Datatype) -> Result<Vec<isize>, 
 
 impl Datatype {
     /// `MPI_Type_contiguous`: `count` copies of `oldtype`, one extent apart.
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let row = Datatype::contiguous(4, &Datatype::basic(BasicType::Float))?;
+    /// assert_eq!((row.size(), row.extent()), (16, 16));
+    /// assert!(Datatype::contiguous(-1, &row).is_err()); // counts must be non-negative
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn contiguous(count: isize, oldtype: &Datatype) -> Result<Datatype, Error> {
         let count = nonneg("count", count)?;
         layout::compose(Kind::Contiguous {
@@ -88,6 +96,15 @@ impl Datatype {
 
     /// `MPI_Type_create_hvector`: as [`vector`](Self::vector) with the
     /// stride in bytes.
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let d = Datatype::basic(BasicType::Double);
+    /// // A column of a 3x5 matrix of doubles: the stride is one row, 40 bytes.
+    /// let col = Datatype::hvector(3, 1, 40, &d)?;
+    /// assert_eq!((col.size(), col.extent()), (24, 88));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn hvector(
         count: isize,
         blocklength: isize,
@@ -99,6 +116,15 @@ impl Datatype {
 
     /// `MPI_Type_indexed`: block `i` is `blocklengths[i]` copies of
     /// `oldtype` at `displacements[i]` extents of `oldtype`.
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let int = Datatype::basic(BasicType::Int);
+    /// // The upper triangle of a 3x3 matrix: row i from column i.
+    /// let upper = Datatype::indexed(&[3, 2, 1], &[0, 4, 8], &int)?;
+    /// assert_eq!((upper.size(), upper.extent()), (24, 36));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn indexed(
         blocklengths: &[isize],
         displacements: &[isize],
@@ -110,6 +136,14 @@ impl Datatype {
 
     /// `MPI_Type_create_hindexed`: as [`indexed`](Self::indexed) with the
     /// displacements in bytes.
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let int = Datatype::basic(BasicType::Int);
+    /// let t = Datatype::hindexed(&[1, 2], &[16, 0], &int)?; // displacements in bytes
+    /// assert_eq!((t.size(), t.lb(), t.extent()), (12, 0, 20));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn hindexed(
         blocklengths: &[isize],
         displacements: &[isize],
@@ -120,6 +154,14 @@ impl Datatype {
 
     /// `MPI_Type_create_indexed_block`: [`indexed`](Self::indexed) with
     /// every block `blocklength` long.
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let short = Datatype::basic(BasicType::Short);
+    /// let picks = Datatype::indexed_block(2, &[0, 5, 10], &short)?; // in shorts
+    /// assert_eq!((picks.size(), picks.extent()), (12, 24));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn indexed_block(
         blocklength: isize,
         displacements: &[isize],
@@ -133,6 +175,14 @@ impl Datatype {
 
     /// `MPI_Type_create_hindexed_block`: [`hindexed`](Self::hindexed) with
     /// every block `blocklength` long.
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let d = Datatype::basic(BasicType::Double);
+    /// let t = Datatype::hindexed_block(1, &[0, 8, 24], &d)?; // in bytes
+    /// assert_eq!((t.size(), t.extent()), (24, 32));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn hindexed_block(
         blocklength: isize,
         displacements: &[isize],
@@ -199,6 +249,16 @@ impl Datatype {
 
     /// `MPI_Type_dup`: a new type object with the same type map, bounds and
     /// committed state.
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let v = Datatype::vector(3, 1, 2, &Datatype::basic(BasicType::Int))?;
+    /// v.commit();
+    /// let d = v.dup();
+    /// assert!(d.is_committed() && !d.same(&v));
+    /// assert_eq!((d.size(), d.extent()), (v.size(), v.extent()));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn dup(&self) -> Datatype {
         layout::dup(self)
     }

@@ -7,6 +7,14 @@ use std::ops::Range;
 
 impl Datatype {
     /// `MPI_Pack_size`: bytes that `count` elements occupy when packed.
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let v = Datatype::vector(2, 3, 4, &Datatype::basic(BasicType::Int))?;
+    /// assert_eq!(v.pack_size(10)?, 240);
+    /// assert!(v.pack_size(usize::MAX).is_err());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn pack_size(&self, count: usize) -> Result<usize, Error> {
         count
             .checked_mul(self.size())
@@ -20,6 +28,15 @@ impl Datatype {
     /// Byte offsets, relative to the buffer address, of the first and just
     /// past the last data byte of `count` elements; `None` when there is no
     /// data. A buffer must cover this range.
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let int = Datatype::basic(BasicType::Int);
+    /// let t = Datatype::resized(&int, -4, 12)?; // data at 0..4, elements 12 bytes apart
+    /// assert_eq!(t.data_span(3)?, Some(0..28));
+    /// assert_eq!(t.data_span(0)?, None);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn data_span(&self, count: usize) -> Result<Option<Range<isize>>, Error> {
         if count == 0 || self.size() == 0 {
             return Ok(None);
@@ -99,6 +116,8 @@ impl Datatype {
     /// `MPI_Unpack`: reads `count` elements from `inbuf` at `*position`
     /// into `outbuf` (the buffer address is `outbuf`'s start), and advances
     /// `*position`.
+    ///
+    /// See the example on [`Datatype::pack`].
     pub fn unpack(
         &self,
         inbuf: &[u8],
@@ -127,6 +146,25 @@ impl Datatype {
     /// [`data_span`](Self::data_span)), `inbuf + offset` must be valid for
     /// reads of its length and not overlap `out`. `inbuf` itself need not
     /// point into the buffer (e.g. `MPI_BOTTOM` with absolute displacements).
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let v = Datatype::vector(2, 1, 2, &Datatype::basic(BasicType::Int))?; // int, gap, int
+    /// v.commit();
+    /// let src = [1i32, -1, 2];
+    /// let mut packed = [0u8; 8];
+    /// // SAFETY: the data (bytes 0..12) is inside `src`, which does not overlap `packed`.
+    /// unsafe { v.pack_raw(src.as_ptr().cast(), 1, 0, &mut packed) }?;
+    /// let mut second = [0u8; 4];
+    /// // SAFETY: as above; packed bytes 4..8 only.
+    /// unsafe { v.pack_raw(src.as_ptr().cast(), 1, 4, &mut second) }?;
+    /// assert_eq!(i32::from_ne_bytes(second), 2);
+    /// let mut dst = [0i32; 3];
+    /// // SAFETY: the data (bytes 0..12) is inside `dst`, which does not overlap `packed`.
+    /// unsafe { v.unpack_raw(dst.as_mut_ptr().cast(), 1, 0, &packed) }?;
+    /// assert_eq!(dst, [1, 0, 2]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn pack_raw(
         &self,
         inbuf: *const u8,
@@ -155,6 +193,8 @@ impl Datatype {
     /// [`data_span`](Self::data_span)), `outbuf + offset` must be valid for
     /// writes of its length and not overlap `input`. `outbuf` itself need
     /// not point into the buffer.
+    ///
+    /// See the example on [`Datatype::pack_raw`].
     pub unsafe fn unpack_raw(
         &self,
         outbuf: *mut u8,

@@ -9,6 +9,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 /// A run of bytes at `offset` from the buffer address (may be negative).
+///
+/// See the example on [`Datatype::segments`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Segment {
     /// Byte offset from the buffer address.
@@ -24,6 +26,20 @@ pub struct Segment {
 ///
 /// Made by [`Datatype::segments`] and [`Datatype::segments_range`]; holds
 /// the flattened form (shared), so it can be stored and resumed later.
+///
+/// ```
+/// use oxmpi::datatype::{BasicType, Datatype};
+/// let v = Datatype::vector(3, 1, 2, &Datatype::basic(BasicType::Int))?;
+/// v.commit();
+/// let mut segs = v.segments(1)?;
+/// assert_eq!((segs.packed_position(), segs.remaining()), (0, 12));
+/// let first = segs.next().unwrap();
+/// assert_eq!((first.offset, first.len), (0, 4));
+/// assert_eq!((segs.packed_position(), segs.remaining()), (4, 8));
+/// let later = segs.clone(); // resume from here another time
+/// assert_eq!(later.count(), 2);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Segments {
     flat: Arc<Flat>,
@@ -61,6 +77,17 @@ impl Datatype {
     /// `count` elements: what a transport sends when it moves a
     /// non-contiguous buffer in pieces. Fails when the type is not
     /// committed or the range is outside the `count * size()` packed bytes.
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let v = Datatype::vector(3, 1, 2, &Datatype::basic(BasicType::Int))?; // ints at 0, 8, 16
+    /// v.commit();
+    /// // Packed bytes 2..10: half of the first int, the second, half of the third.
+    /// let parts: Vec<_> = v.segments_range(1, 2..10)?.map(|s| (s.offset, s.len)).collect();
+    /// assert_eq!(parts, [(2, 2), (8, 4), (16, 2)]);
+    /// assert!(v.segments_range(1, 0..13).is_err()); // one element packs to 12 bytes
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn segments_range(&self, count: usize, packed: Range<usize>) -> Result<Segments, Error> {
         let flat = self.committed_flat("datatype")?.clone();
         let total = self.pack_size(count)?;
@@ -99,11 +126,15 @@ impl Datatype {
 
 impl Segments {
     /// Packed bytes before the next segment (where a resumed walk starts).
+    ///
+    /// See the example on [`Segments`].
     pub fn packed_position(&self) -> usize {
         self.pos
     }
 
     /// Packed bytes not yet walked.
+    ///
+    /// See the example on [`Segments`].
     pub fn remaining(&self) -> usize {
         self.end - self.pos
     }

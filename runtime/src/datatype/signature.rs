@@ -13,7 +13,11 @@ use std::sync::Arc;
 /// use oxmpi::datatype::{BasicType, Datatype};
 /// let int = Datatype::basic(BasicType::Int);
 /// let v = Datatype::vector(3, 2, 5, &int)?;
-/// assert_eq!(v.signature().runs(), [(BasicType::Int, 6)]);
+/// let sig = v.signature();
+/// assert_eq!(sig.runs(), [(BasicType::Int, 6)]);
+/// assert_eq!((sig.len(), sig.is_empty()), (6, false));
+/// let di = Datatype::basic(BasicType::DoubleInt);
+/// assert_eq!(di.signature().runs(), [(BasicType::Double, 1), (BasicType::Int, 1)]);
 /// # Ok::<(), oxmpi::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -24,16 +28,22 @@ pub struct Signature {
 
 impl Signature {
     /// The runs.
+    ///
+    /// See the example on [`Signature`].
     pub fn runs(&self) -> &[(BasicType, usize)] {
         &self.runs
     }
 
     /// Number of basic elements.
+    ///
+    /// See the example on [`Signature`].
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether there are no basic elements.
+    ///
+    /// See the example on [`Signature`].
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -42,6 +52,19 @@ impl Signature {
     /// copies of `other`: the MPI rule for a send of `count` elements to
     /// match a receive of `other_count` elements. Strict: `MPI_BYTE` matches
     /// only `MPI_BYTE`; `MPI_PACKED` needs the caller's special case.
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let int = Datatype::basic(BasicType::Int);
+    /// let pair = Datatype::contiguous(2, &int)?;
+    /// // Sending 3 pairs matches receiving 6 ints, or a longer receive.
+    /// assert!(pair.signature().matches(3, int.signature(), 6));
+    /// assert!(pair.signature().matches(3, int.signature(), 8));
+    /// assert!(!pair.signature().matches(3, int.signature(), 5));
+    /// let float = Datatype::basic(BasicType::Float);
+    /// assert!(!int.signature().matches(1, float.signature(), 1));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn matches(&self, count: usize, other: &Signature, other_count: usize) -> bool {
         let mut a = Cursor::new(self, count);
         let mut b = Cursor::new(other, other_count);
@@ -190,6 +213,13 @@ impl Datatype {
 
     /// `MPI_Get_count`: whole elements of this type in `bytes`; `None`
     /// (`MPI_UNDEFINED`) when `bytes` is not a multiple of the size.
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let d = Datatype::basic(BasicType::Double);
+    /// assert_eq!(d.get_count(24), Some(3));
+    /// assert_eq!(d.get_count(20), None); // MPI_UNDEFINED: not whole elements
+    /// ```
     pub fn get_count(&self, bytes: usize) -> Option<usize> {
         match self.size() {
             0 => (bytes == 0).then_some(0),

@@ -5,6 +5,18 @@ use super::Datatype;
 use crate::error::Error;
 
 /// Storage order of a multi-dimensional array.
+///
+/// ```
+/// use oxmpi::datatype::{BasicType, Datatype, Order};
+/// let int = Datatype::basic(BasicType::Int);
+/// // The 2x3 block at (1, 1) of a 4x5 array, stored row-major or column-major.
+/// let c = Datatype::subarray(&[4, 5], &[2, 3], &[1, 1], Order::C, &int)?;
+/// let f = Datatype::subarray(&[4, 5], &[2, 3], &[1, 1], Order::Fortran, &int)?;
+/// assert_eq!((c.size(), f.size()), (24, 24));
+/// assert_eq!(c.true_lb(), 24); // a[1][1] is 1*5 + 1 ints in
+/// assert_eq!(f.true_lb(), 20); // a(1,1) is 1 + 1*4 ints in
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Order {
     /// Row-major: the last index varies fastest (`MPI_ORDER_C`).

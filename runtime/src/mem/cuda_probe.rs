@@ -18,6 +18,13 @@ pub const CUDA_LIBRARIES: &[&str] = &["libcuda.so.1", "libcuda.so"];
 pub const NVRTC_LIBRARIES: &[&str] = &["libnvrtc.so.12", "libnvrtc.so"];
 
 /// A CUDA version as the driver or NVRTC reports it.
+///
+/// ```
+/// let gpu = oxmpi::info::HostReport::gather().gpu;
+/// if let Some(v) = gpu.driver_version {
+///     println!("CUDA driver {}.{} ({v})", v.major, v.minor);
+/// }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CudaVersion {
     /// Major version (e.g. 12).
@@ -33,6 +40,12 @@ impl fmt::Display for CudaVersion {
 }
 
 /// What the CUDA driver probe found.
+///
+/// ```
+/// let gpu = oxmpi::info::HostReport::gather().gpu;
+/// // Never a panic: either devices or a reason.
+/// assert!(!gpu.devices.is_empty() || gpu.why_absent.is_some());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GpuProbe {
     /// The library name that loaded, if any.
@@ -46,6 +59,11 @@ pub struct GpuProbe {
 }
 
 /// What the NVRTC probe found.
+///
+/// ```
+/// let nvrtc = oxmpi::info::HostReport::gather().nvrtc;
+/// assert!(nvrtc.version.is_some() || nvrtc.why_absent.is_some());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NvrtcProbe {
     /// The library name that loaded, if any.

@@ -65,6 +65,8 @@ use crate::fast_hash::FastMap;
 use std::ops::Deref;
 
 /// What a message carries for matching.
+///
+/// See the example on [`Pattern`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Envelope {
     /// Context id of the communicator the message was sent on.
@@ -76,6 +78,8 @@ pub struct Envelope {
 }
 
 /// The source a receive accepts.
+///
+/// See the example on [`Pattern`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SourceSel {
     /// Only messages from this rank of the communicator.
@@ -85,6 +89,8 @@ pub enum SourceSel {
 }
 
 /// The tag a receive accepts.
+///
+/// See the example on [`Pattern`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TagSel {
     /// Only messages with this tag.
@@ -103,6 +109,16 @@ impl TagSel {
 }
 
 /// What a receive or a probe accepts.
+///
+/// ```
+/// use oxmpi::p2p::matching::{Envelope, Pattern, SourceSel, TagSel};
+/// let env = Envelope { context: 4, source: 1, tag: 7 };
+/// let any = Pattern { context: 4, source: SourceSel::Any, tag: TagSel::Any };
+/// let exact = Pattern { context: 4, source: SourceSel::Rank(1), tag: TagSel::Tag(7) };
+/// assert!(any.matches(&env) && exact.matches(&env));
+/// let other_comm = Pattern { context: 6, ..any };
+/// assert!(!other_comm.matches(&env)); // contexts keep communicators apart
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Pattern {
     /// Context id of the communicator the receive was posted on.
@@ -115,6 +131,8 @@ pub struct Pattern {
 
 impl Pattern {
     /// Whether a message with envelope `env` matches this pattern.
+    ///
+    /// See the example on [`Pattern`].
     pub fn matches(&self, env: &Envelope) -> bool {
         let source = match self.source {
             SourceSel::Rank(r) => r == env.source,
@@ -128,6 +146,8 @@ impl Pattern {
 ///
 /// Both handles are given back, so that neither is lost when a match happens
 /// on the spot.
+///
+/// Returned by [`Matcher::post`] and [`Matcher::arrive`]; see the example on [`Matcher`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Match<P, U> {
     /// The receive.
@@ -195,6 +215,20 @@ fn earliest<K, T, Q: Deref<Target = Queue<K, T>>>(
 /// (see the module documentation).
 ///
 /// `P` is a posted receive's handle, `U` an unexpected message's handle.
+///
+/// ```
+/// use oxmpi::p2p::matching::{Envelope, Match, Matcher, Pattern, SourceSel, TagSel};
+/// // Receives are named by &str, messages by u32 here.
+/// let mut m: Matcher<&str, u32> = Matcher::new();
+/// let pat = |tag| Pattern { context: 0, source: SourceSel::Any, tag: TagSel::Tag(tag) };
+/// let env = |source, tag| Envelope { context: 0, source, tag };
+/// assert!(m.post(pat(5), "recv A").is_none()); // nothing has arrived: queued
+/// assert_eq!(m.posted_len(), 1);
+/// let got: Option<Match<&str, u32>> = m.arrive(env(2, 5), 100);
+/// assert_eq!(got, Some(Match { recv: "recv A", env: env(2, 5), msg: 100 }));
+/// assert!(m.arrive(env(3, 9), 200).is_none()); // nobody waits for tag 9
+/// assert_eq!((m.posted_len(), m.unexpected_len()), (0, 1));
+/// ```
 #[derive(Debug)]
 pub struct Matcher<P, U> {
     contexts: FastMap<u32, ContextQueues<P, U>>,
@@ -211,6 +245,8 @@ impl<P, U> Default for Matcher<P, U> {
 
 impl<P, U> Matcher<P, U> {
     /// An empty matcher.
+    ///
+    /// See the example on [`Matcher`].
     pub fn new() -> Self {
         Self {
             contexts: FastMap::default(),
@@ -229,6 +265,16 @@ impl<P, U> Matcher<P, U> {
     /// A receive is posted. If an unexpected message matches, the
     /// earliest-arrived matching one is removed and returned with the
     /// receive; otherwise the receive is queued and `None` is returned.
+    ///
+    /// ```
+    /// use oxmpi::p2p::matching::{Envelope, Matcher, Pattern, SourceSel, TagSel};
+    /// let mut m: Matcher<u8, &str> = Matcher::new();
+    /// m.arrive(Envelope { context: 0, source: 1, tag: 3 }, "first");
+    /// m.arrive(Envelope { context: 0, source: 2, tag: 3 }, "second");
+    /// // A receive takes the earliest-arrived message it matches.
+    /// let any = Pattern { context: 0, source: SourceSel::Any, tag: TagSel::Tag(3) };
+    /// assert_eq!(m.post(any, 1).map(|hit| hit.msg), Some("first"));
+    /// ```
     pub fn post(&mut self, pattern: Pattern, recv: P) -> Option<Match<P, U>> {
         if let Some((env, msg)) = self.take(&pattern) {
             return Some(Match { recv, env, msg });
@@ -250,6 +296,16 @@ impl<P, U> Matcher<P, U> {
     /// A message arrives. The earliest-posted matching receive is removed
     /// and returned with the message; otherwise the message is queued as
     /// unexpected and `None` is returned.
+    ///
+    /// ```
+    /// use oxmpi::p2p::matching::{Envelope, Matcher, Pattern, SourceSel, TagSel};
+    /// let mut m: Matcher<&str, ()> = Matcher::new();
+    /// m.post(Pattern { context: 0, source: SourceSel::Any, tag: TagSel::Any }, "wildcard");
+    /// m.post(Pattern { context: 0, source: SourceSel::Rank(1), tag: TagSel::Tag(3) }, "exact");
+    /// // A message goes to the earliest-posted receive that matches it.
+    /// let hit = m.arrive(Envelope { context: 0, source: 1, tag: 3 }, ()).unwrap();
+    /// assert_eq!(hit.recv, "wildcard");
+    /// ```
     pub fn arrive(&mut self, env: Envelope, msg: U) -> Option<Match<P, U>> {
         // `msg` comes back with the match when a posted receive takes it.
         let mut slot = Some(msg);
@@ -289,6 +345,16 @@ impl<P, U> Matcher<P, U> {
 
     /// Probe (`MPI_Iprobe`): the earliest-arrived unexpected message that
     /// matches `pattern`, left in place.
+    ///
+    /// ```
+    /// use oxmpi::p2p::matching::{Envelope, Matcher, Pattern, SourceSel, TagSel};
+    /// let mut m: Matcher<(), Vec<u8>> = Matcher::new();
+    /// m.arrive(Envelope { context: 0, source: 4, tag: 1 }, vec![0; 64]);
+    /// let pat = Pattern { context: 0, source: SourceSel::Rank(4), tag: TagSel::Any };
+    /// let (env, msg) = m.probe(&pat).expect("a message from rank 4");
+    /// assert_eq!((env.tag, msg.len()), (1, 64));
+    /// assert_eq!(m.unexpected_len(), 1); // still there
+    /// ```
     pub fn probe(&self, pattern: &Pattern) -> Option<(&Envelope, &U)> {
         let cq = self.contexts.get(&pattern.context)?;
         let ok = |e: &Entry<Envelope, U>| pattern.tag.admits(e.key.tag);
@@ -301,6 +367,15 @@ impl<P, U> Matcher<P, U> {
 
     /// Matched probe (`MPI_Improbe`, `MPI_Mprobe`): removes and returns the
     /// earliest-arrived unexpected message that matches `pattern`.
+    ///
+    /// ```
+    /// use oxmpi::p2p::matching::{Envelope, Matcher, Pattern, SourceSel, TagSel};
+    /// let mut m: Matcher<(), &str> = Matcher::new();
+    /// m.arrive(Envelope { context: 0, source: 4, tag: 1 }, "payload");
+    /// let pat = Pattern { context: 0, source: SourceSel::Any, tag: TagSel::Tag(1) };
+    /// assert_eq!(m.take(&pat).map(|(_, msg)| msg), Some("payload"));
+    /// assert!(m.take(&pat).is_none()); // removed: no receive can match it now
+    /// ```
     pub fn take(&mut self, pattern: &Pattern) -> Option<(Envelope, U)> {
         let cq = self.contexts.get_mut(&pattern.context)?;
         let ok = |e: &Entry<Envelope, U>| pattern.tag.admits(e.key.tag);
@@ -319,6 +394,17 @@ impl<P, U> Matcher<P, U> {
     /// Cancels a posted receive (`MPI_Cancel`): removes and returns the
     /// earliest-posted receive for which `pred` holds, if one is still
     /// posted. `None` means it was already matched (or never posted).
+    ///
+    /// ```
+    /// use oxmpi::p2p::matching::{Matcher, Pattern, SourceSel, TagSel};
+    /// let mut m: Matcher<u64, ()> = Matcher::new();
+    /// let pat = Pattern { context: 0, source: SourceSel::Any, tag: TagSel::Any };
+    /// m.post(pat, 10);
+    /// m.post(pat, 11);
+    /// assert_eq!(m.cancel_posted(|&id| id == 11), Some(11));
+    /// assert_eq!(m.cancel_posted(|&id| id == 11), None); // already gone
+    /// assert_eq!(m.posted_len(), 1);
+    /// ```
     pub fn cancel_posted(&mut self, mut pred: impl FnMut(&P) -> bool) -> Option<P> {
         let queues = self.contexts.values_mut().flat_map(|cq| {
             cq.posted
@@ -333,6 +419,17 @@ impl<P, U> Matcher<P, U> {
 
     /// Mutable access to the earliest-arrived unexpected message for which
     /// `pred` holds (for example to append eager fragments as they arrive).
+    ///
+    /// ```
+    /// use oxmpi::p2p::matching::{Envelope, Matcher};
+    /// let mut m: Matcher<(), Vec<u8>> = Matcher::new();
+    /// let env = Envelope { context: 0, source: 2, tag: 8 };
+    /// m.arrive(env, b"first half, ".to_vec());
+    /// // A later fragment of the same message is appended in place.
+    /// let msg = m.unexpected_mut(|e, _| *e == env).unwrap();
+    /// msg.extend_from_slice(b"second half");
+    /// assert_eq!(m.unexpected_len(), 1);
+    /// ```
     pub fn unexpected_mut(
         &mut self,
         mut pred: impl FnMut(&Envelope, &U) -> bool,
@@ -346,11 +443,15 @@ impl<P, U> Matcher<P, U> {
     }
 
     /// Number of posted receives waiting for a message.
+    ///
+    /// See the example on [`Matcher`].
     pub fn posted_len(&self) -> usize {
         self.posted_len
     }
 
     /// Number of unexpected messages waiting for a receive.
+    ///
+    /// See the example on [`Matcher`].
     pub fn unexpected_len(&self) -> usize {
         self.unexpected_len
     }
@@ -358,6 +459,16 @@ impl<P, U> Matcher<P, U> {
     /// Drops everything queued on `context` (its communicator was freed):
     /// returns the posted receives in post order and the unexpected messages
     /// in arrival order.
+    ///
+    /// ```
+    /// use oxmpi::p2p::matching::{Envelope, Matcher, Pattern, SourceSel, TagSel};
+    /// let mut m: Matcher<&str, &str> = Matcher::new();
+    /// m.post(Pattern { context: 8, source: SourceSel::Rank(0), tag: TagSel::Any }, "recv");
+    /// m.arrive(Envelope { context: 8, source: 1, tag: 0 }, "msg");
+    /// m.arrive(Envelope { context: 2, source: 1, tag: 0 }, "elsewhere");
+    /// assert_eq!(m.purge_context(8), (vec!["recv"], vec!["msg"]));
+    /// assert_eq!((m.posted_len(), m.unexpected_len()), (0, 1));
+    /// ```
     pub fn purge_context(&mut self, context: u32) -> (Vec<P>, Vec<U>) {
         let Some(cq) = self.contexts.remove(&context) else {
             return (Vec::new(), Vec::new());

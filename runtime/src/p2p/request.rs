@@ -172,13 +172,9 @@ impl Requests {
     }
 
     /// Live (pending or finished, not yet taken) requests.
+    #[cfg(test)]
     pub fn live(&self) -> usize {
         self.slots.len() - self.free.len()
-    }
-
-    /// Decodes an id carried in a packet.
-    pub fn id_from_wire(raw: u64) -> ReqId {
-        ReqId(raw)
     }
 }
 

@@ -19,6 +19,17 @@ use crate::error::Error;
 use crate::status::PROC_NULL;
 
 /// The topology a communicator carries (`MPI_Topo_test`).
+///
+/// ```no_run
+/// use oxmpi::Topology;
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// # let grid = world.cart_create(&[world.size()], &[false], false)?.unwrap();
+/// match grid.topology() {
+///     Topology::Cart(cart) => println!("a {}-d grid of {:?}", cart.ndims(), cart.dims()),
+///     Topology::None => println!("no topology"),
+/// }
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Topology {
     /// No topology (`MPI_UNDEFINED`).
@@ -45,6 +56,16 @@ pub struct Neighbors {
 }
 
 /// A cartesian grid: extent and periodicity of each dimension.
+///
+/// ```no_run
+/// use oxmpi::Topology;
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let grid = world.cart_create(&[1, world.size()], &[false, true], false)?.unwrap();
+/// let Topology::Cart(cart) = grid.topology() else { unreachable!() };
+/// assert_eq!((cart.ndims(), cart.size()), (2, world.size()));
+/// assert_eq!((cart.dims(), cart.periods()), (&[1, world.size()][..], &[false, true][..]));
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cart {
     dims: Vec<i32>,
@@ -53,21 +74,29 @@ pub struct Cart {
 
 impl Cart {
     /// Extent of each dimension.
+    ///
+    /// See the example on [`Cart`].
     pub fn dims(&self) -> &[i32] {
         &self.dims
     }
 
     /// Whether each dimension wraps around.
+    ///
+    /// See the example on [`Cart`].
     pub fn periods(&self) -> &[bool] {
         &self.periods
     }
 
     /// Number of dimensions.
+    ///
+    /// See the example on [`Cart`].
     pub fn ndims(&self) -> usize {
         self.dims.len()
     }
 
     /// Ranks in the grid.
+    ///
+    /// See the example on [`Cart`].
     pub fn size(&self) -> i32 {
         self.dims.iter().product()
     }
@@ -101,6 +130,15 @@ impl Cart {
 }
 
 /// What [`Comm::cart_get`] returns (`MPI_Cart_get`).
+///
+/// ```no_run
+/// use oxmpi::topo::CartInfo;
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let grid = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+/// let CartInfo { dims, periods, coords } = grid.cart_get()?;
+/// assert_eq!((dims[0], periods[0], coords[0]), (world.size(), true, world.rank()));
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CartInfo {
     /// Extent of each dimension.
@@ -174,11 +212,30 @@ impl Comm {
     }
 
     /// Number of dimensions of the grid (`MPI_Cartdim_get`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let grid = world.cart_create(&[world.size(), 1, 1], &[false; 3], false)?.unwrap();
+    /// assert_eq!(grid.cartdim_get()?, 3);
+    /// assert!(world.cartdim_get().is_err()); // no grid on world
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn cartdim_get(&self) -> Result<i32, Error> {
         Ok(self.cart()?.ndims() as i32)
     }
 
     /// The grid and this rank's place in it (`MPI_Cart_get`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut dims = [0, 0];
+    /// oxmpi::dims_create(world.size(), &mut dims)?;
+    /// let grid = world.cart_create(&dims, &[false, false], false)?.unwrap();
+    /// let info = grid.cart_get()?;
+    /// assert_eq!(info.dims, dims);
+    /// assert_eq!(info.coords, grid.cart_coords(grid.rank())?);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn cart_get(&self) -> Result<CartInfo, Error> {
         let cart = self.cart()?;
         Ok(CartInfo {
@@ -189,6 +246,14 @@ impl Comm {
     }
 
     /// Coordinates of `rank` in the grid (`MPI_Cart_coords`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// # if world.size() != 6 { return Ok(()); }
+    /// let grid = world.cart_create(&[2, 3], &[false, false], false)?.unwrap();
+    /// assert_eq!(grid.cart_coords(4)?, [1, 1]); // row-major: the last dimension varies fastest
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn cart_coords(&self, rank: i32) -> Result<Vec<i32>, Error> {
         let cart = self.cart()?;
         if !(0..self.size()).contains(&rank) {
@@ -203,6 +268,16 @@ impl Comm {
 
     /// Rank at `coords` (`MPI_Cart_rank`): periodic dimensions wrap; a
     /// coordinate outside a non-periodic dimension is an error.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// # if world.size() != 6 { return Ok(()); }
+    /// let grid = world.cart_create(&[2, 3], &[false, true], false)?.unwrap();
+    /// assert_eq!(grid.cart_rank(&[1, 2])?, 5);
+    /// assert_eq!(grid.cart_rank(&[1, 3])?, 3); // dimension 1 is periodic: wraps to column 0
+    /// assert!(grid.cart_rank(&[2, 0]).is_err()); // dimension 0 is not
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn cart_rank(&self, coords: &[i32]) -> Result<i32, Error> {
         let cart = self.cart()?;
         if coords.len() != cart.ndims() {
@@ -228,6 +303,20 @@ impl Comm {
     /// (`MPI_Cart_shift`): `(source, dest)`, where `source` sends to this
     /// rank and this rank sends to `dest`; `PROC_NULL` past the edge of a
     /// non-periodic dimension.
+    ///
+    /// ```no_run
+    /// use oxmpi::PROC_NULL;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let line = world.cart_create(&[world.size()], &[false], false)?.unwrap();
+    /// let (from, to) = line.cart_shift(0, 1)?;
+    /// if line.rank() == 0 {
+    ///     assert_eq!(from, PROC_NULL); // nobody to the left of the first rank
+    /// }
+    /// // Shift data one step right; the ends talk to PROC_NULL.
+    /// let mut got = [0i32];
+    /// line.sendrecv(&[line.rank()], to, 0, &mut got, from, 0)?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn cart_shift(&self, dim: i32, disp: i32) -> Result<(i32, i32), Error> {
         let cart = self.cart()?;
         let d = usize::try_from(dim)
@@ -253,7 +342,10 @@ impl Comm {
     ///
     /// ```no_run
     /// # let universe = oxmpi::init()?; let world = universe.world();
-    /// # let grid = world.cart_create(&[2, 2], &[false, false], false)?.unwrap();
+    /// # if world.size() < 4 { return Ok(()); }
+    /// # let Some(grid) = world.cart_create(&[2, 2], &[false; 2], false)? else {
+    /// #     return Ok(());
+    /// # };
     /// let row = grid.cart_sub(&[false, true])?; // the ranks of my row
     /// # Ok::<(), oxmpi::Error>(())
     /// ```

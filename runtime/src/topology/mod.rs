@@ -22,6 +22,17 @@ use std::fmt;
 use crate::Error;
 
 /// One core: its OS index and the OS indices of its PUs (hardware threads).
+///
+/// ```
+/// use oxmpi::topology::{CoreInfo, Topology};
+/// let topo = Topology::probe()?;
+/// if let Some(first) = topo.cores().first() {
+///     let first: &CoreInfo = first;
+///     assert!(!first.pus.is_empty()); // the CPUs to bind a rank to this core
+///     println!("core {:?}: PUs {:?}", first.os_index, first.pus);
+/// }
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CoreInfo {
     /// The core's OS index; `None` where the OS does not say.
@@ -31,6 +42,16 @@ pub struct CoreInfo {
 }
 
 /// Where the facts came from.
+///
+/// ```
+/// use oxmpi::topology::{Source, Topology};
+/// match Topology::probe()?.source() {
+///     Source::Hwloc { version } => println!("hwloc {version}"),
+///     Source::Fallback { reason } => println!("sysfs, because {reason}"),
+/// }
+/// assert!(matches!(Topology::probe_fallback()?.source(), Source::Fallback { .. }));
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
     /// The system hwloc.
@@ -47,6 +68,15 @@ pub enum Source {
 }
 
 /// The host's processing resources, as seen by this process.
+///
+/// ```
+/// use oxmpi::topology::Topology;
+/// let topo = Topology::probe()?;
+/// assert!(topo.pus() >= topo.cores().len());
+/// assert!(topo.packages() >= 1 && topo.numa_nodes() >= 1);
+/// println!("{topo}"); // e.g. "8 cores, 16 PUs, 1 packages, 1 NUMA nodes (hwloc 2.9.0, API 2.8)"
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Topology {
     cores: Vec<CoreInfo>,
@@ -60,6 +90,8 @@ impl Topology {
     /// Probes with hwloc, falling back to sysfs facts (and saying so in
     /// [`Topology::source`]) when hwloc fails. Fails only when even the
     /// fallback cannot learn how many CPUs there are. Never panics.
+    ///
+    /// See the example on [`Topology`].
     pub fn probe() -> Result<Topology, Error> {
         match hwloc::probe() {
             Ok(topo) => Ok(topo),
@@ -68,31 +100,48 @@ impl Topology {
     }
 
     /// Probes without hwloc: `sched_getaffinity` and sysfs only.
+    ///
+    /// ```
+    /// use oxmpi::topology::Topology;
+    /// let sysfs = Topology::probe_fallback()?; // sched_getaffinity and sysfs, no hwloc
+    /// assert!(sysfs.pus() >= 1);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn probe_fallback() -> Result<Topology, Error> {
         fallback::probe("hwloc skipped on request".into())
     }
 
     /// The cores, in hwloc's logical order (cores of a package are adjacent).
+    ///
+    /// See the examples on [`Topology`] and [`CoreInfo`].
     pub fn cores(&self) -> &[CoreInfo] {
         &self.cores
     }
 
     /// Number of PUs (hardware threads) this process may use.
+    ///
+    /// See the example on [`Topology`].
     pub fn pus(&self) -> usize {
         self.pus
     }
 
     /// Number of packages (sockets); at least 1.
+    ///
+    /// See the example on [`Topology`].
     pub fn packages(&self) -> usize {
         self.packages
     }
 
     /// Number of NUMA nodes; at least 1.
+    ///
+    /// See the example on [`Topology`].
     pub fn numa_nodes(&self) -> usize {
         self.numa_nodes
     }
 
     /// Where these facts came from.
+    ///
+    /// See the example on [`Source`].
     pub fn source(&self) -> &Source {
         &self.source
     }
@@ -101,6 +150,16 @@ impl Topology {
     /// (compact placement); the launcher passes it to `sched_setaffinity`.
     /// Sets are disjoint while `nranks <= ncores`. With no cores known every
     /// set is empty, meaning "do not bind".
+    ///
+    /// ```
+    /// use oxmpi::topology::Topology;
+    /// let topo = Topology::probe()?;
+    /// let n = topo.cores().len();
+    /// let sets = topo.core_sets_round_robin(n + 1); // one rank more than cores
+    /// assert_eq!(sets.len(), n + 1);
+    /// assert_eq!(sets[n], sets[0]); // wraps around to core 0
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn core_sets_round_robin(&self, nranks: usize) -> Vec<Vec<usize>> {
         if self.cores.is_empty() {
             return vec![Vec::new(); nranks];

@@ -2,12 +2,12 @@
 //! world of one; `shm/` connects ranks on one host; `ofi/` wraps the system
 //! libfabric (provider discovery only so far).
 
-pub mod ofi;
+pub(crate) mod ofi;
 mod select;
-pub mod self_;
+pub(crate) mod self_;
 pub mod shm;
-pub mod shm_link;
+pub(crate) mod shm_link;
 mod traits;
 
-pub use select::connect;
-pub use traits::{Caps, MemKind, Transport};
+pub(crate) use select::connect;
+pub(crate) use traits::{Caps, Transport};

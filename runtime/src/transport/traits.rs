@@ -10,7 +10,7 @@ use crate::error::Error;
 bitflags::bitflags! {
     /// What a transport can do beyond moving packets.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct Caps: u32 {
+    pub(crate) struct Caps: u32 {
         /// The receiver can read the sender's buffer directly (single copy:
         /// CMA for shared memory, fi_read for libfabric).
         const REMOTE_READ = 1;
@@ -23,7 +23,8 @@ bitflags::bitflags! {
 
 /// Where a buffer lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MemKind {
+#[allow(dead_code)] // part of the transport contract; no transport takes device buffers yet
+pub(crate) enum MemKind {
     /// Ordinary host memory.
     Host,
     /// CUDA device memory.
@@ -39,12 +40,14 @@ pub enum MemKind {
 /// threads (nesting on one thread, a send from inside `poll`'s sink, is
 /// allowed). The engine calls them only while holding the runtime's lock.
 /// Everything else may be called from any thread at any time.
-pub trait Transport: Send + Sync {
+pub(crate) trait Transport: Send + Sync {
     /// Short name for logs and `oxrun --info`.
+    #[allow(dead_code)] // part of the contract; nothing logs it yet
     fn name(&self) -> &'static str;
     /// Capabilities.
     fn caps(&self) -> Caps;
     /// Whether `peer` is reachable through this transport.
+    #[allow(dead_code)] // part of the contract; select.rs decides reachability today
     fn reaches(&self, peer: usize) -> bool;
     /// Largest packet (header and payload together) one send carries.
     fn max_packet(&self) -> usize;

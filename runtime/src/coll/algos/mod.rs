@@ -2,24 +2,33 @@
 //! applicability as data ([`AlgoInfo`]) and a `build` function that adds its
 //! steps to a schedule.
 
-pub mod allgather;
-pub mod allgatherv;
-pub mod allreduce;
-pub mod alltoall;
-pub mod bcast;
-pub mod gather;
+pub(crate) mod allgather;
+pub(crate) mod allgatherv;
+pub(crate) mod allreduce;
+pub(crate) mod alltoall;
+pub(crate) mod bcast;
+pub(crate) mod gather;
 #[cfg(test)]
 mod hier_tests;
-pub mod reduce;
-pub mod reduce_scatter;
-pub mod scan;
-pub mod scatter;
+pub(crate) mod reduce;
+pub(crate) mod reduce_scatter;
+pub(crate) mod scan;
+pub(crate) mod scatter;
 #[cfg(test)]
 mod tests;
 
 pub use super::nodes::Layout;
 
 /// What an algorithm requires of the call.
+///
+/// ```
+/// use oxmpi::coll::algos::Args;
+/// use oxmpi::coll::select::Coll;
+/// let rabenseifner = Coll::Allreduce.algos().iter().find(|a| a.name == "rabenseifner").unwrap();
+/// assert!(rabenseifner.commutative_only);
+/// let a = Args::new(8, 1024, false);
+/// assert!(rabenseifner.applicable(&a).unwrap_err().contains("commutative"));
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct AlgoInfo {
     /// Name used by `OXMPI_<COLL>_ALGO` and in logs.
@@ -36,6 +45,19 @@ pub struct AlgoInfo {
 }
 
 /// The facts selection looks at.
+///
+/// ```
+/// use oxmpi::coll::algos::Args;
+/// use oxmpi::coll::select::Coll;
+/// let odd = Args::new(7, 64, true);
+/// let usable: Vec<&str> = Coll::Allreduce
+///     .algos()
+///     .iter()
+///     .filter(|a| a.applicable(&odd).is_ok())
+///     .map(|a| a.name)
+///     .collect();
+/// assert!(usable.contains(&"ring"));
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Args {
     /// Ranks in the communicator.
@@ -67,6 +89,8 @@ impl Args {
 
 impl AlgoInfo {
     /// Why this algorithm cannot run the call, or `Ok`.
+    ///
+    /// See the example on [`AlgoInfo`].
     pub fn applicable(&self, a: &Args) -> Result<(), String> {
         if self.commutative_only && !a.commutative {
             return Err(format!("{} needs a commutative operation", self.name));
@@ -95,7 +119,7 @@ impl AlgoInfo {
 
 /// The steps a round ends with: those it added, or `prev` when it added
 /// none (every message of the round was empty).
-pub fn then(prev: &[usize], added: impl IntoIterator<Item = Option<usize>>) -> Vec<usize> {
+pub(crate) fn then(prev: &[usize], added: impl IntoIterator<Item = Option<usize>>) -> Vec<usize> {
     let steps: Vec<usize> = added.into_iter().flatten().collect();
     if steps.is_empty() {
         prev.to_vec()
@@ -106,7 +130,7 @@ pub fn then(prev: &[usize], added: impl IntoIterator<Item = Option<usize>>) -> V
 
 /// Size of the binomial subtree of relative rank `vr` among `p` ranks:
 /// the lowest set bit of `vr` (all of `p` for the root), cut at `p`.
-pub fn subtree(vr: usize, p: usize) -> usize {
+pub(crate) fn subtree(vr: usize, p: usize) -> usize {
     if vr == 0 {
         p
     } else {

@@ -1,8 +1,8 @@
 //! Single-copy reads of a peer's memory with `process_vm_readv` (CMA).
 //!
 //! The kernel allows the read when the reader may ptrace the target
-//! (same uid, and Yama's `ptrace_scope` permitting). [`allow_peers`] lifts
-//! Yama's `ptrace_scope=1` restriction for this process; [`probe`] is run
+//! (same uid, and Yama's `ptrace_scope` permitting). `allow_peers` lifts
+//! Yama's `ptrace_scope=1` restriction for this process; `probe` is run
 //! once per peer at start-up, and a failure disables CMA for the node.
 
 use std::io::IoSliceMut;
@@ -25,6 +25,8 @@ const PR_SET_PTRACER: nix::libc::c_int = 0x5961_6d61;
 const PR_SET_PTRACER_ANY: nix::libc::c_ulong = !0;
 
 /// Whether single-copy reads from a peer work.
+///
+/// See the example on [`ShmNode::peer_pid`](super::ShmNode::peer_pid).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CmaStatus {
     /// Reads succeed and return the expected bytes.
@@ -35,7 +37,7 @@ pub enum CmaStatus {
 
 /// Lets any process of ours read this one under Yama `ptrace_scope=1`.
 /// Harmless (and ignored) where Yama is absent.
-pub fn allow_peers() {
+pub(crate) fn allow_peers() {
     // SAFETY: prctl with integer arguments only; no memory is passed.
     let _ = unsafe { nix::libc::prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) };
 }
@@ -52,6 +54,17 @@ fn os(call: &'static str, e: Errno, detail: String) -> Error {
 /// process `pid` into the front of `local`; returns the bytes read (their
 /// total). Splits the work into calls of at most `IOV_MAX` ranges and 1 GiB,
 /// and resumes after partial reads.
+///
+/// ```
+/// use oxmpi::transport::shm::cma::read_from;
+/// let src = *b"single copy";
+/// let mut dst = [0u8; 11];
+/// let me = std::process::id() as i32; // a peer's pid in real use
+/// match read_from(me, &[(src.as_ptr() as usize, src.len())], &mut dst) {
+///     Ok(n) => assert_eq!((n, &dst), (11, &src)),
+///     Err(e) => println!("CMA is not allowed here: {e}"), // e.g. a seccomp filter
+/// }
+/// ```
 pub fn read_from(pid: i32, remote: &[(usize, usize)], local: &mut [u8]) -> Result<usize, Error> {
     read_chunked(pid, remote, local, MAX_CALL)
 }
@@ -129,7 +142,7 @@ fn read_chunked(
 
 /// Writes `local` into process `pid` at `addr` (one contiguous range), in
 /// calls of at most 1 GiB, resuming after partial writes.
-pub fn write_to(pid: i32, addr: usize, local: &[u8]) -> Result<usize, Error> {
+pub(crate) fn write_to(pid: i32, addr: usize, local: &[u8]) -> Result<usize, Error> {
     let mut done = 0;
     while done < local.len() {
         let take = (local.len() - done).min(MAX_CALL);
@@ -156,7 +169,7 @@ pub fn write_to(pid: i32, addr: usize, local: &[u8]) -> Result<usize, Error> {
 
 /// Checks once whether `len` bytes at `addr` in `peer` can be read and equal
 /// `expect`.
-pub fn probe(peer: i32, addr: usize, expect: &[u8]) -> CmaStatus {
+pub(crate) fn probe(peer: i32, addr: usize, expect: &[u8]) -> CmaStatus {
     let mut got = vec![0u8; expect.len()];
     match read_from(peer, &[(addr, expect.len())], &mut got) {
         Ok(_) if got == expect => CmaStatus::Enabled,

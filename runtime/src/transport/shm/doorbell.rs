@@ -29,6 +29,8 @@ use super::layout::{Bell, Padded};
 use super::map::Mapping;
 
 /// How a [`Doorbell::wait`] ended.
+///
+/// See the example on [`Doorbell`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wake {
     /// The bell was rung (before or during the wait), or the sleep was
@@ -39,6 +41,26 @@ pub enum Wake {
 }
 
 /// One local rank's doorbell (see the module docs).
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use oxmpi::transport::shm::Wake;
+/// # use oxmpi::bootstrap::{connect, Bootstrap};
+/// # use oxmpi::config::Config;
+/// # use oxmpi::transport::shm::{ShmConfig, ShmNode};
+/// # let mut boot = connect()?;
+/// # let node = ShmNode::establish(&mut *boot, &ShmConfig::from_config(&Config::from_env()?))?;
+/// let mine = node.doorbell(node.local_rank());
+/// let seen = mine.current();
+/// // ... check the rings; nothing there, so sleep until a peer rings ...
+/// match mine.wait(seen, Some(Duration::from_millis(10))) {
+///     Wake::Woken => println!("something arrived (or a signal came)"),
+///     Wake::TimedOut => println!("quiet for 10 ms"),
+/// }
+/// node.doorbell((node.local_rank() + 1) % node.local_size()).ring(); // wake a peer
+/// # boot.finalize()?;
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Doorbell {
     _map: Arc<Mapping>,
@@ -66,12 +88,16 @@ impl Doorbell {
     }
 
     /// The sequence number now; pass it to [`wait`](Doorbell::wait).
+    ///
+    /// See the example on [`Doorbell`].
     pub fn current(&self) -> u32 {
         self.bell().seq.load(Acquire)
     }
 
     /// Wakes whoever sleeps on this doorbell; no system call unless
     /// someone announced it is sleeping.
+    ///
+    /// See the example on [`Doorbell`].
     pub fn ring(&self) {
         let b = self.bell();
         b.seq.fetch_add(1, SeqCst);
@@ -83,6 +109,8 @@ impl Doorbell {
     /// Sleeps until the sequence number differs from `seen` (a ring since
     /// `seen` was read), `timeout` passes (`None`: no limit), or a signal
     /// arrives.
+    ///
+    /// See the example on [`Doorbell`].
     pub fn wait(&self, seen: u32, timeout: Option<Duration>) -> Wake {
         let b = self.bell();
         b.sleepers.fetch_add(1, SeqCst);

@@ -32,24 +32,24 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 use crate::Error;
 
 /// `"OXMPISHM"`, little-endian: the first word of every segment.
-pub const MAGIC: u64 = u64::from_le_bytes(*b"OXMPISHM");
+pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"OXMPISHM");
 /// Bumped whenever the layout below changes.
-pub const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 2;
 /// Padding unit: two 64-byte lines, so adjacent-line prefetch cannot couple
 /// a producer's and a consumer's words.
-pub const LINE: usize = 128;
+pub(crate) const LINE: usize = 128;
 /// Bytes in front of each cell's payload (publication word, length, flags).
-pub const CELL_HEADER: usize = 16;
+pub(crate) const CELL_HEADER: usize = 16;
 /// Ring cells are scaled down to keep the node's rings within this many bytes.
-pub const RING_BUDGET: usize = 256 << 20;
+pub(crate) const RING_BUDGET: usize = 256 << 20;
 /// The fewest cells a ring is ever given.
-pub const MIN_CELLS: usize = 4;
+pub(crate) const MIN_CELLS: usize = 4;
 /// Smallest accepted payload size of a cell.
-pub const MIN_CELL_SIZE: usize = 64;
+pub(crate) const MIN_CELL_SIZE: usize = 64;
 /// Largest accepted payload size of a cell.
-pub const MAX_CELL_SIZE: usize = 1 << 20;
+pub(crate) const MAX_CELL_SIZE: usize = 1 << 20;
 /// Most local ranks a segment serves.
-pub const MAX_LOCAL: usize = 4096;
+pub(crate) const MAX_LOCAL: usize = 4096;
 
 /// Types that may be viewed in place in the shared segment: `repr(C)`,
 /// made only of atomics, valid for every bit pattern (all zero included).
@@ -123,6 +123,20 @@ pub(crate) struct RingCtl {
 }
 
 /// Sizes and offsets of a node's segment (see the module docs).
+///
+/// ```no_run
+/// # use oxmpi::bootstrap::{connect, Bootstrap};
+/// # use oxmpi::config::Config;
+/// # use oxmpi::transport::shm::{ShmConfig, ShmNode};
+/// # let mut boot = connect()?;
+/// let cfg = ShmConfig::from_config(&Config::from_env()?);
+/// let node = ShmNode::establish(&mut *boot, &cfg)?;
+/// let layout = node.layout();
+/// assert_eq!(layout.cell_size(), cfg.cell_size);
+/// assert!(layout.cells().is_power_of_two() && layout.cells() <= cfg.ring_cells.max(4));
+/// # boot.finalize()?;
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
     local_size: usize,
@@ -146,7 +160,7 @@ impl Layout {
     /// The layout for `local_size` ranks with `cell_size` payload bytes per
     /// cell and at most `cells` cells per ring, scaled by the sizing rule.
     /// Errors name the offending value.
-    pub fn new(local_size: usize, cell_size: usize, cells: usize) -> Result<Layout, Error> {
+    pub(crate) fn new(local_size: usize, cell_size: usize, cells: usize) -> Result<Layout, Error> {
         let bad = |what: String| Error::Os {
             call: "shm layout",
             source: std::io::Error::new(std::io::ErrorKind::InvalidInput, what),
@@ -178,16 +192,20 @@ impl Layout {
     }
 
     /// Ranks sharing the segment.
-    pub fn local_size(&self) -> usize {
+    pub(crate) fn local_size(&self) -> usize {
         self.local_size
     }
 
     /// Payload bytes one cell holds.
+    ///
+    /// See the example on [`Layout`].
     pub fn cell_size(&self) -> usize {
         self.cell_size
     }
 
     /// Cells per ring, after scaling (a power of two).
+    ///
+    /// See the example on [`Layout`].
     pub fn cells(&self) -> usize {
         self.cells
     }
@@ -225,7 +243,7 @@ impl Layout {
     }
 
     /// Total bytes of the segment.
-    pub fn segment_len(&self) -> usize {
+    pub(crate) fn segment_len(&self) -> usize {
         let rings = self.local_size * (self.local_size - 1);
         round_up(self.rings_offset() + rings * self.ring_len(), 4096)
     }

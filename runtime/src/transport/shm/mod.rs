@@ -1,6 +1,7 @@
 //! Shared memory between the ranks of one node: one segment per node and
-//! job ([`segment`]), SPSC rings of fixed-size cells between every ordered
-//! pair of local ranks ([`ring`]), a futex doorbell per rank ([`doorbell`]),
+//! job (`segment.rs`, [`Backing`]), SPSC rings of fixed-size cells between
+//! every ordered pair of local ranks (`ring.rs`, [`Sender`] and
+//! [`Receiver`]), a futex doorbell per rank ([`Doorbell`]),
 //! and single-copy reads of a peer's memory ([`cma`]).
 //!
 //! [`ShmNode::establish`] is collective over the whole job (it calls
@@ -13,14 +14,14 @@
 //! cma::read_from(node.peer_pid(peer), &[(addr, len)], buf) when node.cma_enabled()
 //! ```
 //!
-//! The segment layout and the sizing rule are in [`layout`].
+//! The segment layout and the sizing rule are in [`Layout`] (`layout.rs`).
 
 pub mod cma;
-pub mod doorbell;
-pub mod layout;
+pub(crate) mod doorbell;
+pub(crate) mod layout;
 mod map;
-pub mod ring;
-pub mod segment;
+pub(crate) mod ring;
+pub(crate) mod segment;
 mod setup;
 
 use std::sync::atomic::Ordering::Acquire;
@@ -40,6 +41,17 @@ use map::Mapping;
 use setup::{attach, create, probe_key, probe_neighbour, probe_pattern, segment_key, slot_offset};
 
 /// What [`ShmNode::establish`] needs from the configuration.
+///
+/// ```
+/// use oxmpi::config::Config;
+/// use oxmpi::transport::shm::ShmConfig;
+/// let cfg = Config::from_lookup(|name: &str| {
+///     Ok((name == "OXMPI_SHM_RING_CELLS").then(|| "16".to_string()))
+/// })?;
+/// let shm = ShmConfig::from_config(&cfg);
+/// assert_eq!((shm.ring_cells, shm.cell_size, shm.memfd, shm.cma), (16, 8192, true, true));
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShmConfig {
     /// Payload bytes per cell (`OXMPI_SHM_CELL_SIZE`).
@@ -54,6 +66,8 @@ pub struct ShmConfig {
 
 impl ShmConfig {
     /// The shared-memory part of `cfg`.
+    ///
+    /// See the example on [`ShmConfig`].
     pub fn from_config(cfg: &Config) -> ShmConfig {
         ShmConfig {
             cell_size: cfg.shm_cell_size,
@@ -65,6 +79,20 @@ impl ShmConfig {
 }
 
 /// This rank's attachment to its node's segment.
+///
+/// ```no_run
+/// use oxmpi::bootstrap::{connect, Bootstrap};
+/// use oxmpi::config::Config;
+/// use oxmpi::transport::shm::{ShmConfig, ShmNode};
+/// let mut boot = connect()?; // run under oxrun: every rank calls establish
+/// let node = ShmNode::establish(&mut *boot, &ShmConfig::from_config(&Config::from_env()?))?;
+/// let (me, n) = (node.local_rank(), node.local_size());
+/// assert_eq!(node.ranks()[me], boot.rank());
+/// println!("local rank {me} of {n}, segment {:?}, {} cells of {} bytes per ring",
+///     node.backing(), node.layout().cells(), node.layout().cell_size());
+/// boot.finalize()?;
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct ShmNode {
     layout: Layout,
@@ -81,6 +109,8 @@ pub struct ShmNode {
 impl ShmNode {
     /// Creates (on the node's lowest rank) or attaches to this node's
     /// segment. Collective over the job: see the module docs.
+    ///
+    /// See the example on [`ShmNode`].
     pub fn establish(boot: &mut dyn Bootstrap, cfg: &ShmConfig) -> Result<ShmNode, Error> {
         let rank = boot.rank();
         let node = boot.node_of_rank()[rank];
@@ -175,26 +205,36 @@ impl ShmNode {
     }
 
     /// This rank's index among the node's ranks.
+    ///
+    /// See the example on [`ShmNode`].
     pub fn local_rank(&self) -> usize {
         self.local_rank
     }
 
     /// How many ranks share the node.
+    ///
+    /// See the example on [`ShmNode`].
     pub fn local_size(&self) -> usize {
         self.ranks.len()
     }
 
     /// Global rank of every local rank (index = local rank), ascending.
+    ///
+    /// See the example on [`ShmNode`].
     pub fn ranks(&self) -> &[usize] {
         &self.ranks
     }
 
     /// The segment's layout (cell size, cells per ring after scaling).
+    ///
+    /// See the examples on [`ShmNode`] and [`Layout`].
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
 
     /// What backs the segment.
+    ///
+    /// See the examples on [`ShmNode`] and [`Backing`].
     pub fn backing(&self) -> &Backing {
         &self.backing
     }
@@ -204,6 +244,35 @@ impl ShmNode {
     /// # Panics
     ///
     /// If `to` is this rank or not below [`local_size`](ShmNode::local_size).
+    ///
+    /// ```no_run
+    /// # use oxmpi::bootstrap::{connect, Bootstrap};
+    /// # use oxmpi::config::Config;
+    /// # use oxmpi::transport::shm::{ShmConfig, ShmNode};
+    /// # let mut boot = connect()?;
+    /// # let node = ShmNode::establish(&mut *boot, &ShmConfig::from_config(&Config::from_env()?))?;
+    /// let (me, n) = (node.local_rank(), node.local_size());
+    /// # if n < 2 { return Ok(()); }
+    /// let next = (me + 1) % n;
+    /// let tx = node.sender(next);
+    /// // Copy a header and a payload into the next cell; false while the ring is full.
+    /// while !tx.try_push(7, &[b"hdr:", b"hello"]) {
+    ///     std::hint::spin_loop();
+    /// }
+    /// // Or fill a cell in place.
+    /// let mut cell = loop {
+    ///     if let Some(c) = tx.try_reserve() {
+    ///         break c;
+    ///     }
+    /// };
+    /// let len = tx.max_payload().min(cell.payload().len());
+    /// cell.payload()[..len].fill(0xab);
+    /// cell.commit(len, 8);
+    /// node.doorbell(next).ring(); // tell `next` to look
+    /// # boot.fence()?; // keep the segment mapped until every rank is done
+    /// # boot.finalize()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn sender(&self, to: usize) -> &Sender {
         self.senders
             .get(to)
@@ -216,6 +285,33 @@ impl ShmNode {
     /// # Panics
     ///
     /// If `from` is this rank or not below [`local_size`](ShmNode::local_size).
+    ///
+    /// ```no_run
+    /// # use oxmpi::bootstrap::{connect, Bootstrap};
+    /// # use oxmpi::config::Config;
+    /// # use oxmpi::transport::shm::{ShmConfig, ShmNode};
+    /// # let mut boot = connect()?;
+    /// # let node = ShmNode::establish(&mut *boot, &ShmConfig::from_config(&Config::from_env()?))?;
+    /// let (me, n) = (node.local_rank(), node.local_size());
+    /// # if n < 2 { return Ok(()); }
+    /// # while !node.sender((me + 1) % n).try_push(1, &[b"ping"]) {}
+    /// # node.doorbell((me + 1) % n).ring();
+    /// let rx = node.receiver((me + n - 1) % n);
+    /// let bell = node.doorbell(me);
+    /// loop {
+    ///     let seen = bell.current(); // read before checking, so no ring is missed
+    ///     if !rx.is_empty() {
+    ///         break;
+    ///     }
+    ///     bell.wait(seen, None);
+    /// }
+    /// // The bytes are lent to the closure, then the cell is freed.
+    /// let got = rx.try_pop(|flags, bytes| (flags, bytes.to_vec()));
+    /// assert!(got.is_some());
+    /// # boot.fence()?;
+    /// # boot.finalize()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn receiver(&self, from: usize) -> &Receiver {
         self.receivers
             .get(from)
@@ -228,6 +324,8 @@ impl ShmNode {
     /// # Panics
     ///
     /// If `local` is not below [`local_size`](ShmNode::local_size).
+    ///
+    /// See the examples on [`ShmNode::sender`], [`ShmNode::receiver`] and [`Doorbell`].
     pub fn doorbell(&self, local: usize) -> &Doorbell {
         &self.bells[local]
     }
@@ -237,17 +335,47 @@ impl ShmNode {
     /// # Panics
     ///
     /// If `local` is not below [`local_size`](ShmNode::local_size).
+    ///
+    /// ```no_run
+    /// # use oxmpi::bootstrap::{connect, Bootstrap};
+    /// # use oxmpi::config::Config;
+    /// # use oxmpi::transport::shm::{cma, CmaStatus, ShmConfig, ShmNode};
+    /// # let mut boot = connect()?;
+    /// # let node = ShmNode::establish(&mut *boot, &ShmConfig::from_config(&Config::from_env()?))?;
+    /// let (me, n) = (node.local_rank(), node.local_size());
+    /// let mine = vec![me as u8; 64];
+    /// // Publish where my buffer is, then read the next local rank's in one copy.
+    /// boot.put(&format!("buf-{}", boot.rank()), &(mine.as_ptr() as usize).to_string())?;
+    /// boot.fence()?;
+    /// let peer = (me + 1) % n;
+    /// let addr = boot.get(&format!("buf-{}", node.ranks()[peer]))?.expect("every rank put one");
+    /// let addr: usize = addr.parse().expect("an address");
+    /// if node.cma_enabled() {
+    ///     let mut buf = vec![0u8; 64];
+    ///     cma::read_from(node.peer_pid(peer), &[(addr, 64)], &mut buf)?;
+    ///     assert_eq!(buf, vec![peer as u8; 64]);
+    /// } else if let CmaStatus::Disabled(why) = node.cma_status() {
+    ///     println!("copying through the rings: {why}");
+    /// }
+    /// boot.fence()?; // keep `mine` alive until the peer has read it
+    /// # boot.finalize()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn peer_pid(&self, local: usize) -> i32 {
         self.pids[local]
     }
 
     /// Whether single-copy reads between this node's ranks work (every
     /// rank's start-up probe succeeded and `OXMPI_CMA` is on).
+    ///
+    /// See the example on [`ShmNode::peer_pid`].
     pub fn cma_enabled(&self) -> bool {
         self.cma == CmaStatus::Enabled
     }
 
     /// The CMA verdict, with the reason when disabled.
+    ///
+    /// See the example on [`ShmNode::peer_pid`].
     pub fn cma_status(&self) -> &CmaStatus {
         &self.cma
     }

@@ -77,6 +77,8 @@ impl Geometry {
 }
 
 /// The producer side of a ring: this rank sending to one peer.
+///
+/// See the example on [`ShmNode::sender`](super::ShmNode::sender).
 #[derive(Debug)]
 pub struct Sender {
     g: Geometry,
@@ -91,6 +93,8 @@ pub struct Sender {
 unsafe impl Send for Sender {}
 
 /// The consumer side of a ring: this rank receiving from one peer.
+///
+/// See the example on [`ShmNode::receiver`](super::ShmNode::receiver).
 #[derive(Debug)]
 pub struct Receiver {
     g: Geometry,
@@ -104,6 +108,8 @@ unsafe impl Send for Receiver {}
 /// A cell claimed by [`Sender::try_reserve`]: fill
 /// [`payload`](Reservation::payload), then [`commit`](Reservation::commit).
 /// Dropping it uncommitted publishes nothing.
+///
+/// See the example on [`ShmNode::sender`](super::ShmNode::sender).
 #[derive(Debug)]
 pub struct Reservation<'a> {
     sender: &'a Sender,
@@ -125,6 +131,8 @@ impl Sender {
     }
 
     /// Payload bytes one message may carry.
+    ///
+    /// See the example on [`ShmNode::sender`](super::ShmNode::sender).
     pub fn max_payload(&self) -> usize {
         self.g.cell_size
     }
@@ -146,6 +154,8 @@ impl Sender {
     /// # Panics
     ///
     /// If the parts add up to more than [`max_payload`](Sender::max_payload).
+    ///
+    /// See the example on [`ShmNode::sender`](super::ShmNode::sender).
     pub fn try_push(&self, flags: u32, parts: &[&[u8]]) -> bool {
         let total: usize = parts.iter().map(|p| p.len()).sum();
         assert!(
@@ -168,6 +178,8 @@ impl Sender {
 
     /// Claims the next cell for in-place filling; `None` when the ring is
     /// full or another reservation is outstanding.
+    ///
+    /// See the example on [`ShmNode::sender`](super::ShmNode::sender).
     pub fn try_reserve(&self) -> Option<Reservation<'_>> {
         if self.reserved.get() || !self.has_room() {
             return None;
@@ -183,6 +195,8 @@ impl Sender {
 
 impl Reservation<'_> {
     /// The cell's payload area, [`max_payload`](Sender::max_payload) bytes.
+    ///
+    /// See the example on [`ShmNode::sender`](super::ShmNode::sender).
     pub fn payload(&mut self) -> &mut [u8] {
         // SAFETY: the cell is free (head - tail < cells), so the consumer does
         // not read it until its `seq` is published; only this reservation (the
@@ -197,6 +211,8 @@ impl Reservation<'_> {
     /// # Panics
     ///
     /// If `len` exceeds [`max_payload`](Sender::max_payload).
+    ///
+    /// See the example on [`ShmNode::sender`](super::ShmNode::sender).
     pub fn commit(self, len: usize, flags: u32) {
         let s = self.sender;
         assert!(
@@ -241,6 +257,8 @@ impl Receiver {
     }
 
     /// Whether no message is waiting.
+    ///
+    /// See the example on [`ShmNode::receiver`](super::ShmNode::receiver).
     pub fn is_empty(&self) -> bool {
         self.ready_cell().is_none()
     }
@@ -248,6 +266,8 @@ impl Receiver {
     /// Hands the oldest message (`flags`, payload) to `f` in place, then frees
     /// its cell. `None` when the ring is empty, or when called from inside
     /// another `try_pop` on the same receiver.
+    ///
+    /// See the example on [`ShmNode::receiver`](super::ShmNode::receiver).
     pub fn try_pop<R>(&self, f: impl FnOnce(u32, &[u8]) -> R) -> Option<R> {
         if self.busy.get() {
             return None;

@@ -18,11 +18,26 @@ use nix::errno::Errno;
 use crate::Error;
 
 /// Where fallback segment files live.
-pub const SHM_DIR: &str = "/dev/shm";
+pub(crate) const SHM_DIR: &str = "/dev/shm";
 /// Prefix of every segment file name.
-pub const PREFIX: &str = "oxmpi-";
+pub(crate) const PREFIX: &str = "oxmpi-";
 
 /// Which kind of file backs a node's segment.
+///
+/// ```no_run
+/// use oxmpi::transport::shm::Backing;
+/// # use oxmpi::bootstrap::{connect, Bootstrap};
+/// # use oxmpi::config::Config;
+/// # use oxmpi::transport::shm::{ShmConfig, ShmNode};
+/// # let mut boot = connect()?;
+/// # let node = ShmNode::establish(&mut *boot, &ShmConfig::from_config(&Config::from_env()?))?;
+/// match node.backing() {
+///     Backing::Memfd => println!("memfd: nothing to clean up"),
+///     Backing::File(name) => println!("/dev/shm file {name}, unlinked once attached"),
+/// }
+/// # boot.finalize()?;
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Backing {
     /// An anonymous memfd: nothing to clean up, ever.
@@ -151,7 +166,7 @@ fn random() -> u64 {
 
 /// Removes `oxmpi-*` files in `dir` that belong to this user and whose
 /// creator (the pid in the name) no longer exists; returns how many.
-pub fn remove_stale(dir: &Path) -> usize {
+pub(crate) fn remove_stale(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };

@@ -7,7 +7,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "bruck",
     commutative_only: false,
     pow2_only: false,
@@ -15,7 +15,13 @@ pub const INFO: AlgoInfo = AlgoInfo {
 };
 
 /// Fills every block of `buf` (`block` bytes each).
-pub fn build(ctx: &Ctx, s: &mut Schedule, buf: Buf, block: usize, after: &[usize]) -> Vec<usize> {
+pub(crate) fn build(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    buf: Buf,
+    block: usize,
+    after: &[usize],
+) -> Vec<usize> {
     let p = ctx.size;
     let rank = ctx.rank;
     if p == 1 {

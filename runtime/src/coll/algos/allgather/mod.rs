@@ -2,11 +2,11 @@
 //! buffer holds block r at offset r * block, and the caller has already put
 //! its own block in place.
 
-pub mod bruck;
-pub mod recursive_doubling;
-pub mod ring;
+pub(crate) mod bruck;
+pub(crate) mod recursive_doubling;
+pub(crate) mod ring;
 
 use super::AlgoInfo;
 
 /// Every allgather algorithm, in tie-break order.
-pub const ALL: &[AlgoInfo] = &[recursive_doubling::INFO, bruck::INFO, ring::INFO];
+pub(crate) const ALL: &[AlgoInfo] = &[recursive_doubling::INFO, bruck::INFO, ring::INFO];

@@ -6,7 +6,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "recursive_doubling",
     commutative_only: false,
     pow2_only: true,
@@ -14,7 +14,13 @@ pub const INFO: AlgoInfo = AlgoInfo {
 };
 
 /// Fills every block of `buf` (`block` bytes each).
-pub fn build(ctx: &Ctx, s: &mut Schedule, buf: Buf, block: usize, after: &[usize]) -> Vec<usize> {
+pub(crate) fn build(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    buf: Buf,
+    block: usize,
+    after: &[usize],
+) -> Vec<usize> {
     let p = ctx.size;
     let mut last = after.to_vec();
     let mut mask = 1;

@@ -5,7 +5,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "ring",
     commutative_only: false,
     pow2_only: false,
@@ -13,7 +13,13 @@ pub const INFO: AlgoInfo = AlgoInfo {
 };
 
 /// Fills every block of `buf` (`block` bytes each).
-pub fn build(ctx: &Ctx, s: &mut Schedule, buf: Buf, block: usize, after: &[usize]) -> Vec<usize> {
+pub(crate) fn build(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    buf: Buf,
+    block: usize,
+    after: &[usize],
+) -> Vec<usize> {
     let p = ctx.size;
     let (right, left) = ((ctx.rank + 1) % p, (ctx.rank + p - 1) % p);
     let blk = |i: usize| buf.slice((i % p) * block, block);

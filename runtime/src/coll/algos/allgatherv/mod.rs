@@ -3,10 +3,10 @@
 //! its own block in place. Every rank knows every block's size, so empty
 //! blocks are skipped on both sides.
 
-pub mod recursive_doubling;
-pub mod ring;
+pub(crate) mod recursive_doubling;
+pub(crate) mod ring;
 
 use super::AlgoInfo;
 
 /// Every allgatherv algorithm, in tie-break order.
-pub const ALL: &[AlgoInfo] = &[recursive_doubling::INFO, ring::INFO];
+pub(crate) const ALL: &[AlgoInfo] = &[recursive_doubling::INFO, ring::INFO];

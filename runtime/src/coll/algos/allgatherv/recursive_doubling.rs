@@ -8,7 +8,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Base, Buf, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "recursive_doubling",
     commutative_only: false,
     pow2_only: true,
@@ -34,7 +34,7 @@ fn packed(parts: &[Buf]) -> Option<Buf> {
 }
 
 /// Fills every `parts[r]` (the caller's own is already there).
-pub fn build(ctx: &Ctx, s: &mut Schedule, parts: &[Buf], after: &[usize]) -> Vec<usize> {
+pub(crate) fn build(ctx: &Ctx, s: &mut Schedule, parts: &[Buf], after: &[usize]) -> Vec<usize> {
     let p = ctx.size;
     if p == 1 {
         return after.to_vec();

@@ -6,7 +6,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "ring",
     commutative_only: false,
     pow2_only: false,
@@ -14,7 +14,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
 };
 
 /// Fills every `parts[r]` (the caller's own is already there).
-pub fn build(ctx: &Ctx, s: &mut Schedule, parts: &[Buf], after: &[usize]) -> Vec<usize> {
+pub(crate) fn build(ctx: &Ctx, s: &mut Schedule, parts: &[Buf], after: &[usize]) -> Vec<usize> {
     let p = ctx.size;
     let (right, left) = ((ctx.rank + 1) % p, (ctx.rank + p - 1) % p);
     let mut last = after.to_vec();

@@ -1,10 +1,10 @@
 //! Allreduce algorithms.
 
-pub mod hierarchical;
-pub mod rabenseifner;
-pub mod recursive_doubling;
-pub mod reduce_bcast;
-pub mod ring;
+pub(crate) mod hierarchical;
+pub(crate) mod rabenseifner;
+pub(crate) mod recursive_doubling;
+pub(crate) mod reduce_bcast;
+pub(crate) mod ring;
 
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, ReduceFn, Schedule};
 
 /// Every allreduce algorithm, in tie-break order.
-pub const ALL: &[AlgoInfo] = &[
+pub(crate) const ALL: &[AlgoInfo] = &[
     recursive_doubling::INFO,
     rabenseifner::INFO,
     ring::INFO,

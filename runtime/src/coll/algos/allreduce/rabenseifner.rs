@@ -11,7 +11,7 @@ use crate::coll::fold::Fold;
 use crate::coll::sched::{Buf, ReduceFn, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "rabenseifner",
     commutative_only: true,
     pow2_only: false,
@@ -19,7 +19,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
 };
 
 /// Reduces `buf` (`count` elements of `elem` bytes) across all ranks.
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     buf: Buf,

@@ -9,7 +9,7 @@ use crate::coll::fold::Fold;
 use crate::coll::sched::{Buf, ReduceFn, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "recursive_doubling",
     commutative_only: false,
     pow2_only: false,
@@ -17,7 +17,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
 };
 
 /// Reduces `buf` (the caller's contribution, replaced by the result) across all ranks.
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     buf: Buf,

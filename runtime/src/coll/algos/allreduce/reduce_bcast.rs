@@ -8,7 +8,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, ReduceFn, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "reduce_bcast",
     commutative_only: false,
     pow2_only: false,
@@ -16,7 +16,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
 };
 
 /// Reduces `buf` across all ranks (`commutative`: whether `op` is).
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     buf: Buf,

@@ -9,7 +9,7 @@ use crate::coll::ctx::{block, Ctx};
 use crate::coll::sched::{Buf, ReduceFn, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "ring",
     commutative_only: true,
     pow2_only: false,
@@ -17,7 +17,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
 };
 
 /// Reduces `buf` (`count` elements of `elem` bytes) across all ranks.
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     buf: Buf,

@@ -10,7 +10,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "bruck",
     commutative_only: false,
     pow2_only: false,
@@ -19,7 +19,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
 
 /// Exchanges `block` bytes with every rank: `send` and `recv` hold `p`
 /// blocks each (block j for / from rank j) and must not overlap.
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     send: Buf,

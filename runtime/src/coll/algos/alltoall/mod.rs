@@ -7,14 +7,14 @@
 //! chooses from its own send sizes, which other ranks do not know, so two
 //! ranks may pick differently and still match every message.
 
-pub mod bruck;
-pub mod pairwise;
-pub mod scattered;
+pub(crate) mod bruck;
+pub(crate) mod pairwise;
+pub(crate) mod scattered;
 
 use super::AlgoInfo;
 
 /// Every alltoall algorithm, in tie-break order.
-pub const ALL: &[AlgoInfo] = &[bruck::INFO, scattered::INFO, pairwise::INFO];
+pub(crate) const ALL: &[AlgoInfo] = &[bruck::INFO, scattered::INFO, pairwise::INFO];
 
 /// Every alltoallv / alltoallw algorithm (they must interoperate, see above).
-pub const ALL_V: &[AlgoInfo] = &[scattered::INFO, pairwise::INFO];
+pub(crate) const ALL_V: &[AlgoInfo] = &[scattered::INFO, pairwise::INFO];

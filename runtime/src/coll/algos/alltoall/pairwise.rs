@@ -7,7 +7,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "pairwise",
     commutative_only: false,
     pow2_only: false,
@@ -17,7 +17,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
 /// Sends `send[j]` to rank j and receives rank j's block into `recv[j]`;
 /// `send` must not overlap `recv`. Empty blocks are skipped (both sides
 /// know a pair's size).
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     send: &[Buf],

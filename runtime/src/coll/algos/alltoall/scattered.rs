@@ -8,7 +8,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "scattered",
     commutative_only: false,
     pow2_only: false,
@@ -16,11 +16,11 @@ pub const INFO: AlgoInfo = AlgoInfo {
 };
 
 /// Peers whose messages are in flight together.
-pub const WINDOW: usize = 32;
+pub(crate) const WINDOW: usize = 32;
 
 /// Sends `send[j]` to rank j and receives rank j's block into `recv[j]`;
 /// `send` must not overlap `recv`. Empty blocks are skipped.
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     send: &[Buf],

@@ -6,7 +6,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "binomial",
     commutative_only: false,
     pow2_only: false,
@@ -14,7 +14,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
 };
 
 /// Broadcasts `buf` from `root`, with messages on tag step `step`.
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     buf: Buf,

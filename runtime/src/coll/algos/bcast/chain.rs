@@ -8,7 +8,7 @@ use crate::coll::sched::{Buf, Schedule};
 use crate::coll::tag::STEP_BITS;
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "chain",
     commutative_only: false,
     pow2_only: false,
@@ -16,10 +16,16 @@ pub const INFO: AlgoInfo = AlgoInfo {
 };
 
 /// Smallest segment.
-pub const MIN_SEGMENT: usize = 64 * 1024;
+pub(crate) const MIN_SEGMENT: usize = 64 * 1024;
 
 /// Broadcasts `buf` from `root` in segments.
-pub fn build(ctx: &Ctx, s: &mut Schedule, buf: Buf, root: usize, after: &[usize]) -> Vec<usize> {
+pub(crate) fn build(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    buf: Buf,
+    root: usize,
+    after: &[usize],
+) -> Vec<usize> {
     let p = ctx.size;
     if p == 1 {
         return after.to_vec();

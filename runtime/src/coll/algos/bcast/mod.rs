@@ -1,16 +1,16 @@
 //! Broadcast algorithms.
 
-pub mod binomial;
-pub mod chain;
-pub mod hierarchical;
-pub mod scatter_allgather;
+pub(crate) mod binomial;
+pub(crate) mod chain;
+pub(crate) mod hierarchical;
+pub(crate) mod scatter_allgather;
 
 use super::AlgoInfo;
 use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, Schedule};
 
 /// Every broadcast algorithm, in tie-break order.
-pub const ALL: &[AlgoInfo] = &[
+pub(crate) const ALL: &[AlgoInfo] = &[
     binomial::INFO,
     scatter_allgather::INFO,
     chain::INFO,
@@ -20,7 +20,7 @@ pub const ALL: &[AlgoInfo] = &[
 /// Adds the steps of flat algorithm `name` broadcasting `buf` from `root`
 /// (binomial for any other name; [`hierarchical`] takes a node view and
 /// is built apart).
-pub fn build(
+pub(crate) fn build(
     name: &str,
     ctx: &Ctx,
     s: &mut Schedule,

@@ -7,7 +7,7 @@ use crate::coll::ctx::{block, Ctx};
 use crate::coll::sched::{Buf, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "scatter_allgather",
     commutative_only: false,
     pow2_only: false,
@@ -15,7 +15,13 @@ pub const INFO: AlgoInfo = AlgoInfo {
 };
 
 /// Broadcasts `buf` from `root`.
-pub fn build(ctx: &Ctx, s: &mut Schedule, buf: Buf, root: usize, after: &[usize]) -> Vec<usize> {
+pub(crate) fn build(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    buf: Buf,
+    root: usize,
+    after: &[usize],
+) -> Vec<usize> {
     let p = ctx.size;
     if p == 1 {
         return after.to_vec();

@@ -8,7 +8,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "binomial",
     commutative_only: false,
     pow2_only: false,
@@ -18,7 +18,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
 /// Gathers `block` bytes per rank: `mine` is this rank's block; at the
 /// root, `recv` (`p * block` bytes) receives every other rank's block (the
 /// caller places the root's own).
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     mine: Buf,

@@ -8,7 +8,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "linear",
     commutative_only: false,
     pow2_only: false,
@@ -18,7 +18,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
 /// Sends `mine` to `root`; at the root, receives rank r's block into
 /// `parts[r]` (`parts` matters at the root only). Empty blocks are skipped
 /// on both sides.
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     mine: Buf,

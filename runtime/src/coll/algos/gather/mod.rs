@@ -3,13 +3,13 @@
 //! Gatherv uses [`linear`] only: its block sizes are known at the root
 //! alone, so no rank can forward a subtree's blocks.
 
-pub mod binomial;
-pub mod linear;
+pub(crate) mod binomial;
+pub(crate) mod linear;
 
 use super::AlgoInfo;
 
 /// Every gather algorithm, in tie-break order.
-pub const ALL: &[AlgoInfo] = &[binomial::INFO, linear::INFO];
+pub(crate) const ALL: &[AlgoInfo] = &[binomial::INFO, linear::INFO];
 
 /// Every gatherv algorithm.
-pub const ALL_V: &[AlgoInfo] = &[linear::INFO];
+pub(crate) const ALL_V: &[AlgoInfo] = &[linear::INFO];

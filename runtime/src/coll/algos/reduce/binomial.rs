@@ -10,7 +10,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, ReduceFn, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "binomial",
     commutative_only: false,
     pow2_only: false,
@@ -22,7 +22,7 @@ const MOVE_STEP: usize = 100;
 
 /// Reduces `buf` towards `root`: every rank's `buf` is its contribution and
 /// is overwritten with partial results; at `root` it ends as the result.
-pub fn build_in_place(
+pub(crate) fn build_in_place(
     ctx: &Ctx,
     s: &mut Schedule,
     buf: Buf,

@@ -1,8 +1,8 @@
 //! Reduce algorithms.
 
-pub mod binomial;
+pub(crate) mod binomial;
 
 use super::AlgoInfo;
 
 /// Every reduce algorithm, in tie-break order.
-pub const ALL: &[AlgoInfo] = &[binomial::INFO];
+pub(crate) const ALL: &[AlgoInfo] = &[binomial::INFO];

@@ -4,10 +4,10 @@
 //! rank r ends with the reduction of every rank's block r. Every rank
 //! knows every count, so empty blocks are skipped on both sides.
 
-pub mod pairwise;
-pub mod recursive_halving;
+pub(crate) mod pairwise;
+pub(crate) mod recursive_halving;
 
 use super::AlgoInfo;
 
 /// Every reduce-scatter algorithm, in tie-break order.
-pub const ALL: &[AlgoInfo] = &[recursive_halving::INFO, pairwise::INFO];
+pub(crate) const ALL: &[AlgoInfo] = &[recursive_halving::INFO, pairwise::INFO];

@@ -12,7 +12,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, ReduceFn, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "pairwise",
     commutative_only: false,
     pow2_only: false,
@@ -21,7 +21,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
 
 /// Reduces block `rank` of every rank's `input` into `out`. `parts[r]` is
 /// block r of `input` (read only); `out` must not overlap `input`.
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     parts: &[Buf],

@@ -13,7 +13,7 @@ use crate::coll::fold::Fold;
 use crate::coll::sched::{Buf, ReduceFn, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "recursive_halving",
     commutative_only: true,
     pow2_only: false,
@@ -23,7 +23,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
 /// Reduces block `rank` of every rank's `input` into `out`; `off[r]` is the
 /// byte offset of block r in `input` (`off[p]` its length). `input` is
 /// read only; `out` must not overlap it.
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     input: Buf,

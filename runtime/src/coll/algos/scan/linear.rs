@@ -9,7 +9,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, ReduceFn, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "linear",
     commutative_only: false,
     pow2_only: false,
@@ -19,7 +19,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
 /// Computes this rank's (inclusive, or `exclusive`) prefix into `out`.
 /// `input` is this rank's contribution, or `None` when it is already in
 /// `out` (`MPI_IN_PLACE`).
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     input: Option<Buf>,

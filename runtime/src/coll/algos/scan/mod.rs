@@ -3,10 +3,10 @@
 //! operation works. Rank 0's exscan output is left untouched, as MPI
 //! leaves it undefined.
 
-pub mod linear;
-pub mod recursive_doubling;
+pub(crate) mod linear;
+pub(crate) mod recursive_doubling;
 
 use super::AlgoInfo;
 
 /// Every scan / exscan algorithm, in tie-break order.
-pub const ALL: &[AlgoInfo] = &[recursive_doubling::INFO, linear::INFO];
+pub(crate) const ALL: &[AlgoInfo] = &[recursive_doubling::INFO, linear::INFO];

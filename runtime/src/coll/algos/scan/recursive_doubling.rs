@@ -12,7 +12,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, ReduceFn, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "recursive_doubling",
     commutative_only: false,
     pow2_only: false,
@@ -23,7 +23,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
 /// `input` is this rank's contribution, or `None` when it is already in
 /// `out` (`MPI_IN_PLACE`).
 #[allow(clippy::too_many_arguments)]
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     input: Option<Buf>,

@@ -7,7 +7,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "binomial",
     commutative_only: false,
     pow2_only: false,
@@ -17,7 +17,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
 /// Scatters `block` bytes per rank from `send` (`p * block` bytes, read at
 /// the root only) into `mine` on every rank but the root (the caller
 /// copies the root's own block).
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     send: Buf,

@@ -7,7 +7,7 @@ use crate::coll::ctx::Ctx;
 use crate::coll::sched::{Buf, Schedule};
 
 /// Applicability.
-pub const INFO: AlgoInfo = AlgoInfo {
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "linear",
     commutative_only: false,
     pow2_only: false,
@@ -16,7 +16,7 @@ pub const INFO: AlgoInfo = AlgoInfo {
 
 /// At the root, sends `parts[r]` to rank r; elsewhere receives into
 /// `mine`. Empty blocks are skipped on both sides.
-pub fn build(
+pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     parts: &[Buf],

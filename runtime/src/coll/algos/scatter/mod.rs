@@ -2,13 +2,13 @@
 //! `parts[r]`; the caller copies the root's own block. Scatterv uses
 //! [`linear`] only: its block sizes are known at the root alone.
 
-pub mod binomial;
-pub mod linear;
+pub(crate) mod binomial;
+pub(crate) mod linear;
 
 use super::AlgoInfo;
 
 /// Every scatter algorithm, in tie-break order.
-pub const ALL: &[AlgoInfo] = &[binomial::INFO, linear::INFO];
+pub(crate) const ALL: &[AlgoInfo] = &[binomial::INFO, linear::INFO];
 
 /// Every scatterv algorithm.
-pub const ALL_V: &[AlgoInfo] = &[linear::INFO];
+pub(crate) const ALL_V: &[AlgoInfo] = &[linear::INFO];
