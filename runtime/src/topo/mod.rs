@@ -26,6 +26,8 @@ use crate::status::PROC_NULL;
 /// # let grid = world.cart_create(&[world.size()], &[false], false)?.unwrap();
 /// match grid.topology() {
 ///     Topology::Cart(cart) => println!("a {}-d grid of {:?}", cart.ndims(), cart.dims()),
+///     Topology::Graph(g) => println!("a graph of {} nodes", g.nnodes()),
+///     Topology::DistGraph(_) => println!("a distributed graph"),
 ///     Topology::None => println!("no topology"),
 /// }
 /// # Ok::<(), oxmpi::Error>(())
