@@ -228,6 +228,8 @@ pub static COLL_MODEL: Setting<String> = Setting::new(Entry {
 });
 
 /// How many nodes the collective layer sees (testing and tuning).
+///
+/// See the example on [`get_from`].
 pub static COLL_NODES: Setting<usize> = Setting::new(Entry {
     name: "coll_nodes",
     env: "OXMPI_COLL_NODES",
@@ -540,6 +542,7 @@ pub fn get<T: FromSetting>(setting: &Setting<T>) -> Result<T, ConfigError> {
 /// assert_eq!(get_from(&CMA_SPLIT_MIN, env)?, 0);
 /// assert_eq!(get_from(&RNDV_PROTOCOL, env)?, ["auto"]);
 /// assert_eq!(get_from(&COLL_MODEL, env)?, "");
+/// assert_eq!(get_from(&COLL_NODES, env)?, 0); // the real node map
 /// let err = get_from(&SHM_RING_CELLS, env).unwrap_err();
 /// assert!(matches!(err, ConfigError::Invalid { env: "OXMPI_SHM_RING_CELLS", .. }));
 /// # Ok::<(), ConfigError>(())

@@ -12,7 +12,7 @@
 //! and share that node's link (the network's beta times `c`).
 //!
 //! The shares and `c` come from the algorithm's communication pattern
-//! ([`Pattern`]), assuming blocks of consecutive ranks per node of the
+//! (`Pattern`), assuming blocks of consecutive ranks per node of the
 //! largest node's size `q` (`N` nodes, `p` ranks); when the nodes are not
 //! blocks, every round is taken to cross. Uneven nodes, rounds that only
 //! some ranks' messages cross, and contention inside a node are ignored:
@@ -23,8 +23,22 @@ use super::algos::{Args, Layout};
 use super::select::{Coll, Model};
 
 /// Network latency until one is measured: 2 us per message.
+///
+/// ```
+/// use oxmpi::coll::inter::DEFAULT_INTER_ALPHA;
+/// use oxmpi::coll::select::Model;
+/// assert_eq!(Model::SHM.inter_alpha, DEFAULT_INTER_ALPHA);
+/// assert!(DEFAULT_INTER_ALPHA > Model::SHM.alpha); // slower than shared memory
+/// ```
 pub const DEFAULT_INTER_ALPHA: f64 = 2e-6;
 /// Network transfer time until one is measured: 10 GB/s.
+///
+/// ```
+/// use oxmpi::coll::inter::DEFAULT_INTER_BETA;
+/// use oxmpi::coll::select::Model;
+/// assert_eq!(Model::SHM.inter_beta, DEFAULT_INTER_BETA);
+/// assert!((1.0 / DEFAULT_INTER_BETA - 10e9).abs() < 1.0); // 10 GB/s
+/// ```
 pub const DEFAULT_INTER_BETA: f64 = 1.0 / 10e9;
 
 /// How a flat algorithm's messages meet node boundaries.
@@ -69,6 +83,14 @@ fn pattern(coll: Coll, algo: &str) -> Pattern {
 impl Model {
     /// The model of a phase among one rank per node: every message
     /// crosses, one per node at a time.
+    ///
+    /// ```
+    /// use oxmpi::coll::select::Model;
+    /// let m = Model::SHM;
+    /// let net = m.inter();
+    /// assert_eq!((net.alpha, net.beta), (m.inter_alpha, m.inter_beta));
+    /// assert_eq!(net.gamma, m.gamma); // reductions still run on a core
+    /// ```
     pub fn inter(&self) -> Model {
         Model {
             alpha: self.inter_alpha,
@@ -79,6 +101,17 @@ impl Model {
 
     /// The single-node model that flat algorithm `algo` of `coll` behaves
     /// like on `a`'s layout (itself on one node; see the module docs).
+    ///
+    /// ```
+    /// use oxmpi::coll::algos::{Args, Layout};
+    /// use oxmpi::coll::select::{Coll, Model};
+    /// let m = Model::SHM;
+    /// let one = Args::new(16, 4096, true);
+    /// assert_eq!(m.across(Coll::Allreduce, "ring", &one).alpha, m.alpha); // one node: itself
+    /// let four = one.on(Layout::blocks(16, 4));
+    /// let ring = m.across(Coll::Allreduce, "ring", &four);
+    /// assert!(ring.alpha > m.alpha && ring.beta > m.beta); // each step waits for the network
+    /// ```
     pub fn across(&self, coll: Coll, algo: &str, a: &Args) -> Model {
         let Layout {
             nodes,

@@ -129,6 +129,18 @@ impl Comm {
     /// # Safety
     /// `send` readable for `len` bytes and `recv` writable for
     /// `indegree*block` bytes until the request completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let ring = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    /// let mine = [ring.rank() as u8];
+    /// let mut got = [0u8; 2]; // a byte from the left neighbor, then one from the right
+    /// // SAFETY: both buffers outlive the request, waited on at once.
+    /// unsafe { ring.ineighbor_allgather_raw(mine.as_ptr(), 1, got.as_mut_ptr(), 1) }?.wait()?;
+    /// let (left, right) = ring.cart_shift(0, 1)?;
+    /// assert_eq!(got, [left as u8, right as u8]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn ineighbor_allgather_raw(
         &self,
         send: *const u8,
@@ -150,6 +162,22 @@ impl Comm {
     /// # Safety
     /// `send` readable for `len` bytes and every block of `recv` writable
     /// until the request completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let ring = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    /// let (left, right) = ring.cart_shift(0, 1)?;
+    /// let mine = vec![ring.rank() as u8; ring.rank() as usize + 1]; // rank r sends r + 1 bytes
+    /// let counts = [left as usize + 1, right as usize + 1];
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let mut got = vec![0u8; counts[0] + counts[1]];
+    /// let rblocks = Blocks::new(&counts, &displs);
+    /// // SAFETY: both buffers outlive the request, waited on at once.
+    /// unsafe { ring.ineighbor_allgatherv_raw(mine.as_ptr(), mine.len(), got.as_mut_ptr(), rblocks) }?
+    ///     .wait()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn ineighbor_allgatherv_raw(
         &self,
         send: *const u8,
@@ -170,6 +198,17 @@ impl Comm {
     /// # Safety
     /// `send` readable for `outdegree*sblock` bytes and `recv` writable for
     /// `indegree*rblock` bytes until the request completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let ring = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    /// let send = [0u8, 1]; // 0 to the left neighbor, 1 to the right one
+    /// let mut got = [0u8; 2];
+    /// // SAFETY: both buffers outlive the request, waited on at once.
+    /// unsafe { ring.ineighbor_alltoall_raw(send.as_ptr(), 1, got.as_mut_ptr(), 1) }?.wait()?;
+    /// assert_eq!(got, [1, 0]); // the left neighbor sent rightwards, the right one leftwards
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn ineighbor_alltoall_raw(
         &self,
         send: *const u8,
@@ -192,6 +231,22 @@ impl Comm {
     /// # Safety
     /// Every block of `send` readable and of `recv` writable until the
     /// request completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let ring = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    /// // One byte to the right neighbor (none to the left), so one from the left.
+    /// let (scounts, rcounts, displs) = ([0usize, 1], [1usize, 0], [0usize, 0]);
+    /// let send = [ring.rank() as u8];
+    /// let mut got = [0u8; 1];
+    /// let (sb, rb) = (Blocks::new(&scounts, &displs), Blocks::new(&rcounts, &displs));
+    /// // SAFETY: both buffers outlive the request, waited on at once.
+    /// unsafe { ring.ineighbor_alltoallv_raw(send.as_ptr(), sb, got.as_mut_ptr(), rb) }?.wait()?;
+    /// let (left, _) = ring.cart_shift(0, 1)?;
+    /// assert_eq!(got[0], left as u8);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn ineighbor_alltoallv_raw(
         &self,
         send: *const u8,
@@ -228,6 +283,19 @@ impl Comm {
     }
 
     /// Non-blocking [`Comm::neighbor_allgather`].
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let ring = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    /// let mine = [ring.rank()];
+    /// let mut got = [0i32; 2];
+    /// let req = ring.ineighbor_allgather(&mine, &mut got)?;
+    /// // ... work that touches neither buffer ...
+    /// req.wait()?;
+    /// let (left, right) = ring.cart_shift(0, 1)?;
+    /// assert_eq!(got, [left, right]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn ineighbor_allgather<'a, T: Scalar>(
         &self,
         send: &'a [T],
@@ -244,6 +312,20 @@ impl Comm {
     /// in-neighbor: in-neighbor i's data lands in block i of `rblocks`
     /// (element counts and displacements in `recv`)
     /// (`MPI_Neighbor_allgatherv`).
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let ring = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    /// let (left, right) = ring.cart_shift(0, 1)?;
+    /// let mine = vec![ring.rank(); ring.rank() as usize + 1]; // rank r sends r + 1 copies of r
+    /// let counts = [left as usize + 1, right as usize + 1];
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let mut got = vec![0i32; counts[0] + counts[1]];
+    /// ring.neighbor_allgatherv(&mine, &mut got, Blocks::new(&counts, &displs))?;
+    /// assert_eq!((got[0], got[got.len() - 1]), (left, right));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn neighbor_allgatherv<T: Scalar>(
         &self,
         send: &[T],
@@ -256,6 +338,21 @@ impl Comm {
     }
 
     /// Non-blocking [`Comm::neighbor_allgatherv`].
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let ring = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    /// let (left, right) = ring.cart_shift(0, 1)?;
+    /// let mine = vec![ring.rank(); ring.rank() as usize + 1]; // rank r sends r + 1 copies of r
+    /// let counts = [left as usize + 1, right as usize + 1];
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let mut got = vec![0i32; counts[0] + counts[1]];
+    /// let req = ring.ineighbor_allgatherv(&mine, &mut got, Blocks::new(&counts, &displs))?;
+    /// req.wait()?;
+    /// assert_eq!((got[0], got[got.len() - 1]), (left, right));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn ineighbor_allgatherv<'a, T: Scalar>(
         &self,
         send: &'a [T],
@@ -290,6 +387,17 @@ impl Comm {
     }
 
     /// Non-blocking [`Comm::neighbor_alltoall`].
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let ring = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    /// let send = [0i32, 1]; // 0 to the left neighbor, 1 to the right one
+    /// let mut got = [0i32; 2];
+    /// let req = ring.ineighbor_alltoall(&send, &mut got)?;
+    /// req.wait()?;
+    /// assert_eq!(got, [1, 0]); // the left neighbor sent rightwards, the right one leftwards
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn ineighbor_alltoall<'a, T: Scalar>(
         &self,
         send: &'a [T],
@@ -305,6 +413,21 @@ impl Comm {
     /// out-neighbor j and receives in-neighbor i's data into block i of
     /// `recv` (`rblocks`, one per in-neighbor) (`MPI_Neighbor_alltoallv`;
     /// element counts and displacements).
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let ring = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    /// // Two values to the right neighbor (none to the left), so two from the left.
+    /// let (scounts, rcounts, displs) = ([0usize, 2], [2usize, 0], [0usize, 0]);
+    /// let send = [ring.rank(); 2];
+    /// let mut got = [0i32; 2];
+    /// let (sb, rb) = (Blocks::new(&scounts, &displs), Blocks::new(&rcounts, &displs));
+    /// ring.neighbor_alltoallv(&send, sb, &mut got, rb)?;
+    /// let (left, _) = ring.cart_shift(0, 1)?;
+    /// assert_eq!(got, [left; 2]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn neighbor_alltoallv<T: Scalar>(
         &self,
         send: &[T],
@@ -318,6 +441,22 @@ impl Comm {
     }
 
     /// Non-blocking [`Comm::neighbor_alltoallv`].
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let ring = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    /// // Two values to the right neighbor (none to the left), so two from the left.
+    /// let (scounts, rcounts, displs) = ([0usize, 2], [2usize, 0], [0usize, 0]);
+    /// let send = [ring.rank(); 2];
+    /// let mut got = [0i32; 2];
+    /// let (sb, rb) = (Blocks::new(&scounts, &displs), Blocks::new(&rcounts, &displs));
+    /// let req = ring.ineighbor_alltoallv(&send, sb, &mut got, rb)?;
+    /// req.wait()?;
+    /// let (left, _) = ring.cart_shift(0, 1)?;
+    /// assert_eq!(got, [left; 2]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn ineighbor_alltoallv<'a, T: Scalar>(
         &self,
         send: &'a [T],

@@ -17,6 +17,13 @@ use crate::fast_hash::FastMap;
 
 /// The shape of a communicator's node map, as selection and the cost
 /// model see it.
+///
+/// ```
+/// use oxmpi::coll::nodes::Layout;
+/// assert_eq!(Layout::single(8), Layout { nodes: 1, per_node: 8, blocked: true });
+/// let three = Layout::blocks(10, 3); // nodes of 4, 3 and 3 ranks
+/// assert_eq!((three.nodes, three.per_node, three.blocked), (3, 4, true));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Layout {
     /// Nodes the ranks are on (at least 1).
@@ -30,6 +37,12 @@ pub struct Layout {
 
 impl Layout {
     /// All `ranks` on one node.
+    ///
+    /// ```
+    /// use oxmpi::coll::nodes::Layout;
+    /// assert_eq!(Layout::single(4).per_node, 4);
+    /// assert_eq!(Layout::single(0).per_node, 1); // never an empty node
+    /// ```
     pub fn single(ranks: usize) -> Layout {
         Layout {
             nodes: 1,
@@ -40,6 +53,14 @@ impl Layout {
 
     /// `ranks` in `nodes` blocks of consecutive ranks as even as possible
     /// (what [`consecutive`] makes; `oxrun --explain --nodes N`).
+    ///
+    /// ```
+    /// use oxmpi::coll::nodes::{consecutive, Layout};
+    /// assert_eq!(consecutive(10, 3), [0, 0, 0, 0, 1, 1, 1, 2, 2, 2]);
+    /// let l = Layout::blocks(10, 3);
+    /// assert_eq!((l.nodes, l.per_node), (3, 4));
+    /// assert_eq!(Layout::blocks(2, 5).nodes, 2); // no more nodes than ranks
+    /// ```
     pub fn blocks(ranks: usize, nodes: usize) -> Layout {
         let nodes = nodes.clamp(1, ranks.max(1));
         Layout {
@@ -53,6 +74,13 @@ impl Layout {
 /// The node of each of `size` ranks split into `k` blocks of consecutive
 /// ranks, the first `size % k` one rank larger (`k` is capped at `size`;
 /// 0 counts as 1).
+///
+/// ```
+/// use oxmpi::coll::nodes::consecutive;
+/// assert_eq!(consecutive(5, 2), [0, 0, 0, 1, 1]); // the first node takes the extra rank
+/// assert_eq!(consecutive(2, 5), [0, 1]); // at most one node per rank
+/// assert_eq!(consecutive(3, 0), [0, 0, 0]); // 0 counts as 1
+/// ```
 pub fn consecutive(size: usize, k: usize) -> Vec<usize> {
     let k = k.clamp(1, size.max(1));
     let mut map = Vec::with_capacity(size);
@@ -66,6 +94,18 @@ pub fn consecutive(size: usize, k: usize) -> Vec<usize> {
 /// One rank's view of the nodes of a communicator. Nodes are numbered in
 /// the order of their lowest rank, so node `i`'s leader is `leaders[i]`
 /// and the leaders are ascending.
+///
+/// ```
+/// use oxmpi::coll::nodes::NodeView;
+/// // World ranks 0..4 on hosts 7, 7, 9, 9; a communicator of world ranks 3, 0, 2 (in
+/// // that order), seen from its rank 0.
+/// let v = NodeView::new(&[7, 7, 9, 9], &[3, 0, 2], 0);
+/// assert_eq!(v.node_of, [0, 1, 0]); // node 0 is host 9, where rank 0 is
+/// assert_eq!((v.leaders.as_slice(), v.leaders_world.as_slice()), (&[0, 1][..], &[3, 0][..]));
+/// assert_eq!((v.local.as_slice(), v.local_world.as_slice()), (&[0, 2][..], &[3, 2][..]));
+/// assert_eq!((v.layout.nodes, v.layout.per_node), (2, 2));
+/// assert!(!v.layout.blocked); // node 0's ranks 0 and 2 are not consecutive
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeView {
     /// The node of every communicator rank.
@@ -86,6 +126,14 @@ impl NodeView {
     /// The view of communicator rank `rank`, whose ranks have world ranks
     /// `world_of`, when world rank `w` is on node `node_of_world[w]` (any
     /// numbering).
+    ///
+    /// ```
+    /// use oxmpi::coll::nodes::NodeView;
+    /// // Four world ranks, two per node; the world communicator seen from rank 3.
+    /// let v = NodeView::new(&[0, 0, 1, 1], &[0, 1, 2, 3], 3);
+    /// assert_eq!((v.leaders.as_slice(), v.local.as_slice()), (&[0, 2][..], &[2, 3][..]));
+    /// assert!(v.layout.blocked);
+    /// ```
     pub fn new(node_of_world: &[usize], world_of: &[usize], rank: usize) -> NodeView {
         // Node id -> node number, in order of first appearance.
         let mut number: FastMap<usize, usize> = FastMap::default();
@@ -122,6 +170,12 @@ impl NodeView {
     }
 
     /// The leader of the node communicator rank `r` is on.
+    ///
+    /// ```
+    /// use oxmpi::coll::nodes::NodeView;
+    /// let v = NodeView::new(&[0, 1, 0, 1], &[0, 1, 2, 3], 0); // nodes alternate
+    /// assert_eq!((v.leader_of(2), v.leader_of(3)), (0, 1));
+    /// ```
     pub fn leader_of(&self, r: usize) -> usize {
         self.leaders[self.node_of[r]]
     }

@@ -3,7 +3,7 @@
 //! non-blocking collective at each `MPI_Start`; this module keeps its tags.
 //!
 //! Every collective call takes the communicator's next sequence number for
-//! its tags (see [`super::tag`]), which works because every rank makes its
+//! its tags (see `coll::tag`), which works because every rank makes its
 //! collective calls in the same order. MPI orders the *initialization* of
 //! persistent collectives like any collective call, but not their starts
 //! (rank 0 may start A then B, rank 1 B then A, and ordinary collectives
@@ -21,6 +21,28 @@ use crate::comm::Comm;
 
 /// The tag sequence of one persistent collective on one communicator,
 /// reserved by [`Comm::persistent_coll_seq`].
+///
+/// ```no_run
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// // Two persistent broadcasts, initialized in the same order everywhere...
+/// let (a, b) = (world.persistent_coll_seq(), world.persistent_coll_seq());
+/// let (mut x, mut y) = ([world.rank() as u8; 8], [world.rank() as u8; 8]);
+/// let (px, py) = (x.as_mut_ptr(), y.as_mut_ptr());
+/// // SAFETY: `x` and `y` outlive the requests, waited on below.
+/// let start_x = || world.start_persistent(a, || unsafe { world.ibcast_raw(px, 8, 0) });
+/// let start_y = || world.start_persistent(b, || unsafe { world.ibcast_raw(py, 8, 0) });
+/// // ...and started in different orders on different ranks.
+/// let (rx, ry) = if world.rank() % 2 == 0 {
+///     (start_x()?, start_y()?)
+/// } else {
+///     let ry = start_y()?;
+///     (start_x()?, ry)
+/// };
+/// rx.wait()?;
+/// ry.wait()?;
+/// assert_eq!((x, y), ([0; 8], [0; 8]));
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PersistentSeq {
     /// Point-to-point context id of the communicator.
@@ -60,6 +82,14 @@ impl Comm {
     /// communicator (for `MPI_<Coll>_init`). Collective in the MPI sense:
     /// every rank calls it in the same order as its other collective calls
     /// on the communicator; it communicates nothing.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let a = world.persistent_coll_seq(); // at one MPI_Allreduce_init
+    /// let b = world.persistent_coll_seq(); // at another
+    /// assert_ne!(a, b); // each has tags of its own
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn persistent_coll_seq(&self) -> PersistentSeq {
         PersistentSeq {
             context: self.inner.context,

@@ -49,6 +49,28 @@ const fn context_of(comm_context: u32, seq: u32) -> u32 {
 pub(crate) struct Counters(HashMap<(bool, i32, i32), u32>);
 
 /// The matching of one partitioned operation: its peer, tag and context.
+///
+/// ```no_run
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// # if world.size() < 2 { return Ok(()); }
+/// match world.rank() {
+///     0 => {
+///         let ch = world.partitioned_channel(true, 1, 7)?; // MPI_Psend_init to rank 1, tag 7
+///         let data = [1u8, 2, 3, 4];
+///         // SAFETY: `data` outlives the request, waited on at once.
+///         unsafe { world.psend_raw(&ch, data.as_ptr(), data.len()) }?.wait()?;
+///     }
+///     1 => {
+///         let ch = world.partitioned_channel(false, 0, 7)?; // MPI_Precv_init from rank 0, tag 7
+///         let mut buf = [0u8; 4];
+///         // SAFETY: `buf` outlives the request, waited on at once.
+///         unsafe { world.precv_raw(&ch, buf.as_mut_ptr(), buf.len()) }?.wait()?;
+///         assert_eq!(buf, [1, 2, 3, 4]);
+///     }
+///     _ => {}
+/// }
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PartitionedChannel {
     /// Context id (see the module documentation); unused with `PROC_NULL`.
@@ -64,6 +86,20 @@ impl Comm {
     /// (`MPI_Psend_init` when `send`, else `MPI_Precv_init`): checks the
     /// peer (a rank or `PROC_NULL`) and tag (MPI admits no wildcard for
     /// either, on both sides), and takes the next sequence number for them.
+    ///
+    /// ```no_run
+    /// use oxmpi::{ANY_SOURCE, ANY_TAG, PROC_NULL};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// // A receive from PROC_NULL: each start completes at once, receiving nothing.
+    /// let none = world.partitioned_channel(false, PROC_NULL, 0)?;
+    /// let mut buf = [0u8; 4];
+    /// // SAFETY: `buf` outlives the request, waited on at once.
+    /// unsafe { world.precv_raw(&none, buf.as_mut_ptr(), buf.len()) }?.wait()?;
+    /// // Partitioned operations take no wildcards.
+    /// assert!(world.partitioned_channel(false, ANY_SOURCE, 0).is_err());
+    /// assert!(world.partitioned_channel(false, 0, ANY_TAG).is_err());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn partitioned_channel(
         &self,
         send: bool,
@@ -98,6 +134,28 @@ impl Comm {
     ///
     /// # Safety
     /// `buf..buf+len` must stay readable until the request completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// # if world.size() < 2 { return Ok(()); }
+    /// if world.rank() == 0 {
+    ///     let ch = world.partitioned_channel(true, 1, 0)?; // MPI_Psend_init
+    ///     for round in 0..3u8 {
+    ///         let data = [round; 16];
+    ///         // MPI_Start, then MPI_Wait. SAFETY: `data` outlives the request.
+    ///         unsafe { world.psend_raw(&ch, data.as_ptr(), data.len()) }?.wait()?;
+    ///     }
+    /// } else if world.rank() == 1 {
+    ///     let ch = world.partitioned_channel(false, 0, 0)?; // MPI_Precv_init
+    ///     for round in 0..3u8 {
+    ///         let mut buf = [0u8; 16];
+    ///         // SAFETY: `buf` outlives the request.
+    ///         unsafe { world.precv_raw(&ch, buf.as_mut_ptr(), buf.len()) }?.wait()?;
+    ///         assert_eq!(buf, [round; 16]);
+    ///     }
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn psend_raw(
         &self,
         ch: &PartitionedChannel,
@@ -130,6 +188,23 @@ impl Comm {
     ///
     /// # Safety
     /// `buf..buf+cap` must stay writable until the request completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// # if world.size() < 2 { return Ok(()); }
+    /// if world.rank() == 0 {
+    ///     let ch = world.partitioned_channel(true, 1, 5)?;
+    ///     // SAFETY: the literal lives for the whole program.
+    ///     unsafe { world.psend_raw(&ch, b"abc".as_ptr(), 3) }?.wait()?;
+    /// } else if world.rank() == 1 {
+    ///     let ch = world.partitioned_channel(false, 0, 5)?;
+    ///     let mut buf = [0u8; 8]; // room for more than arrives
+    ///     // SAFETY: `buf` outlives the request, waited on at once.
+    ///     let st = unsafe { world.precv_raw(&ch, buf.as_mut_ptr(), buf.len()) }?.wait()?;
+    ///     assert_eq!((st.count, &buf[..3]), (3, &b"abc"[..]));
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn precv_raw(
         &self,
         ch: &PartitionedChannel,

@@ -13,6 +13,20 @@ use crate::error::Error;
 
 /// How one dimension of a distributed array is spread over its row of
 /// processes (`MPI_DISTRIBUTE_*` with the distribution argument).
+///
+/// ```
+/// use oxmpi::datatype::{BasicType, Datatype, Distribution, Order};
+/// let int = Datatype::basic(BasicType::Int);
+/// // int a[8] dealt to 2 processes in blocks of 2: rank 1 owns a[2..4] and a[6..8].
+/// let cyclic = [Distribution::Cyclic(Some(2))];
+/// let t = Datatype::darray(2, 1, &[8], &cyclic, &[2], Order::C, &int)?;
+/// assert_eq!((t.size(), t.extent()), (16, 32));
+/// assert_eq!((t.true_lb(), t.true_extent()), (8, 24));
+/// // Not distributed: the one process of that dimension owns it all.
+/// let all = Datatype::darray(1, 0, &[8], &[Distribution::None], &[1], Order::C, &int)?;
+/// assert_eq!(all.size(), 32);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Distribution {
     /// `MPI_DISTRIBUTE_BLOCK`: one block per process; `None` is

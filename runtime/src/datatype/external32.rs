@@ -380,6 +380,19 @@ impl Datatype {
     /// `MPI_Unpack_external` with `"external32"`: reads `count` elements
     /// from `inbuf` at `*position` into `outbuf` (the buffer address is its
     /// start), and advances `*position`.
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let int = Datatype::basic(BasicType::Int);
+    /// let packed = [0, 0, 1, 2, 0xff, 0xff, 0xff, 0xfe]; // 258 and -2, big-endian
+    /// let (mut out, mut pos) = ([0u8; 8], 0);
+    /// int.unpack_external32(&packed, &mut pos, &mut out, 2)?;
+    /// assert_eq!(pos, 8);
+    /// let first = i32::from_ne_bytes(out[..4].try_into().unwrap());
+    /// let second = i32::from_ne_bytes(out[4..].try_into().unwrap());
+    /// assert_eq!((first, second), (258, -2));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn unpack_external32(
         &self,
         inbuf: &[u8],
@@ -407,6 +420,18 @@ impl Datatype {
     /// # Safety
     /// As [`pack_raw`](Self::pack_raw): every segment of the elements is
     /// readable at `inbuf + offset` and does not overlap `out`.
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let double = Datatype::basic(BasicType::Double);
+    /// let x = [1.5f64, -2.0];
+    /// let mut out = vec![0u8; double.external32_size(2)?];
+    /// // SAFETY: `x` holds the two doubles and does not overlap `out`.
+    /// unsafe { double.pack_external32_raw(x.as_ptr().cast(), 2, &mut out) }?;
+    /// assert_eq!(&out[..8], &1.5f64.to_be_bytes());
+    /// assert_eq!(&out[8..], &(-2.0f64).to_be_bytes());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn pack_external32_raw(
         &self,
         inbuf: *const u8,
@@ -431,6 +456,17 @@ impl Datatype {
     /// # Safety
     /// As [`unpack_raw`](Self::unpack_raw): every segment of the elements
     /// is writable at `outbuf + offset` and does not overlap `input`.
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let int = Datatype::basic(BasicType::Int);
+    /// let packed = 7i32.to_be_bytes();
+    /// let mut x = 0i32;
+    /// // SAFETY: `x` has room for one int and does not overlap `packed`.
+    /// unsafe { int.unpack_external32_raw((&mut x as *mut i32).cast(), 1, &packed) }?;
+    /// assert_eq!(x, 7);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub unsafe fn unpack_external32_raw(
         &self,
         outbuf: *mut u8,

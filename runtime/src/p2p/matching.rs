@@ -321,6 +321,19 @@ impl<P, U> Matcher<P, U> {
     /// matches: returns the earliest matching posted receive (removed;
     /// `make` is not called), or queues `make()` as unexpected and returns
     /// `None`.
+    ///
+    /// ```
+    /// use oxmpi::p2p::matching::{Envelope, Matcher, Pattern, SourceSel, TagSel};
+    /// let mut m: Matcher<&str, Vec<u8>> = Matcher::new();
+    /// let env = Envelope { context: 0, source: 2, tag: 5 };
+    /// // No receive matches: the message is made and queued as unexpected.
+    /// assert_eq!(m.arrive_with(env, || vec![0; 8]), None);
+    /// assert_eq!(m.unexpected_len(), 1);
+    /// m.post(Pattern { context: 0, source: SourceSel::Rank(2), tag: TagSel::Tag(6) }, "tag 6");
+    /// // A posted receive matches: `make` is not called.
+    /// let hit = m.arrive_with(Envelope { tag: 6, ..env }, || unreachable!());
+    /// assert_eq!(hit, Some("tag 6"));
+    /// ```
     pub fn arrive_with(&mut self, env: Envelope, make: impl FnOnce() -> U) -> Option<P> {
         let seq = self.next_seq();
         let cq = self.contexts.entry(env.context).or_default();

@@ -12,6 +12,17 @@ use crate::error::Error;
 /// A general graph (`MPI_GRAPH`): node `i`'s neighbors are
 /// `edges[index[i-1]..index[i]]` (from 0 for node 0), as MPI lays it out.
 /// Self-loops and repeated edges are allowed.
+///
+/// ```
+/// use oxmpi::topo::Graph;
+/// // 0 - 1, 0 - 2 and a self-loop on 2; node 3 has no edges.
+/// let g = Graph::new(&[2, 3, 5, 5], &[1, 2, 0, 0, 2], 4)?;
+/// assert_eq!((g.nnodes(), g.nedges()), (4, 5));
+/// assert_eq!(g.index(), &[2, 3, 5, 5]);
+/// assert_eq!(g.edges(), &[1, 2, 0, 0, 2]);
+/// assert_eq!(g.neighbors(2), &[0, 2]);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Graph {
     index: Vec<i32>,
@@ -81,27 +92,44 @@ impl Graph {
     }
 
     /// Number of nodes.
+    ///
+    /// See the example on [`Graph`].
     pub fn nnodes(&self) -> i32 {
         self.index.len() as i32
     }
 
     /// Number of edges (each undirected edge counts twice, once per end,
     /// as MPI's description lists it).
+    ///
+    /// See the example on [`Graph`].
     pub fn nedges(&self) -> i32 {
         self.edges.len() as i32
     }
 
     /// The cumulative degrees (`index` of `MPI_Graph_get`).
+    ///
+    /// See the example on [`Graph`].
     pub fn index(&self) -> &[i32] {
         &self.index
     }
 
     /// Every node's neighbors, concatenated (`edges` of `MPI_Graph_get`).
+    ///
+    /// See the example on [`Graph`].
     pub fn edges(&self) -> &[i32] {
         &self.edges
     }
 
     /// The neighbors of node `node` (in range), in the order given.
+    ///
+    /// ```
+    /// use oxmpi::topo::Graph;
+    /// // A path 0 - 1 - 2.
+    /// let path = Graph::new(&[1, 3, 4], &[1, 0, 2, 1], 3)?;
+    /// assert_eq!(path.neighbors(0), &[1]);
+    /// assert_eq!(path.neighbors(1), &[0, 2]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn neighbors(&self, node: i32) -> &[i32] {
         let i = node as usize;
         let start = if i == 0 {
@@ -115,6 +143,20 @@ impl Graph {
 
 /// A distributed graph (`MPI_DIST_GRAPH`) as one rank knows it: the ranks
 /// it receives from and sends to, with the edges' weights.
+///
+/// ```no_run
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let (me, n) = (world.rank(), world.size());
+/// let (prev, next) = ((me + n - 1) % n, (me + 1) % n);
+/// // A ring with weight 5 on every edge (both ends give the same weight).
+/// let w = [5];
+/// let ring = world.dist_graph_create_adjacent(&[prev], &[next], Some((&w[..], &w[..])), false)?;
+/// let g = ring.dist_graph_neighbors()?;
+/// assert_eq!((g.sources(), g.source_weights()), (&[prev][..], &[5][..]));
+/// assert_eq!((g.destinations(), g.dest_weights()), (&[next][..], &[5][..]));
+/// assert!(g.weighted());
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DistGraph {
     sources: Vec<i32>,
@@ -126,27 +168,37 @@ pub struct DistGraph {
 
 impl DistGraph {
     /// Ranks with an edge to this one (in-neighbors), in order.
+    ///
+    /// See the example on [`DistGraph`].
     pub fn sources(&self) -> &[i32] {
         &self.sources
     }
 
     /// Weights of the in-edges (empty when unweighted).
+    ///
+    /// See the example on [`DistGraph`].
     pub fn source_weights(&self) -> &[i32] {
         &self.source_weights
     }
 
     /// Ranks this one has an edge to (out-neighbors), in order.
+    ///
+    /// See the example on [`DistGraph`].
     pub fn destinations(&self) -> &[i32] {
         &self.destinations
     }
 
     /// Weights of the out-edges (empty when unweighted).
+    ///
+    /// See the example on [`DistGraph`].
     pub fn dest_weights(&self) -> &[i32] {
         &self.dest_weights
     }
 
     /// Whether the graph was created with weights (`MPI_UNWEIGHTED` was
     /// not given).
+    ///
+    /// See the example on [`DistGraph`].
     pub fn weighted(&self) -> bool {
         self.weighted
     }
@@ -248,6 +300,16 @@ impl Comm {
     /// The rank [`Comm::graph_create`] would give this process
     /// (`MPI_Graph_map`): its rank, or [`UNDEFINED`] beyond the graph.
     /// Checks the graph as `graph_create` does. Local.
+    ///
+    /// ```no_run
+    /// use oxmpi::UNDEFINED;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// # if world.size() < 2 { return Ok(()); }
+    /// // Two nodes joined by an edge: only ranks 0 and 1 get a place.
+    /// let r = world.graph_map(&[1, 2], &[1, 0])?;
+    /// assert_eq!(r, if world.rank() < 2 { world.rank() } else { UNDEFINED });
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn graph_map(&self, index: &[i32], edges: &[i32]) -> Result<i32, Error> {
         self.check_live()?;
         let g = Graph::new(index, edges, self.size())?;
@@ -259,22 +321,66 @@ impl Comm {
     }
 
     /// `(nnodes, nedges)` of the graph (`MPI_Graphdims_get`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// # if world.size() < 2 { return Ok(()); }
+    /// // Two nodes joined by an edge, listed once at each end.
+    /// if let Some(pair) = world.graph_create(&[1, 2], &[1, 0], false)? {
+    ///     assert_eq!(pair.graphdims_get()?, (2, 2));
+    /// }
+    /// assert!(world.graphdims_get().is_err()); // no graph on world
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn graphdims_get(&self) -> Result<(i32, i32), Error> {
         let g = self.graph()?;
         Ok((g.nnodes(), g.nedges()))
     }
 
     /// The whole graph (`MPI_Graph_get`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// # if world.size() < 2 { return Ok(()); }
+    /// if let Some(pair) = world.graph_create(&[1, 2], &[1, 0], false)? {
+    ///     let g = pair.graph_get()?;
+    ///     assert_eq!((g.index(), g.edges()), (&[1, 2][..], &[1, 0][..]));
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn graph_get(&self) -> Result<&Graph, Error> {
         self.graph()
     }
 
     /// Number of neighbors of `rank` (`MPI_Graph_neighbors_count`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// # if world.size() < 3 { return Ok(()); }
+    /// // A star: node 0 joined to nodes 1 and 2.
+    /// if let Some(star) = world.graph_create(&[2, 3, 4], &[1, 2, 0, 0], false)? {
+    ///     assert_eq!(star.graph_neighbors_count(0)?, 2);
+    ///     assert_eq!(star.graph_neighbors_count(1)?, 1);
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn graph_neighbors_count(&self, rank: i32) -> Result<i32, Error> {
         Ok(self.graph_neighbors(rank)?.len() as i32)
     }
 
     /// The neighbors of `rank`, in the order given (`MPI_Graph_neighbors`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// # if world.size() < 3 { return Ok(()); }
+    /// // A star: node 0 joined to nodes 1 and 2.
+    /// if let Some(star) = world.graph_create(&[2, 3, 4], &[1, 2, 0, 0], false)? {
+    ///     assert_eq!(star.graph_neighbors(0)?, &[1, 2]);
+    ///     assert_eq!(star.graph_neighbors(2)?, &[0]);
+    ///     assert!(star.graph_neighbors(3).is_err()); // not a node
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn graph_neighbors(&self, rank: i32) -> Result<&[i32], Error> {
         let g = self.graph()?;
         self.graph_node(g, rank)?;
@@ -435,6 +541,17 @@ impl Comm {
 
     /// `(indegree, outdegree, weighted)` of this rank's part of the
     /// distributed graph (`MPI_Dist_graph_neighbors_count`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let (me, n) = (world.rank(), world.size());
+    /// // Every rank sends to rank 0, which receives from everyone.
+    /// let sources: Vec<i32> = if me == 0 { (0..n).collect() } else { vec![] };
+    /// let to_root = world.dist_graph_create_adjacent(&sources, &[0], None, false)?;
+    /// let indegree = if me == 0 { n } else { 0 };
+    /// assert_eq!(to_root.dist_graph_neighbors_count()?, (indegree, 1, false));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn dist_graph_neighbors_count(&self) -> Result<(i32, i32, bool), Error> {
         let g = self.dist_graph()?;
         Ok((
@@ -446,6 +563,24 @@ impl Comm {
 
     /// This rank's in- and out-neighbors with their weights
     /// (`MPI_Dist_graph_neighbors`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let (me, n) = (world.rank(), world.size());
+    /// // Rank 0 gives every edge of a chain: i -> i + 1, weighted i.
+    /// let (srcs, degs, dsts, w): (Vec<i32>, Vec<i32>, Vec<i32>, Vec<i32>) = if me == 0 {
+    ///     ((0..n - 1).collect(), vec![1; n as usize - 1], (1..n).collect(), (0..n - 1).collect())
+    /// } else {
+    ///     (vec![], vec![], vec![], vec![])
+    /// };
+    /// let chain = world.dist_graph_create(&srcs, &degs, &dsts, Some(&w[..]), false)?;
+    /// let g = chain.dist_graph_neighbors()?;
+    /// if me > 0 {
+    ///     assert_eq!((g.sources(), g.source_weights()), (&[me - 1][..], &[me - 1][..]));
+    /// }
+    /// assert_eq!(g.destinations().len(), if me + 1 < n { 1 } else { 0 });
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
     pub fn dist_graph_neighbors(&self) -> Result<&DistGraph, Error> {
         self.dist_graph()
     }

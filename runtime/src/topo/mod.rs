@@ -49,6 +49,18 @@ pub enum Topology {
 /// order of its buffer blocks (see [`Comm::neighbors`]). Entries may
 /// repeat; `PROC_NULL` entries (open grid edges) take a block that is
 /// neither sent nor received.
+///
+/// ```no_run
+/// use oxmpi::topo::Neighbors;
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let line = world.cart_create(&[world.size()], &[false], false)?.unwrap();
+/// let Neighbors { sources, destinations } = line.neighbors()?;
+/// assert_eq!(sources, destinations); // a grid exchanges with the same ranks both ways
+/// if line.rank() == 0 {
+///     assert_eq!(sources[0], oxmpi::PROC_NULL); // nobody left of the first rank
+/// }
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Neighbors {
     /// In-neighbors: block i of the receive buffer comes from `sources[i]`.

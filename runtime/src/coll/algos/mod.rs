@@ -72,6 +72,13 @@ pub struct Args {
 
 impl Args {
     /// A call on `ranks` ranks of one node.
+    ///
+    /// ```
+    /// use oxmpi::coll::algos::{Args, Layout};
+    /// let a = Args::new(8, 1024, true);
+    /// assert_eq!((a.ranks, a.bytes, a.commutative), (8, 1024, true));
+    /// assert_eq!(a.layout, Layout::single(8));
+    /// ```
     pub fn new(ranks: usize, bytes: usize, commutative: bool) -> Args {
         Args {
             ranks,
@@ -82,6 +89,17 @@ impl Args {
     }
 
     /// The same call with the ranks spread as `layout` says.
+    ///
+    /// ```
+    /// use oxmpi::coll::algos::{Args, Layout};
+    /// use oxmpi::coll::select::Coll;
+    /// let flat = Args::new(8, 1024, true);
+    /// let two = flat.on(Layout::blocks(8, 2));
+    /// assert_eq!((two.ranks, two.layout.nodes, two.layout.per_node), (8, 2, 4));
+    /// let hier = Coll::Allreduce.algos().iter().find(|a| a.name == "hierarchical").unwrap();
+    /// assert!(hier.applicable(&flat).is_err()); // one node: nothing to be node-aware of
+    /// assert!(hier.applicable(&two).is_ok());
+    /// ```
     pub fn on(self, layout: Layout) -> Args {
         Args { layout, ..self }
     }
