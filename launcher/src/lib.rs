@@ -55,8 +55,12 @@ pub fn run_from_args(args: &[String]) -> i32 {
                     let args =
                         Args::new(ranks, bytes, commutative).on(Layout::blocks(ranks, nodes));
                     // The model a job started here would use (same rules as rank 0's).
-                    let setting = std::env::var("OXMPI_COLL_MODEL").unwrap_or_default();
-                    match oxmpi::coll::calibrate::job_model(&setting) {
+                    let chosen = oxmpi::config::get(&oxmpi::config::COLL_MODEL)
+                        .map_err(|e| e.to_string())
+                        .and_then(|s| {
+                            oxmpi::coll::calibrate::job_model(&s).map_err(|e| e.to_string())
+                        });
+                    match chosen {
                         Ok((model, source)) => {
                             println!(
                                 "cost model ({source:?}): {}",

@@ -153,14 +153,11 @@ pub fn plan(
     datatype: MPI_Datatype,
     arg: &'static str,
 ) -> Result<Plan, AbiError> {
+    if let Some((ptr, len)) = contiguous_bytes(buf, count, datatype) {
+        return Ok(Plan::Bytes { ptr, len });
+    }
     let p = handles::p2p_buffer(buf, arg)?;
     let n = usize::try_from(count).map_err(|_| negative_count(count))?;
-    if let Some(len) = contiguous_predefined(datatype).and_then(|size| size.checked_mul(n)) {
-        return Ok(Plan::Bytes {
-            ptr: p.cast_mut(),
-            len,
-        });
-    }
     plan_derived(p, n, count, datatype)
 }
 

@@ -440,6 +440,8 @@ unsafe fn recv_impl(
             if let Some((ptr, cap)) = datatype_p2p::contiguous_bytes(buf, count, datatype) {
                 // SAFETY: blocking; MPI's contract: `buf` has room for `cap` bytes.
                 let r = unsafe { c.recv_raw(ptr, cap, source, tag) };
+                // The common case reads the status in place: handing the
+                // whole Result on to `finish` costs a store-forwarding stall.
                 if let Ok(s) = &r {
                     // SAFETY: checked above.
                     unsafe { handles::write_status(status, s) };
