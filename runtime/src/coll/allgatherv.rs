@@ -4,6 +4,7 @@ use super::algos::allgatherv::{recursive_doubling, ring};
 use super::blocks::{span, Blocks};
 use super::sched::Schedule;
 use super::select::Coll;
+use super::Planned;
 use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
 use crate::comm::Comm;
 use crate::error::Error;
@@ -41,6 +42,40 @@ impl Comm {
         recv: *mut u8,
         blocks: Blocks<'_>,
     ) -> Result<Request<'static>, Error> {
+        Ok(self
+            .plan_allgatherv(send, send_bytes, recv, blocks)?
+            .start())
+    }
+
+    /// Builds [`Comm::iallgatherv_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::iallgatherv_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts: Vec<usize> = (0..p).map(|r| r + 1).collect(); // bytes
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let mine = vec![world.rank() as u8; world.rank() as usize + 1];
+    /// let mut all = vec![0u8; counts.iter().sum()];
+    /// let blocks = Blocks::new(&counts, &displs);
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// let (sp, rp) = (mine.as_ptr(), all.as_mut_ptr());
+    /// let r = unsafe { world.plan_allgatherv(Some(sp), mine.len(), rp, blocks) }?;
+    /// r.run()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_allgatherv(
+        &self,
+        send: Option<*const u8>,
+        send_bytes: usize,
+        recv: *mut u8,
+        blocks: Blocks<'_>,
+    ) -> Result<Planned<'_>, Error> {
         let (p, rank) = (self.size() as usize, self.rank() as usize);
         blocks.check(p, "recvcounts", "displs")?;
         let parts = blocks.parts(span(recv, &blocks));
@@ -66,7 +101,7 @@ impl Comm {
             "recursive_doubling" => recursive_doubling::build(&ctx, &mut s, &parts, &after),
             _ => ring::build(&ctx, &mut s, &parts, &after),
         };
-        Ok(self.start(s))
+        Ok(self.plan(s))
     }
 
     /// Gathers every rank's `send` (any length, zero included) into the
@@ -90,7 +125,8 @@ impl Comm {
         recv: &mut [T],
         blocks: Blocks<'_>,
     ) -> Result<(), Error> {
-        self.iallgatherv(send, recv, blocks)?.wait().map(|_| ())
+        // SAFETY: run to completion before the borrows end.
+        unsafe { self.plan_allgatherv_slices(send, recv, blocks) }?.run()
     }
 
     /// Non-blocking [`Comm::allgatherv`].
@@ -113,12 +149,26 @@ impl Comm {
         recv: &'a mut [T],
         blocks: Blocks<'_>,
     ) -> Result<Request<'a>, Error> {
+        // SAFETY: the request borrows the buffers.
+        Ok(unsafe { self.plan_allgatherv_slices(send, recv, blocks) }?.start())
+    }
+
+    /// Checks the slices of [`Comm::iallgatherv`] and plans it.
+    ///
+    /// # Safety
+    /// The slices outlive the planned collective (its run, or its request).
+    unsafe fn plan_allgatherv_slices<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        blocks: Blocks<'_>,
+    ) -> Result<Planned<'_>, Error> {
         blocks.check(self.size() as usize, "recvcounts", "displs")?;
         blocks.check_within(recv.len(), "recvbuf")?;
         let (c, d) = blocks.bytes(std::mem::size_of::<T>());
         let (sp, n) = bytes_of(send);
         // SAFETY: the request borrows both slices; blocks were checked to lie inside `recv`.
-        unsafe { self.iallgatherv_raw(Some(sp), n, bytes_of_mut(recv).0, Blocks::new(&c, &d)) }
+        unsafe { self.plan_allgatherv(Some(sp), n, bytes_of_mut(recv).0, Blocks::new(&c, &d)) }
     }
 
     /// [`Comm::allgatherv`] with this rank's block already in place in
@@ -144,9 +194,7 @@ impl Comm {
         blocks.check(self.size() as usize, "recvcounts", "displs")?;
         blocks.check_within(recv.len(), "recvbuf")?;
         let (c, d) = blocks.bytes(std::mem::size_of::<T>());
-        // SAFETY: waited on before `recv`'s borrow ends.
-        unsafe { self.iallgatherv_raw(None, 0, bytes_of_mut(recv).0, Blocks::new(&c, &d)) }?
-            .wait()
-            .map(|_| ())
+        // SAFETY: run to completion before `recv`'s borrow ends.
+        unsafe { self.plan_allgatherv(None, 0, bytes_of_mut(recv).0, Blocks::new(&c, &d)) }?.run()
     }
 }

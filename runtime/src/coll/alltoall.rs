@@ -4,6 +4,7 @@ use super::algos::alltoall::{bruck, pairwise, scattered};
 use super::blocks::{per_rank, same_len, span, Blocks};
 use super::sched::{Buf, Schedule};
 use super::select::Coll;
+use super::Planned;
 use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
 use crate::comm::Comm;
 use crate::error::Error;
@@ -35,6 +36,32 @@ impl Comm {
         block: usize,
         recv: *mut u8,
     ) -> Result<Request<'static>, Error> {
+        Ok(self.plan_alltoall(send, block, recv)?.start())
+    }
+
+    /// Builds [`Comm::ialltoall_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::ialltoall_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let send = vec![world.rank() as u8; 4 * p]; // 4 bytes for each peer
+    /// let mut recv = vec![0u8; 4 * p];
+    /// // SAFETY: both buffers outlive the request and do not overlap.
+    /// unsafe { world.plan_alltoall(Some(send.as_ptr()), 4, recv.as_mut_ptr()) }?.run()?;
+    /// assert_eq!(recv[4 * (p - 1)], (p - 1) as u8);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_alltoall(
+        &self,
+        send: Option<*const u8>,
+        block: usize,
+        recv: *mut u8,
+    ) -> Result<Planned<'_>, Error> {
         let p = self.size() as usize;
         let mut s = Schedule::new();
         let rbuf = Schedule::user(recv, p * block);
@@ -53,7 +80,7 @@ impl Comm {
             "scattered" => scattered::build(&ctx, &mut s, &cut(sbuf), &cut(rbuf), &after),
             _ => pairwise::build(&ctx, &mut s, &cut(sbuf), &cut(rbuf), &after),
         };
-        Ok(self.start(s))
+        Ok(self.plan(s))
     }
 
     /// Sends block j of `send` to rank j and receives rank j's block into
@@ -70,7 +97,8 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn alltoall<T: Scalar>(&self, send: &[T], recv: &mut [T]) -> Result<(), Error> {
-        self.ialltoall(send, recv)?.wait().map(|_| ())
+        // SAFETY: run to completion before the borrows end.
+        unsafe { self.plan_alltoall_slices(send, recv) }?.run()
     }
 
     /// Non-blocking [`Comm::alltoall`].
@@ -90,11 +118,24 @@ impl Comm {
         send: &'a [T],
         recv: &'a mut [T],
     ) -> Result<Request<'a>, Error> {
+        // SAFETY: the request borrows the buffers.
+        Ok(unsafe { self.plan_alltoall_slices(send, recv) }?.start())
+    }
+
+    /// Checks the slices of [`Comm::ialltoall`] and plans it.
+    ///
+    /// # Safety
+    /// The slices outlive the planned collective (its run, or its request).
+    unsafe fn plan_alltoall_slices<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+    ) -> Result<Planned<'_>, Error> {
         let n = per_rank("sendbuf", send.len(), self.size() as usize)?;
         same_len("recvbuf", send.len(), recv.len())?;
         let block = n * std::mem::size_of::<T>();
         // SAFETY: the request borrows both slices (distinct borrows cannot overlap).
-        unsafe { self.ialltoall_raw(Some(bytes_of(send).0), block, bytes_of_mut(recv).0) }
+        unsafe { self.plan_alltoall(Some(bytes_of(send).0), block, bytes_of_mut(recv).0) }
     }
 
     /// [`Comm::alltoall`] with the data to send in `buf`, replaced by the
@@ -111,10 +152,8 @@ impl Comm {
     pub fn alltoall_in_place<T: Scalar>(&self, buf: &mut [T]) -> Result<(), Error> {
         let n = per_rank("recvbuf", buf.len(), self.size() as usize)?;
         let block = n * std::mem::size_of::<T>();
-        // SAFETY: waited on before `buf`'s borrow ends.
-        unsafe { self.ialltoall_raw(None, block, bytes_of_mut(buf).0) }?
-            .wait()
-            .map(|_| ())
+        // SAFETY: run to completion before `buf`'s borrow ends.
+        unsafe { self.plan_alltoall(None, block, bytes_of_mut(buf).0) }?.run()
     }
 
     /// Starts an alltoallv (`MPI_Ialltoallv`) on bytes: block j of `send`
@@ -146,6 +185,36 @@ impl Comm {
         recv: *mut u8,
         rblocks: Blocks<'_>,
     ) -> Result<Request<'static>, Error> {
+        Ok(self.plan_alltoallv(send, sblocks, recv, rblocks)?.start())
+    }
+
+    /// Builds [`Comm::ialltoallv_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::ialltoallv_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts = vec![3usize; p]; // 3 bytes to and from every rank
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let send = vec![world.rank() as u8; 3 * p];
+    /// let mut recv = vec![0u8; 3 * p];
+    /// let (sb, rb) = (Blocks::new(&counts, &displs), Blocks::new(&counts, &displs));
+    /// // SAFETY: both buffers outlive the request and do not overlap.
+    /// unsafe { world.plan_alltoallv(Some(send.as_ptr()), sb, recv.as_mut_ptr(), rb) }?.run()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_alltoallv(
+        &self,
+        send: Option<*const u8>,
+        sblocks: Blocks<'_>,
+        recv: *mut u8,
+        rblocks: Blocks<'_>,
+    ) -> Result<Planned<'_>, Error> {
         self.alltoallv_common(Coll::Alltoallv, send, sblocks, recv, rblocks)
     }
 
@@ -177,6 +246,36 @@ impl Comm {
         recv: *mut u8,
         rblocks: Blocks<'_>,
     ) -> Result<Request<'static>, Error> {
+        Ok(self.plan_alltoallw(send, sblocks, recv, rblocks)?.start())
+    }
+
+    /// Builds [`Comm::ialltoallw_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::ialltoallw_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts = vec![1usize; p];
+    /// let displs: Vec<usize> = (0..p).map(|j| 8 * j).collect(); // one byte per 8-byte slot
+    /// let send = vec![world.rank() as u8; 8 * p];
+    /// let mut recv = vec![0u8; 8 * p];
+    /// let (sb, rb) = (Blocks::new(&counts, &displs), Blocks::new(&counts, &displs));
+    /// // SAFETY: both buffers outlive the request and do not overlap.
+    /// unsafe { world.plan_alltoallw(Some(send.as_ptr()), sb, recv.as_mut_ptr(), rb) }?.run()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_alltoallw(
+        &self,
+        send: Option<*const u8>,
+        sblocks: Blocks<'_>,
+        recv: *mut u8,
+        rblocks: Blocks<'_>,
+    ) -> Result<Planned<'_>, Error> {
         self.alltoallv_common(Coll::Alltoallw, send, sblocks, recv, rblocks)
     }
 
@@ -187,7 +286,7 @@ impl Comm {
         sblocks: Blocks<'_>,
         recv: *mut u8,
         rblocks: Blocks<'_>,
-    ) -> Result<Request<'static>, Error> {
+    ) -> Result<Planned<'_>, Error> {
         let p = self.size() as usize;
         rblocks.check(p, "recvcounts", "rdispls")?;
         let mut s = Schedule::new();
@@ -214,7 +313,7 @@ impl Comm {
             "scattered" => scattered::build(&ctx, &mut s, &sparts, &rparts, &after),
             _ => pairwise::build(&ctx, &mut s, &sparts, &rparts, &after),
         };
-        Ok(self.start(s))
+        Ok(self.plan(s))
     }
 
     /// Sends block j of `send` (`sblocks`: element counts and
@@ -311,12 +410,11 @@ impl Comm {
         blocks.check(self.size() as usize, "recvcounts", "rdispls")?;
         blocks.check_within(buf.len(), "recvbuf")?;
         let (c, d) = blocks.bytes(std::mem::size_of::<T>());
-        // SAFETY: waited on before `buf`'s borrow ends.
+        // SAFETY: run to completion before `buf`'s borrow ends.
         unsafe {
-            self.ialltoallv_raw(None, Blocks::NONE, bytes_of_mut(buf).0, Blocks::new(&c, &d))
+            self.plan_alltoallv(None, Blocks::NONE, bytes_of_mut(buf).0, Blocks::new(&c, &d))
         }?
-        .wait()
-        .map(|_| ())
+        .run()
     }
 
     /// [`Comm::alltoallv`] with byte counts and byte displacements per peer
@@ -370,13 +468,28 @@ impl Comm {
         recv: &'a mut [u8],
         rblocks: Blocks<'_>,
     ) -> Result<Request<'a>, Error> {
+        // SAFETY: the request borrows the buffers.
+        Ok(unsafe { self.plan_alltoallw_slices(send, sblocks, recv, rblocks) }?.start())
+    }
+
+    /// Checks the slices of [`Comm::ialltoallw`] and plans it.
+    ///
+    /// # Safety
+    /// The slices outlive the planned collective (its run, or its request).
+    unsafe fn plan_alltoallw_slices(
+        &self,
+        send: &[u8],
+        sblocks: Blocks<'_>,
+        recv: &mut [u8],
+        rblocks: Blocks<'_>,
+    ) -> Result<Planned<'_>, Error> {
         let p = self.size() as usize;
         sblocks.check(p, "sendcounts", "sdispls")?;
         rblocks.check(p, "recvcounts", "rdispls")?;
         sblocks.check_within(send.len(), "sendbuf")?;
         rblocks.check_within(recv.len(), "recvbuf")?;
         // SAFETY: the request borrows both slices; blocks were checked to lie inside them.
-        unsafe { self.ialltoallw_raw(Some(send.as_ptr()), sblocks, recv.as_mut_ptr(), rblocks) }
+        unsafe { self.plan_alltoallw(Some(send.as_ptr()), sblocks, recv.as_mut_ptr(), rblocks) }
     }
 
     /// [`Comm::alltoallw`] with the data to send in `buf`, replaced by the
@@ -396,9 +509,7 @@ impl Comm {
     pub fn alltoallw_in_place(&self, buf: &mut [u8], blocks: Blocks<'_>) -> Result<(), Error> {
         blocks.check(self.size() as usize, "recvcounts", "rdispls")?;
         blocks.check_within(buf.len(), "recvbuf")?;
-        // SAFETY: waited on before `buf`'s borrow ends.
-        unsafe { self.ialltoallw_raw(None, Blocks::NONE, buf.as_mut_ptr(), blocks) }?
-            .wait()
-            .map(|_| ())
+        // SAFETY: run to completion before `buf`'s borrow ends.
+        unsafe { self.plan_alltoallw(None, Blocks::NONE, buf.as_mut_ptr(), blocks) }?.run()
     }
 }

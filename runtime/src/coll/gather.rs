@@ -4,6 +4,7 @@ use super::algos::gather::{binomial, linear};
 use super::blocks::{in_place_not_root, per_rank, root_needs, same_len, span, Blocks};
 use super::sched::{Buf, Schedule};
 use super::select::Coll;
+use super::Planned;
 use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
 use crate::comm::Comm;
 use crate::error::Error;
@@ -34,6 +35,31 @@ impl Comm {
         recv: *mut u8,
         root: i32,
     ) -> Result<Request<'static>, Error> {
+        Ok(self.plan_gather(send, block, recv, root)?.start())
+    }
+
+    /// Builds [`Comm::igather_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::igather_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mine = [world.rank() as u8; 4];
+    /// let mut all = vec![0u8; 4 * world.size() as usize]; // read at the root only
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// unsafe { world.plan_gather(Some(mine.as_ptr()), 4, all.as_mut_ptr(), 0) }?.run()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_gather(
+        &self,
+        send: Option<*const u8>,
+        block: usize,
+        recv: *mut u8,
+        root: i32,
+    ) -> Result<Planned<'_>, Error> {
         let root = self.root(root)?;
         let (p, rank) = (self.size() as usize, self.rank() as usize);
         if send.is_none() && rank != root {
@@ -57,7 +83,7 @@ impl Comm {
             }
             _ => binomial::build(&ctx, &mut s, mine, all, block, root, &after),
         };
-        Ok(self.start(s))
+        Ok(self.plan(s))
     }
 
     /// Collects every rank's `send` at `root` (`MPI_Gather`): rank r's block
@@ -80,7 +106,8 @@ impl Comm {
         recv: Option<&mut [T]>,
         root: i32,
     ) -> Result<(), Error> {
-        self.igather(send, recv, root)?.wait().map(|_| ())
+        // SAFETY: run to completion before the borrows end.
+        unsafe { self.plan_gather_slices(send, recv, root) }?.run()
     }
 
     /// Non-blocking [`Comm::gather`].
@@ -100,6 +127,20 @@ impl Comm {
         recv: Option<&'a mut [T]>,
         root: i32,
     ) -> Result<Request<'a>, Error> {
+        // SAFETY: the request borrows the buffers.
+        Ok(unsafe { self.plan_gather_slices(send, recv, root) }?.start())
+    }
+
+    /// Checks the slices of [`Comm::igather`] and plans it.
+    ///
+    /// # Safety
+    /// The slices outlive the planned collective (its run, or its request).
+    unsafe fn plan_gather_slices<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: Option<&mut [T]>,
+        root: i32,
+    ) -> Result<Planned<'_>, Error> {
         let at_root = self.rank() as usize == self.root(root)?;
         let rp = match recv {
             Some(r) if at_root => {
@@ -111,7 +152,7 @@ impl Comm {
         };
         let (sp, n) = bytes_of(send);
         // SAFETY: the request borrows both slices.
-        unsafe { self.igather_raw(Some(sp), n, rp, root) }
+        unsafe { self.plan_gather(Some(sp), n, rp, root) }
     }
 
     /// [`Comm::gather`] at the root with its own block already in place in
@@ -132,10 +173,8 @@ impl Comm {
     pub fn gather_in_place<T: Scalar>(&self, recv: &mut [T], root: i32) -> Result<(), Error> {
         let n = per_rank("recvbuf", recv.len(), self.size() as usize)?;
         let (rp, _) = bytes_of_mut(recv);
-        // SAFETY: waited on before `recv`'s borrow ends.
-        unsafe { self.igather_raw(None, n * std::mem::size_of::<T>(), rp, root) }?
-            .wait()
-            .map(|_| ())
+        // SAFETY: run to completion before `recv`'s borrow ends.
+        unsafe { self.plan_gather(None, n * std::mem::size_of::<T>(), rp, root) }?.run()
     }
 
     /// Starts a gatherv to `root` (`MPI_Igatherv`): rank r's `send_bytes`
@@ -169,6 +208,41 @@ impl Comm {
         blocks: Blocks<'_>,
         root: i32,
     ) -> Result<Request<'static>, Error> {
+        Ok(self
+            .plan_gatherv(send, send_bytes, recv, blocks, root)?
+            .start())
+    }
+
+    /// Builds [`Comm::igatherv_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::igatherv_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let mine = vec![1u8; world.rank() as usize]; // rank r sends r bytes
+    /// let counts: Vec<usize> = (0..p).collect();
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let mut all = vec![0u8; counts.iter().sum()];
+    /// let blocks = Blocks::new(&counts, &displs); // bytes, read at the root only
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// let (sp, rp) = (mine.as_ptr(), all.as_mut_ptr());
+    /// let r = unsafe { world.plan_gatherv(Some(sp), mine.len(), rp, blocks, 0) }?;
+    /// r.run()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_gatherv(
+        &self,
+        send: Option<*const u8>,
+        send_bytes: usize,
+        recv: *mut u8,
+        blocks: Blocks<'_>,
+        root: i32,
+    ) -> Result<Planned<'_>, Error> {
         let root = self.root(root)?;
         let (p, rank) = (self.size() as usize, self.rank() as usize);
         let mut s = Schedule::new();
@@ -203,7 +277,7 @@ impl Comm {
         let ctx = self.coll_ctx();
         let _ = self.pick(Coll::Gatherv, send_bytes, true);
         linear::build(&ctx, &mut s, mine, &parts, root, &after);
-        Ok(self.start(s))
+        Ok(self.plan(s))
     }
 
     /// Collects every rank's `send` (any length, zero included) at `root`
@@ -301,9 +375,7 @@ impl Comm {
         blocks.check_within(recv.len(), "recvbuf")?;
         let (c, d) = blocks.bytes(std::mem::size_of::<T>());
         let (rp, _) = bytes_of_mut(recv);
-        // SAFETY: waited on before `recv`'s borrow ends.
-        unsafe { self.igatherv_raw(None, 0, rp, Blocks::new(&c, &d), root) }?
-            .wait()
-            .map(|_| ())
+        // SAFETY: run to completion before `recv`'s borrow ends.
+        unsafe { self.plan_gatherv(None, 0, rp, Blocks::new(&c, &d), root) }?.run()
     }
 }

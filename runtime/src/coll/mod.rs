@@ -80,6 +80,71 @@ impl Elems {
     }
 }
 
+/// A collective call whose schedule is built but not started (the
+/// `plan_*` methods of [`Comm`]): [`Planned::start`] hands it to the
+/// progress engine and returns its request (the non-blocking call),
+/// [`Planned::run`] runs it to completion on this thread (the blocking
+/// call, with no request to allocate or look up). Its tags are taken when
+/// it is built, so planned collectives must be started or run in the order
+/// they were planned, like any collective call.
+///
+/// ```no_run
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let mut buf = [world.rank() as u8; 4];
+/// // SAFETY: `buf` outlives the call, which runs to completion here.
+/// unsafe { world.plan_bcast(buf.as_mut_ptr(), buf.len(), 0) }?.run()?;
+/// assert_eq!(buf, [0; 4]);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
+#[must_use = "a planned collective does nothing until it is started or run"]
+pub struct Planned<'c> {
+    comm: &'c Comm,
+    sched: Schedule,
+}
+
+impl Planned<'_> {
+    /// Starts the collective; the request completes with it.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut x = [1u32];
+    /// // SAFETY: `x` outlives the request, waited on below.
+    /// let r = unsafe { world.plan_bcast(x.as_mut_ptr().cast(), 4, 0) }?.start();
+    /// r.wait()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn start(self) -> Request<'static> {
+        let c = self.comm;
+        let id = c
+            .rt()
+            .engine()
+            .start_schedule(self.sched, c.inner.context + 1, c.rank());
+        Request::pending(c.rt().clone(), id)
+    }
+
+    /// Runs the collective to completion on this thread.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// world.plan_barrier()?.run()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn run(self) -> Result<(), Error> {
+        let c = self.comm;
+        c.rt()
+            .run_schedule(self.sched, c.inner.context + 1, c.rank())
+    }
+}
+
+impl std::fmt::Debug for Planned<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Planned")
+            .field("comm", self.comm)
+            .field("steps", &self.sched.steps.len())
+            .finish()
+    }
+}
+
 fn user(ptr: *const u8, len: usize) -> Buf {
     Schedule::user(ptr as *mut u8, len)
 }
@@ -116,12 +181,8 @@ impl Comm {
         }
     }
 
-    fn start(&self, s: Schedule) -> Request<'static> {
-        let id = self
-            .rt()
-            .engine()
-            .start_schedule(s, self.inner.context + 1, self.rank());
-        Request::pending(self.rt().clone(), id)
+    fn plan(&self, sched: Schedule) -> Planned<'_> {
+        Planned { comm: self, sched }
     }
 
     fn root(&self, root: i32) -> Result<usize, Error> {
@@ -174,6 +235,37 @@ impl Comm {
         e: Elems,
         op: &Op,
     ) -> Result<Request<'static>, Error> {
+        Ok(self.plan_allreduce(send, recv, e, op)?.start())
+    }
+
+    /// Builds [`Comm::iallreduce_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::iallreduce_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Elems;
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let send = [1i32, 2, 3];
+    /// let mut recv = [0i32; 3];
+    /// let e = Elems { count: 3, size: 4, ty: Some(ElemType::I32) };
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// let (sp, rp) = (send.as_ptr().cast(), recv.as_mut_ptr().cast());
+    /// let r = unsafe { world.plan_allreduce(Some(sp), rp, e, &Op::MAX) }?;
+    /// r.run()?;
+    /// assert_eq!(recv, [1, 2, 3]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_allreduce(
+        &self,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        e: Elems,
+        op: &Op,
+    ) -> Result<Planned<'_>, Error> {
         let f = op.reducer(e.ty)?;
         let n = e.bytes();
         let mut s = Schedule::new();
@@ -200,7 +292,7 @@ impl Comm {
             }
             name => build(name, &ctx, &mut s, &r, &after),
         };
-        Ok(self.start(s))
+        Ok(self.plan(s))
     }
 
     /// Starts a broadcast of `len` bytes at `buf` from `root` (`MPI_Ibcast`).
@@ -222,6 +314,30 @@ impl Comm {
         len: usize,
         root: i32,
     ) -> Result<Request<'static>, Error> {
+        Ok(self.plan_bcast(buf, len, root)?.start())
+    }
+
+    /// Builds [`Comm::ibcast_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::ibcast_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut buf = if world.rank() == 0 { *b"config" } else { [0u8; 6] };
+    /// // SAFETY: `buf` outlives the request, which is waited on below.
+    /// unsafe { world.plan_bcast(buf.as_mut_ptr(), buf.len(), 0) }?.run()?;
+    /// assert_eq!(&buf, b"config");
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_bcast(
+        &self,
+        buf: *mut u8,
+        len: usize,
+        root: i32,
+    ) -> Result<Planned<'_>, Error> {
         let root = self.root(root)?;
         let mut s = Schedule::new();
         let b = Schedule::user(buf, len);
@@ -234,7 +350,7 @@ impl Comm {
             }
             name => build(name, &ctx, &mut s, b, root, &[]),
         };
-        Ok(self.start(s))
+        Ok(self.plan(s))
     }
 
     /// Starts a reduce to `root` (`MPI_Ireduce`). `send` is `None` for
@@ -268,6 +384,40 @@ impl Comm {
         op: &Op,
         root: i32,
     ) -> Result<Request<'static>, Error> {
+        Ok(self.plan_reduce(send, recv, e, op, root)?.start())
+    }
+
+    /// Builds [`Comm::ireduce_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::ireduce_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Elems;
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mine = [1u64];
+    /// let mut total = [0u64];
+    /// let e = Elems { count: 1, size: 8, ty: Some(ElemType::U64) };
+    /// // SAFETY: both buffers outlive the request; `total` matters at rank 0 only.
+    /// let (sp, rp) = (mine.as_ptr().cast(), total.as_mut_ptr().cast());
+    /// let r = unsafe { world.plan_reduce(Some(sp), rp, e, &Op::SUM, 0) }?;
+    /// r.run()?;
+    /// if world.rank() == 0 {
+    ///     assert_eq!(total[0], world.size() as u64);
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_reduce(
+        &self,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        e: Elems,
+        op: &Op,
+        root: i32,
+    ) -> Result<Planned<'_>, Error> {
         let root = self.root(root)?;
         let f = op.reducer(e.ty)?;
         let n = e.bytes();
@@ -303,7 +453,7 @@ impl Comm {
             op.is_commutative(),
             &after,
         );
-        Ok(self.start(s))
+        Ok(self.plan(s))
     }
 
     /// Starts an allgather of `block` bytes per rank (`MPI_Iallgather`):
@@ -330,6 +480,32 @@ impl Comm {
         block: usize,
         recv: *mut u8,
     ) -> Result<Request<'static>, Error> {
+        Ok(self.plan_allgather(send, block, recv)?.start())
+    }
+
+    /// Builds [`Comm::iallgather_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::iallgather_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let mine = (world.rank() as u16).to_ne_bytes();
+    /// let mut all = vec![0u8; 2 * p];
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// unsafe { world.plan_allgather(Some(mine.as_ptr()), 2, all.as_mut_ptr()) }?.run()?;
+    /// assert_eq!(all[2 * (p - 1)..], ((p - 1) as u16).to_ne_bytes());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_allgather(
+        &self,
+        send: Option<*const u8>,
+        block: usize,
+        recv: *mut u8,
+    ) -> Result<Planned<'_>, Error> {
         let p = self.size() as usize;
         let mut s = Schedule::new();
         let buf = Schedule::user(recv, p * block);
@@ -347,7 +523,7 @@ impl Comm {
             "bruck" => bruck::build(&ctx, &mut s, buf, block, &after),
             _ => ring::build(&ctx, &mut s, buf, block, &after),
         };
-        Ok(self.start(s))
+        Ok(self.plan(s))
     }
 
     /// Starts a barrier (`MPI_Ibarrier`): dissemination, ceil(lg p) rounds.
@@ -363,6 +539,24 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn ibarrier(&self) -> Result<Request<'static>, Error> {
+        Ok(self.plan_barrier()?.start())
+    }
+
+    /// Builds [`Comm::ibarrier`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut arrived = world.plan_barrier()?;
+    /// let mut polls = 0u64;
+    /// while arrived.test()?.is_none() {
+    ///     polls += 1; // useful work while the others catch up
+    /// }
+    /// println!("waited {polls} polls for the slowest rank");
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn plan_barrier(&self) -> Result<Planned<'_>, Error> {
         let ctx = self.coll_ctx();
         let p = ctx.size;
         let mut s = Schedule::new();
@@ -385,7 +579,7 @@ impl Comm {
             dist *= 2;
             round += 1;
         }
-        Ok(self.start(s))
+        Ok(self.plan(s))
     }
 
     /// Combines every rank's `send` with `op` into `recv` on every rank (`MPI_Allreduce`).
@@ -400,7 +594,8 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn allreduce<T: Scalar>(&self, send: &[T], recv: &mut [T], op: &Op) -> Result<(), Error> {
-        self.iallreduce(send, recv, op)?.wait().map(|_| ())
+        // SAFETY: run to completion before the borrows end.
+        unsafe { self.plan_allreduce_slices(send, recv, op) }?.run()
     }
 
     /// Non-blocking [`Comm::allreduce`].
@@ -422,11 +617,25 @@ impl Comm {
         recv: &'a mut [T],
         op: &Op,
     ) -> Result<Request<'a>, Error> {
+        // SAFETY: the request borrows the buffers.
+        Ok(unsafe { self.plan_allreduce_slices(send, recv, op) }?.start())
+    }
+
+    /// Checks the slices of [`Comm::iallreduce`] and plans it.
+    ///
+    /// # Safety
+    /// The slices outlive the planned collective (its run, or its request).
+    unsafe fn plan_allreduce_slices<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op,
+    ) -> Result<Planned<'_>, Error> {
         same_len("recv", send.len(), recv.len())?;
         let (sp, _) = bytes_of(send);
         let (rp, _) = bytes_of_mut(recv);
         // SAFETY: the request borrows both slices.
-        unsafe { self.iallreduce_raw(Some(sp), rp, Elems::of::<T>(send.len()), op) }
+        unsafe { self.plan_allreduce(Some(sp), rp, Elems::of::<T>(send.len()), op) }
     }
 
     /// Allreduce with `buf` as input and output (`MPI_IN_PLACE`).
@@ -442,10 +651,8 @@ impl Comm {
     pub fn allreduce_in_place<T: Scalar>(&self, buf: &mut [T], op: &Op) -> Result<(), Error> {
         let n = buf.len();
         let (p, _) = bytes_of_mut(buf);
-        // SAFETY: waited on before `buf`'s borrow ends.
-        unsafe { self.iallreduce_raw(None, p, Elems::of::<T>(n), op) }?
-            .wait()
-            .map(|_| ())
+        // SAFETY: run to completion before `buf`'s borrow ends.
+        unsafe { self.plan_allreduce(None, p, Elems::of::<T>(n), op) }?.run()
     }
 
     /// Sends `buf` from `root` to every rank (`MPI_Bcast`).
@@ -461,7 +668,8 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn bcast<T: Scalar>(&self, buf: &mut [T], root: i32) -> Result<(), Error> {
-        self.ibcast(buf, root)?.wait().map(|_| ())
+        // SAFETY: run to completion before the borrows end.
+        unsafe { self.plan_bcast_slices(buf, root) }?.run()
     }
 
     /// Non-blocking [`Comm::bcast`].
@@ -478,9 +686,22 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn ibcast<'a, T: Scalar>(&self, buf: &'a mut [T], root: i32) -> Result<Request<'a>, Error> {
+        // SAFETY: the request borrows the buffers.
+        Ok(unsafe { self.plan_bcast_slices(buf, root) }?.start())
+    }
+
+    /// Checks the slices of [`Comm::ibcast`] and plans it.
+    ///
+    /// # Safety
+    /// The slices outlive the planned collective (its run, or its request).
+    unsafe fn plan_bcast_slices<T: Scalar>(
+        &self,
+        buf: &mut [T],
+        root: i32,
+    ) -> Result<Planned<'_>, Error> {
         let (p, n) = bytes_of_mut(buf);
         // SAFETY: the request borrows `buf`.
-        unsafe { self.ibcast_raw(p, n, root) }
+        unsafe { self.plan_bcast(p, n, root) }
     }
 
     /// Combines every rank's `send` into `recv` at `root` (`MPI_Reduce`);
@@ -519,9 +740,9 @@ impl Comm {
             }
             None => std::ptr::null_mut(),
         };
-        // SAFETY: waited on before the borrows end.
+        // SAFETY: run to completion before the borrows end.
         unsafe {
-            self.ireduce_raw(
+            self.plan_reduce(
                 Some(bytes_of(send).0),
                 rp,
                 Elems::of::<T>(send.len()),
@@ -529,8 +750,7 @@ impl Comm {
                 root,
             )
         }?
-        .wait()
-        .map(|_| ())
+        .run()
     }
 
     /// Gathers every rank's `send` into `recv` (rank r's at `r*send.len()`) on every rank (`MPI_Allgather`).
@@ -543,7 +763,8 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn allgather<T: Scalar>(&self, send: &[T], recv: &mut [T]) -> Result<(), Error> {
-        self.iallgather(send, recv)?.wait().map(|_| ())
+        // SAFETY: run to completion before the borrows end.
+        unsafe { self.plan_allgather_slices(send, recv) }?.run()
     }
 
     /// Non-blocking [`Comm::allgather`].
@@ -562,9 +783,22 @@ impl Comm {
         send: &'a [T],
         recv: &'a mut [T],
     ) -> Result<Request<'a>, Error> {
+        // SAFETY: the request borrows the buffers.
+        Ok(unsafe { self.plan_allgather_slices(send, recv) }?.start())
+    }
+
+    /// Checks the slices of [`Comm::iallgather`] and plans it.
+    ///
+    /// # Safety
+    /// The slices outlive the planned collective (its run, or its request).
+    unsafe fn plan_allgather_slices<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+    ) -> Result<Planned<'_>, Error> {
         same_len("recv", send.len() * self.size() as usize, recv.len())?;
         let (sp, n) = bytes_of(send);
         // SAFETY: the request borrows both slices.
-        unsafe { self.iallgather_raw(Some(sp), n, bytes_of_mut(recv).0) }
+        unsafe { self.plan_allgather(Some(sp), n, bytes_of_mut(recv).0) }
     }
 }

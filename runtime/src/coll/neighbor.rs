@@ -21,6 +21,7 @@
 use super::blocks::{same_len, span, Blocks};
 use super::sched::{Buf, Schedule};
 use super::user;
+use super::Planned;
 use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
 use crate::comm::Comm;
 use crate::error::Error;
@@ -99,7 +100,7 @@ impl Comm {
         n: &Neighbors,
         sends: &[Buf],
         recvs: &[Buf],
-    ) -> Result<Request<'static>, Error> {
+    ) -> Result<Planned<'_>, Error> {
         let ctx = self.coll_ctx();
         let mut s = Schedule::new();
         let mut sent = Occurrences::default();
@@ -119,7 +120,7 @@ impl Comm {
                 s.recv(src, ctx.tag(total.count(src) - 1 - k), b, &[]);
             }
         }
-        Ok(self.start(s))
+        Ok(self.plan(s))
     }
 
     /// Starts a neighbor allgather (`MPI_Ineighbor_allgather`) on bytes:
@@ -148,6 +149,36 @@ impl Comm {
         recv: *mut u8,
         block: usize,
     ) -> Result<Request<'static>, Error> {
+        Ok(self
+            .plan_neighbor_allgather(send, len, recv, block)?
+            .start())
+    }
+
+    /// Builds [`Comm::ineighbor_allgather_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::ineighbor_allgather_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let ring = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    /// let mine = [ring.rank() as u8];
+    /// let mut got = [0u8; 2]; // a byte from the left neighbor, then one from the right
+    /// // SAFETY: both buffers outlive the request, waited on at once.
+    /// unsafe { ring.plan_neighbor_allgather(mine.as_ptr(), 1, got.as_mut_ptr(), 1) }?.run()?;
+    /// let (left, right) = ring.cart_shift(0, 1)?;
+    /// assert_eq!(got, [left as u8, right as u8]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_neighbor_allgather(
+        &self,
+        send: *const u8,
+        len: usize,
+        recv: *mut u8,
+        block: usize,
+    ) -> Result<Planned<'_>, Error> {
         let n = self.neighbors()?;
         let indeg = n.sources.len();
         let sends = vec![user(send, len); n.destinations.len()];
@@ -185,6 +216,40 @@ impl Comm {
         recv: *mut u8,
         rblocks: Blocks<'_>,
     ) -> Result<Request<'static>, Error> {
+        Ok(self
+            .plan_neighbor_allgatherv(send, len, recv, rblocks)?
+            .start())
+    }
+
+    /// Builds [`Comm::ineighbor_allgatherv_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::ineighbor_allgatherv_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let ring = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    /// let (left, right) = ring.cart_shift(0, 1)?;
+    /// let mine = vec![ring.rank() as u8; ring.rank() as usize + 1]; // rank r sends r + 1 bytes
+    /// let counts = [left as usize + 1, right as usize + 1];
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let mut got = vec![0u8; counts[0] + counts[1]];
+    /// let rblocks = Blocks::new(&counts, &displs);
+    /// // SAFETY: both buffers outlive the request, waited on at once.
+    /// unsafe { ring.plan_neighbor_allgatherv(mine.as_ptr(), mine.len(), got.as_mut_ptr(), rblocks) }?
+    ///     .run()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_neighbor_allgatherv(
+        &self,
+        send: *const u8,
+        len: usize,
+        recv: *mut u8,
+        rblocks: Blocks<'_>,
+    ) -> Result<Planned<'_>, Error> {
         let n = self.neighbors()?;
         check_blocks(&rblocks, n.sources.len(), "in", "recvcounts", "displs")?;
         let sends = vec![user(send, len); n.destinations.len()];
@@ -216,6 +281,35 @@ impl Comm {
         recv: *mut u8,
         rblock: usize,
     ) -> Result<Request<'static>, Error> {
+        Ok(self
+            .plan_neighbor_alltoall(send, sblock, recv, rblock)?
+            .start())
+    }
+
+    /// Builds [`Comm::ineighbor_alltoall_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::ineighbor_alltoall_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let ring = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    /// let send = [0u8, 1]; // 0 to the left neighbor, 1 to the right one
+    /// let mut got = [0u8; 2];
+    /// // SAFETY: both buffers outlive the request, waited on at once.
+    /// unsafe { ring.plan_neighbor_alltoall(send.as_ptr(), 1, got.as_mut_ptr(), 1) }?.run()?;
+    /// assert_eq!(got, [1, 0]); // the left neighbor sent rightwards, the right one leftwards
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_neighbor_alltoall(
+        &self,
+        send: *const u8,
+        sblock: usize,
+        recv: *mut u8,
+        rblock: usize,
+    ) -> Result<Planned<'_>, Error> {
         let n = self.neighbors()?;
         let (outdeg, indeg) = (n.destinations.len(), n.sources.len());
         let sends = cut(user(send, outdeg * sblock), sblock, outdeg);
@@ -254,6 +348,40 @@ impl Comm {
         recv: *mut u8,
         rblocks: Blocks<'_>,
     ) -> Result<Request<'static>, Error> {
+        Ok(self
+            .plan_neighbor_alltoallv(send, sblocks, recv, rblocks)?
+            .start())
+    }
+
+    /// Builds [`Comm::ineighbor_alltoallv_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::ineighbor_alltoallv_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let ring = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    /// // One byte to the right neighbor (none to the left), so one from the left.
+    /// let (scounts, rcounts, displs) = ([0usize, 1], [1usize, 0], [0usize, 0]);
+    /// let send = [ring.rank() as u8];
+    /// let mut got = [0u8; 1];
+    /// let (sb, rb) = (Blocks::new(&scounts, &displs), Blocks::new(&rcounts, &displs));
+    /// // SAFETY: both buffers outlive the request, waited on at once.
+    /// unsafe { ring.plan_neighbor_alltoallv(send.as_ptr(), sb, got.as_mut_ptr(), rb) }?.run()?;
+    /// let (left, _) = ring.cart_shift(0, 1)?;
+    /// assert_eq!(got[0], left as u8);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_neighbor_alltoallv(
+        &self,
+        send: *const u8,
+        sblocks: Blocks<'_>,
+        recv: *mut u8,
+        rblocks: Blocks<'_>,
+    ) -> Result<Planned<'_>, Error> {
         let n = self.neighbors()?;
         check_blocks(
             &sblocks,
@@ -279,7 +407,8 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn neighbor_allgather<T: Scalar>(&self, send: &[T], recv: &mut [T]) -> Result<(), Error> {
-        self.ineighbor_allgather(send, recv)?.wait().map(|_| ())
+        // SAFETY: run to completion before the borrows end.
+        unsafe { self.plan_neighbor_allgather_slices(send, recv) }?.run()
     }
 
     /// Non-blocking [`Comm::neighbor_allgather`].
@@ -301,11 +430,24 @@ impl Comm {
         send: &'a [T],
         recv: &'a mut [T],
     ) -> Result<Request<'a>, Error> {
+        // SAFETY: the request borrows the buffers.
+        Ok(unsafe { self.plan_neighbor_allgather_slices(send, recv) }?.start())
+    }
+
+    /// Checks the slices of [`Comm::ineighbor_allgather`] and plans it.
+    ///
+    /// # Safety
+    /// The slices outlive the planned collective (its run, or its request).
+    unsafe fn plan_neighbor_allgather_slices<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+    ) -> Result<Planned<'_>, Error> {
         let indeg = self.neighbors()?.sources.len();
         same_len("recvbuf", indeg * send.len(), recv.len())?;
         let (sp, block) = bytes_of(send);
         // SAFETY: the request borrows both slices.
-        unsafe { self.ineighbor_allgather_raw(sp, block, bytes_of_mut(recv).0, block) }
+        unsafe { self.plan_neighbor_allgather(sp, block, bytes_of_mut(recv).0, block) }
     }
 
     /// [`Comm::neighbor_allgather`] with a block of its own size per
@@ -383,7 +525,8 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn neighbor_alltoall<T: Scalar>(&self, send: &[T], recv: &mut [T]) -> Result<(), Error> {
-        self.ineighbor_alltoall(send, recv)?.wait().map(|_| ())
+        // SAFETY: run to completion before the borrows end.
+        unsafe { self.plan_neighbor_alltoall_slices(send, recv) }?.run()
     }
 
     /// Non-blocking [`Comm::neighbor_alltoall`].
@@ -403,10 +546,23 @@ impl Comm {
         send: &'a [T],
         recv: &'a mut [T],
     ) -> Result<Request<'a>, Error> {
+        // SAFETY: the request borrows the buffers.
+        Ok(unsafe { self.plan_neighbor_alltoall_slices(send, recv) }?.start())
+    }
+
+    /// Checks the slices of [`Comm::ineighbor_alltoall`] and plans it.
+    ///
+    /// # Safety
+    /// The slices outlive the planned collective (its run, or its request).
+    unsafe fn plan_neighbor_alltoall_slices<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+    ) -> Result<Planned<'_>, Error> {
         let n = self.neighbors()?;
         let block = uniform_block(send.len(), recv.len(), &n)? * std::mem::size_of::<T>();
         // SAFETY: the request borrows both slices.
-        unsafe { self.ineighbor_alltoall_raw(bytes_of(send).0, block, bytes_of_mut(recv).0, block) }
+        unsafe { self.plan_neighbor_alltoall(bytes_of(send).0, block, bytes_of_mut(recv).0, block) }
     }
 
     /// Sends block j of `send` (`sblocks`, one per out-neighbor) to

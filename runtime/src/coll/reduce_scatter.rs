@@ -6,6 +6,7 @@ use super::blocks::{per_rank, same_len, Blocks};
 use super::sched::Schedule;
 use super::select::Coll;
 use super::Elems;
+use super::Planned;
 use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
 use crate::comm::Comm;
 use crate::error::Error;
@@ -48,6 +49,42 @@ impl Comm {
         ty: Option<ElemType>,
         op: &Op,
     ) -> Result<Request<'static>, Error> {
+        Ok(self
+            .plan_reduce_scatter(send, recv, counts, size, ty, op)?
+            .start())
+    }
+
+    /// Builds [`Comm::ireduce_scatter_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::ireduce_scatter_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts = vec![2usize; p]; // elements per rank
+    /// let send = vec![1i32; 2 * p];
+    /// let mut mine = [0i32; 2];
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// let (sp, rp) = (send.as_ptr().cast(), mine.as_mut_ptr().cast());
+    /// let ty = Some(ElemType::I32); // 4-byte elements
+    /// let r = unsafe { world.plan_reduce_scatter(Some(sp), rp, &counts, 4, ty, &Op::SUM) }?;
+    /// r.run()?;
+    /// assert_eq!(mine, [p as i32; 2]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_reduce_scatter(
+        &self,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        counts: &[usize],
+        size: usize,
+        ty: Option<ElemType>,
+        op: &Op,
+    ) -> Result<Planned<'_>, Error> {
         self.check_counts(counts)?;
         self.reduce_scatter_common(Coll::ReduceScatter, send, recv, counts, size, ty, op)
     }
@@ -62,7 +99,7 @@ impl Comm {
         size: usize,
         ty: Option<ElemType>,
         op: &Op,
-    ) -> Result<Request<'static>, Error> {
+    ) -> Result<Planned<'_>, Error> {
         let f = op.reducer(ty)?;
         let (p, rank) = (self.size() as usize, self.rank() as usize);
         let (bytes, _) = Blocks::new(counts, &[]).bytes(size);
@@ -94,7 +131,7 @@ impl Comm {
                 pairwise::build(&ctx, &mut s, &parts, out, &f, commutative, &after)
             }
         };
-        Ok(self.start(s))
+        Ok(self.plan(s))
     }
 
     /// Reduces every rank's `send` with `op` and leaves block r of the
@@ -184,10 +221,9 @@ impl Comm {
         self.check_counts(counts)?;
         same_len("recvbuf", counts.iter().sum(), buf.len())?;
         let e = Elems::of::<T>(0);
-        // SAFETY: waited on before `buf`'s borrow ends.
-        unsafe { self.ireduce_scatter_raw(None, bytes_of_mut(buf).0, counts, e.size, e.ty, op) }?
-            .wait()
-            .map(|_| ())
+        // SAFETY: run to completion before `buf`'s borrow ends.
+        unsafe { self.plan_reduce_scatter(None, bytes_of_mut(buf).0, counts, e.size, e.ty, op) }?
+            .run()
     }
 
     fn check_counts(&self, counts: &[usize]) -> Result<(), Error> {
@@ -235,6 +271,37 @@ impl Comm {
         e: Elems,
         op: &Op,
     ) -> Result<Request<'static>, Error> {
+        Ok(self.plan_reduce_scatter_block(send, recv, e, op)?.start())
+    }
+
+    /// Builds [`Comm::ireduce_scatter_block_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::ireduce_scatter_block_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Elems;
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let send = vec![2.0f32; 3 * p];
+    /// let mut mine = [0.0f32; 3];
+    /// let e = Elems { count: 3, size: 4, ty: Some(ElemType::F32) }; // per rank
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// let (sp, rp) = (send.as_ptr().cast(), mine.as_mut_ptr().cast());
+    /// let r = unsafe { world.plan_reduce_scatter_block(Some(sp), rp, e, &Op::PROD) }?;
+    /// r.run()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_reduce_scatter_block(
+        &self,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        e: Elems,
+        op: &Op,
+    ) -> Result<Planned<'_>, Error> {
         let counts = vec![e.count; self.size() as usize];
         self.reduce_scatter_common(
             Coll::ReduceScatterBlock,
@@ -317,9 +384,8 @@ impl Comm {
         op: &Op,
     ) -> Result<(), Error> {
         let n = per_rank("recvbuf", buf.len(), self.size() as usize)?;
-        // SAFETY: waited on before `buf`'s borrow ends.
-        unsafe { self.ireduce_scatter_block_raw(None, bytes_of_mut(buf).0, Elems::of::<T>(n), op) }?
-            .wait()
-            .map(|_| ())
+        // SAFETY: run to completion before `buf`'s borrow ends.
+        unsafe { self.plan_reduce_scatter_block(None, bytes_of_mut(buf).0, Elems::of::<T>(n), op) }?
+            .run()
     }
 }

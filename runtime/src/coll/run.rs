@@ -1,20 +1,29 @@
 //! Running schedules inside the progress engine.
 
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
 use super::sched::{Schedule, Step, StepState};
+use crate::error::Error;
 use crate::p2p::engine::Engine;
 use crate::p2p::matching::{Pattern, SourceSel, TagSel};
 use crate::p2p::request::{Pending, ReqId, ReqState};
+use crate::progress::Runtime;
 
-/// A schedule registered with the engine.
+/// A schedule being run: registered with the engine (non-blocking), or
+/// on the stack of the thread that runs it to completion (blocking).
 pub struct Running {
     /// The steps.
     pub sched: Schedule,
-    /// The request that completes with it.
-    pub req: ReqId,
     /// Collective context id of the communicator.
     pub context: u32,
     /// This rank's rank in the communicator.
     pub rank: i32,
+}
+
+/// A schedule registered with the engine and the request it completes.
+pub struct Registered {
+    run: Running,
+    req: ReqId,
 }
 
 impl Engine {
@@ -24,15 +33,15 @@ impl Engine {
         let req = self.reqs.insert(ReqState::Pending(Pending::Coll));
         let mut run = Running {
             sched,
-            req,
             context,
             rank,
         };
         self.advance_run(&mut run);
-        if run.sched.finished() {
-            self.finish_run(run);
+        let reg = Registered { run, req };
+        if reg.run.sched.finished() {
+            self.finish_run(reg);
         } else {
-            self.schedules.push(run);
+            self.schedules.push(reg);
         }
         req
     }
@@ -42,15 +51,15 @@ impl Engine {
         // Work on the list outside `self` so each schedule is advanced in place.
         let mut list = std::mem::take(&mut self.schedules);
         let mut moved = false;
-        for run in list.iter_mut() {
-            moved |= self.advance_run(run);
+        for reg in list.iter_mut() {
+            moved |= self.advance_run(&mut reg.run);
         }
         list.append(&mut self.schedules);
         let mut i = 0;
         while i < list.len() {
-            if list[i].sched.finished() {
-                let run = list.swap_remove(i);
-                self.finish_run(run);
+            if list[i].run.sched.finished() {
+                let reg = list.swap_remove(i);
+                self.finish_run(reg);
             } else {
                 i += 1;
             }
@@ -59,16 +68,37 @@ impl Engine {
         moved
     }
 
-    fn finish_run(&mut self, run: Running) {
-        let mut run = run;
+    fn finish_run(&mut self, reg: Registered) {
+        let Registered { mut run, req } = reg;
         match run.sched.error.take() {
-            Some(e) => self.reqs.fail(run.req, e),
-            None => self.reqs.complete(run.req, crate::status::Status::empty()),
+            Some(e) => self.reqs.fail(req, e),
+            None => self.reqs.complete(req, crate::status::Status::empty()),
         }
     }
 
+    /// Leaves a schedule that will not run on (its runner unwound):
+    /// cancels its pending receives and returns whether its sends in
+    /// flight have all finished (they read the caller's memory until then).
+    fn abandon_run(&mut self, run: &mut Running) -> bool {
+        let mut done = true;
+        for s in 0..run.sched.steps.len() {
+            if let StepState::Running(id) = run.sched.state[s] {
+                let id = ReqId(id);
+                if matches!(run.sched.steps[s], Step::Recv { .. }) {
+                    self.cancel(id);
+                }
+                if self.reqs.take_finished(id).is_some() {
+                    run.sched.finish(s);
+                } else {
+                    done = false;
+                }
+            }
+        }
+        done
+    }
+
     /// Starts ready steps and collects finished ones until nothing changes.
-    fn advance_run(&mut self, run: &mut Running) -> bool {
+    pub(crate) fn advance_run(&mut self, run: &mut Running) -> bool {
         let mut moved = false;
         loop {
             let mut changed = false;
@@ -130,5 +160,43 @@ impl Engine {
             }
             Step::Reduce { .. } | Step::Copy { .. } => run.sched.run_local(s),
         }
+    }
+}
+
+impl Runtime {
+    /// Runs a collective schedule to completion on the calling thread
+    /// (a blocking collective): the same steps as
+    /// [`Engine::start_schedule`], without a request or a place in the
+    /// engine's list, so a small collective costs little more than its
+    /// messages. If a step's reduction unwinds, the receives still
+    /// pending are cancelled and the sends in flight waited for before
+    /// the panic goes on (the caller's buffers are about to go away).
+    pub fn run_schedule(&self, sched: Schedule, context: u32, rank: i32) -> Result<(), Error> {
+        let mut run = Running {
+            sched,
+            context,
+            rank,
+        };
+        let waited = catch_unwind(AssertUnwindSafe(|| {
+            if !self.engine().advance_run_once(&mut run) {
+                self.wait_until(|e| e.advance_run_once(&mut run).then_some(()));
+            }
+        }));
+        if let Err(panic) = waited {
+            self.wait_until(|e| e.abandon_run(&mut run).then_some(()));
+            resume_unwind(panic);
+        }
+        match run.sched.error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Engine {
+    /// Advances `run`; returns whether it finished.
+    fn advance_run_once(&mut self, run: &mut Running) -> bool {
+        self.advance_run(run);
+        run.sched.finished()
     }
 }

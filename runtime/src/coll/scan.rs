@@ -5,6 +5,7 @@ use super::blocks::same_len;
 use super::sched::Schedule;
 use super::select::Coll;
 use super::Elems;
+use super::Planned;
 use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
 use crate::comm::Comm;
 use crate::error::Error;
@@ -41,6 +42,37 @@ impl Comm {
         e: Elems,
         op: &Op,
     ) -> Result<Request<'static>, Error> {
+        Ok(self.plan_scan(send, recv, e, op)?.start())
+    }
+
+    /// Builds [`Comm::iscan_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::iscan_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Elems;
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mine = [1u32];
+    /// let mut upto = [0u32];
+    /// let e = Elems { count: 1, size: 4, ty: Some(ElemType::U32) };
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// let (sp, rp) = (mine.as_ptr().cast(), upto.as_mut_ptr().cast());
+    /// let r = unsafe { world.plan_scan(Some(sp), rp, e, &Op::SUM) }?;
+    /// r.run()?;
+    /// assert_eq!(upto[0], world.rank() as u32 + 1);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_scan(
+        &self,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        e: Elems,
+        op: &Op,
+    ) -> Result<Planned<'_>, Error> {
         self.scan_common(Coll::Scan, send, recv, e, op)
     }
 
@@ -71,6 +103,36 @@ impl Comm {
         e: Elems,
         op: &Op,
     ) -> Result<Request<'static>, Error> {
+        Ok(self.plan_exscan(send, recv, e, op)?.start())
+    }
+
+    /// Builds [`Comm::iexscan_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::iexscan_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Elems;
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut offset = [10u64]; // in place: my count in, the counts before me out
+    /// let e = Elems { count: 1, size: 8, ty: Some(ElemType::U64) };
+    /// // SAFETY: `offset` outlives the request, which is waited on below.
+    /// unsafe { world.plan_exscan(None, offset.as_mut_ptr().cast(), e, &Op::SUM) }?.run()?;
+    /// if world.rank() > 0 {
+    ///     assert_eq!(offset[0], 10 * world.rank() as u64);
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_exscan(
+        &self,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        e: Elems,
+        op: &Op,
+    ) -> Result<Planned<'_>, Error> {
         self.scan_common(Coll::Exscan, send, recv, e, op)
     }
 
@@ -81,7 +143,7 @@ impl Comm {
         recv: *mut u8,
         e: Elems,
         op: &Op,
-    ) -> Result<Request<'static>, Error> {
+    ) -> Result<Planned<'_>, Error> {
         let f = op.reducer(e.ty)?;
         let n = e.bytes();
         let mut s = Schedule::new();
@@ -98,7 +160,7 @@ impl Comm {
                 recursive_doubling::build(&ctx, &mut s, input, out, &f, commutative, exclusive, &[])
             }
         };
-        Ok(self.start(s))
+        Ok(self.plan(s))
     }
 
     /// Inclusive prefix reduction in rank order (`MPI_Scan`): rank r's
@@ -114,7 +176,8 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn scan<T: Scalar>(&self, send: &[T], recv: &mut [T], op: &Op) -> Result<(), Error> {
-        self.iscan(send, recv, op)?.wait().map(|_| ())
+        // SAFETY: run to completion before the borrows end.
+        unsafe { self.plan_scan_slices(send, recv, op) }?.run()
     }
 
     /// Non-blocking [`Comm::scan`].
@@ -134,10 +197,24 @@ impl Comm {
         recv: &'a mut [T],
         op: &Op,
     ) -> Result<Request<'a>, Error> {
+        // SAFETY: the request borrows the buffers.
+        Ok(unsafe { self.plan_scan_slices(send, recv, op) }?.start())
+    }
+
+    /// Checks the slices of [`Comm::iscan`] and plans it.
+    ///
+    /// # Safety
+    /// The slices outlive the planned collective (its run, or its request).
+    unsafe fn plan_scan_slices<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op,
+    ) -> Result<Planned<'_>, Error> {
         same_len("recvbuf", send.len(), recv.len())?;
         let e = Elems::of::<T>(send.len());
         // SAFETY: the request borrows both slices.
-        unsafe { self.iscan_raw(Some(bytes_of(send).0), bytes_of_mut(recv).0, e, op) }
+        unsafe { self.plan_scan(Some(bytes_of(send).0), bytes_of_mut(recv).0, e, op) }
     }
 
     /// [`Comm::scan`] with the input in `buf`, replaced by the result (`MPI_IN_PLACE`).
@@ -152,10 +229,8 @@ impl Comm {
     /// ```
     pub fn scan_in_place<T: Scalar>(&self, buf: &mut [T], op: &Op) -> Result<(), Error> {
         let e = Elems::of::<T>(buf.len());
-        // SAFETY: waited on before `buf`'s borrow ends.
-        unsafe { self.iscan_raw(None, bytes_of_mut(buf).0, e, op) }?
-            .wait()
-            .map(|_| ())
+        // SAFETY: run to completion before `buf`'s borrow ends.
+        unsafe { self.plan_scan(None, bytes_of_mut(buf).0, e, op) }?.run()
     }
 
     /// Exclusive prefix reduction in rank order (`MPI_Exscan`): rank r > 0's
@@ -170,7 +245,8 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn exscan<T: Scalar>(&self, send: &[T], recv: &mut [T], op: &Op) -> Result<(), Error> {
-        self.iexscan(send, recv, op)?.wait().map(|_| ())
+        // SAFETY: run to completion before the borrows end.
+        unsafe { self.plan_exscan_slices(send, recv, op) }?.run()
     }
 
     /// Non-blocking [`Comm::exscan`].
@@ -193,10 +269,24 @@ impl Comm {
         recv: &'a mut [T],
         op: &Op,
     ) -> Result<Request<'a>, Error> {
+        // SAFETY: the request borrows the buffers.
+        Ok(unsafe { self.plan_exscan_slices(send, recv, op) }?.start())
+    }
+
+    /// Checks the slices of [`Comm::iexscan`] and plans it.
+    ///
+    /// # Safety
+    /// The slices outlive the planned collective (its run, or its request).
+    unsafe fn plan_exscan_slices<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op,
+    ) -> Result<Planned<'_>, Error> {
         same_len("recvbuf", send.len(), recv.len())?;
         let e = Elems::of::<T>(send.len());
         // SAFETY: the request borrows both slices.
-        unsafe { self.iexscan_raw(Some(bytes_of(send).0), bytes_of_mut(recv).0, e, op) }
+        unsafe { self.plan_exscan(Some(bytes_of(send).0), bytes_of_mut(recv).0, e, op) }
     }
 
     /// [`Comm::exscan`] with the input in `buf`, replaced by the result on
@@ -213,9 +303,7 @@ impl Comm {
     /// ```
     pub fn exscan_in_place<T: Scalar>(&self, buf: &mut [T], op: &Op) -> Result<(), Error> {
         let e = Elems::of::<T>(buf.len());
-        // SAFETY: waited on before `buf`'s borrow ends.
-        unsafe { self.iexscan_raw(None, bytes_of_mut(buf).0, e, op) }?
-            .wait()
-            .map(|_| ())
+        // SAFETY: run to completion before `buf`'s borrow ends.
+        unsafe { self.plan_exscan(None, bytes_of_mut(buf).0, e, op) }?.run()
     }
 }

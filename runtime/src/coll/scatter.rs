@@ -4,6 +4,7 @@ use super::algos::scatter::{binomial, linear};
 use super::blocks::{in_place_not_root, per_rank, root_needs, same_len, span, Blocks};
 use super::sched::{Buf, Schedule};
 use super::select::Coll;
+use super::Planned;
 use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
 use crate::comm::Comm;
 use crate::error::Error;
@@ -36,6 +37,33 @@ impl Comm {
         recv: Option<*mut u8>,
         root: i32,
     ) -> Result<Request<'static>, Error> {
+        Ok(self.plan_scatter(send, block, recv, root)?.start())
+    }
+
+    /// Builds [`Comm::iscatter_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::iscatter_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let all: Vec<u8> = (0..p).flat_map(|r| [r as u8; 8]).collect(); // read at the root only
+    /// let mut mine = [0u8; 8];
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// unsafe { world.plan_scatter(all.as_ptr(), 8, Some(mine.as_mut_ptr()), 0) }?.run()?;
+    /// assert_eq!(mine, [world.rank() as u8; 8]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_scatter(
+        &self,
+        send: *const u8,
+        block: usize,
+        recv: Option<*mut u8>,
+        root: i32,
+    ) -> Result<Planned<'_>, Error> {
         let root = self.root(root)?;
         let (p, rank) = (self.size() as usize, self.rank() as usize);
         if recv.is_none() && rank != root {
@@ -59,7 +87,7 @@ impl Comm {
             }
             _ => binomial::build(&ctx, &mut s, all, mine, block, root, &after),
         };
-        Ok(self.start(s))
+        Ok(self.plan(s))
     }
 
     /// Hands block r of the root's `send` to rank r's `recv`
@@ -80,7 +108,8 @@ impl Comm {
         recv: &mut [T],
         root: i32,
     ) -> Result<(), Error> {
-        self.iscatter(send, recv, root)?.wait().map(|_| ())
+        // SAFETY: run to completion before the borrows end.
+        unsafe { self.plan_scatter_slices(send, recv, root) }?.run()
     }
 
     /// Non-blocking [`Comm::scatter`].
@@ -101,6 +130,20 @@ impl Comm {
         recv: &'a mut [T],
         root: i32,
     ) -> Result<Request<'a>, Error> {
+        // SAFETY: the request borrows the buffers.
+        Ok(unsafe { self.plan_scatter_slices(send, recv, root) }?.start())
+    }
+
+    /// Checks the slices of [`Comm::iscatter`] and plans it.
+    ///
+    /// # Safety
+    /// The slices outlive the planned collective (its run, or its request).
+    unsafe fn plan_scatter_slices<T: Scalar>(
+        &self,
+        send: Option<&[T]>,
+        recv: &mut [T],
+        root: i32,
+    ) -> Result<Planned<'_>, Error> {
         let at_root = self.rank() as usize == self.root(root)?;
         let sp = match send {
             Some(s) if at_root => {
@@ -112,7 +155,7 @@ impl Comm {
         };
         let (rp, n) = bytes_of_mut(recv);
         // SAFETY: the request borrows both slices.
-        unsafe { self.iscatter_raw(sp, n, Some(rp), root) }
+        unsafe { self.plan_scatter(sp, n, Some(rp), root) }
     }
 
     /// [`Comm::scatter`] at the root, which keeps its own block in `send`
@@ -134,10 +177,8 @@ impl Comm {
     pub fn scatter_in_place<T: Scalar>(&self, send: &[T], root: i32) -> Result<(), Error> {
         let n = per_rank("sendbuf", send.len(), self.size() as usize)?;
         let (sp, _) = bytes_of(send);
-        // SAFETY: waited on before `send`'s borrow ends.
-        unsafe { self.iscatter_raw(sp, n * std::mem::size_of::<T>(), None, root) }?
-            .wait()
-            .map(|_| ())
+        // SAFETY: run to completion before `send`'s borrow ends.
+        unsafe { self.plan_scatter(sp, n * std::mem::size_of::<T>(), None, root) }?.run()
     }
 
     /// Starts a scatterv from `root` (`MPI_Iscatterv`): block r of `send`
@@ -173,6 +214,42 @@ impl Comm {
         recv_bytes: usize,
         root: i32,
     ) -> Result<Request<'static>, Error> {
+        Ok(self
+            .plan_scatterv(send, blocks, recv, recv_bytes, root)?
+            .start())
+    }
+
+    /// Builds [`Comm::iscatterv_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::iscatterv_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Blocks;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let p = world.size() as usize;
+    /// let counts: Vec<usize> = (0..p).map(|r| r + 1).collect(); // bytes
+    /// let displs = Blocks::packed_displs(&counts);
+    /// let all = vec![9u8; counts.iter().sum()];
+    /// let mut mine = vec![0u8; world.rank() as usize + 1];
+    /// let blocks = Blocks::new(&counts, &displs);
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// let (sp, rp) = (all.as_ptr(), mine.as_mut_ptr());
+    /// let r = unsafe { world.plan_scatterv(sp, blocks, Some(rp), mine.len(), 0) }?;
+    /// r.run()?;
+    /// assert!(mine.iter().all(|&b| b == 9));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_scatterv(
+        &self,
+        send: *const u8,
+        blocks: Blocks<'_>,
+        recv: Option<*mut u8>,
+        recv_bytes: usize,
+        root: i32,
+    ) -> Result<Planned<'_>, Error> {
         let root = self.root(root)?;
         let (p, rank) = (self.size() as usize, self.rank() as usize);
         let mut s = Schedule::new();
@@ -207,7 +284,7 @@ impl Comm {
         let ctx = self.coll_ctx();
         let _ = self.pick(Coll::Scatterv, recv_bytes, true);
         linear::build(&ctx, &mut s, &parts, mine, root, &after);
-        Ok(self.start(s))
+        Ok(self.plan(s))
     }
 
     /// Hands block r of the root's `send` (any length, zero included) to
@@ -305,9 +382,7 @@ impl Comm {
         blocks.check_within(send.len(), "sendbuf")?;
         let (c, d) = blocks.bytes(std::mem::size_of::<T>());
         let (sp, _) = bytes_of(send);
-        // SAFETY: waited on before `send`'s borrow ends.
-        unsafe { self.iscatterv_raw(sp, Blocks::new(&c, &d), None, 0, root) }?
-            .wait()
-            .map(|_| ())
+        // SAFETY: run to completion before `send`'s borrow ends.
+        unsafe { self.plan_scatterv(sp, Blocks::new(&c, &d), None, 0, root) }?.run()
     }
 }

@@ -89,7 +89,7 @@ pub struct Engine {
     /// Sends streaming Data packets (their receiver cannot read our memory).
     streams: Vec<ReqId>,
     /// Collective schedules in flight.
-    pub(crate) schedules: Vec<crate::coll::run::Running>,
+    pub(crate) schedules: Vec<crate::coll::run::Registered>,
     /// Split copies waiting for the sender's part.
     splits: Vec<Split>,
     /// Smallest message copied cooperatively (0: never).
