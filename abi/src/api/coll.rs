@@ -32,7 +32,7 @@
 use std::ffi::{c_int, c_void};
 
 use oxmpi::coll::persistent::PersistentSeq;
-use oxmpi::coll::{Blocks, Elems};
+use oxmpi::coll::{Blocks, Elems, Planned};
 use oxmpi::datatype::Datatype;
 use oxmpi::ops::{ElemType, Op};
 use oxmpi::{Comm, Request};
@@ -411,11 +411,25 @@ impl Stager {
     /// # Safety
     /// The program's buffers hold their data (and stay valid until the
     /// operation completes).
-    pub(crate) unsafe fn run(&mut self, l: &Launch) -> Result<Request<'static>, AbiError> {
+    pub(crate) unsafe fn start(&mut self, l: &Launch) -> Result<Request<'static>, AbiError> {
         // SAFETY: the caller's contract.
         unsafe {
             self.0.pack()?;
             l.start()
+        }
+    }
+
+    /// Packs what a blocking collective reads, runs it, and unpacks what
+    /// it received.
+    ///
+    /// # Safety
+    /// The program's buffers are valid until it returns.
+    unsafe fn run(mut self, l: &Launch) -> Result<(), AbiError> {
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.0.pack()?;
+            l.run()?;
+            self.finish()
         }
     }
 
@@ -821,8 +835,8 @@ pub unsafe extern "C" fn oxabi_Reduce_local_c(
 
 // ----------------------------------------------------- starting each one
 
-/// The runtime call that starts a decoded collective.
-type StartFn = dyn Fn(&Comm) -> Result<Request<'static>, oxmpi::Error>;
+/// The runtime call that plans a decoded collective.
+type PlanFn = dyn for<'c> Fn(&'c Comm) -> Result<Planned<'c>, oxmpi::Error>;
 
 /// A collective whose arguments were decoded and checked, ready to start
 /// in the runtime: once for a blocking or non-blocking call, at every
@@ -831,8 +845,8 @@ type StartFn = dyn Fn(&Comm) -> Result<Request<'static>, oxmpi::Error>;
 pub struct Launch {
     /// The communicator.
     comm: Comm,
-    /// Starts the runtime's non-blocking collective on `comm`.
-    start: Box<StartFn>,
+    /// Plans the runtime's collective on `comm`.
+    plan: Box<PlanFn>,
     /// A persistent collective's tags.
     seq: Option<PersistentSeq>,
 }
@@ -875,23 +889,31 @@ impl Launch {
     /// MPI requires until the operation completes), and the temporaries of
     /// its [`Stager`] hold the packed data.
     pub unsafe fn start(&self) -> Result<Request<'static>, AbiError> {
-        let run = || (self.start)(&self.comm);
+        let start = || (self.plan)(&self.comm).map(Planned::start);
         let r = match self.seq {
-            Some(seq) => self.comm.start_persistent(seq, run),
-            None => run(),
+            Some(seq) => self.comm.start_persistent(seq, start),
+            None => start(),
         };
         Ok(r?)
+    }
+
+    /// Runs a blocking collective to completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Launch::start`], until it returns.
+    unsafe fn run(&self) -> Result<(), AbiError> {
+        Ok((self.plan)(&self.comm)?.run()?)
     }
 }
 
 /// A [`Launch`] of `f` on `comm`.
 pub(crate) fn launch(
     comm: Comm,
-    f: impl Fn(&Comm) -> Result<Request<'static>, oxmpi::Error> + 'static,
+    f: impl for<'c> Fn(&'c Comm) -> Result<Planned<'c>, oxmpi::Error> + 'static,
 ) -> Started {
     Ok(Launch {
         comm,
-        start: Box::new(f),
+        plan: Box::new(f),
         seq: None,
     })
 }
@@ -902,7 +924,7 @@ pub type Started = Result<Launch, AbiError>;
 /// # Safety
 /// None needed; `unsafe` for the uniform macro.
 unsafe fn ibarrier(_sg: &mut Stager, comm: MPI_Comm) -> Started {
-    launch(comm_of(comm)?, |c| c.ibarrier())
+    launch(comm_of(comm)?, |c| c.plan_barrier())
 }
 
 unsafe fn ibcast<N: Num>(
@@ -920,7 +942,7 @@ unsafe fn ibcast<N: Num>(
     let p = sg.buf(buffer_, n, &t, Dir::InOut, "buffer", "in a broadcast")?;
     launch(c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffer).
-        unsafe { c.ibcast_raw(p, n, root) }
+        unsafe { c.plan_bcast(p, n, root) }
     })
 }
 
@@ -974,7 +996,7 @@ unsafe fn ireduce<N: Num>(
     let e = elems(count, &t, &o)?;
     launch(c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.ireduce_raw(send, recv, e, &o, root) }
+        unsafe { c.plan_reduce(send, recv, e, &o, root) }
     })
 }
 
@@ -1010,9 +1032,9 @@ unsafe fn reduction<N: Num>(
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe {
             match which {
-                Reduction::All => c.iallreduce_raw(send, recv, e, &o),
-                Reduction::Scan => c.iscan_raw(send, recv, e, &o),
-                Reduction::Exscan => c.iexscan_raw(send, recv, e, &o),
+                Reduction::All => c.plan_allreduce(send, recv, e, &o),
+                Reduction::Scan => c.plan_scan(send, recv, e, &o),
+                Reduction::Exscan => c.plan_exscan(send, recv, e, &o),
             }
         }
     })
@@ -1157,7 +1179,7 @@ unsafe fn igather<N: Num>(
     };
     launch(c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.igather_raw(send, block, recv, root) }
+        unsafe { c.plan_gather(send, block, recv, root) }
     })
 }
 
@@ -1189,7 +1211,7 @@ unsafe fn igatherv<N: Num, C: Num, D: Num>(
     if !at_root {
         return launch(c, move |c| {
             // SAFETY: Launch::start's contract (MPI's, on the buffers).
-            unsafe { c.igatherv_raw(send, send_bytes, std::ptr::null_mut(), Blocks::NONE, root) }
+            unsafe { c.plan_gatherv(send, send_bytes, std::ptr::null_mut(), Blocks::NONE, root) }
         });
     }
     let rt = ty(recvtype, "recvtype")?;
@@ -1216,7 +1238,7 @@ unsafe fn igatherv<N: Num, C: Num, D: Num>(
     launch(c, move |c| {
         let b = Blocks::new(&cs, &ds);
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.igatherv_raw(send, send_bytes, recv, b, root) }
+        unsafe { c.plan_gatherv(send, send_bytes, recv, b, root) }
     })
 }
 
@@ -1264,7 +1286,7 @@ unsafe fn iscatter<N: Num>(
     };
     launch(c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.iscatter_raw(send, block, recv, root) }
+        unsafe { c.plan_scatter(send, block, recv, root) }
     })
 }
 
@@ -1295,7 +1317,7 @@ unsafe fn iscatterv<N: Num, C: Num, D: Num>(
     if !at_root {
         return launch(c, move |c| {
             // SAFETY: Launch::start's contract (MPI's, on the buffers).
-            unsafe { c.iscatterv_raw(std::ptr::null(), Blocks::NONE, recv, recv_bytes, root) }
+            unsafe { c.plan_scatterv(std::ptr::null(), Blocks::NONE, recv, recv_bytes, root) }
         });
     }
     let st = ty(sendtype, "sendtype")?;
@@ -1321,7 +1343,7 @@ unsafe fn iscatterv<N: Num, C: Num, D: Num>(
     launch(c, move |c| {
         let b = Blocks::new(&cs, &ds);
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.iscatterv_raw(send.cast_const(), b, recv, recv_bytes, root) }
+        unsafe { c.plan_scatterv(send.cast_const(), b, recv, recv_bytes, root) }
     })
 }
 
@@ -1356,7 +1378,7 @@ unsafe fn iallgather<N: Num>(
     let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
     launch(c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.iallgather_raw(send, block, recv) }
+        unsafe { c.plan_allgather(send, block, recv) }
     })
 }
 
@@ -1402,7 +1424,7 @@ unsafe fn iallgatherv<N: Num, C: Num, D: Num>(
     launch(c, move |c| {
         let b = Blocks::new(&cs, &ds);
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.iallgatherv_raw(send, send_bytes, recv, b) }
+        unsafe { c.plan_allgatherv(send, send_bytes, recv, b) }
     })
 }
 
@@ -1438,7 +1460,7 @@ unsafe fn ialltoall<N: Num>(
     let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
     launch(c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.ialltoall_raw(send, block, recv) }
+        unsafe { c.plan_alltoall(send, block, recv) }
     })
 }
 
@@ -1479,7 +1501,7 @@ unsafe fn ialltoallv<C: Num, D: Num>(
         return launch(c, move |c| {
             let rb = Blocks::new(&rc, &rd);
             // SAFETY: Launch::start's contract (MPI's, on the buffers).
-            unsafe { c.ialltoallv_raw(None, Blocks::NONE, recv, rb) }
+            unsafe { c.plan_alltoallv(None, Blocks::NONE, recv, rb) }
         });
     }
     let st = ty(sendtype, "sendtype")?;
@@ -1503,7 +1525,7 @@ unsafe fn ialltoallv<C: Num, D: Num>(
     launch(c, move |c| {
         let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.ialltoallv_raw(Some(send.cast_const()), sb, recv, rb) }
+        unsafe { c.plan_alltoallv(Some(send.cast_const()), sb, recv, rb) }
     })
 }
 
@@ -1568,7 +1590,7 @@ unsafe fn ialltoallw<C: Num, D: Num>(
         return launch(c, move |c| {
             let rb = Blocks::new(&rc, &rd);
             // SAFETY: Launch::start's contract (MPI's, on the buffers).
-            unsafe { c.ialltoallw_raw(None, Blocks::NONE, recv, rb) }
+            unsafe { c.plan_alltoallw(None, Blocks::NONE, recv, rb) }
         });
     }
     // SAFETY: as above.
@@ -1594,7 +1616,7 @@ unsafe fn ialltoallw<C: Num, D: Num>(
     launch(c, move |c| {
         let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.ialltoallw_raw(Some(send.cast_const()), sb, recv, rb) }
+        unsafe { c.plan_alltoallw(Some(send.cast_const()), sb, recv, rb) }
     })
 }
 
@@ -1633,7 +1655,7 @@ unsafe fn ireduce_scatter<C: Num>(
     let elem = t.elem;
     launch(c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.ireduce_scatter_raw(send, recv, &cs, size, elem, &o) }
+        unsafe { c.plan_reduce_scatter(send, recv, &cs, size, elem, &o) }
     })
 }
 
@@ -1672,7 +1694,7 @@ unsafe fn ireduce_scatter_block<N: Num>(
     };
     launch(c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.ireduce_scatter_block_raw(send, recv, e, &o) }
+        unsafe { c.plan_reduce_scatter_block(send, recv, e, &o) }
     })
 }
 
@@ -1684,9 +1706,7 @@ pub(crate) fn blocking(decode: impl FnOnce(&mut Stager) -> Started) -> Result<()
     let mut sg = Stager::default();
     let l = decode(&mut sg)?;
     // SAFETY: the buffers are the program's until the call returns.
-    unsafe { sg.run(&l) }?.wait()?;
-    // SAFETY: as above.
-    unsafe { sg.finish() }
+    unsafe { sg.run(&l) }
 }
 
 /// The body of a non-blocking collective: decodes the arguments with
@@ -1705,7 +1725,7 @@ pub(crate) unsafe fn nonblocking(
     let mut sg = Stager::default();
     let l = decode(&mut sg)?;
     // SAFETY: the caller's contract.
-    let req = unsafe { sg.run(&l) }?;
+    let req = unsafe { sg.start(&l) }?;
     let entry = ReqEntry::Active {
         req: Some(req),
         comm,

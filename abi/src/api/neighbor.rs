@@ -72,7 +72,7 @@ unsafe fn ineighbor_allgather<N: Num>(
     let recv = sg.buf(recvbuf, all, &rt, rdir, "recvbuf", WHY)?;
     launch(c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.ineighbor_allgather_raw(send, len, recv, block) }
+        unsafe { c.plan_neighbor_allgather(send, len, recv, block) }
     })
 }
 
@@ -110,7 +110,7 @@ unsafe fn ineighbor_allgatherv<N: Num, C: Num, D: Num>(
     launch(c, move |c| {
         let b = Blocks::new(&cs, &ds);
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.ineighbor_allgatherv_raw(send, len, recv, b) }
+        unsafe { c.plan_neighbor_allgatherv(send, len, recv, b) }
     })
 }
 
@@ -138,7 +138,7 @@ unsafe fn ineighbor_alltoall<N: Num>(
     let recv = sg.buf(recvbuf, rall, &rt, rdir, "recvbuf", WHY)?;
     launch(c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.ineighbor_alltoall_raw(send, sblock, recv, rblock) }
+        unsafe { c.plan_neighbor_alltoall(send, sblock, recv, rblock) }
     })
 }
 
@@ -188,7 +188,7 @@ unsafe fn ineighbor_alltoallv<C: Num, D: Num>(
     launch(c, move |c| {
         let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.ineighbor_alltoallv_raw(send, sb, recv, rb) }
+        unsafe { c.plan_neighbor_alltoallv(send, sb, recv, rb) }
     })
 }
 
@@ -245,7 +245,7 @@ unsafe fn ineighbor_alltoallw<C: Num>(
     launch(c, move |c| {
         let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.ineighbor_alltoallv_raw(send, sb, recv, rb) }
+        unsafe { c.plan_neighbor_alltoallv(send, sb, recv, rb) }
     })
 }
 

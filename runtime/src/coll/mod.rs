@@ -202,9 +202,11 @@ impl Comm {
     }
 
     fn pick(&self, coll: Coll, bytes: usize, commutative: bool) -> &'static algos::AlgoInfo {
-        self.rt()
-            .selector
-            .pick(self.inner.context, coll, &self.args(bytes, commutative))
+        self.inner.coll_picks.get_or(coll, bytes, commutative, || {
+            self.rt()
+                .selector
+                .pick(self.inner.context, coll, &self.args(bytes, commutative))
+        })
     }
 
     /// Starts an allreduce on raw memory (`MPI_Iallreduce`). `send` is

@@ -7,7 +7,8 @@
 //! cannot run.
 
 use std::fmt::Write as _;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use super::algos::{self, AlgoInfo, Args};
 use crate::config::{self, Setting};
@@ -481,6 +482,44 @@ fn nodes_text(l: &algos::Layout) -> String {
 /// ranks, layout). A context id is reused after its communicator is freed,
 /// perhaps by one of another size or layout: those are in the key too.
 type CacheKey = (u32, u8, u32, bool, usize, algos::Layout);
+
+/// Size classes: a size's bit length, 0..=64.
+const CLASSES: usize = usize::BITS as usize + 1;
+
+/// One communicator's selections by (collective, size class,
+/// commutative), kept from their first use: on a given communicator the
+/// selector's answer depends on nothing else, so repeated calls skip its
+/// lock and table. The table is made at the first collective call.
+#[derive(Debug, Default)]
+pub(crate) struct Picks(OnceLock<Box<[AtomicPtr<AlgoInfo>]>>);
+
+impl Picks {
+    /// The kept choice for this call, or `pick`'s (then kept).
+    #[inline]
+    pub(crate) fn get_or(
+        &self,
+        coll: Coll,
+        bytes: usize,
+        commutative: bool,
+        pick: impl FnOnce() -> &'static AlgoInfo,
+    ) -> &'static AlgoInfo {
+        let table = self.0.get_or_init(|| {
+            (0..Coll::ALL.len() * 2 * CLASSES)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect()
+        });
+        let class = (usize::BITS - bytes.leading_zeros()) as usize;
+        let slot = &table[(coll as usize * 2 + commutative as usize) * CLASSES + class];
+        let kept = slot.load(Ordering::Acquire);
+        if !kept.is_null() {
+            // SAFETY: only `&'static AlgoInfo`s are stored.
+            return unsafe { &*kept };
+        }
+        let info = pick();
+        slot.store(std::ptr::from_ref(info).cast_mut(), Ordering::Release);
+        info
+    }
+}
 
 /// Per-process selection state: overrides read once, the model, the cache.
 pub(crate) struct Selector {

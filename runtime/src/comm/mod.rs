@@ -123,6 +123,8 @@ pub(crate) struct CommInner {
     pub(crate) partitioned: Mutex<partitioned::Counters>,
     /// Which node each rank is on, for collectives (computed at first use).
     pub(crate) coll_nodes: crate::coll::nodes::Cached,
+    /// Collective algorithms chosen on this communicator, by call class.
+    pub(crate) coll_picks: crate::coll::select::Picks,
 }
 
 /// Context ids of the predefined communicators (each takes two: p2p, collective).
@@ -197,6 +199,7 @@ impl Comm {
                 coll_seq: std::sync::atomic::AtomicU32::new(0),
                 partitioned: Mutex::default(),
                 coll_nodes: Default::default(),
+                coll_picks: Default::default(),
             }),
         }
     }
