@@ -12,6 +12,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use super::bufpool::BufPool;
 use super::matching::{Envelope, Matcher, Pattern};
 use super::protocol::{self, Kind, MsgHeader, Packet, SendPath, FLAG_SYNC};
 use super::request::{Pending, ReqId, ReqState, Requests, SendState};
@@ -90,18 +91,14 @@ pub struct Engine {
     streams: Vec<ReqId>,
     /// Collective schedules in flight.
     pub(crate) schedules: Vec<crate::coll::run::Registered>,
+    /// Buffers for unexpected messages and queued packets.
+    bufs: BufPool,
     /// Split copies waiting for the sender's part.
     splits: Vec<Split>,
     /// Smallest message copied cooperatively (0: never).
     split_min: usize,
     /// Read large messages with CMA when possible (else stream them).
     prefer_cma: bool,
-}
-
-fn concat(parts: &[&[u8]]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
-    parts.iter().for_each(|p| v.extend_from_slice(p));
-    v
 }
 
 /// Stores an unexpected message in a free slot of `table` (or a new one).
@@ -145,6 +142,7 @@ impl Engine {
             streams: Vec::new(),
             schedules: Vec::new(),
             splits: Vec::new(),
+            bufs: BufPool::default(),
             split_min: 0,
             prefer_cma: true,
         }
@@ -176,8 +174,9 @@ impl Engine {
 
     fn push(&mut self, peer: usize, parts: &[&[u8]]) {
         if peer == self.me {
-            let packet = concat(parts);
+            let packet = self.bufs.concat(parts);
             self.handle(peer, &packet);
+            self.bufs.give(packet);
             return;
         }
         let queue = &mut self.outq[peer];
@@ -189,7 +188,7 @@ impl Engine {
         if queue.is_empty() {
             self.queued_peers.push(peer);
         }
-        queue.push_back(concat(parts));
+        queue.push_back(self.bufs.concat(parts));
     }
 
     fn flush_outq(&mut self) -> bool {
@@ -199,6 +198,7 @@ impl Engine {
         let mut moved = false;
         let transport = &self.transport;
         let outq = &mut self.outq;
+        let bufs = &mut self.bufs;
         self.queued_peers.retain(|&peer| {
             let queue = &mut outq[peer];
             let mut sent = false;
@@ -207,7 +207,9 @@ impl Engine {
                 if !unsafe { transport.try_send(peer, &[packet]) } {
                     break;
                 }
-                queue.pop_front();
+                if let Some(packet) = queue.pop_front() {
+                    bufs.give(packet);
+                }
                 sent = true;
             }
             if sent {
@@ -454,7 +456,7 @@ impl Engine {
                 let Some(uid) = queued else { return };
                 if let Some(Some(u)) = self.unexpected.get_mut(uid) {
                     if h.kind == Kind::Eager {
-                        u.data.reserve_exact(h.total_len as usize);
+                        u.data = self.bufs.take(h.total_len as usize);
                         u.data.extend_from_slice(payload);
                         let remaining = h.total_len as usize - payload.len();
                         if remaining > 0 {
@@ -727,6 +729,7 @@ impl Engine {
     fn copy_out_unexpected(&mut self, req: ReqId, uid: UnexpId) {
         if let Some(u) = self.free_unexpected(uid) {
             self.write_recv(req, 0, &u.data);
+            self.bufs.give(u.data);
             self.finish_recv(req);
         }
     }
