@@ -419,30 +419,6 @@ impl Stager {
         }
     }
 
-    /// Packs what a blocking collective reads, runs it, and unpacks what
-    /// it received.
-    ///
-    /// # Safety
-    /// The program's buffers are valid until it returns.
-    unsafe fn run(mut self, l: &Launch) -> Result<(), AbiError> {
-        // SAFETY: the caller's contract.
-        unsafe {
-            self.0.pack()?;
-            l.run()?;
-            self.finish()
-        }
-    }
-
-    /// After a blocking collective completed: unpacks what it received.
-    ///
-    /// # Safety
-    /// The program's buffers are still there.
-    unsafe fn finish(self) -> Result<(), AbiError> {
-        // SAFETY: the caller's contract.
-        unsafe { self.0.finish() }?;
-        Ok(())
-    }
-
     /// The temporaries to keep with a non-blocking collective's request.
     fn into_stage(self) -> Option<Stage> {
         (!self.0.is_empty()).then_some(Stage::Collective(self.0))
@@ -794,7 +770,8 @@ unsafe fn reduce_local(
     };
     f(input, inout)?;
     // SAFETY: the program's buffer is there.
-    unsafe { sg.finish() }
+    unsafe { sg.0.finish() }?;
+    Ok(())
 }
 
 /// `MPI_Reduce_local`: `inoutbuf = inbuf op inoutbuf`.
@@ -896,26 +873,58 @@ impl Launch {
         };
         Ok(r?)
     }
+}
 
-    /// Runs a blocking collective to completion on this thread.
+/// What a decoded collective becomes: a [`Launch`] kept to start now or
+/// at each `MPI_Start` (non-blocking and persistent calls), or [`Ran`],
+/// the blocking call done at once without boxing its plan.
+pub(crate) trait Sink: Sized {
+    /// Takes the collective that `plan` plans on `comm`, with the
+    /// temporaries `sg` of its derived datatypes.
     ///
     /// # Safety
-    /// As for [`Launch::start`], until it returns.
-    unsafe fn run(&self) -> Result<(), AbiError> {
-        Ok((self.plan)(&self.comm)?.run()?)
+    /// The program's buffers named when decoding are valid: for [`Ran`],
+    /// until it returns; for a [`Launch`], whenever it starts and until
+    /// the operation completes.
+    unsafe fn launch(
+        sg: &mut Stager,
+        comm: Comm,
+        plan: impl for<'c> Fn(&'c Comm) -> Result<Planned<'c>, oxmpi::Error> + 'static,
+    ) -> Result<Self, AbiError>;
+}
+
+impl Sink for Launch {
+    unsafe fn launch(
+        _sg: &mut Stager,
+        comm: Comm,
+        plan: impl for<'c> Fn(&'c Comm) -> Result<Planned<'c>, oxmpi::Error> + 'static,
+    ) -> Result<Launch, AbiError> {
+        Ok(Launch {
+            comm,
+            plan: Box::new(plan),
+            seq: None,
+        })
     }
 }
 
-/// A [`Launch`] of `f` on `comm`.
-pub(crate) fn launch(
-    comm: Comm,
-    f: impl for<'c> Fn(&'c Comm) -> Result<Planned<'c>, oxmpi::Error> + 'static,
-) -> Started {
-    Ok(Launch {
-        comm,
-        plan: Box::new(f),
-        seq: None,
-    })
+/// A blocking collective that has run: packed, run to completion on the
+/// calling thread and unpacked as soon as its arguments were decoded.
+pub(crate) struct Ran;
+
+impl Sink for Ran {
+    unsafe fn launch(
+        sg: &mut Stager,
+        comm: Comm,
+        plan: impl for<'c> Fn(&'c Comm) -> Result<Planned<'c>, oxmpi::Error> + 'static,
+    ) -> Result<Ran, AbiError> {
+        // SAFETY: the caller's contract.
+        unsafe {
+            sg.0.pack()?;
+            plan(&comm)?.run()?;
+            sg.0.finish()?;
+        }
+        Ok(Ran)
+    }
 }
 
 /// What decoding a collective's arguments gives.
@@ -923,24 +932,24 @@ pub type Started = Result<Launch, AbiError>;
 
 /// # Safety
 /// None needed; `unsafe` for the uniform macro.
-unsafe fn ibarrier(_sg: &mut Stager, comm: MPI_Comm) -> Started {
-    launch(comm_of(comm)?, |c| c.plan_barrier())
+unsafe fn ibarrier<L: Sink>(sg: &mut Stager, comm: MPI_Comm) -> Result<L, AbiError> {
+    L::launch(sg, comm_of(comm)?, |c| c.plan_barrier())
 }
 
-unsafe fn ibcast<N: Num>(
+unsafe fn ibcast<N: Num, L: Sink>(
     sg: &mut Stager,
     buffer_: *mut c_void,
     count: N,
     datatype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     root_of(&c, root)?;
     let t = ty(datatype, "datatype")?;
     let n = bytes(count, &t, "count")?;
     let p = sg.buf(buffer_, n, &t, Dir::InOut, "buffer", "in a broadcast")?;
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffer).
         unsafe { c.plan_bcast(p, n, root) }
     })
@@ -971,7 +980,7 @@ fn reduce_bufs(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn ireduce<N: Num>(
+unsafe fn ireduce<N: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -980,7 +989,7 @@ unsafe fn ireduce<N: Num>(
     op: MPI_Op,
     root: c_int,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let at_root = root_of(&c, root)?;
     let t = ty(datatype, "datatype")?;
@@ -994,7 +1003,7 @@ unsafe fn ireduce<N: Num>(
     };
     let o = op_for(op, &t)?;
     let e = elems(count, &t, &o)?;
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe { c.plan_reduce(send, recv, e, &o, root) }
     })
@@ -1012,7 +1021,7 @@ fn elems(count_: impl Num, t: &Ty, o: &Op) -> Result<Elems, AbiError> {
 
 /// The shared start of allreduce, scan and exscan.
 #[allow(clippy::too_many_arguments)]
-unsafe fn reduction<N: Num>(
+unsafe fn reduction<N: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -1021,14 +1030,14 @@ unsafe fn reduction<N: Num>(
     op: MPI_Op,
     comm: MPI_Comm,
     which: Reduction,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let t = ty(datatype, "datatype")?;
     let n = bytes(count, &t, "count")?;
     let (send, recv) = reduce_bufs(sg, sendbuf, recvbuf, n, &t)?;
     let o = op_for(op, &t)?;
     let e = elems(count, &t, &o)?;
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe {
             match which {
@@ -1047,7 +1056,7 @@ enum Reduction {
     Exscan,
 }
 
-unsafe fn iallreduce<N: Num>(
+unsafe fn iallreduce<N: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -1055,7 +1064,7 @@ unsafe fn iallreduce<N: Num>(
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     // SAFETY: forwarded contract.
     unsafe {
         reduction(
@@ -1071,7 +1080,7 @@ unsafe fn iallreduce<N: Num>(
     }
 }
 
-unsafe fn iscan<N: Num>(
+unsafe fn iscan<N: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -1079,7 +1088,7 @@ unsafe fn iscan<N: Num>(
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     // SAFETY: forwarded contract.
     unsafe {
         reduction(
@@ -1095,7 +1104,7 @@ unsafe fn iscan<N: Num>(
     }
 }
 
-unsafe fn iexscan<N: Num>(
+unsafe fn iexscan<N: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -1103,7 +1112,7 @@ unsafe fn iexscan<N: Num>(
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     // SAFETY: forwarded contract.
     unsafe {
         reduction(
@@ -1134,7 +1143,7 @@ fn same_block(send: usize, recv: usize, what: &str) -> Result<(), AbiError> {
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn igather<N: Num>(
+unsafe fn igather<N: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     sendcount: N,
@@ -1144,7 +1153,7 @@ unsafe fn igather<N: Num>(
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let at_root = root_of(&c, root)?;
     let (send, block, recv) = if at_root {
@@ -1177,14 +1186,14 @@ unsafe fn igather<N: Num>(
         let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", why)?;
         (Some(send.cast_const()), n, std::ptr::null_mut())
     };
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe { c.plan_gather(send, block, recv, root) }
     })
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn igatherv<N: Num, C: Num, D: Num>(
+unsafe fn igatherv<N: Num, C: Num, D: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     sendcount: N,
@@ -1195,7 +1204,7 @@ unsafe fn igatherv<N: Num, C: Num, D: Num>(
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let at_root = root_of(&c, root)?;
     let in_place = at_root && is_in_place(sendbuf);
@@ -1209,7 +1218,7 @@ unsafe fn igatherv<N: Num, C: Num, D: Num>(
         (Some(send.cast_const()), n)
     };
     if !at_root {
-        return launch(c, move |c| {
+        return L::launch(sg, c, move |c| {
             // SAFETY: Launch::start's contract (MPI's, on the buffers).
             unsafe { c.plan_gatherv(send, send_bytes, std::ptr::null_mut(), Blocks::NONE, root) }
         });
@@ -1235,7 +1244,7 @@ unsafe fn igatherv<N: Num, C: Num, D: Num>(
     }
     let dir = if in_place { Dir::InOut } else { Dir::Out };
     let (recv, ds) = sg.blocks(recvbuf, &cs, &ds, &|_| &rt, dir, "recvbuf", why)?;
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         let b = Blocks::new(&cs, &ds);
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe { c.plan_gatherv(send, send_bytes, recv, b, root) }
@@ -1243,7 +1252,7 @@ unsafe fn igatherv<N: Num, C: Num, D: Num>(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn iscatter<N: Num>(
+unsafe fn iscatter<N: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     sendcount: N,
@@ -1253,7 +1262,7 @@ unsafe fn iscatter<N: Num>(
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let at_root = root_of(&c, root)?;
     let (send, block, recv) = if at_root {
@@ -1284,14 +1293,14 @@ unsafe fn iscatter<N: Num>(
         let recv = sg.buf(recvbuf, n, &rt, Dir::Out, "recvbuf", why)?;
         (std::ptr::null(), n, Some(recv))
     };
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe { c.plan_scatter(send, block, recv, root) }
     })
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn iscatterv<N: Num, C: Num, D: Num>(
+unsafe fn iscatterv<N: Num, C: Num, D: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     sendcounts: *const C,
@@ -1302,7 +1311,7 @@ unsafe fn iscatterv<N: Num, C: Num, D: Num>(
     recvtype: MPI_Datatype,
     root: c_int,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let at_root = root_of(&c, root)?;
     let in_place = at_root && is_in_place(recvbuf);
@@ -1315,7 +1324,7 @@ unsafe fn iscatterv<N: Num, C: Num, D: Num>(
         (Some(sg.buf(recvbuf, n, &rt, Dir::Out, "recvbuf", why)?), n)
     };
     if !at_root {
-        return launch(c, move |c| {
+        return L::launch(sg, c, move |c| {
             // SAFETY: Launch::start's contract (MPI's, on the buffers).
             unsafe { c.plan_scatterv(std::ptr::null(), Blocks::NONE, recv, recv_bytes, root) }
         });
@@ -1340,7 +1349,7 @@ unsafe fn iscatterv<N: Num, C: Num, D: Num>(
         same_block(cs[c.rank() as usize], recv_bytes, "the root's own block")?;
     }
     let (send, ds) = sg.blocks(sendbuf, &cs, &ds, &|_| &st, Dir::In, "sendbuf", why)?;
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         let b = Blocks::new(&cs, &ds);
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe { c.plan_scatterv(send.cast_const(), b, recv, recv_bytes, root) }
@@ -1348,7 +1357,7 @@ unsafe fn iscatterv<N: Num, C: Num, D: Num>(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn iallgather<N: Num>(
+unsafe fn iallgather<N: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     sendcount: N,
@@ -1357,7 +1366,7 @@ unsafe fn iallgather<N: Num>(
     recvcount: N,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let rt = ty(recvtype, "recvtype")?;
     let block = bytes(recvcount, &rt, "recvcount")?;
@@ -1376,14 +1385,14 @@ unsafe fn iallgather<N: Num>(
         (Some(send.cast_const()), Dir::Out)
     };
     let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe { c.plan_allgather(send, block, recv) }
     })
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn iallgatherv<N: Num, C: Num, D: Num>(
+unsafe fn iallgatherv<N: Num, C: Num, D: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     sendcount: N,
@@ -1393,7 +1402,7 @@ unsafe fn iallgatherv<N: Num, C: Num, D: Num>(
     displs: *const D,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let rt = ty(recvtype, "recvtype")?;
     let (unit, dunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
@@ -1421,7 +1430,7 @@ unsafe fn iallgatherv<N: Num, C: Num, D: Num>(
         (Some(send.cast_const()), n, Dir::Out)
     };
     let (recv, ds) = sg.blocks(recvbuf, &cs, &ds, &|_| &rt, dir, "recvbuf", why)?;
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         let b = Blocks::new(&cs, &ds);
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe { c.plan_allgatherv(send, send_bytes, recv, b) }
@@ -1429,7 +1438,7 @@ unsafe fn iallgatherv<N: Num, C: Num, D: Num>(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn ialltoall<N: Num>(
+unsafe fn ialltoall<N: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     sendcount: N,
@@ -1438,7 +1447,7 @@ unsafe fn ialltoall<N: Num>(
     recvcount: N,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let rt = ty(recvtype, "recvtype")?;
     let block = bytes(recvcount, &rt, "recvcount")?;
@@ -1458,14 +1467,14 @@ unsafe fn ialltoall<N: Num>(
         (Some(s.cast_const()), Dir::Out)
     };
     let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe { c.plan_alltoall(send, block, recv) }
     })
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn ialltoallv<C: Num, D: Num>(
+unsafe fn ialltoallv<C: Num, D: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     sendcounts: *const C,
@@ -1476,7 +1485,7 @@ unsafe fn ialltoallv<C: Num, D: Num>(
     rdispls: *const D,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let p = c.size() as usize;
     let rt = ty(recvtype, "recvtype")?;
@@ -1498,7 +1507,7 @@ unsafe fn ialltoallv<C: Num, D: Num>(
     let r = buffer(recvbuf, rext, "recvbuf", why)?;
     if is_in_place(sendbuf) {
         let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &|_| &rt, Dir::InOut, "recvbuf", why)?;
-        return launch(c, move |c| {
+        return L::launch(sg, c, move |c| {
             let rb = Blocks::new(&rc, &rd);
             // SAFETY: Launch::start's contract (MPI's, on the buffers).
             unsafe { c.plan_alltoallv(None, Blocks::NONE, recv, rb) }
@@ -1522,7 +1531,7 @@ unsafe fn ialltoallv<C: Num, D: Num>(
     not_aliased(buffer(sendbuf, sext, "sendbuf", "")?, r, sext.min(rext))?;
     let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &|_| &st, Dir::In, "sendbuf", "")?;
     let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &|_| &rt, Dir::Out, "recvbuf", why)?;
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe { c.plan_alltoallv(Some(send.cast_const()), sb, recv, rb) }
@@ -1551,7 +1560,7 @@ pub(crate) unsafe fn types(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn ialltoallw<C: Num, D: Num>(
+unsafe fn ialltoallw<C: Num, D: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     sendcounts: *const C,
@@ -1562,7 +1571,7 @@ unsafe fn ialltoallw<C: Num, D: Num>(
     rdispls: *const D,
     recvtypes: *const MPI_Datatype,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let p = c.size() as usize;
     let bytes_unit = |_| Ok(1);
@@ -1587,7 +1596,7 @@ unsafe fn ialltoallw<C: Num, D: Num>(
     let rty = |i: usize| &rts[i];
     if is_in_place(sendbuf) {
         let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &rty, Dir::InOut, "recvbuf", why)?;
-        return launch(c, move |c| {
+        return L::launch(sg, c, move |c| {
             let rb = Blocks::new(&rc, &rd);
             // SAFETY: Launch::start's contract (MPI's, on the buffers).
             unsafe { c.plan_alltoallw(None, Blocks::NONE, recv, rb) }
@@ -1613,14 +1622,14 @@ unsafe fn ialltoallw<C: Num, D: Num>(
     let sty = |i: usize| &sts[i];
     let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &sty, Dir::In, "sendbuf", "")?;
     let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &rty, Dir::Out, "recvbuf", why)?;
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe { c.plan_alltoallw(Some(send.cast_const()), sb, recv, rb) }
     })
 }
 
-unsafe fn ireduce_scatter<C: Num>(
+unsafe fn ireduce_scatter<C: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -1628,7 +1637,7 @@ unsafe fn ireduce_scatter<C: Num>(
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let t = ty(datatype, "datatype")?;
     // SAFETY: MPI's contract: one entry per rank.
@@ -1653,13 +1662,13 @@ unsafe fn ireduce_scatter<C: Num>(
     let (per, size) = reduce_unit(&t, &o);
     let cs: Vec<usize> = cs.iter().map(|&n| n * per).collect();
     let elem = t.elem;
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe { c.plan_reduce_scatter(send, recv, &cs, size, elem, &o) }
     })
 }
 
-unsafe fn ireduce_scatter_block<N: Num>(
+unsafe fn ireduce_scatter_block<N: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
@@ -1667,7 +1676,7 @@ unsafe fn ireduce_scatter_block<N: Num>(
     datatype: MPI_Datatype,
     op: MPI_Op,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let t = ty(datatype, "datatype")?;
     let mine = bytes(recvcount, &t, "recvcount")?;
@@ -1692,7 +1701,7 @@ unsafe fn ireduce_scatter_block<N: Num>(
         size,
         ty: t.elem,
     };
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe { c.plan_reduce_scatter_block(send, recv, e, &o) }
     })
@@ -1701,12 +1710,11 @@ unsafe fn ireduce_scatter_block<N: Num>(
 // ------------------------------------------------- the exported forms
 
 /// The body of a blocking collective: decodes the arguments with
-/// `decode`, starts, waits, unpacks what arrived.
-pub(crate) fn blocking(decode: impl FnOnce(&mut Stager) -> Started) -> Result<(), AbiError> {
-    let mut sg = Stager::default();
-    let l = decode(&mut sg)?;
-    // SAFETY: the buffers are the program's until the call returns.
-    unsafe { sg.run(&l) }
+/// `decode`, which runs it ([`Ran`]: packs, runs, unpacks what arrived).
+pub(crate) fn blocking(
+    decode: impl FnOnce(&mut Stager) -> Result<Ran, AbiError>,
+) -> Result<(), AbiError> {
+    decode(&mut Stager::default()).map(|Ran| ())
 }
 
 /// The body of a non-blocking collective: decodes the arguments with

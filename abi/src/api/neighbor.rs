@@ -17,9 +17,7 @@ use std::ffi::{c_int, c_void};
 use oxmpi::coll::Blocks;
 use oxmpi::{Comm, PROC_NULL};
 
-use super::coll::{
-    blocks, bytes, collective, comm_of, launch, ty, types, Dir, Num, Stager, Started,
-};
+use super::coll::{blocks, bytes, collective, comm_of, ty, types, Dir, Num, Sink, Stager};
 use crate::errors::{AbiError, Class};
 use crate::handles::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype};
 
@@ -52,7 +50,7 @@ fn times(block: usize, n: usize, arg: &str) -> Result<usize, AbiError> {
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn ineighbor_allgather<N: Num>(
+unsafe fn ineighbor_allgather<N: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     sendcount: N,
@@ -61,7 +59,7 @@ unsafe fn ineighbor_allgather<N: Num>(
     recvcount: N,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let (indeg, _, rdir) = degrees(&c)?;
     let (st, rt) = (ty(sendtype, "sendtype")?, ty(recvtype, "recvtype")?);
@@ -70,14 +68,14 @@ unsafe fn ineighbor_allgather<N: Num>(
     let all = times(block, indeg, "recvcount")?;
     let send = sg.buf(sendbuf, len, &st, Dir::In, "sendbuf", WHY)?;
     let recv = sg.buf(recvbuf, all, &rt, rdir, "recvbuf", WHY)?;
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe { c.plan_neighbor_allgather(send, len, recv, block) }
     })
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn ineighbor_allgatherv<N: Num, C: Num, D: Num>(
+unsafe fn ineighbor_allgatherv<N: Num, C: Num, D: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     sendcount: N,
@@ -87,7 +85,7 @@ unsafe fn ineighbor_allgatherv<N: Num, C: Num, D: Num>(
     displs: *const D,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let (indeg, _, rdir) = degrees(&c)?;
     let (st, rt) = (ty(sendtype, "sendtype")?, ty(recvtype, "recvtype")?);
@@ -107,7 +105,7 @@ unsafe fn ineighbor_allgatherv<N: Num, C: Num, D: Num>(
     }?;
     let send = sg.buf(sendbuf, len, &st, Dir::In, "sendbuf", WHY)?;
     let (recv, ds) = sg.blocks(recvbuf, &cs, &ds, &|_| &rt, rdir, "recvbuf", WHY)?;
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         let b = Blocks::new(&cs, &ds);
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe { c.plan_neighbor_allgatherv(send, len, recv, b) }
@@ -115,7 +113,7 @@ unsafe fn ineighbor_allgatherv<N: Num, C: Num, D: Num>(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn ineighbor_alltoall<N: Num>(
+unsafe fn ineighbor_alltoall<N: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     sendcount: N,
@@ -124,7 +122,7 @@ unsafe fn ineighbor_alltoall<N: Num>(
     recvcount: N,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let (indeg, outdeg, rdir) = degrees(&c)?;
     let (st, rt) = (ty(sendtype, "sendtype")?, ty(recvtype, "recvtype")?);
@@ -136,14 +134,14 @@ unsafe fn ineighbor_alltoall<N: Num>(
     );
     let send = sg.buf(sendbuf, sall, &st, Dir::In, "sendbuf", WHY)?;
     let recv = sg.buf(recvbuf, rall, &rt, rdir, "recvbuf", WHY)?;
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe { c.plan_neighbor_alltoall(send, sblock, recv, rblock) }
     })
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn ineighbor_alltoallv<C: Num, D: Num>(
+unsafe fn ineighbor_alltoallv<C: Num, D: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     sendcounts: *const C,
@@ -154,7 +152,7 @@ unsafe fn ineighbor_alltoallv<C: Num, D: Num>(
     rdispls: *const D,
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let (indeg, outdeg, rdir) = degrees(&c)?;
     let (st, rt) = (ty(sendtype, "sendtype")?, ty(recvtype, "recvtype")?);
@@ -185,7 +183,7 @@ unsafe fn ineighbor_alltoallv<C: Num, D: Num>(
     };
     let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &|_| &st, Dir::In, "sendbuf", WHY)?;
     let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &|_| &rt, rdir, "recvbuf", WHY)?;
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe { c.plan_neighbor_alltoallv(send, sb, recv, rb) }
@@ -193,7 +191,7 @@ unsafe fn ineighbor_alltoallv<C: Num, D: Num>(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn ineighbor_alltoallw<C: Num>(
+unsafe fn ineighbor_alltoallw<C: Num, L: Sink>(
     sg: &mut Stager,
     sendbuf: *const c_void,
     sendcounts: *const C,
@@ -204,7 +202,7 @@ unsafe fn ineighbor_alltoallw<C: Num>(
     rdispls: *const MPI_Aint,
     recvtypes: *const MPI_Datatype,
     comm: MPI_Comm,
-) -> Started {
+) -> Result<L, AbiError> {
     let c = comm_of(comm)?;
     let (indeg, outdeg, rdir) = degrees(&c)?;
     // SAFETY: MPI's contract: one entry per out- / in-neighbor.
@@ -242,7 +240,7 @@ unsafe fn ineighbor_alltoallw<C: Num>(
     let (sty, rty) = (|i: usize| &sts[i], |i: usize| &rts[i]);
     let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &sty, Dir::In, "sendbuf", WHY)?;
     let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &rty, rdir, "recvbuf", WHY)?;
-    launch(c, move |c| {
+    L::launch(sg, c, move |c| {
         let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
         // SAFETY: Launch::start's contract (MPI's, on the buffers).
         unsafe { c.plan_neighbor_alltoallv(send, sb, recv, rb) }
