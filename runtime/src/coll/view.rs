@@ -3,12 +3,13 @@
 //! is staged with [`CollStage`] (the mechanism the C ABI uses too): a
 //! contiguous type is used in place, any other is packed into a temporary
 //! before the operation starts and unpacked from one when it completes;
-//! the byte-level collective moves the packed bytes in between. Block
-//! sizes are in packed bytes, so the send and receive sides may use
-//! different types with the same signature (a column against a row).
+//! the byte-level collective moves the packed bytes in between. A view
+//! that holds one block per rank holds a multiple of `size` elements;
+//! blocks match by their packed bytes, so the send and receive sides may
+//! use different types with the same signature (a column against a row).
 //! The reductions are in `view_reduce.rs`.
 
-use super::blocks::root_needs;
+use super::blocks::{per_rank, root_needs};
 use crate::comm::Comm;
 use crate::datatype::stage::{CollStage, Dir, Staging};
 use crate::datatype::{View, ViewMut};
@@ -123,6 +124,7 @@ impl Comm {
         let mut st = CollStage::default();
         let rp = match recv {
             Some(r) if at_root => {
+                per_rank("recvbuf", r.count(), self.size() as usize)?;
                 let want = block.checked_mul(self.size() as usize);
                 packs_to("recvbuf", want, r.packed_len())?;
                 st.stage(r.placed(), Dir::Out)
@@ -139,9 +141,10 @@ impl Comm {
     }
 
     /// Collects every rank's `send` at `root` (`MPI_Gather` with
-    /// datatypes): rank r's packed bytes land as elements
-    /// `r*k .. (r+1)*k` of `recv`, where every rank sends `k` elements'
-    /// worth. `recv` is required at the root and ignored elsewhere.
+    /// datatypes): `recv` holds `size * k` elements and rank r's packed
+    /// bytes land as its elements `r*k .. (r+1)*k`, which must pack to as
+    /// many bytes as every `send`. `recv` is required at the root and
+    /// ignored elsewhere.
     ///
     /// ```no_run
     /// use oxmpi::datatype::{BasicType, Datatype, View, ViewMut};
@@ -197,6 +200,7 @@ impl Comm {
         let mut st = CollStage::default();
         let sp = match send {
             Some(s) if at_root => {
+                per_rank("sendbuf", s.count(), self.size() as usize)?;
                 let want = block.checked_mul(self.size() as usize);
                 packs_to("sendbuf", want, s.packed_len())?;
                 st.stage(s.placed(), Dir::In).cast_const()
@@ -212,8 +216,10 @@ impl Comm {
     }
 
     /// Hands consecutive blocks of the root's `send` out, one per rank, in
-    /// rank order (`MPI_Scatter` with datatypes); `send` is required at
-    /// the root and ignored elsewhere.
+    /// rank order (`MPI_Scatter` with datatypes): `send` holds `size * k`
+    /// elements, and elements `r*k .. (r+1)*k` go to rank r's `recv`,
+    /// which must pack to as many bytes. `send` is required at the root
+    /// and ignored elsewhere.
     ///
     /// ```no_run
     /// use oxmpi::datatype::{BasicType, Datatype, View, ViewMut};
@@ -262,6 +268,7 @@ impl Comm {
         recv: ViewMut<'a>,
     ) -> Result<Request<'a>, Error> {
         let block = send.packed_len();
+        per_rank("recvbuf", recv.count(), self.size() as usize)?;
         let want = block.checked_mul(self.size() as usize);
         packs_to("recvbuf", want, recv.packed_len())?;
         let mut st = CollStage::default();
@@ -272,8 +279,8 @@ impl Comm {
     }
 
     /// Gathers every rank's `send` into `recv` on every rank
-    /// (`MPI_Allgather` with datatypes): rank r's packed bytes are
-    /// elements `r*k .. (r+1)*k` of `recv`.
+    /// (`MPI_Allgather` with datatypes): `recv` holds `size * k` elements
+    /// and rank r's packed bytes are its elements `r*k .. (r+1)*k`.
     ///
     /// ```no_run
     /// use oxmpi::datatype::{BasicType, Datatype, View, ViewMut};
@@ -316,12 +323,8 @@ impl Comm {
     ) -> Result<Request<'a>, Error> {
         let p = self.size() as usize;
         let total = send.packed_len();
-        if !total.is_multiple_of(p) {
-            return Err(Error::InvalidArgument {
-                arg: "sendbuf",
-                reason: format!("packs to {total} bytes, not a multiple of the {p} ranks"),
-            });
-        }
+        per_rank("sendbuf", send.count(), p)?;
+        per_rank("recvbuf", recv.count(), p)?;
         packs_to("recvbuf", Some(total), recv.packed_len())?;
         let mut st = CollStage::default();
         let sp = st.stage(send.placed(), Dir::In);
@@ -334,20 +337,22 @@ impl Comm {
 
     /// Sends block j of `send` to rank j and receives rank j's block into
     /// block j of `recv` (`MPI_Alltoall` with datatypes); blocks are a
-    /// `size`-th of each view's packed bytes.
+    /// `size`-th of each view's elements, and the two views must pack to
+    /// the same number of bytes.
     ///
     /// ```no_run
     /// use oxmpi::datatype::{BasicType, Datatype, View, ViewMut};
     /// # let universe = oxmpi::init()?; let world = universe.world();
-    /// // Transpose a distributed matrix: send rows, receive columns.
+    /// // Transpose a distributed matrix: rank r owns row r; element j of
+    /// // it goes to rank j, which stores rank r's into row r of column 0.
     /// let (me, p) = (world.rank(), world.size() as usize);
     /// let int = Datatype::basic(BasicType::Int);
-    /// let col = Datatype::resized(&Datatype::vector(p as isize, 1, p as isize, &int)?, 0, 4)?;
-    /// col.commit();
+    /// let down = Datatype::resized(&int, 0, 4 * p as isize)?; // one int per row
+    /// down.commit();
     /// let row: Vec<i32> = (0..p as i32).map(|j| me * 100 + j).collect();
     /// let mut t = vec![0i32; p * p];
-    /// world.alltoall_view(&View::new(&row, &int, p)?, &mut ViewMut::new(&mut t, &col, 1)?)?;
-    /// assert!((0..p).all(|j| t[j * p] == j as i32 * 100 + me)); // column 0
+    /// world.alltoall_view(&View::new(&row, &int, p)?, &mut ViewMut::new(&mut t, &down, p)?)?;
+    /// assert!((0..p).all(|r| t[r * p] == r as i32 * 100 + me)); // column 0
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn alltoall_view(&self, send: &View<'_>, recv: &mut ViewMut<'_>) -> Result<(), Error> {
