@@ -24,7 +24,8 @@
 //! the rendezvous stream, and a receive could scatter incoming chunks with
 //! `unpack_raw(.., from, ..)`; that belongs in `isend_raw` / `irecv_raw`
 //! (a `(ptr, Datatype, count)` variant of each) and would remove the
-//! temporary buffers here.
+//! temporaries of `oxmpi::datatype::stage`, for the C ABI and the Rust
+//! API's views alike.
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;

@@ -19,7 +19,7 @@ impl Comm {
     /// Blocking send of a view (`MPI_Send` with a datatype).
     ///
     /// ```no_run
-    /// use oxmpi::datatype::{BasicType, Datatype, View, ViewMut};
+    /// use oxmpi::datatype::{BasicType, Datatype, View};
     /// # let universe = oxmpi::init()?; let world = universe.world();
     /// // Column 0 of a 4x4 row-major matrix, to a contiguous array.
     /// let col = Datatype::vector(4, 1, 4, &Datatype::basic(BasicType::Double))?;
@@ -96,7 +96,7 @@ impl Comm {
     /// non-contiguous type) until it completes.
     ///
     /// ```no_run
-    /// use oxmpi::datatype::{BasicType, Datatype, View, ViewMut};
+    /// use oxmpi::datatype::{BasicType, Datatype, View};
     /// # let universe = oxmpi::init()?; let world = universe.world();
     /// let every_other = Datatype::vector(4, 1, 2, &Datatype::basic(BasicType::Int))?;
     /// every_other.commit();
