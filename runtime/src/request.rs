@@ -5,6 +5,7 @@
 use std::marker::PhantomData;
 
 use crate::comm::Comm;
+use crate::datatype::stage::Staging;
 use crate::error::Error;
 use crate::p2p::engine::MessageHandle;
 use crate::p2p::request::ReqId;
@@ -32,6 +33,9 @@ pub struct Request<'a> {
     ready: Option<Status>,
     /// An error [`Request::peek`] found, kept for the completing call.
     failed: Option<Error>,
+    /// Temporaries of a non-contiguous datatype, finished (unpacked) when
+    /// the outcome is taken from the engine.
+    stage: Option<Box<Staging>>,
     _buf: PhantomData<&'a mut [u8]>,
 }
 
@@ -42,6 +46,7 @@ impl<'a> Request<'a> {
             id: Some(id),
             ready: None,
             failed: None,
+            stage: None,
             _buf: PhantomData,
         }
     }
@@ -52,7 +57,37 @@ impl<'a> Request<'a> {
             id: None,
             ready: Some(status),
             failed: None,
+            stage: None,
             _buf: PhantomData,
+        }
+    }
+
+    /// Attaches the temporaries the operation uses; they are finished
+    /// (unpacked) once, when its outcome arrives, and released with the
+    /// request. The caller vouches that the buffers they refer to are
+    /// borrowed for `'a`.
+    pub(crate) fn with_stage(mut self, stage: Option<Staging>) -> Self {
+        let Some(stage) = stage else { return self };
+        self.stage = Some(Box::new(stage));
+        if self.id.is_none() {
+            // Finished already: nothing arrives later.
+            if let Some(s) = self.ready.take() {
+                match self.settle(Ok(s)) {
+                    Ok(s) => self.ready = Some(s),
+                    Err(e) => self.failed = Some(e),
+                }
+            }
+        }
+        self
+    }
+
+    /// The outcome taken from the engine, after finishing the stage.
+    fn settle(&mut self, outcome: Result<Status, Error>) -> Result<Status, Error> {
+        match self.stage.take() {
+            // SAFETY: the stage's buffers are borrowed for 'a, which the
+            // request cannot outlive, and the operation has completed.
+            Some(stage) => unsafe { stage.finish(outcome) },
+            None => outcome,
         }
     }
 
@@ -81,7 +116,7 @@ impl<'a> Request<'a> {
         let id = self.id?;
         let outcome = self.rt.engine().reqs.take_finished(id)?;
         self.id = None;
-        Some(outcome.and_then(Status::check))
+        Some(self.settle(outcome).and_then(Status::check))
     }
 
     /// Blocks until the operation completes (`MPI_Wait`).
@@ -123,7 +158,7 @@ impl<'a> Request<'a> {
         // One lock per round: progress, then look (no separate first look).
         let outcome = self.rt.wait_until(|e| e.reqs.take_finished(id));
         self.id = None;
-        outcome.and_then(Status::check)
+        self.settle(outcome).and_then(Status::check)
     }
 
     /// Completes the request if it can (`MPI_Test`): `Ok(None)` while it runs.
@@ -177,7 +212,7 @@ impl<'a> Request<'a> {
             self.rt.poke();
             let outcome = self.rt.engine().reqs.take_finished(id)?;
             self.id = None;
-            match outcome {
+            match self.settle(outcome) {
                 Ok(s) => self.ready = Some(s),
                 Err(e) => self.failed = Some(e),
             }

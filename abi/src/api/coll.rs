@@ -33,12 +33,14 @@ use std::ffi::{c_int, c_void};
 
 use oxmpi::coll::persistent::PersistentSeq;
 use oxmpi::coll::{Blocks, Elems, Planned};
-use oxmpi::datatype::Datatype;
+pub use oxmpi::datatype::stage::Dir;
+use oxmpi::datatype::stage::{CollStage, Placed};
+use oxmpi::datatype::{BasicType, Datatype};
 use oxmpi::ops::{ElemType, Op};
 use oxmpi::{Comm, Request};
 
 use super::datatype::lookup;
-use super::datatype_p2p::{CollStage, Layout, Stage};
+use super::datatype_p2p::{Stage, Staging};
 use super::datatype_query::committed;
 use super::p2p::store_staged;
 use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
@@ -161,16 +163,11 @@ pub fn ty(h: MPI_Datatype, arg: &str) -> Result<Ty, AbiError> {
             ),
         )
     })?;
-    let runs = dt.signature().runs();
-    let basic = runs
-        .first()
-        .map(|r| r.0)
-        .filter(|&b| runs.iter().all(|r| r.0 == b));
     Ok(Ty {
         handle: h,
         extent,
         unit: dt.size(),
-        elem: basic.and_then(|b| elem_type(b.name())),
+        elem: dt.signature().uniform().and_then(BasicType::elem_type),
         per: dt.signature().len(),
         name: "a derived datatype",
         derived: Some(Derived {
@@ -280,18 +277,6 @@ fn not_aliased(send: *const u8, recv: *const u8, len: usize) -> Result<(), AbiEr
     Ok(())
 }
 
-/// How a collective uses a buffer: read (packed before), written
-/// (unpacked after), or both (in-place calls, broadcast).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dir {
-    /// Data the operation reads.
-    In,
-    /// Data the operation writes.
-    Out,
-    /// Both.
-    InOut,
-}
-
 /// The temporaries of one collective call: where the runtime reads and
 /// writes for buffers of non-contiguous derived types.
 #[derive(Default)]
@@ -315,29 +300,13 @@ impl Stager {
         let Some(d) = &t.derived else {
             return Ok(q);
         };
-        if len == 0 {
-            return Ok(q);
-        }
-        if d.contiguous {
-            return Ok(q.wrapping_offset(d.true_lb));
-        }
-        let layout = Layout {
+        let placed = Placed {
             dt: d.dt.clone(),
             buf: q as usize,
             count: len / t.unit,
             len,
         };
-        let mut tmp = vec![0u8; len];
-        let ptr = tmp.as_mut_ptr();
-        let i = self.0.bufs.len();
-        if dir != Dir::Out {
-            self.0.packs.push((layout.clone(), i, 0));
-        }
-        if dir != Dir::In {
-            self.0.unpacks.push((layout, i, 0));
-        }
-        self.0.bufs.push(tmp);
-        Ok(ptr)
+        Ok(self.0.stage(placed, dir))
     }
 
     /// [`Stager::buf`] for per-rank blocks: `cs[i]` bytes (in units) at byte
@@ -364,7 +333,7 @@ impl Stager {
         if (0..cs.len()).all(|i| in_place(tys(i))) {
             return Ok((q, ds.to_vec()));
         }
-        let mut tmp = vec![0u8; cs.iter().sum()];
+        let (tmp, ptr) = self.0.temp(cs.iter().sum());
         let (mut offsets, mut off) = (Vec::with_capacity(cs.len()), 0);
         for (i, (&len, &d)) in cs.iter().zip(ds).enumerate() {
             offsets.push(off);
@@ -385,23 +354,16 @@ impl Stager {
                         ),
                     ));
                 }
-                let layout = Layout {
+                let placed = Placed {
                     dt,
                     buf: (q as usize).wrapping_add(d),
                     count,
                     len,
                 };
-                if dir != Dir::Out {
-                    self.0.packs.push((layout.clone(), self.0.bufs.len(), off));
-                }
-                if dir != Dir::In {
-                    self.0.unpacks.push((layout, self.0.bufs.len(), off));
-                }
+                self.0.place(placed, tmp, off, dir);
             }
             off += len;
         }
-        let ptr = tmp.as_mut_ptr();
-        self.0.bufs.push(tmp);
         Ok((ptr, offsets))
     }
 
@@ -421,7 +383,7 @@ impl Stager {
 
     /// The temporaries to keep with a non-blocking collective's request.
     fn into_stage(self) -> Option<Stage> {
-        (!self.0.is_empty()).then_some(Stage::Collective(self.0))
+        (!self.0.is_empty()).then_some(Stage::Once(Staging::Coll(self.0)))
     }
 
     /// The temporaries to keep with a persistent collective's request:

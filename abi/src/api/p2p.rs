@@ -8,7 +8,7 @@ use std::ffi::{c_int, c_void};
 
 use oxmpi::{Comm, Request, Status};
 
-use super::datatype_p2p::{self, Plan, RecvTarget, SendData, Stage};
+use super::datatype_p2p::{self, Plan, RecvTarget, SendData, Stage, Staging};
 use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{
     self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status, MessageRef,
@@ -29,7 +29,7 @@ pub(crate) unsafe fn send_buf(
 ) -> Result<SendData, AbiError> {
     let plan = datatype_p2p::plan(buf, count, datatype, "buf")?;
     // SAFETY: the caller's contract.
-    unsafe { plan.send_data() }
+    Ok(unsafe { plan.send_data() }?)
 }
 
 /// Validated receive arguments: where the bytes land (a temporary buffer
@@ -46,11 +46,8 @@ pub(crate) fn recv_buf(
 /// Completes a receive into `t`: unpacks a staged one.
 #[inline]
 fn unpacked(t: &RecvTarget, r: Result<Status, oxmpi::Error>) -> Result<Status, oxmpi::Error> {
-    match &t.unpack {
-        // SAFETY: the receive completed; the user buffer is the caller's.
-        Some(u) => unsafe { u.finish(r) },
-        None => r,
-    }
+    // SAFETY: the receive completed; the user buffer is the caller's.
+    unsafe { t.finish(r) }
 }
 
 /// A status output argument: `MPI_STATUS_IGNORE` or a valid pointer.
@@ -304,7 +301,7 @@ macro_rules! nonblocking_send {
                 let (r, packed) = unsafe { isend(buf, count.into(), datatype, dest, tag, comm, $mode) }?;
                 let entry = ReqEntry::Active { req: Some(r), comm };
                 // SAFETY: checked non-null.
-                unsafe { store_staged(out, entry, packed.map(Stage::Send)) };
+                unsafe { store_staged(out, entry, packed.map(|v| Stage::Once(Staging::Send(v)))) };
                 Ok(())
             })
         }
@@ -541,7 +538,7 @@ unsafe fn irecv_impl(
         let r = unsafe { c.irecv_raw(t.ptr, t.cap, source, tag) }?;
         let entry = ReqEntry::Active { req: Some(r), comm };
         // SAFETY: checked non-null.
-        unsafe { store_staged(out, entry, t.unpack.map(Stage::Recv)) };
+        unsafe { store_staged(out, entry, t.unpack.map(|u| Stage::Once(Staging::Recv(u)))) };
         Ok(())
     })
 }
@@ -1128,7 +1125,7 @@ unsafe fn imrecv_impl(
                     .map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm)))?;
                 (
                     ReqEntry::Active { req: Some(r), comm },
-                    t.unpack.map(Stage::Recv),
+                    t.unpack.map(|u| Stage::Once(Staging::Recv(u))),
                 )
             }
         };
@@ -1260,7 +1257,12 @@ macro_rules! send_init {
         ) -> c_int {
             guard($mpi, ErrObj::Comm(comm), || {
                 let (p, len, stage) =
-                    datatype_p2p::plan(buf, MPI_Count::from(count), datatype, "buf")?.persistent_send();
+                    datatype_p2p::persistent_send(datatype_p2p::plan(
+                    buf,
+                    MPI_Count::from(count),
+                    datatype,
+                    "buf",
+                )?);
                 let op = PersistentOp::Send {
                     buf: p,
                     len,
@@ -1324,7 +1326,8 @@ unsafe fn recv_init_impl(
     request: *mut MPI_Request,
 ) -> c_int {
     guard(name, ErrObj::Comm(comm), || {
-        let (buf, cap, stage) = datatype_p2p::plan(buf, count, datatype, "buf")?.persistent_recv();
+        let (buf, cap, stage) =
+            datatype_p2p::persistent_recv(datatype_p2p::plan(buf, count, datatype, "buf")?);
         let op = PersistentOp::Recv {
             buf,
             cap,

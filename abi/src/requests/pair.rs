@@ -2,9 +2,9 @@
 //! and a send that complete as one request once both have; its status is
 //! the receive's.
 
+use oxmpi::datatype::stage::Unpack;
 use oxmpi::{Error, Request, Status};
 
-use crate::api::datatype_p2p::Unpack;
 use crate::errors::{AbiError, Class};
 use crate::state::Detached;
 

@@ -26,6 +26,8 @@ pub mod select;
 #[cfg(test)]
 pub(crate) mod sim;
 pub(crate) mod tag;
+mod view;
+mod view_reduce;
 
 use std::sync::atomic::Ordering;
 

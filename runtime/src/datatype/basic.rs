@@ -8,6 +8,8 @@
 use std::mem::{align_of, size_of};
 use std::os::raw::c_long;
 
+use oxmpi_kernels::ElemType;
+
 const LONG: usize = size_of::<c_long>();
 const LONG_ALIGN: usize = align_of::<c_long>();
 const LONG_KIND: ElementKind = if LONG == 8 {
@@ -245,6 +247,44 @@ impl BasicType {
             B::TwoReal => (B::Real, 4, B::Real),
             B::TwoDoublePrecision => (B::DoublePrecision, 8, B::DoublePrecision),
             B::TwoInteger => (B::Integer, 4, B::Integer),
+            _ => return None,
+        })
+    }
+
+    /// The kernel element type built-in reductions use for one element of
+    /// this type as it packs: every integer, float, complex and bool type,
+    /// and `MPI_BYTE`; `None` for the pairs (which pack without their
+    /// padding, see [`BasicType::pair`]), `long double` types, Fortran
+    /// `LOGICAL`, and opaque bytes other than `MPI_BYTE`.
+    ///
+    /// ```
+    /// use oxmpi::datatype::BasicType;
+    /// use oxmpi::ops::ElemType;
+    /// assert_eq!(BasicType::Double.elem_type(), Some(ElemType::F64));
+    /// assert_eq!(BasicType::Long.elem_type(), Some(ElemType::I64)); // LP64
+    /// assert_eq!(BasicType::Byte.elem_type(), Some(ElemType::Byte));
+    /// assert_eq!(BasicType::Packed.elem_type(), None);
+    /// assert_eq!(BasicType::DoubleInt.elem_type(), None);
+    /// ```
+    pub const fn elem_type(self) -> Option<ElemType> {
+        use ElementKind as K;
+        Some(match self.kind() {
+            K::I8 => ElemType::I8,
+            K::I16 => ElemType::I16,
+            K::I32 => ElemType::I32,
+            K::I64 => ElemType::I64,
+            K::U8 => ElemType::U8,
+            K::U16 => ElemType::U16,
+            K::U32 => ElemType::U32,
+            K::U64 => ElemType::U64,
+            K::F16 => ElemType::F16,
+            K::BF16 => ElemType::Bf16,
+            K::F32 => ElemType::F32,
+            K::F64 => ElemType::F64,
+            K::ComplexF32 => ElemType::ComplexF32,
+            K::ComplexF64 => ElemType::ComplexF64,
+            K::Bool => ElemType::Bool,
+            K::Opaque if matches!(self, BasicType::Byte) => ElemType::Byte,
             _ => return None,
         })
     }

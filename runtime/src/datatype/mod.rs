@@ -38,13 +38,16 @@ mod layout;
 mod pack;
 mod segments;
 mod signature;
+pub mod stage;
 mod subarray;
+mod view;
 
 pub use basic::{BasicType, ElementKind, PairKind};
 pub use darray::Distribution;
 pub use segments::{Segment, Segments};
 pub use signature::Signature;
 pub use subarray::Order;
+pub use view::{View, ViewMut};
 
 use crate::error::Error;
 use layout::{Bounds, Flat, Kind};

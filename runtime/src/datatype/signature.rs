@@ -48,6 +48,24 @@ impl Signature {
         self.len == 0
     }
 
+    /// The one basic type all the elements are, if they are all the same
+    /// (what a reduction over a derived type needs); `None` when empty or
+    /// mixed.
+    ///
+    /// ```
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let d = Datatype::basic(BasicType::Double);
+    /// let col = Datatype::vector(3, 1, 4, &d)?;
+    /// assert_eq!(col.signature().uniform(), Some(BasicType::Double));
+    /// let di = Datatype::basic(BasicType::DoubleInt);
+    /// assert_eq!(di.signature().uniform(), None); // a double and an int
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn uniform(&self) -> Option<BasicType> {
+        let first = self.runs.first()?.0;
+        self.runs.iter().all(|r| r.0 == first).then_some(first)
+    }
+
     /// Whether `count` copies of `self` are a prefix of `other_count`
     /// copies of `other`: the MPI rule for a send of `count` elements to
     /// match a receive of `other_count` elements. Strict: `MPI_BYTE` matches
