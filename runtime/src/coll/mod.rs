@@ -552,12 +552,7 @@ impl Comm {
     ///
     /// ```no_run
     /// # let universe = oxmpi::init()?; let world = universe.world();
-    /// let mut arrived = world.plan_barrier()?;
-    /// let mut polls = 0u64;
-    /// while arrived.test()?.is_none() {
-    ///     polls += 1; // useful work while the others catch up
-    /// }
-    /// println!("waited {polls} polls for the slowest rank");
+    /// world.plan_barrier()?.run()?; // MPI_Barrier through the schedule
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn plan_barrier(&self) -> Result<Planned<'_>, Error> {
