@@ -19,6 +19,10 @@ use crate::transport::Transport;
 pub struct WaitPolicy {
     /// Polls before starting to yield.
     pub spins: u32,
+    /// Polls after which a rank starts to yield if the transport says more
+    /// of the host's ranks are awake than there are cores; `spins` or
+    /// more: never asked.
+    pub crowded_spins: u32,
     /// Yields before sleeping on the doorbell.
     pub yields: u32,
     /// Longest single sleep (a safety net; wake-ups normally come sooner).
@@ -26,22 +30,19 @@ pub struct WaitPolicy {
 }
 
 impl WaitPolicy {
-    /// Defaults for `local_ranks` ranks sharing `cores` cores: spin less
-    /// when oversubscribed, where spinning only steals the CPU from the
-    /// rank we are waiting for.
+    /// Defaults for `local_ranks` ranks sharing `cores` cores. When they
+    /// outnumber the cores, a waiting rank spins briefly and then, if more
+    /// ranks than cores are awake, yields: spinning would only keep the rank
+    /// it waits for off the CPU. While the others sleep (say, six of eight
+    /// ranks in a barrier while two exchange messages), it spins as long as
+    /// a rank with a core of its own.
     pub fn for_load(local_ranks: usize, cores: usize) -> WaitPolicy {
-        if local_ranks > cores.max(1) {
-            WaitPolicy {
-                spins: 20,
-                yields: 20,
-                max_sleep: Duration::from_millis(10),
-            }
-        } else {
-            WaitPolicy {
-                spins: 4000,
-                yields: 200,
-                max_sleep: Duration::from_millis(10),
-            }
+        let oversubscribed = local_ranks > cores.max(1);
+        WaitPolicy {
+            spins: 4000,
+            crowded_spins: if oversubscribed { 20 } else { u32::MAX },
+            yields: if oversubscribed { 20 } else { 200 },
+            max_sleep: Duration::from_millis(10),
         }
     }
 }
@@ -107,6 +108,11 @@ impl Runtime {
             }
             match token {
                 Some(token) => self.transport.wait(token, self.policy.max_sleep),
+                // Too many ranks want the cores: stop spinning now.
+                None if idle == self.policy.crowded_spins && self.transport.crowded() => {
+                    idle = self.policy.spins;
+                    std::thread::yield_now();
+                }
                 // No PAUSE: it costs more than a poll here, and the
                 // spin phase is bounded by `spins`.
                 None if idle < self.policy.spins => {}

@@ -16,6 +16,8 @@ pub struct ShmTransport {
     me: usize,
     /// Local index of each world rank (None: not on this host).
     local_of: Vec<Option<usize>>,
+    /// Online CPUs of the host.
+    cpus: usize,
 }
 
 // SAFETY: ShmNode's ring ends are Send but not Sync (single producer /
@@ -38,6 +40,7 @@ impl ShmTransport {
             me: node.local_rank(),
             local_of,
             node,
+            cpus: online_cpus(),
         }
     }
 
@@ -48,6 +51,13 @@ impl ShmTransport {
             .flatten()
             .filter(|&l| l != self.me)
     }
+}
+
+/// Online CPUs of the host, not this process's affinity mask: a rank bound
+/// to one core still has peers running on the others.
+fn online_cpus() -> usize {
+    // SAFETY: sysconf takes no pointers.
+    unsafe { nix::libc::sysconf(nix::libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize
 }
 
 impl Transport for ShmTransport {
@@ -141,11 +151,12 @@ impl Transport for ShmTransport {
     }
 
     fn parallel_peers(&self) -> bool {
-        // Online CPUs of the host, not this process's affinity mask: a rank
-        // bound to one core still has peers running on the others.
-        // SAFETY: sysconf takes no pointers.
-        let cpus = unsafe { nix::libc::sysconf(nix::libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
-        self.node.local_size() <= cpus
+        self.node.local_size() <= self.cpus
+    }
+
+    fn crowded(&self) -> bool {
+        let asleep = self.node.doorbell(self.me).node_asleep();
+        self.node.local_size().saturating_sub(asleep) > self.cpus
     }
 
     fn wait_token(&self) -> u32 {

@@ -80,6 +80,12 @@ pub(crate) trait Transport: Send + Sync {
     fn parallel_peers(&self) -> bool {
         false
     }
+    /// Whether more of this host's ranks want a core right now than there
+    /// are cores, so that a waiting rank should leave its core soon rather
+    /// than spin (by default: whenever the ranks outnumber the cores).
+    fn crowded(&self) -> bool {
+        !self.parallel_peers()
+    }
     /// A token to pass to [`Transport::wait`]; taken before the last poll so
     /// that a packet arriving in between is not slept through.
     fn wait_token(&self) -> u32;

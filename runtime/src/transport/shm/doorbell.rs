@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::layout::{Bell, Padded};
+use super::layout::{Bell, Header, Padded};
 use super::map::Mapping;
 
 /// How a [`Doorbell::wait`] ended.
@@ -58,6 +58,7 @@ pub enum Wake {
 ///     Wake::TimedOut => println!("quiet for 10 ms"),
 /// }
 /// node.doorbell((node.local_rank() + 1) % node.local_size()).ring(); // wake a peer
+/// assert!(mine.node_asleep() < node.local_size()); // this rank is awake
 /// # boot.finalize()?;
 /// # Ok::<(), oxmpi::Error>(())
 /// ```
@@ -65,6 +66,8 @@ pub enum Wake {
 pub struct Doorbell {
     _map: Arc<Mapping>,
     bell: NonNull<Padded<Bell>>,
+    /// The node's count of ranks asleep on their doorbells.
+    asleep: NonNull<AtomicU32>,
 }
 
 // SAFETY: the pointer targets atomics in shared memory kept alive by `_map`;
@@ -74,9 +77,12 @@ unsafe impl Send for Doorbell {}
 unsafe impl Sync for Doorbell {}
 
 impl Doorbell {
+    /// The doorbell at `offset` of `map`; its sleeps are counted in the
+    /// node header's `asleep` word.
     pub(crate) fn new(map: &Arc<Mapping>, offset: usize) -> Doorbell {
         Doorbell {
             bell: NonNull::from(map.at::<Padded<Bell>>(offset)),
+            asleep: NonNull::from(&map.at::<Header>(0).asleep),
             _map: Arc::clone(map),
         }
     }
@@ -117,10 +123,27 @@ impl Doorbell {
         let wake = if b.seq.load(SeqCst) != seen {
             Wake::Woken
         } else {
-            futex_wait(&b.seq, seen, timeout)
+            // A count for other ranks' spin decisions only: no ordering needed.
+            let asleep = self.asleep_counter();
+            asleep.fetch_add(1, Ordering::Relaxed);
+            let wake = futex_wait(&b.seq, seen, timeout);
+            asleep.fetch_sub(1, Ordering::Relaxed);
+            wake
         };
         b.sleepers.fetch_sub(1, Ordering::SeqCst);
         wake
+    }
+
+    /// Local ranks of the node asleep on their doorbells now.
+    ///
+    /// See the example on [`Doorbell`].
+    pub fn node_asleep(&self) -> usize {
+        self.asleep_counter().load(Ordering::Relaxed) as usize
+    }
+
+    fn asleep_counter(&self) -> &AtomicU32 {
+        // SAFETY: a word of the header, in the mapping kept alive by `_map`.
+        unsafe { self.asleep.as_ref() }
     }
 }
 
@@ -177,7 +200,7 @@ mod tests {
 
     fn bell() -> Doorbell {
         let map = Arc::new(Mapping::anonymous(4096).unwrap());
-        Doorbell::new(&map, 0)
+        Doorbell::new(&map, 1024)
     }
 
     #[test]
@@ -208,5 +231,24 @@ mod tests {
             assert_eq!(sleeper.join().unwrap(), Wake::Woken);
         }
         assert_eq!(b.bell().sleepers.load(SeqCst), 0);
+    }
+
+    #[test]
+    fn sleepers_are_counted_while_they_sleep() {
+        let b = Arc::new(bell());
+        assert_eq!(b.node_asleep(), 0);
+        let seen = b.current();
+        let sleeper = {
+            let b = Arc::clone(&b);
+            std::thread::spawn(move || b.wait(seen, Some(Duration::from_secs(20))))
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while b.node_asleep() == 0 && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert_eq!(b.node_asleep(), 1, "the sleeping thread is counted");
+        b.ring();
+        assert_eq!(sleeper.join().unwrap(), Wake::Woken);
+        assert_eq!(b.node_asleep(), 0, "and no longer once awake");
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! offset 0          Header      magic, version, local size, cell size, cells,
-//!                               total length, creator pid, attach/probe counters
+//!                               total length, creator pid, attach/probe counters,
+//!                               ranks asleep on their doorbells
 //! slots             [Slot; n]   per local rank: pid, probe address, CMA verdict
 //! bells             [Padded<Bell>; n]            one futex doorbell per local rank
 //! rings             [Ring; n*(n-1)]              one per ordered pair (from, to), from != to,
@@ -34,7 +35,7 @@ use crate::Error;
 /// `"OXMPISHM"`, little-endian: the first word of every segment.
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"OXMPISHM");
 /// Bumped whenever the layout below changes.
-pub(crate) const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 3;
 /// Padding unit: two 64-byte lines, so adjacent-line prefetch cannot couple
 /// a producer's and a consumer's words.
 pub(crate) const LINE: usize = 128;
@@ -88,6 +89,10 @@ pub(crate) struct Header {
     pub attached: AtomicU32,
     /// Ranks that have published their CMA verdict.
     pub probed: AtomicU32,
+    /// Local ranks asleep on their doorbells right now (see `doorbell.rs`):
+    /// the others may be using a core, which tells a waiting rank whether
+    /// spinning would take a core from a peer.
+    pub asleep: AtomicU32,
 }
 
 /// Per local rank facts, written by that rank.
