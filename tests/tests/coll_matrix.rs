@@ -1,6 +1,6 @@
 //! The collective test matrix: every algorithm forced (and the choice
-//! checked in the selection log) x rank counts 1..9 x sizes around the
-//! thresholds, with exact serial references; non-commutative operations;
+//! checked in the selection log) x rank counts 1..9 x sizes (0, 1, around the
+//! thresholds, 1 MiB, 16 MiB), with exact serial references; non-commutative operations;
 //! many non-blocking collectives completed in reverse order.
 
 #[path = "coll/roles.rs"]
@@ -129,7 +129,11 @@ fn cost_model_file_drives_every_rank() {
     let dir = std::env::temp_dir().join(format!("oxmpi-coll-model-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let slow = dir.join("slow-messages");
-    std::fs::write(&slow, "alpha_us = 1000\nbeta_gbps = 10\ngamma_gbps = 10\n").unwrap();
+    std::fs::write(
+        &slow,
+        "alpha_us = 100000\nbeta_gbps = 10\ngamma_gbps = 10\n",
+    )
+    .unwrap();
     let decisions = |out: &JobOutcome, algo: &str| {
         out.stderr
             .lines()

@@ -4,7 +4,9 @@
 use oxmpi::coll::Blocks;
 use oxmpi::{Comm, Error};
 
-use crate::roles2::{check_blocks, input, inputs, reversed_gapped, vcount, COUNTS, UNTOUCHED};
+use crate::roles2::{
+    check_blocks, input, inputs, reversed_gapped, vcount, COUNTS, LARGE, UNTOUCHED,
+};
 
 /// Allgatherv with uneven counts (packed and gapped layouts) and equal
 /// counts, in place and not.
@@ -161,5 +163,6 @@ pub fn check_alltoall(world: &Comm) -> Result<(), Error> {
         alltoallv(world, n)?;
         alltoallw(world, n)?;
     }
-    Ok(())
+    // 16 MiB of i32 to send from each rank.
+    alltoall(world, LARGE / world.size() as usize)
 }

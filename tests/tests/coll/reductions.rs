@@ -5,7 +5,9 @@
 use oxmpi::ops::Op;
 use oxmpi::{Comm, Error};
 
-use crate::roles2::{input, inputs, matmul_op, matrices, product, vcount, COUNTS, UNTOUCHED};
+use crate::roles2::{
+    input, inputs, matmul_op, matrices, product, vcount, COUNTS, LARGE, UNTOUCHED,
+};
 
 /// Sum over ranks `lo..hi` of element `i`.
 fn sum(lo: usize, hi: usize, i: usize) -> i32 {
@@ -84,6 +86,8 @@ pub fn check_reduce_scatter(world: &Comm) -> Result<(), Error> {
         block_sums(world, n)?;
         uneven_sums(world, n)?;
     }
+    // 16 MiB of i32 to reduce in all.
+    block_sums(world, LARGE / world.size() as usize)?;
     noncommutative_reduce_scatter(world)
 }
 

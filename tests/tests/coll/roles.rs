@@ -6,6 +6,9 @@ use oxmpi::{Comm, Error};
 
 /// Element counts tried: empty, one, odd, around the 64 KiB eager limit, 1 MiB.
 const COUNTS: &[usize] = &[0, 1, 7, 1000, 8191, 8193, 131_072];
+/// 16 MiB of i32 per buffer: each collective once more at this size, with
+/// one operation (the counts above cover the operations and types).
+pub const LARGE: usize = 4 << 20;
 
 /// Rank `r`'s value at index `i`: small integers, so every sum is exact.
 fn input(r: usize, i: usize) -> i32 {
@@ -45,6 +48,14 @@ fn check_allreduce(world: &Comm) -> Result<(), Error> {
             "BXOR u32 n={n}"
         );
     }
+    let big: Vec<i32> = (0..LARGE).map(|i| input(rank, i)).collect();
+    let mut out = vec![0i32; LARGE];
+    world.allreduce(&big, &mut out, &Op::SUM)?;
+    let sum = |i: usize| (0..p).map(|r| input(r, i)).sum::<i32>();
+    assert!(
+        out.iter().enumerate().all(|(i, &v)| v == sum(i)),
+        "SUM i32 16 MiB"
+    );
     // Invalid op for the type is a clear error.
     let mut f = [0f32; 2];
     let err = world
@@ -126,6 +137,17 @@ fn check_bcast(world: &Comm) -> Result<(), Error> {
             );
         }
     }
+    let root = p - 1;
+    let mut big: Vec<i32> = if rank == root {
+        (0..LARGE).map(|i| input(root, i)).collect()
+    } else {
+        vec![99; LARGE]
+    };
+    world.bcast(&mut big, root as i32)?;
+    assert!(
+        big.iter().enumerate().all(|(i, &v)| v == input(root, i)),
+        "bcast 16 MiB root={root}"
+    );
     Ok(())
 }
 
@@ -147,13 +169,25 @@ fn check_reduce(world: &Comm) -> Result<(), Error> {
             }
         }
     }
+    let big: Vec<i32> = (0..LARGE).map(|i| input(rank, i)).collect();
+    let mut out = vec![0i32; LARGE];
+    let recv = (rank == 0).then_some(&mut out[..]);
+    world.reduce(&big, recv, &Op::SUM, 0)?;
+    if rank == 0 {
+        assert!(
+            out.iter()
+                .enumerate()
+                .all(|(i, &v)| v == (0..p).map(|r| input(r, i)).sum::<i32>()),
+            "reduce 16 MiB"
+        );
+    }
     Ok(())
 }
 
 fn check_allgather(world: &Comm) -> Result<(), Error> {
     let (rank, p) = (world.rank() as usize, world.size() as usize);
-    for &n in COUNTS {
-        let n = n.min(20_000);
+    // The last: a 16 MiB receive buffer.
+    for n in COUNTS.iter().map(|&n| n.min(20_000)).chain([LARGE / p]) {
         let mine: Vec<i32> = (0..n).map(|i| input(rank, i)).collect();
         let mut all = vec![0i32; n * p];
         world.allgather(&mine, &mut all)?;

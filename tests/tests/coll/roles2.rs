@@ -10,6 +10,8 @@ use oxmpi::{Comm, Error, ErrorClass};
 /// Elements (i32) per block: empty, one, either side of the 8 KiB shm
 /// cell and of the 64 KiB eager limit, 1 MiB.
 pub const COUNTS: &[usize] = &[0, 1, 2047, 2049, 16383, 16385, 262_144];
+/// 16 MiB of i32: the largest size of the matrix, tried once per collective.
+pub const LARGE: usize = 4 << 20;
 
 /// Marks memory a collective must not write.
 pub const UNTOUCHED: i32 = -99;
