@@ -5,9 +5,10 @@
 //! on the transport's doorbell so oversubscribed ranks leave the CPU to the
 //! ranks that have work.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::engine_lock::{EngineGuard, EngineLock};
 use crate::error::Error;
 use crate::p2p::engine::Engine;
 use crate::p2p::request::ReqId;
@@ -49,7 +50,7 @@ impl WaitPolicy {
 
 /// Everything a rank's communication runs on.
 pub struct Runtime {
-    engine: Mutex<Engine>,
+    engine: EngineLock<Engine>,
     transport: Arc<dyn Transport>,
     policy: WaitPolicy,
     /// This process's world rank.
@@ -72,7 +73,7 @@ impl Runtime {
         let transport = Arc::clone(engine.transport());
         Runtime {
             selector,
-            engine: Mutex::new(engine),
+            engine: EngineLock::new(engine),
             transport,
             policy,
             world_rank,
@@ -80,11 +81,10 @@ impl Runtime {
         }
     }
 
-    /// Locks the engine (a poisoned lock is still usable: the engine keeps
-    /// no invariant that a panicking user callback could break).
+    /// Locks the engine (see `engine_lock.rs`).
     #[inline(always)]
-    pub fn engine(&self) -> MutexGuard<'_, Engine> {
-        self.engine.lock().unwrap_or_else(|e| e.into_inner())
+    pub fn engine(&self) -> EngineGuard<'_, Engine> {
+        self.engine.lock()
     }
 
     /// Runs progress until `check` returns a value.
