@@ -20,9 +20,9 @@ use crate::transport::Transport;
 pub struct WaitPolicy {
     /// Polls before starting to yield.
     pub spins: u32,
-    /// Polls after which a rank starts to yield if the transport says more
-    /// of the host's ranks are awake than there are cores; `spins` or
-    /// more: never asked.
+    /// Every this many polls of its spin phase, a rank asks the transport
+    /// whether more of the host's ranks are awake than there are cores, and
+    /// if so starts to yield; `spins` or more: never asked.
     pub crowded_spins: u32,
     /// Yields before sleeping on the doorbell.
     pub yields: u32,
@@ -108,8 +108,14 @@ impl Runtime {
             }
             match token {
                 Some(token) => self.transport.wait(token, self.policy.max_sleep),
-                // Too many ranks want the cores: stop spinning now.
-                None if idle == self.policy.crowded_spins && self.transport.crowded() => {
+                // Too many ranks want the cores: stop spinning now. Asked
+                // again every `crowded_spins` polls, since a peer that wakes
+                // up may need the core this rank spins on.
+                None if idle < self.policy.spins
+                    && idle >= self.policy.crowded_spins
+                    && idle % self.policy.crowded_spins == 0
+                    && self.transport.crowded() =>
+                {
                     idle = self.policy.spins;
                     std::thread::yield_now();
                 }
