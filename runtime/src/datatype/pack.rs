@@ -1,6 +1,7 @@
 //! `MPI_Pack` / `MPI_Unpack` / `MPI_Pack_size`, over byte slices (checked)
 //! or raw addresses (for the transports), whole or from any packed position.
 
+use super::cursor::copy_run;
 use super::Datatype;
 use crate::error::Error;
 use std::ops::Range;
@@ -178,7 +179,7 @@ impl Datatype {
             // exactly `out.len()` bytes.
             unsafe {
                 let src = inbuf.wrapping_offset(s.offset);
-                std::ptr::copy_nonoverlapping(src, out.as_mut_ptr().add(at), s.len);
+                copy_run(src, out.as_mut_ptr().add(at), s.len);
             }
             at += s.len;
         }
@@ -207,7 +208,7 @@ impl Datatype {
             // SAFETY: as above, with the roles swapped.
             unsafe {
                 let dst = outbuf.wrapping_offset(s.offset);
-                std::ptr::copy_nonoverlapping(input.as_ptr().add(at), dst, s.len);
+                copy_run(input.as_ptr().add(at), dst, s.len);
             }
             at += s.len;
         }

@@ -139,6 +139,17 @@ impl Segments {
         self.end - self.pos
     }
 
+    /// Like [`Iterator::next`], but yields at most `max` bytes (`max > 0`):
+    /// the rest of a longer run comes next time. What a transport does
+    /// when a packet boundary falls inside a run (or inside a basic element).
+    pub(super) fn next_within(&mut self, max: usize) -> Option<Segment> {
+        let end = self.end;
+        self.end = end.min(self.pos.saturating_add(max));
+        let seg = self.next();
+        self.end = end;
+        seg
+    }
+
     /// Offset of the next byte to yield (valid while `remaining() > 0`).
     fn offset(&self) -> isize {
         let s = &self.flat.segs[self.idx];

@@ -8,6 +8,11 @@
 //! `&mut self` methods, and the engine lives in the runtime's `Mutex`, so
 //! every such call is serialized; that is the SAFETY argument at each
 //! call site below.
+//!
+//! Files: this one (requests, matching, eager assembly), `outq.rs`
+//! (packets onto the wire), `rndv.rs` (rendezvous: CMA reads, split
+//! copies, streams), `typed.rs` (sends from and receives into
+//! non-contiguous datatype layouts, packed and unpacked in flight).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -17,7 +22,13 @@ use super::matching::{Envelope, Matcher, Pattern};
 use super::protocol::{self, Kind, MsgHeader, Packet, SendPath, FLAG_SYNC};
 use super::request::{Pending, ReqId, ReqState, Requests, SendState};
 use crate::status::Status;
-use crate::transport::{Caps, Transport};
+use crate::transport::Transport;
+
+mod outq;
+mod rndv;
+#[cfg(test)]
+mod tests;
+mod typed;
 
 /// Index of an unexpected message.
 pub type UnexpId = usize;
@@ -49,22 +60,6 @@ enum Assembly {
     },
 }
 
-/// A receive whose second part the sender is writing.
-#[derive(Debug)]
-struct Split {
-    req: ReqId,
-    buf: *mut u8,
-    offset: usize,
-    len: usize,
-    /// The sender's pid and buffer address (to read the part ourselves if its write fails).
-    pid: u32,
-    addr: u64,
-}
-
-// SAFETY: `buf` is only written by the engine under the runtime's lock while
-// the receive's owner keeps the buffer alive (see `Request`).
-unsafe impl Send for Split {}
-
 /// A matched-probe handle (`MPI_Message`): an unexpected message removed
 /// from matching, to be received later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,7 +89,9 @@ pub struct Engine {
     /// Buffers for unexpected messages and queued packets.
     bufs: BufPool,
     /// Split copies waiting for the sender's part.
-    splits: Vec<Split>,
+    splits: Vec<rndv::Split>,
+    /// Scratch list of local `(address, len)` runs for scattered CMA reads.
+    iov: Vec<(usize, usize)>,
     /// Smallest message copied cooperatively (0: never).
     split_min: usize,
     /// Read large messages with CMA when possible (else stream them).
@@ -142,6 +139,7 @@ impl Engine {
             streams: Vec::new(),
             schedules: Vec::new(),
             splits: Vec::new(),
+            iov: Vec::new(),
             bufs: BufPool::default(),
             split_min: 0,
             prefer_cma: true,
@@ -170,55 +168,6 @@ impl Engine {
     /// The transport (for waiting).
     pub fn transport(&self) -> &Arc<dyn Transport> {
         &self.transport
-    }
-
-    fn push(&mut self, peer: usize, parts: &[&[u8]]) {
-        if peer == self.me {
-            let packet = self.bufs.concat(parts);
-            self.handle(peer, &packet);
-            self.bufs.give(packet);
-            return;
-        }
-        let queue = &mut self.outq[peer];
-        // SAFETY: `&mut self` (see the module docs).
-        if queue.is_empty() && unsafe { self.transport.try_send(peer, parts) } {
-            self.transport.wake(peer);
-            return;
-        }
-        if queue.is_empty() {
-            self.queued_peers.push(peer);
-        }
-        queue.push_back(self.bufs.concat(parts));
-    }
-
-    fn flush_outq(&mut self) -> bool {
-        if self.queued_peers.is_empty() {
-            return false;
-        }
-        let mut moved = false;
-        let transport = &self.transport;
-        let outq = &mut self.outq;
-        let bufs = &mut self.bufs;
-        self.queued_peers.retain(|&peer| {
-            let queue = &mut outq[peer];
-            let mut sent = false;
-            while let Some(packet) = queue.front() {
-                // SAFETY: inside `&mut self` (see the module docs).
-                if !unsafe { transport.try_send(peer, &[packet]) } {
-                    break;
-                }
-                if let Some(packet) = queue.pop_front() {
-                    bufs.give(packet);
-                }
-                sent = true;
-            }
-            if sent {
-                transport.wake(peer);
-                moved = true;
-            }
-            !queue.is_empty()
-        });
-        moved
     }
 
     /// Starts a send of `len` bytes at `buf` to world rank `peer`, as rank
@@ -264,6 +213,7 @@ impl Engine {
                         buf,
                         len,
                         state: SendState::AwaitAck,
+                        typed: None,
                     }))
                 });
                 header.send_id = id.map_or(0, |id| id.0);
@@ -286,6 +236,7 @@ impl Engine {
                     buf,
                     len,
                     state: SendState::AwaitFin,
+                    typed: None,
                 }));
                 header.kind = Kind::Rts;
                 header.send_id = id.0;
@@ -301,16 +252,37 @@ impl Engine {
     /// # Safety
     /// `buf..buf+cap` must stay writable until the returned request completes.
     pub unsafe fn start_recv(&mut self, pattern: Pattern, buf: *mut u8, cap: usize) -> ReqId {
-        let id = self.reqs.insert(ReqState::Pending(Pending::Recv {
-            buf,
-            cap,
-            matched: None,
-            received: 0,
-        }));
+        self.post_recv(pattern, buf, cap, None)
+    }
+
+    /// Posts a receive (typed when `typed` is given) and matches it.
+    fn post_recv(
+        &mut self,
+        pattern: Pattern,
+        buf: *mut u8,
+        cap: usize,
+        typed: Option<Box<crate::datatype::Cursor>>,
+    ) -> ReqId {
+        let id = self.new_recv(buf, cap, typed);
         if let Some(m) = self.matcher.post(pattern, id) {
             self.deliver_unexpected(id, m.msg);
         }
         id
+    }
+
+    fn new_recv(
+        &mut self,
+        buf: *mut u8,
+        cap: usize,
+        typed: Option<Box<crate::datatype::Cursor>>,
+    ) -> ReqId {
+        self.reqs.insert(ReqState::Pending(Pending::Recv {
+            buf,
+            cap,
+            matched: None,
+            received: 0,
+            typed,
+        }))
     }
 
     /// Receives a message removed by a matched probe.
@@ -318,12 +290,7 @@ impl Engine {
     /// # Safety
     /// `buf..buf+cap` must stay writable until the returned request completes.
     pub unsafe fn start_mrecv(&mut self, msg: MessageHandle, buf: *mut u8, cap: usize) -> ReqId {
-        let id = self.reqs.insert(ReqState::Pending(Pending::Recv {
-            buf,
-            cap,
-            matched: None,
-            received: 0,
-        }));
+        let id = self.new_recv(buf, cap, None);
         self.deliver_unexpected(id, msg.0);
         id
     }
@@ -386,7 +353,7 @@ impl Engine {
         u
     }
 
-    fn handle(&mut self, peer: usize, bytes: &[u8]) {
+    pub(super) fn handle(&mut self, peer: usize, bytes: &[u8]) {
         match protocol::decode(bytes) {
             Some(Packet::Msg(h, payload)) => self.on_message(peer, h, payload),
             Some(Packet::Cont(payload)) => self.on_cont(peer, payload),
@@ -540,146 +507,33 @@ impl Engine {
         }
     }
 
-    /// Sender side of a split copy: write our part into the receiver.
-    fn on_split(&mut self, peer: usize, req: protocol::SplitReq) {
-        let failed = match self.reqs.get(ReqId(req.send_id)) {
-            Some(ReqState::Pending(Pending::Send { buf, len, .. })) => {
-                let (off, n) = (req.offset as usize, req.len as usize);
-                if off.checked_add(n).is_none_or(|end| end > *len) {
-                    true
-                } else {
-                    // SAFETY: the send's buffer stays valid until the request completes.
-                    let part = unsafe { slice_or_empty(buf.add(off), n) };
-                    let to = req.addr.wrapping_add(req.offset);
-                    self.transport
-                        .write_remote(peer, req.pid, to, part)
-                        .is_err()
-                }
-            }
-            _ => true,
-        };
-        let wrote = protocol::ctrl_flagged(Kind::Wrote, u8::from(failed), req.send_id, req.recv_id);
-        self.push(peer, &[&wrote]);
-    }
-
-    /// Receiver side: the sender's part is in (or it failed: read it ourselves).
-    fn on_wrote(&mut self, peer: usize, failed: bool, send_id: u64, req: ReqId) {
-        let Some(pos) = self.splits.iter().position(|s| s.req == req) else {
-            return;
-        };
-        let split = self.splits.swap_remove(pos);
-        let mut result = Ok(());
-        if failed {
-            // SAFETY: the receive buffer is valid for the split's range.
-            let dst = unsafe { slice_mut_or_empty(split.buf.add(split.offset), split.len) };
-            result =
-                self.transport
-                    .read_remote(peer, split.pid, split.addr + split.offset as u64, dst);
-        }
-        self.push(peer, &[&protocol::ctrl(Kind::Fin, send_id, 0)]);
-        match result {
-            Ok(()) => {
-                if let Some(ReqState::Pending(Pending::Recv {
-                    received,
-                    matched: Some((_, _, total)),
-                    ..
-                })) = self.reqs.get_mut(req)
-                {
-                    *received = *total;
-                }
-                self.finish_recv(req);
-            }
-            Err(e) => self.reqs.fail(req, e),
-        }
-    }
-
-    fn on_data(&mut self, req: ReqId, bytes: &[u8]) {
-        let offset = match self.reqs.get(req) {
-            Some(ReqState::Pending(Pending::Recv { received, .. })) => *received,
-            _ => return,
-        };
-        self.write_recv(req, offset, bytes);
-        if let Some(ReqState::Pending(Pending::Recv {
-            matched: Some((_, _, total)),
-            received,
-            ..
-        })) = self.reqs.get(req)
-        {
-            if *received >= *total {
-                self.finish_recv(req);
-            }
-        }
-    }
-
-    /// Pushes Data packets for streaming sends while the peer has room.
-    fn pump_streams(&mut self) -> bool {
-        if self.streams.is_empty() {
-            return false;
-        }
-        let mut moved = false;
-        let chunk_cap = self.transport.max_packet() - protocol::DATA_HEADER;
-        for id in self.streams.clone() {
-            let Some(ReqState::Pending(Pending::Send {
-                peer,
-                buf,
-                len,
-                state,
-            })) = self.reqs.get_mut(id)
-            else {
-                continue;
-            };
-            let (peer, buf, len) = (*peer, *buf, *len);
-            let SendState::Streaming {
-                recv_id,
-                mut offset,
-            } = *state
-            else {
-                continue;
-            };
-            // SAFETY: the send's buffer stays valid until the request completes.
-            let data = unsafe { slice_or_empty(buf, len) };
-            while offset < len {
-                let end = (offset + chunk_cap).min(len);
-                let parts = [&protocol::data_header(recv_id)[..], &data[offset..end]];
-                // SAFETY: `&mut self` (see the module docs).
-                if !unsafe { self.transport.try_send(peer, &parts) } {
-                    break;
-                }
-                offset = end;
-                moved = true;
-            }
-            if moved {
-                self.transport.wake(peer);
-            }
-            if offset >= len {
-                self.reqs.complete(id, Status::empty());
-                self.streams.retain(|&s| s != id);
-            } else if let Some(ReqState::Pending(Pending::Send { state, .. })) =
-                self.reqs.get_mut(id)
-            {
-                *state = SendState::Streaming { recv_id, offset };
-            }
-        }
-        moved
-    }
-
     fn set_matched(&mut self, req: ReqId, h: &MsgHeader) {
         if let Some(ReqState::Pending(Pending::Recv { matched, .. })) = self.reqs.get_mut(req) {
             *matched = Some((h.source, h.tag, h.total_len as usize));
         }
     }
 
-    /// Copies message bytes at `offset` into the receive buffer (bytes past
-    /// its capacity are discarded: truncation).
+    /// Copies message bytes at `offset` into the receive buffer, or
+    /// unpacks them into a typed one's layout (bytes past its capacity
+    /// are discarded: truncation).
     fn write_recv(&mut self, req: ReqId, offset: usize, bytes: &[u8]) {
         if let Some(ReqState::Pending(Pending::Recv {
-            buf, cap, received, ..
+            buf,
+            cap,
+            received,
+            typed,
+            ..
         })) = self.reqs.get_mut(req)
         {
             if offset < *cap {
                 let n = bytes.len().min(*cap - offset);
-                // SAFETY: the receive buffer is valid for `cap` bytes until completion.
-                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.add(offset), n) };
+                match typed {
+                    // SAFETY: the receive buffer is valid for `cap` bytes until completion.
+                    None => unsafe {
+                        std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.add(offset), n)
+                    },
+                    Some(dst) => typed::unpack_at(dst, offset, &bytes[..n]),
+                }
             }
             *received = offset + bytes.len();
         }
@@ -732,71 +586,6 @@ impl Engine {
             self.bufs.give(u.data);
             self.finish_recv(req);
         }
-    }
-
-    /// A matched rendezvous: read the data directly, or ask for a stream.
-    fn rendezvous_read(&mut self, req: ReqId, peer: usize, h: &MsgHeader) {
-        let (buf, cap) = match self.reqs.get(req) {
-            Some(ReqState::Pending(Pending::Recv { buf, cap, .. })) => (*buf, *cap),
-            _ => return,
-        };
-        let total = h.total_len as usize;
-        let n = total.min(cap);
-        let can_read = self.prefer_cma
-            && self.transport.caps().contains(Caps::REMOTE_READ)
-            && self.transport.can_read_remote(peer);
-        if can_read && self.split_min > 0 && n >= self.split_min && self.transport.parallel_peers()
-        {
-            // Both sides copy at once: we read the first part, the sender writes the rest.
-            let offset = (n / 2) & !63;
-            let split = protocol::SplitReq {
-                send_id: h.send_id,
-                recv_id: req.0,
-                addr: buf as u64,
-                offset: offset as u64,
-                len: (n - offset) as u64,
-                pid: self.pid,
-            };
-            self.push(peer, &[&split.encode()]);
-            // SAFETY: the receive buffer is valid for `cap` >= `offset` bytes.
-            let dst = unsafe { slice_mut_or_empty(buf, offset) };
-            let (read_pid, read_addr) = (h.pid, h.addr);
-            self.splits.push(Split {
-                req,
-                buf,
-                offset,
-                len: n - offset,
-                pid: read_pid,
-                addr: read_addr,
-            });
-            if let Err(e) = self.transport.read_remote(peer, read_pid, read_addr, dst) {
-                // Finish anyway when the sender reports; the error is the result.
-                self.splits.retain(|s| s.req != req);
-                self.push(peer, &[&protocol::ctrl(Kind::Fin, h.send_id, 0)]);
-                self.reqs.fail(req, e);
-            }
-            return;
-        }
-        if can_read {
-            // SAFETY: the receive buffer is valid for `cap` >= `n` bytes.
-            let dst = unsafe { slice_mut_or_empty(buf, n) };
-            if self.transport.read_remote(peer, h.pid, h.addr, dst).is_ok() {
-                if let Some(ReqState::Pending(Pending::Recv { received, .. })) =
-                    self.reqs.get_mut(req)
-                {
-                    *received = total;
-                }
-                self.push(peer, &[&protocol::ctrl(Kind::Fin, h.send_id, 0)]);
-                self.finish_recv(req);
-                return;
-            }
-        }
-        if total == 0 {
-            self.push(peer, &[&protocol::ctrl(Kind::Fin, h.send_id, 0)]);
-            self.finish_recv(req);
-            return;
-        }
-        self.push(peer, &[&protocol::ctrl(Kind::Cts, h.send_id, req.0)]);
     }
 
     /// Whether anything is still in flight from this rank (queued packets,
