@@ -140,14 +140,13 @@ impl Cursor {
     ///
     /// See the example on [`Cursor`].
     pub unsafe fn pack(&mut self, out: &mut [u8]) -> usize {
-        let mut at = 0;
-        while let Some((src, n)) = self.next_run(out.len() - at) {
-            // SAFETY: the caller vouches for the source; `next_run` gave at
-            // most `out.len() - at` bytes.
-            unsafe { copy_run(src, out.as_mut_ptr().add(at), n) };
-            at += n;
-        }
-        at
+        let base = self.base as *const u8;
+        let to = out.as_mut_ptr();
+        self.segs.walk(out.len(), |offset, n, at| {
+            // SAFETY: the caller vouches for the source; the walk covers
+            // at most `out.len()` bytes.
+            unsafe { copy_run(base.wrapping_offset(offset), to.add(at), n) }
+        })
     }
 
     /// Unpacks `input`, the next packed bytes, into the buffer, as many
@@ -159,13 +158,12 @@ impl Cursor {
     ///
     /// See the example on [`Cursor`].
     pub unsafe fn unpack(&mut self, input: &[u8]) -> usize {
-        let mut at = 0;
-        while let Some((dst, n)) = self.next_run(input.len() - at) {
+        let base = self.base as *mut u8;
+        let from = input.as_ptr();
+        self.segs.walk(input.len(), |offset, n, at| {
             // SAFETY: as in `pack`, with the roles swapped.
-            unsafe { copy_run(input.as_ptr().add(at), dst, n) };
-            at += n;
-        }
-        at
+            unsafe { copy_run(from.add(at), base.wrapping_offset(offset), n) }
+        })
     }
 }
 
