@@ -19,7 +19,7 @@ use oxmpi::comm::PartitionedChannel;
 use oxmpi::{Comm, Message, Request, Status};
 
 use crate::api::coll::Launch;
-use crate::api::datatype_p2p::Staged;
+use crate::api::datatype_p2p::{Plan, Staged};
 use crate::errors::{AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Comm, MPI_Request, ANY_SOURCE, ANY_TAG, COMM_WORLD, REQUEST_NULL};
 use crate::state::{self, Detached, State};
@@ -40,10 +40,8 @@ pub enum SendMode {
 pub enum PersistentOp {
     /// `MPI_Send_init` and friends.
     Send {
-        /// Buffer address.
-        buf: usize,
-        /// Bytes to send.
-        len: usize,
+        /// The buffer (a non-contiguous one is packed in flight at each start).
+        plan: Plan,
         /// Destination rank.
         dest: c_int,
         /// Tag.
@@ -53,10 +51,8 @@ pub enum PersistentOp {
     },
     /// `MPI_Recv_init`.
     Recv {
-        /// Buffer address.
-        buf: usize,
-        /// Capacity in bytes.
-        cap: usize,
+        /// The buffer (a non-contiguous one is unpacked in flight).
+        plan: Plan,
         /// Source rank (or wildcard).
         source: c_int,
         /// Tag (or wildcard).
@@ -614,25 +610,15 @@ pub fn launch(
     // promise until the request is freed (MPI's rule for persistent requests).
     let r = unsafe {
         match &p.op {
-            &PersistentOp::Send {
-                buf,
-                len,
+            PersistentOp::Send {
+                plan,
                 dest,
                 tag,
                 mode,
-            } => p.comm.isend_raw(
-                buf as *const u8,
-                len,
-                dest,
-                tag,
-                mode == SendMode::Synchronous,
-            ),
-            &PersistentOp::Recv {
-                buf,
-                cap,
-                source,
-                tag,
-            } => p.comm.irecv_raw(buf as *mut u8, cap, source, tag),
+            } => p
+                .comm
+                .isend_plan(plan, *dest, *tag, *mode == SendMode::Synchronous),
+            PersistentOp::Recv { plan, source, tag } => p.comm.irecv_plan(plan, *source, *tag),
             PersistentOp::PartitionedSend {
                 buf, len, channel, ..
             } => p.comm.psend_raw(channel, *buf as *const u8, *len),

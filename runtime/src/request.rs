@@ -5,7 +5,7 @@
 use std::marker::PhantomData;
 
 use crate::comm::Comm;
-use crate::datatype::stage::Staging;
+use crate::datatype::stage::{CollStage, Plan};
 use crate::error::Error;
 use crate::p2p::engine::MessageHandle;
 use crate::p2p::request::ReqId;
@@ -33,9 +33,9 @@ pub struct Request<'a> {
     ready: Option<Status>,
     /// An error [`Request::peek`] found, kept for the completing call.
     failed: Option<Error>,
-    /// Temporaries of a non-contiguous datatype, finished (unpacked) when
-    /// the outcome is taken from the engine.
-    stage: Option<Box<Staging>>,
+    /// A collective's temporaries for non-contiguous datatypes, finished
+    /// (unpacked) when the outcome is taken from the engine.
+    stage: Option<Box<CollStage>>,
     _buf: PhantomData<&'a mut [u8]>,
 }
 
@@ -66,7 +66,7 @@ impl<'a> Request<'a> {
     /// (unpacked) once, when its outcome arrives, and released with the
     /// request. The caller vouches that the buffers they refer to are
     /// borrowed for `'a`.
-    pub(crate) fn with_stage(mut self, stage: Option<Staging>) -> Self {
+    pub(crate) fn with_stage(mut self, stage: Option<CollStage>) -> Self {
         let Some(stage) = stage else { return self };
         self.stage = Some(Box::new(stage));
         if self.id.is_none() {
@@ -86,7 +86,7 @@ impl<'a> Request<'a> {
         match self.stage.take() {
             // SAFETY: the stage's buffers are borrowed for 'a, which the
             // request cannot outlive, and the operation has completed.
-            Some(stage) => unsafe { stage.finish(outcome) },
+            Some(stage) => unsafe { stage.complete(outcome) },
             None => outcome,
         }
     }
@@ -559,6 +559,42 @@ impl Message {
         match self.handle {
             // SAFETY: forwarded from the caller's contract.
             Some(h) => Ok(unsafe { self.comm.start_mrecv(h, buf, cap) }),
+            None => Ok(Request::finished(self.comm.rt().clone(), Status::empty())),
+        }
+    }
+
+    /// Starts receiving this message into the elements `plan` describes
+    /// (`MPI_Imrecv` with a datatype; a non-contiguous type is unpacked in
+    /// flight).
+    ///
+    /// # Safety
+    /// The buffer has room for the elements and stays writable until the
+    /// request completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::datatype::stage::Plan;
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let every_other = Datatype::vector(2, 1, 2, &Datatype::basic(BasicType::Int))?;
+    /// every_other.commit();
+    /// world.send(&[1i32, 2], world.rank(), 0)?;
+    /// let (msg, _) = world.mprobe(world.rank(), 0)?;
+    /// let mut buf = [0i32; 3];
+    /// // SAFETY: `buf` has room for the element and outlives the request.
+    /// let req = unsafe { msg.irecv_plan(&Plan::new(&every_other, buf.as_mut_ptr().cast(), 1)?) }?;
+    /// req.wait()?;
+    /// assert_eq!(buf, [1, 0, 2]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn irecv_plan(self, plan: &Plan) -> Result<Request<'static>, Error> {
+        let dst = match plan {
+            // SAFETY: the caller's contract.
+            &Plan::Bytes { ptr, len } => return unsafe { self.irecv_raw(ptr, len) },
+            Plan::Typed(dst) => dst,
+        };
+        match self.handle {
+            // SAFETY: forwarded from the caller's contract.
+            Some(h) => unsafe { self.comm.start_mrecv_typed(h, dst) },
             None => Ok(Request::finished(self.comm.rt().clone(), Status::empty())),
         }
     }

@@ -8,6 +8,8 @@
 mod coll;
 #[path = "dtype/p2p.rs"]
 mod p2p;
+#[path = "dtype/zero_copy.rs"]
+mod zero_copy;
 
 use std::time::Duration;
 
@@ -32,6 +34,7 @@ fn run(role: &str) {
         "out_of_order" => p2p::out_of_order(&world),
         "bounds" => p2p::bounds(&world),
         "coll" => coll::all(&world),
+        "zero_copy" => zero_copy::transfers(&world),
         other => panic!("unknown role {other}"),
     };
     if let Err(e) = result {
@@ -81,6 +84,21 @@ fn staged_buffers_under_both_rendezvous_protocols() {
         for role in ["halo", "out_of_order", "coll"] {
             check_env(&[2, 3], role, &[env]);
         }
+    }
+}
+
+/// Non-contiguous sends and receives of every size without temporaries,
+/// under each rendezvous protocol (2 ranks have a core each: `auto`
+/// streams; 3 ranks on 2 cores: `auto` reads with CMA).
+#[test]
+fn non_contiguous_p2p_without_temporaries() {
+    check(&[2, 3], "zero_copy");
+    for env in [
+        ("OXMPI_RNDV_PROTOCOL", "cma"),
+        ("OXMPI_RNDV_PROTOCOL", "stream"),
+        ("OXMPI_CMA", "off"),
+    ] {
+        check_env(&[2], "zero_copy", &[env]);
     }
 }
 

@@ -40,7 +40,7 @@ use oxmpi::ops::{ElemType, Op};
 use oxmpi::{Comm, Request};
 
 use super::datatype::lookup;
-use super::datatype_p2p::{Stage, Staging};
+use super::datatype_p2p::Stage;
 use super::datatype_query::committed;
 use super::p2p::store_staged;
 use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
@@ -383,7 +383,7 @@ impl Stager {
 
     /// The temporaries to keep with a non-blocking collective's request.
     fn into_stage(self) -> Option<Stage> {
-        (!self.0.is_empty()).then_some(Stage::Once(Staging::Coll(self.0)))
+        (!self.0.is_empty()).then_some(Stage::Coll(self.0))
     }
 
     /// The temporaries to keep with a persistent collective's request:

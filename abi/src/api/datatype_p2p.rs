@@ -3,36 +3,29 @@
 //!
 //! A contiguous type (every predefined type except the value-index pairs,
 //! and derived types whose data is one run per element with no gaps) is
-//! sent from and received into the user buffer directly. Any other type is
-//! packed into a temporary buffer before sending, and received into a
-//! temporary buffer that is unpacked into the user's once the receive
-//! completes. What travels is always the packed bytes (`count * size`), so
-//! status counts are in packed bytes and `MPI_Get_count` /
-//! `MPI_Get_elements` read them with the type's size and signature.
+//! sent from and received into the user buffer directly ([`Plan::Bytes`]).
+//! Any other type is a [`Plan::Typed`]: the runtime's typed point-to-point
+//! paths (`Comm::isend_plan`, `Comm::irecv_plan`, `Message::irecv_plan`)
+//! pack each packet straight from the user's layout and unpack each
+//! arriving one straight into it, with no temporary buffer. What travels
+//! is always the packed bytes (`count * size`), so status counts are in
+//! packed bytes and `MPI_Get_count` / `MPI_Get_elements` read them with
+//! the type's size and signature.
 //!
-//! The mechanism (plans, packed copies, unpacking, collective temporaries)
-//! is the runtime's [`oxmpi::datatype::stage`], which the Rust API's views
-//! use too; this module decodes handles into it. Non-blocking operations
-//! keep their temporary buffer in [`Staged`], keyed by request slot; the
-//! completion code in [`crate::requests`] calls [`Staged::complete`] /
-//! [`Staged::start`] / [`Staged::free`].
-//!
-//! Zero-copy: the runtime moves bytes between one contiguous range per
-//! side. A non-contiguous send could instead hand the transport the
-//! type's segment iterator (`Datatype::segments_range`, resumable at any
-//! packed offset) and copy each segment straight into the eager cells or
-//! the rendezvous stream, and a receive could scatter incoming chunks with
-//! `unpack_raw(.., from, ..)`; that belongs in `isend_raw` / `irecv_raw`
-//! (a `(ptr, Datatype, count)` variant of each) and would remove the
-//! temporaries of `oxmpi::datatype::stage`, for the C ABI and the Rust
-//! API's views alike.
+//! Temporaries remain where an operation needs the packed bytes
+//! themselves: collectives (packed around the byte-level collectives,
+//! [`CollStage`]), buffered sends and the send half of
+//! `MPI_Sendrecv_replace` (a copy by definition), and partitioned
+//! requests (whose channel moves bytes). Those are kept in [`Staged`],
+//! keyed by request slot; the completion code in [`crate::requests`]
+//! calls [`Staged::complete`] / [`Staged::start`] / [`Staged::free`].
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::sync::OnceLock;
 
-use oxmpi::datatype::stage::{CollStage, Placed, Unpack};
-pub use oxmpi::datatype::stage::{Plan, RecvTarget, SendData, Staging};
+pub use oxmpi::datatype::stage::Plan;
+use oxmpi::datatype::stage::{CollStage, Placed};
 use oxmpi::datatype::Datatype;
 use oxmpi::{Error, Status};
 
@@ -119,13 +112,13 @@ fn plan_derived(p: *const u8, n: usize, datatype: MPI_Datatype) -> Result<Plan, 
     Ok(Plan::new(&dt, p, n)?)
 }
 
-/// The buffer of a persistent send (`MPI_Send_init`, `MPI_Psend_init`):
-/// `(address, bytes, stage)`; a non-contiguous type is packed into the
-/// stage's temporary buffer at each start.
-pub fn persistent_send(plan: Plan) -> (usize, usize, Option<Stage>) {
+/// The buffer of a partitioned send (`MPI_Psend_init`): `(address,
+/// bytes, stage)`; a non-contiguous type is packed into the stage's
+/// temporary buffer at each start (the partitioned channel moves bytes).
+pub fn partitioned_send(plan: Plan) -> (usize, usize, Option<Stage>) {
     match plan {
         Plan::Bytes { ptr, len } => (ptr as usize, len, None),
-        Plan::Packed(l) => {
+        Plan::Typed(l) => {
             let tmp = vec![0u8; l.len];
             let (p, len) = (tmp.as_ptr() as usize, tmp.len());
             (p, len, Some(Stage::PersistentSend(l, tmp)))
@@ -133,23 +126,50 @@ pub fn persistent_send(plan: Plan) -> (usize, usize, Option<Stage>) {
     }
 }
 
-/// The buffer of a persistent receive (`MPI_Recv_init`,
-/// `MPI_Precv_init`): `(address, capacity, stage)`; a non-contiguous type
-/// is unpacked from the stage at each completion.
-pub fn persistent_recv(plan: Plan) -> (usize, usize, Option<Stage>) {
-    let t = plan.recv_target();
-    (t.ptr as usize, t.cap, t.unpack.map(Stage::PersistentRecv))
+/// The buffer of a partitioned receive (`MPI_Precv_init`): `(address,
+/// capacity, stage)`; a non-contiguous type is unpacked from the stage's
+/// temporary at each completion.
+pub fn partitioned_recv(plan: Plan) -> (usize, usize, Option<Stage>) {
+    match plan {
+        Plan::Bytes { ptr, len } => (ptr as usize, len, None),
+        Plan::Typed(l) => {
+            let mut tmp = vec![0u8; l.len];
+            let (p, len) = (tmp.as_mut_ptr() as usize, tmp.len());
+            (p, len, Some(Stage::PersistentRecv(l, tmp)))
+        }
+    }
+}
+
+/// Unpacks what a completed receive into `tmp` stored (the status's byte
+/// count, also on truncation) into `placed`, keeping the outcome.
+///
+/// # Safety
+/// `placed`'s buffer has room for its elements.
+unsafe fn unpack_received(
+    placed: &Placed,
+    tmp: &[u8],
+    r: Result<Status, Error>,
+) -> Result<Status, Error> {
+    let got = match &r {
+        Ok(s) | Err(Error::Truncated { status: s, .. }) => s.count,
+        Err(_) => 0,
+    };
+    if got > 0 {
+        // SAFETY: the caller's contract.
+        unsafe { placed.unpack(tmp, got) }?;
+    }
+    r
 }
 
 /// A temporary buffer behind a request.
 pub enum Stage {
-    /// A non-blocking operation's temporaries (a send's packed copy, a
-    /// receive or collective unpacked at completion), released with it.
-    Once(Staging),
-    /// A persistent send: packed again at each start into `tmp`.
+    /// A non-blocking collective's temporaries, unpacked at completion
+    /// and released with it.
+    Coll(CollStage),
+    /// A partitioned send: packed again at each start into the temporary.
     PersistentSend(Placed, Vec<u8>),
-    /// A persistent receive: unpacked at each completion.
-    PersistentRecv(Unpack),
+    /// A partitioned receive: unpacked from the temporary at each completion.
+    PersistentRecv(Placed, Vec<u8>),
     /// A persistent collective's temporaries: packed again at each start,
     /// unpacked at each completion.
     PersistentColl(CollStage),
@@ -179,7 +199,8 @@ impl Staged {
         self.0.remove(&slot);
     }
 
-    /// A persistent request in `slot` starts: packs its send data.
+    /// A persistent request in `slot` starts: packs its send data (a
+    /// partitioned send's, a persistent collective's).
     pub fn start(&mut self, slot: usize) -> Result<(), AbiError> {
         match self.0.get_mut(&slot) {
             // SAFETY: MPI's rule: the buffer given to MPI_Send_init holds
@@ -192,16 +213,16 @@ impl Staged {
     }
 
     /// The request in `slot` completed with `r`: unpacks a staged receive
-    /// and releases non-persistent stages.
+    /// or collective and releases non-persistent stages.
     pub fn complete(&mut self, slot: usize, r: Result<Status, Error>) -> Result<Status, Error> {
         let (out, persistent) = match self.0.get(&slot) {
             None => (r, false),
             // SAFETY: MPI's contract: the program's buffers are the
             // operation's until the request completes, which is now.
-            Some(Stage::Once(s)) => (unsafe { s.finish(r) }, false),
+            Some(Stage::Coll(c)) => (unsafe { c.complete(r) }, false),
             Some(Stage::PersistentSend(..)) => (r, true),
             // SAFETY: as above.
-            Some(Stage::PersistentRecv(u)) => (unsafe { u.finish(r) }, true),
+            Some(Stage::PersistentRecv(l, tmp)) => (unsafe { unpack_received(l, tmp, r) }, true),
             // SAFETY: as above.
             Some(Stage::PersistentColl(c)) => (unsafe { c.complete(r) }, true),
         };
@@ -217,13 +238,12 @@ impl Staged {
     /// for a program that cannot tell when it completed).
     pub fn free(&mut self, slot: usize, running: bool) -> Option<Vec<u8>> {
         match self.0.remove(&slot)? {
-            Stage::Once(Staging::Send(v)) | Stage::PersistentSend(_, v) => Some(v),
-            Stage::Once(Staging::Recv(u)) | Stage::PersistentRecv(u) => Some(u.tmp),
+            Stage::PersistentSend(_, v) | Stage::PersistentRecv(_, v) => Some(v),
             Stage::PersistentColl(c) if !running => {
                 drop(c);
                 None
             }
-            Stage::Once(Staging::Coll(c)) | Stage::PersistentColl(c) => {
+            Stage::Coll(c) | Stage::PersistentColl(c) => {
                 // Freeing an active collective's request is erroneous
                 // (MPI 4.0, 6.12 and 6.13); the operation may still use
                 // the temporaries, so they are leaked rather than

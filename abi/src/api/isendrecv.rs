@@ -1,7 +1,7 @@
 //! `MPI_Isendrecv` and `MPI_Isendrecv_replace` (MPI 4.0, 3.10): the
 //! non-blocking forms of `MPI_Sendrecv` / `MPI_Sendrecv_replace`, with the
-//! same buffer handling ([`p2p::send_buf`], [`p2p::recv_buf`],
-//! [`p2p::replace_buffers`]) and start ([`p2p::start_exchange`]). One
+//! same buffer handling ([`p2p::buf_plan`], [`p2p::replace_buffers`]) and
+//! start ([`p2p::start_exchange`]). One
 //! request ([`Pair`]) completes once both the receive and the send have;
 //! its status is the receive's. In the replace form the send goes from a
 //! copy made at the call, so the buffer is overwritten only by the
@@ -9,7 +9,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use super::datatype_p2p::{RecvTarget, SendData};
+use super::datatype_p2p::Plan;
 use super::p2p;
 use crate::errors::{guard, out_ptr, AbiError, ErrObj};
 use crate::handles::{MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request};
@@ -23,25 +23,27 @@ type SendTo = (c_int, c_int);
 type RecvFrom = (c_int, c_int);
 
 /// Starts the receive into `t` and the send of `d` on `comm`, and stores
-/// the pair's request (with the buffers it uses) in `*request`.
+/// the pair's request (with the send's copy of the data, if any) in
+/// `*request`.
 ///
 /// # Safety
 /// The program's buffers stay valid until the request completes;
-/// `request` is writable or null (checked).
+/// `request` is writable or null (checked); `d` points into `copy` if
+/// it is given.
 unsafe fn start_pair(
     comm: MPI_Comm,
-    d: SendData,
+    (d, copy): (Plan, Option<Vec<u8>>),
     to: SendTo,
-    t: RecvTarget,
+    t: Plan,
     from: RecvFrom,
     request: *mut MPI_Request,
 ) -> Result<(), AbiError> {
     let out = out_ptr(request, "request")?;
     let c = state::comm(comm)?;
-    // SAFETY: the caller's contract; the temporaries `d.ptr` and `t.ptr`
-    // may point into move into the request, their heap blocks in place.
+    // SAFETY: the caller's contract; the copy `d` may point into moves
+    // into the request, its heap block in place.
     let (r, s) = unsafe { p2p::start_exchange(&c, (&d, to.0, to.1), (&t, from.0, from.1)) }?;
-    let pair = Box::new(Pair::new(r, s, d.owned, t.unpack));
+    let pair = Box::new(Pair::new(r, s, copy));
     // SAFETY: checked non-null.
     unsafe { *out = requests::insert(ReqEntry::Pair { pair, comm }) };
     Ok(())
@@ -66,11 +68,10 @@ unsafe fn isendrecv_impl(
     request: *mut MPI_Request,
 ) -> c_int {
     guard(name, ErrObj::Comm(comm), || {
+        let d = p2p::buf_plan(sendbuf, sendcount, sendtype)?;
+        let t = p2p::buf_plan(recvbuf, recvcount, recvtype)?;
         // SAFETY: the caller's contract.
-        let d = unsafe { p2p::send_buf(sendbuf, sendcount, sendtype) }?;
-        let t = p2p::recv_buf(recvbuf, recvcount, recvtype)?;
-        // SAFETY: the caller's contract.
-        unsafe { start_pair(comm, d, to, t, from, request) }
+        unsafe { start_pair(comm, (d, None), to, t, from, request) }
     })
 }
 
@@ -167,9 +168,9 @@ unsafe fn isendrecv_replace_impl(
 ) -> c_int {
     guard(name, ErrObj::Comm(comm), || {
         // SAFETY: the caller's contract.
-        let (d, t) = unsafe { p2p::replace_buffers(buf, count, datatype) }?;
+        let (d, copy, t) = unsafe { p2p::replace_buffers(buf, count, datatype) }?;
         // SAFETY: the caller's contract; the send goes from a copy.
-        unsafe { start_pair(comm, d, to, t, from, request) }
+        unsafe { start_pair(comm, (d, copy), to, t, from, request) }
     })
 }
 

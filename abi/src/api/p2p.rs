@@ -1,14 +1,15 @@
 //! Point-to-point: sends in every mode, receives, probes, matched probes
 //! and persistent requests, over the runtime's raw-byte entry points.
 //! Buffers are decoded by [`datatype_p2p::plan`]: contiguous types move
-//! in place, others through a packed temporary buffer (kept with the
-//! request in `State::staged` when the call returns before completion).
+//! in place, others through the runtime's typed paths, which pack and
+//! unpack them in flight (no temporary buffer). Only buffered sends and
+//! the send half of `MPI_Sendrecv_replace` copy the data first.
 
 use std::ffi::{c_int, c_void};
 
 use oxmpi::{Comm, Request, Status};
 
-use super::datatype_p2p::{self, Plan, RecvTarget, SendData, Stage, Staging};
+use super::datatype_p2p::{self, Plan, Stage};
 use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{
     self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status, MessageRef,
@@ -17,37 +18,14 @@ use crate::handles::{
 use crate::requests::{self, PersistentOp, ReqEntry, SendMode};
 use crate::state::{self, Detached};
 
-/// Validated send arguments, packed if the type is not contiguous.
-///
-/// # Safety
-/// `buf` holds `count` elements of `datatype`.
+/// Validated buffer arguments (`buf`, `count`, `datatype`).
 #[inline]
-pub(crate) unsafe fn send_buf(
+pub(crate) fn buf_plan(
     buf: *const c_void,
     count: MPI_Count,
     datatype: MPI_Datatype,
-) -> Result<SendData, AbiError> {
-    let plan = datatype_p2p::plan(buf, count, datatype, "buf")?;
-    // SAFETY: the caller's contract.
-    Ok(unsafe { plan.send_data() }?)
-}
-
-/// Validated receive arguments: where the bytes land (a temporary buffer
-/// to unpack afterwards if the type is not contiguous).
-#[inline]
-pub(crate) fn recv_buf(
-    buf: *mut c_void,
-    count: MPI_Count,
-    datatype: MPI_Datatype,
-) -> Result<RecvTarget, AbiError> {
-    Ok(datatype_p2p::plan(buf, count, datatype, "buf")?.recv_target())
-}
-
-/// Completes a receive into `t`: unpacks a staged one.
-#[inline]
-fn unpacked(t: &RecvTarget, r: Result<Status, oxmpi::Error>) -> Result<Status, oxmpi::Error> {
-    // SAFETY: the receive completed; the user buffer is the caller's.
-    unsafe { t.finish(r) }
+) -> Result<Plan, AbiError> {
+    datatype_p2p::plan(buf, count, datatype, "buf")
 }
 
 /// A status output argument: `MPI_STATUS_IGNORE` or a valid pointer.
@@ -80,7 +58,6 @@ unsafe fn finish(r: Result<Status, oxmpi::Error>, status: *mut MPI_Status) -> Re
 ///
 /// # Safety
 /// The buffer stays readable until the request completes.
-/// The packed copy, if any, must outlive the request.
 unsafe fn isend(
     buf: *const c_void,
     count: MPI_Count,
@@ -89,13 +66,11 @@ unsafe fn isend(
     tag: c_int,
     comm: MPI_Comm,
     mode: SendMode,
-) -> Result<(Request<'static>, Option<Vec<u8>>), AbiError> {
+) -> Result<Request<'static>, AbiError> {
     let c = state::comm(comm)?;
+    let plan = buf_plan(buf, count, datatype)?;
     // SAFETY: the caller's contract.
-    let d = unsafe { send_buf(buf, count, datatype) }?;
-    // SAFETY: the caller's contract; `d.owned` goes back with the request.
-    let r = unsafe { c.isend_raw(d.ptr, d.len, dest, tag, mode == SendMode::Synchronous) }?;
-    Ok((r, d.owned))
+    Ok(unsafe { c.isend_plan(&plan, dest, tag, mode == SendMode::Synchronous) }?)
 }
 
 /// Buffered send: the data is copied, the send runs detached.
@@ -109,21 +84,8 @@ fn bsend(
 ) -> Result<(), AbiError> {
     let c = state::comm(comm)?;
     // SAFETY: MPI's contract: `buf` holds `count` elements.
-    let d = unsafe { send_buf(buf, count, datatype) }?;
-    let len = d.len;
-    let data = if let Some(packed) = d.owned {
-        packed
-    } else if len == 0 {
-        Vec::new()
-    } else if d.ptr.is_null() {
-        return Err(AbiError::new(
-            Class::BUFFER,
-            format!("null buffer with {len} bytes to send"),
-        ));
-    } else {
-        // SAFETY: MPI's contract: `buf` holds `count` elements.
-        unsafe { std::slice::from_raw_parts(d.ptr, len) }.to_vec()
-    };
+    let data = unsafe { copy_out(&buf_plan(buf, count, datatype)?) }?;
+    let len = data.len();
     // SAFETY: `data` moves into the detached entry with the request and
     // its heap buffer stays put until the request completes.
     let req = unsafe { c.isend_raw(data.as_ptr(), len, dest, tag, false) }?;
@@ -132,6 +94,25 @@ fn bsend(
         data: Some(data),
     });
     Ok(())
+}
+
+/// A copy of the data `plan` describes, packed if the type is not
+/// contiguous (what buffered sends and `MPI_Sendrecv_replace` send).
+///
+/// # Safety
+/// The buffer holds the elements.
+unsafe fn copy_out(plan: &Plan) -> Result<Vec<u8>, AbiError> {
+    match plan {
+        // SAFETY: the caller's contract.
+        Plan::Typed(p) => Ok(unsafe { p.pack() }?),
+        &Plan::Bytes { len: 0, .. } => Ok(Vec::new()),
+        &Plan::Bytes { ptr, len } if ptr.is_null() => Err(AbiError::new(
+            Class::BUFFER,
+            format!("null buffer with {len} bytes to send"),
+        )),
+        // SAFETY: the caller's contract.
+        &Plan::Bytes { ptr, len } => Ok(unsafe { std::slice::from_raw_parts(ptr, len) }.to_vec()),
+    }
 }
 
 /// Stores a new request for `req` in `*request`.
@@ -188,11 +169,9 @@ macro_rules! blocking_send {
                         // SAFETY: blocking; MPI's contract: `buf` holds `len` bytes.
                         return Ok(unsafe { c.send_raw(ptr, len, dest, tag, sync) }?);
                     }
-                    // SAFETY: MPI's contract: `buf` holds `count` elements.
-                    let d = unsafe { send_buf(buf, count, datatype) }?;
-                    // SAFETY: blocking: the packed copy in `d` outlives the send.
-                    unsafe { c.send_raw(d.ptr, d.len, dest, tag, sync) }?;
-                    Ok(())
+                    let plan = buf_plan(buf, count, datatype)?;
+                    // SAFETY: blocking; MPI's contract: `buf` holds `count` elements.
+                    Ok(unsafe { c.send_plan(&plan, dest, tag, sync) }?)
                 })
             })
         }
@@ -296,12 +275,10 @@ macro_rules! nonblocking_send {
         ) -> c_int {
             guard($mpi, ErrObj::Comm(comm), || {
                 let out = out_ptr(request, "request")?;
-                // SAFETY: the caller keeps the buffer until completion; the
-                // packed copy stays with the request.
-                let (r, packed) = unsafe { isend(buf, count.into(), datatype, dest, tag, comm, $mode) }?;
-                let entry = ReqEntry::Active { req: Some(r), comm };
+                // SAFETY: the caller keeps the buffer until completion.
+                let r = unsafe { isend(buf, count.into(), datatype, dest, tag, comm, $mode) }?;
                 // SAFETY: checked non-null.
-                unsafe { store_staged(out, entry, packed.map(|v| Stage::Once(Staging::Send(v)))) };
+                unsafe { store_request(out, ReqEntry::Active { req: Some(r), comm }) };
                 Ok(())
             })
         }
@@ -447,11 +424,11 @@ unsafe fn recv_impl(
                 // SAFETY: checked above.
                 return unsafe { finish(r, status) };
             }
-            let t = recv_buf(buf, count, datatype)?;
-            // SAFETY: blocking: the buffer (or `t`'s temporary) outlives the receive.
-            let r = unsafe { c.recv_raw(t.ptr, t.cap, source, tag) };
+            let plan = buf_plan(buf, count, datatype)?;
+            // SAFETY: blocking; MPI's contract: `buf` has room for `count` elements.
+            let r = unsafe { c.recv_plan(&plan, source, tag) };
             // SAFETY: checked above.
-            unsafe { finish(unpacked(&t, r), status) }
+            unsafe { finish(r, status) }
         })
     })
 }
@@ -532,13 +509,11 @@ unsafe fn irecv_impl(
     guard(name, ErrObj::Comm(comm), || {
         let out = out_ptr(request, "request")?;
         let c = state::comm(comm)?;
-        let t = recv_buf(buf, count, datatype)?;
-        // SAFETY: the caller keeps the buffer until completion; a staged
-        // temporary buffer stays with the request.
-        let r = unsafe { c.irecv_raw(t.ptr, t.cap, source, tag) }?;
-        let entry = ReqEntry::Active { req: Some(r), comm };
+        let plan = buf_plan(buf, count, datatype)?;
+        // SAFETY: the caller keeps the buffer until completion.
+        let r = unsafe { c.irecv_plan(&plan, source, tag) }?;
         // SAFETY: checked non-null.
-        unsafe { store_staged(out, entry, t.unpack.map(|u| Stage::Once(Staging::Recv(u)))) };
+        unsafe { store_request(out, ReqEntry::Active { req: Some(r), comm }) };
         Ok(())
     })
 }
@@ -609,15 +584,15 @@ pub unsafe extern "C" fn oxabi_Irecv_c(
 /// Both buffers stay valid for their lengths until both requests complete.
 pub(crate) unsafe fn start_exchange(
     c: &Comm,
-    send: (&SendData, c_int, c_int),
-    recv: (&RecvTarget, c_int, c_int),
+    send: (&Plan, c_int, c_int),
+    recv: (&Plan, c_int, c_int),
 ) -> Result<(Request<'static>, Request<'static>), AbiError> {
     let (t, source, recvtag) = recv;
     // SAFETY: the caller's contract.
-    let r = unsafe { c.irecv_raw(t.ptr, t.cap, source, recvtag) }?;
+    let r = unsafe { c.irecv_plan(t, source, recvtag) }?;
     let (d, dest, sendtag) = send;
     // SAFETY: as above.
-    match unsafe { c.isend_raw(d.ptr, d.len, dest, sendtag, false) } {
+    match unsafe { c.isend_plan(d, dest, sendtag, false) } {
         Ok(s) => Ok((r, s)),
         Err(e) => {
             r.cancel();
@@ -633,16 +608,15 @@ pub(crate) unsafe fn start_exchange(
 /// Both buffers are valid for their lengths; `status` writable or ignored.
 unsafe fn exchange(
     c: &Comm,
-    send: (&SendData, c_int, c_int),
-    recv: (&RecvTarget, c_int, c_int),
+    send: (&Plan, c_int, c_int),
+    recv: (&Plan, c_int, c_int),
     status: *mut MPI_Status,
 ) -> Result<(), AbiError> {
-    let t = recv.0;
     // SAFETY: both requests are waited on before returning.
     let (r, s) = unsafe { start_exchange(c, send, recv) }?;
     let sent = s.wait();
     // SAFETY: the caller's contract.
-    let received = unsafe { finish(unpacked(t, r.wait()), status) };
+    let received = unsafe { finish(r.wait(), status) };
     sent?;
     received
 }
@@ -670,9 +644,8 @@ unsafe fn sendrecv_impl(
     guard(name, ErrObj::Comm(comm), || {
         let status = status_arg(status)?;
         let c = state::comm(comm)?;
-        // SAFETY: the caller's contract.
-        let d = unsafe { send_buf(sendbuf, sendcount, sendtype) }?;
-        let t = recv_buf(recvbuf, recvcount, recvtype)?;
+        let d = buf_plan(sendbuf, sendcount, sendtype)?;
+        let t = buf_plan(recvbuf, recvcount, recvtype)?;
         // SAFETY: the caller's contract.
         unsafe { exchange(&c, (&d, dest, sendtag), (&t, source, recvtag), status) }
     })
@@ -777,16 +750,19 @@ unsafe fn sendrecv_replace_impl(
         let status = status_arg(status)?;
         let c = state::comm(comm)?;
         // SAFETY: the caller's contract.
-        let (d, t) = unsafe { replace_buffers(buf, count, datatype) }?;
-        // SAFETY: the copy outlives the exchange; `buf` is the caller's.
-        unsafe { exchange(&c, (&d, dest, sendtag), (&t, source, recvtag), status) }
+        let (d, copy, t) = unsafe { replace_buffers(buf, count, datatype) }?;
+        // SAFETY: `copy` outlives the exchange; `buf` is the caller's.
+        let r = unsafe { exchange(&c, (&d, dest, sendtag), (&t, source, recvtag), status) };
+        drop(copy);
+        r
     })
 }
 
 /// The buffers of a send-receive in place (`MPI_Sendrecv_replace`,
 /// `MPI_Isendrecv_replace`) on `count` elements of `datatype` at `buf`:
-/// the send goes from a copy (packed if the type is not contiguous), so
-/// the receive may land in the buffer (or its temporary) at any time.
+/// the send goes from a copy (packed if the type is not contiguous; the
+/// returned plan points into it, so keep it until the send completes),
+/// and the receive may land in the buffer at any time.
 ///
 /// # Safety
 /// `buf` holds `count` elements of `datatype`.
@@ -794,27 +770,18 @@ pub(crate) unsafe fn replace_buffers(
     buf: *mut c_void,
     count: MPI_Count,
     datatype: MPI_Datatype,
-) -> Result<(SendData, RecvTarget), AbiError> {
-    let plan = datatype_p2p::plan(buf, count, datatype, "buf")?;
-    let d = match &plan {
-        Plan::Bytes { ptr, len } if len == &0 || ptr.is_null() => SendData {
-            ptr: ptr.cast_const(),
-            len: *len,
-            owned: None,
-        },
-        Plan::Bytes { ptr, len } => {
-            // SAFETY: the caller's contract.
-            let copy = unsafe { std::slice::from_raw_parts(*ptr, *len) }.to_vec();
-            SendData {
-                ptr: copy.as_ptr(),
-                len: copy.len(),
-                owned: Some(copy),
-            }
-        }
-        // SAFETY: the caller's contract.
-        Plan::Packed(l) => unsafe { Plan::Packed(l.clone()).send_data() }?,
+) -> Result<(Plan, Option<Vec<u8>>, Plan), AbiError> {
+    let plan = buf_plan(buf, count, datatype)?;
+    if plan.is_empty() {
+        return Ok((plan.clone(), None, plan));
+    }
+    // SAFETY: the caller's contract.
+    let mut copy = unsafe { copy_out(&plan) }?;
+    let send = Plan::Bytes {
+        ptr: copy.as_mut_ptr(),
+        len: copy.len(),
     };
-    Ok((d, plan.recv_target()))
+    Ok((send, Some(copy), plan))
 }
 
 /// `MPI_Sendrecv_replace`: sends from a copy, receives into the buffer.
@@ -1037,7 +1004,7 @@ unsafe fn mrecv_impl(
     guard(name, ErrObj::None, || {
         let mh = out_ptr(message, "message")?;
         let status = status_arg(status)?;
-        let t = recv_buf(buf, count, datatype)?;
+        let t = buf_plan(buf, count, datatype)?;
         // SAFETY: checked non-null.
         let taken = take_message(unsafe { *mh })?;
         // SAFETY: checked non-null.
@@ -1048,10 +1015,10 @@ unsafe fn mrecv_impl(
             return Ok(());
         };
         // SAFETY: waited on before returning.
-        let r = unsafe { msg.irecv_raw(t.ptr, t.cap) }
-            .map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm)))?;
+        let r =
+            unsafe { msg.irecv_plan(&t) }.map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm)))?;
         // SAFETY: checked above.
-        unsafe { finish(unpacked(&t, r.wait()), status) }.map_err(|e| e.on(ErrObj::Comm(comm)))
+        unsafe { finish(r.wait(), status) }.map_err(|e| e.on(ErrObj::Comm(comm)))
     })
 }
 
@@ -1105,32 +1072,25 @@ unsafe fn imrecv_impl(
     guard(name, ErrObj::None, || {
         let mh = out_ptr(message, "message")?;
         let out = out_ptr(request, "request")?;
-        let t = recv_buf(buf, count, datatype)?;
+        let t = buf_plan(buf, count, datatype)?;
         // SAFETY: checked non-null.
         let taken = take_message(unsafe { *mh })?;
         // SAFETY: checked non-null.
         unsafe { *mh = MESSAGE_NULL };
-        let (entry, stage) = match taken {
-            None => (
-                ReqEntry::Ready {
-                    status: no_proc_status(),
-                    comm: handles::COMM_SELF,
-                },
-                None,
-            ),
+        let entry = match taken {
+            None => ReqEntry::Ready {
+                status: no_proc_status(),
+                comm: handles::COMM_SELF,
+            },
             Some((msg, comm)) => {
-                // SAFETY: the caller keeps the buffer until completion; a
-                // staged temporary buffer stays with the request.
-                let r = unsafe { msg.irecv_raw(t.ptr, t.cap) }
+                // SAFETY: the caller keeps the buffer until completion.
+                let r = unsafe { msg.irecv_plan(&t) }
                     .map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm)))?;
-                (
-                    ReqEntry::Active { req: Some(r), comm },
-                    t.unpack.map(|u| Stage::Once(Staging::Recv(u))),
-                )
+                ReqEntry::Active { req: Some(r), comm }
             }
         };
         // SAFETY: checked non-null.
-        unsafe { store_staged(out, entry, stage) };
+        unsafe { store_request(out, entry) };
         Ok(())
     })
 }
@@ -1256,22 +1216,15 @@ macro_rules! send_init {
             request: *mut MPI_Request,
         ) -> c_int {
             guard($mpi, ErrObj::Comm(comm), || {
-                let (p, len, stage) =
-                    datatype_p2p::persistent_send(datatype_p2p::plan(
-                    buf,
-                    MPI_Count::from(count),
-                    datatype,
-                    "buf",
-                )?);
+                let plan = buf_plan(buf, MPI_Count::from(count), datatype)?;
                 let op = PersistentOp::Send {
-                    buf: p,
-                    len,
+                    plan,
                     dest,
                     tag,
                     mode: $mode,
                 };
                 // SAFETY: the caller's contract.
-                unsafe { persistent(comm, op, stage, request) }
+                unsafe { persistent(comm, op, None, request) }
             })
         }
     };
@@ -1326,16 +1279,10 @@ unsafe fn recv_init_impl(
     request: *mut MPI_Request,
 ) -> c_int {
     guard(name, ErrObj::Comm(comm), || {
-        let (buf, cap, stage) =
-            datatype_p2p::persistent_recv(datatype_p2p::plan(buf, count, datatype, "buf")?);
-        let op = PersistentOp::Recv {
-            buf,
-            cap,
-            source,
-            tag,
-        };
+        let plan = buf_plan(buf, count, datatype)?;
+        let op = PersistentOp::Recv { plan, source, tag };
         // SAFETY: the caller's contract.
-        unsafe { persistent(comm, op, stage, request) }
+        unsafe { persistent(comm, op, None, request) }
     })
 }
 

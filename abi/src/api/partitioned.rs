@@ -70,7 +70,7 @@ unsafe fn init(
         // Last: a channel takes the next matching sequence number.
         let channel = c.partitioned_channel(send, peer, tag)?;
         let (op, stage) = if send {
-            let (buf, len, stage) = datatype_p2p::persistent_send(plan);
+            let (buf, len, stage) = datatype_p2p::partitioned_send(plan);
             let ready = vec![false; n];
             let op = PersistentOp::PartitionedSend {
                 buf,
@@ -81,7 +81,7 @@ unsafe fn init(
             };
             (op, stage)
         } else {
-            let (buf, cap, stage) = datatype_p2p::persistent_recv(plan);
+            let (buf, cap, stage) = datatype_p2p::partitioned_recv(plan);
             let op = PersistentOp::PartitionedRecv {
                 buf,
                 cap,

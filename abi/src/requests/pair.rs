@@ -2,7 +2,6 @@
 //! and a send that complete as one request once both have; its status is
 //! the receive's.
 
-use oxmpi::datatype::stage::Unpack;
 use oxmpi::{Error, Request, Status};
 
 use crate::errors::{AbiError, Class};
@@ -61,10 +60,9 @@ pub struct Pair {
     pub recv: Half,
     /// The send.
     pub send: Half,
-    /// The send's packed or copied data (read by the send until it completes).
+    /// The send's copy of the data (`MPI_Isendrecv_replace`: read by the
+    /// send until it completes).
     pub send_data: Option<Vec<u8>>,
-    /// Where a non-contiguous receive lands, unpacked at completion.
-    pub unpack: Option<Unpack>,
 }
 
 // SAFETY: the runtime requests and buffers belong to the program's
@@ -74,17 +72,11 @@ unsafe impl Send for Pair {}
 
 impl Pair {
     /// A pair of running operations.
-    pub fn new(
-        recv: Request<'static>,
-        send: Request<'static>,
-        send_data: Option<Vec<u8>>,
-        unpack: Option<Unpack>,
-    ) -> Pair {
+    pub fn new(recv: Request<'static>, send: Request<'static>, send_data: Option<Vec<u8>>) -> Pair {
         Pair {
             recv: Half::Running(Some(recv)),
             send: Half::Running(Some(send)),
             send_data,
-            unpack,
         }
     }
 
@@ -95,8 +87,8 @@ impl Pair {
         }
     }
 
-    /// Tests both halves; once both have completed, the pair's outcome (the
-    /// receive unpacked; a failed send's error first, as `MPI_Sendrecv`).
+    /// Tests both halves; once both have completed, the pair's outcome (a
+    /// failed send's error first, as `MPI_Sendrecv`).
     pub fn test(&mut self) -> Option<Result<Status, Error>> {
         self.recv.poll();
         self.send.poll();
@@ -104,11 +96,6 @@ impl Pair {
             return None;
         }
         let received = self.recv.take();
-        let received = match &self.unpack {
-            // SAFETY: the receive completed; the buffer is the program's.
-            Some(u) => unsafe { u.finish(received) },
-            None => received,
-        };
         Some(self.send.take().and(received))
     }
 
@@ -118,8 +105,7 @@ impl Pair {
     }
 
     /// The outcome once both halves finished, without completing the pair
-    /// (`MPI_Request_get_status`; a non-contiguous receive is unpacked by
-    /// the completing call).
+    /// (`MPI_Request_get_status`).
     pub fn peek(&mut self) -> Option<Result<Status, AbiError>> {
         self.recv.poll();
         self.send.poll();
@@ -173,9 +159,8 @@ impl Pair {
     /// rather than released under it.
     pub fn detach(mut self) -> Vec<Detached> {
         let mut out = Vec::new();
-        let recv_tmp = self.unpack.take().map(|u| u.tmp);
         for (half, data) in [
-            (&mut self.recv, recv_tmp),
+            (&mut self.recv, None),
             (&mut self.send, self.send_data.take()),
         ] {
             match std::mem::replace(half, Half::Running(None)) {

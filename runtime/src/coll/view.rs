@@ -11,7 +11,7 @@
 
 use super::blocks::{per_rank, root_needs};
 use crate::comm::Comm;
-use crate::datatype::stage::{CollStage, Dir, Staging};
+use crate::datatype::stage::{CollStage, Dir};
 use crate::datatype::{View, ViewMut};
 use crate::error::Error;
 use crate::request::Request;
@@ -44,7 +44,7 @@ impl Comm {
         // their elements and borrowed for 'a by the caller.
         unsafe { st.pack() }?;
         let r = start()?;
-        Ok(r.with_stage((!st.is_empty()).then_some(Staging::Coll(st))))
+        Ok(r.with_stage((!st.is_empty()).then_some(st)))
     }
 
     fn at_root(&self, root: i32) -> Result<bool, Error> {

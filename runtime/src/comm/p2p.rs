@@ -10,7 +10,7 @@ use crate::request::{Message, Persistent, Request};
 use crate::status::{Status, ANY_SOURCE, ANY_TAG, PROC_NULL};
 
 impl Comm {
-    fn pattern(&self, source: i32, tag: i32) -> Pattern {
+    pub(super) fn pattern(&self, source: i32, tag: i32) -> Pattern {
         Pattern {
             context: self.inner.context,
             source: if source == ANY_SOURCE {

@@ -1,15 +1,15 @@
 //! Point-to-point with derived datatypes (Rust API): sends and receives
 //! of [`View`] / [`ViewMut`]s. A contiguous type moves straight from and
-//! into the borrowed slice; any other is packed into a temporary before a
-//! send and received into one that is unpacked when the receive completes
-//! (the mechanism of [`crate::datatype::stage`], shared with the C ABI).
+//! into the borrowed slice; any other is packed in flight, straight from
+//! the slice into the transport, and unpacked straight from the transport
+//! into the slice, with no temporary (the typed paths of
+//! [`Comm::isend_plan`] / [`Comm::irecv_plan`], shared with the C ABI).
 //! What travels is the packed bytes, so a view matches any buffer with the
 //! same type signature on the other side (a column against a contiguous
 //! array of the same length, say), and [`Status::count_in`] /
 //! [`Status::elements_in`] read the receive's status against a datatype.
 
 use super::Comm;
-use crate::datatype::stage::{SendData, Staging};
 use crate::datatype::{View, ViewMut};
 use crate::error::Error;
 use crate::request::Request;
@@ -35,9 +35,7 @@ impl Comm {
     pub fn send_view(&self, buf: &View<'_>, dest: i32, tag: i32) -> Result<(), Error> {
         // SAFETY: the view's slice holds every byte of its elements
         // (checked when it was built) and is borrowed for the whole call.
-        let d = unsafe { buf.plan()?.send_data() }?;
-        // SAFETY: `d` (and its packed copy) lives until the send completes.
-        unsafe { self.send_raw(d.ptr, d.len, dest, tag, false) }
+        unsafe { self.send_plan(&buf.plan()?, dest, tag, false) }
     }
 
     /// Blocking synchronous send of a view (`MPI_Ssend` with a datatype):
@@ -58,15 +56,13 @@ impl Comm {
     /// ```
     pub fn ssend_view(&self, buf: &View<'_>, dest: i32, tag: i32) -> Result<(), Error> {
         // SAFETY: as in `send_view`.
-        let d = unsafe { buf.plan()?.send_data() }?;
-        // SAFETY: as in `send_view`.
-        unsafe { self.send_raw(d.ptr, d.len, dest, tag, true) }
+        unsafe { self.send_plan(&buf.plan()?, dest, tag, true) }
     }
 
     /// Blocking receive into a view (`MPI_Recv` with a datatype). The
     /// status counts packed bytes: read it with [`Status::count_in`]. A
     /// longer message gives [`Error::Truncated`], with what fitted
-    /// unpacked.
+    /// stored.
     ///
     /// ```no_run
     /// use oxmpi::datatype::{BasicType, Datatype, ViewMut};
@@ -83,17 +79,14 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn recv_view(&self, buf: &mut ViewMut<'_>, source: i32, tag: i32) -> Result<Status, Error> {
-        let t = buf.plan()?.recv_target();
-        // SAFETY: `t` is the view's slice (checked to hold the elements)
-        // or a temporary it owns, borrowed for the whole call.
-        let r = unsafe { self.recv_raw(t.ptr, t.cap, source, tag) };
-        // SAFETY: the receive completed; the slice is still borrowed.
-        unsafe { t.finish(r) }
+        // SAFETY: the view's slice holds every byte of its elements
+        // (checked when it was built) and is borrowed for the whole call.
+        unsafe { self.recv_plan(&buf.plan()?, source, tag) }
     }
 
     /// Non-blocking send of a view (`MPI_Isend` with a datatype): the
-    /// request borrows the view's slice (and keeps a packed copy of a
-    /// non-contiguous type) until it completes.
+    /// request borrows the view's slice until it completes (a
+    /// non-contiguous type is packed from it as the data goes out).
     ///
     /// ```no_run
     /// use oxmpi::datatype::{BasicType, Datatype, View};
@@ -148,18 +141,14 @@ impl Comm {
         tag: i32,
         sync: bool,
     ) -> Result<Request<'a>, Error> {
-        // SAFETY: the view's slice holds its elements and is borrowed for 'a.
-        let SendData { ptr, len, owned } = unsafe { buf.plan()?.send_data() }?;
-        // SAFETY: `ptr` is the slice (borrowed for 'a by the request) or
-        // the packed copy, which moves into the request with its heap
-        // block in place.
-        let r = unsafe { self.isend_raw(ptr, len, dest, tag, sync) }?;
-        Ok(r.with_stage(owned.map(Staging::Send)))
+        // SAFETY: the view's slice holds its elements and is borrowed for
+        // 'a, the request's lifetime.
+        unsafe { self.isend_plan(&buf.plan()?, dest, tag, sync) }
     }
 
     /// Non-blocking receive into a view (`MPI_Irecv` with a datatype): the
-    /// request holds the view (pass [`ViewMut::reborrow`] to keep it), and
-    /// unpacks a non-contiguous type when it completes.
+    /// request holds the view (pass [`ViewMut::reborrow`] to keep it); a
+    /// non-contiguous type is unpacked into it as the data arrives.
     ///
     /// ```no_run
     /// use oxmpi::datatype::{BasicType, Datatype, ViewMut};
@@ -181,11 +170,9 @@ impl Comm {
         source: i32,
         tag: i32,
     ) -> Result<Request<'a>, Error> {
-        let t = buf.plan()?.recv_target();
-        // SAFETY: `t.ptr` is the slice (borrowed for 'a, the request's
-        // lifetime) or the temporary, which moves into the request.
-        let r = unsafe { self.irecv_raw(t.ptr, t.cap, source, tag) }?;
-        Ok(r.with_stage(t.unpack.map(Staging::Recv)))
+        // SAFETY: the view's slice holds its elements and is borrowed
+        // mutably for 'a, the request's lifetime.
+        unsafe { self.irecv_plan(&buf.plan()?, source, tag) }
     }
 
     /// Sends one view and receives into another in one call

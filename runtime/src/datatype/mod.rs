@@ -32,6 +32,7 @@
 
 mod basic;
 mod build;
+mod cursor;
 mod darray;
 mod external32;
 mod layout;
@@ -43,6 +44,7 @@ mod subarray;
 mod view;
 
 pub use basic::{BasicType, ElementKind, PairKind};
+pub use cursor::Cursor;
 pub use darray::Distribution;
 pub use segments::{Segment, Segments};
 pub use signature::Signature;

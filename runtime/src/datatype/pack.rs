@@ -1,6 +1,7 @@
 //! `MPI_Pack` / `MPI_Unpack` / `MPI_Pack_size`, over byte slices (checked)
 //! or raw addresses (for the transports), whole or from any packed position.
 
+use super::cursor::copy_run;
 use super::Datatype;
 use crate::error::Error;
 use std::ops::Range;
@@ -172,16 +173,13 @@ impl Datatype {
         from: usize,
         out: &mut [u8],
     ) -> Result<(), Error> {
-        let mut at = 0;
-        for s in self.segments_range(count, from..from.saturating_add(out.len()))? {
+        let to = out.as_mut_ptr();
+        let mut segs = self.segments_range(count, from..from.saturating_add(out.len()))?;
+        segs.walk(out.len(), |offset, n, at| {
             // SAFETY: the caller vouches for the source; the segments cover
             // exactly `out.len()` bytes.
-            unsafe {
-                let src = inbuf.wrapping_offset(s.offset);
-                std::ptr::copy_nonoverlapping(src, out.as_mut_ptr().add(at), s.len);
-            }
-            at += s.len;
-        }
+            unsafe { copy_run(inbuf.wrapping_offset(offset), to.add(at), n) }
+        });
         Ok(())
     }
 
@@ -202,15 +200,12 @@ impl Datatype {
         from: usize,
         input: &[u8],
     ) -> Result<(), Error> {
-        let mut at = 0;
-        for s in self.segments_range(count, from..from.saturating_add(input.len()))? {
+        let from_ptr = input.as_ptr();
+        let mut segs = self.segments_range(count, from..from.saturating_add(input.len()))?;
+        segs.walk(input.len(), |offset, n, at| {
             // SAFETY: as above, with the roles swapped.
-            unsafe {
-                let dst = outbuf.wrapping_offset(s.offset);
-                std::ptr::copy_nonoverlapping(input.as_ptr().add(at), dst, s.len);
-            }
-            at += s.len;
-        }
+            unsafe { copy_run(from_ptr.add(at), outbuf.wrapping_offset(offset), n) }
+        });
         Ok(())
     }
 }

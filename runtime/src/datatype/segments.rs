@@ -139,6 +139,58 @@ impl Segments {
         self.end - self.pos
     }
 
+    /// Like [`Iterator::next`], but yields at most `max` bytes (`max > 0`):
+    /// the rest of a longer run comes next time. What a transport does
+    /// when a packet boundary falls inside a run (or inside a basic element).
+    pub(super) fn next_within(&mut self, max: usize) -> Option<Segment> {
+        let end = self.end;
+        self.end = end.min(self.pos.saturating_add(max));
+        let seg = self.next();
+        self.end = end;
+        seg
+    }
+
+    /// Walks the next `max` packed bytes (fewer at the end) run by run,
+    /// calling `f(offset, len, at)` with each run's offset from the buffer
+    /// address, its length, and the packed bytes walked before it in this
+    /// call; moves past them and returns how many. Adjacent runs are not
+    /// merged: this is the copy loop of pack and unpack, kept tight.
+    #[inline]
+    pub(super) fn walk(&mut self, max: usize, mut f: impl FnMut(isize, usize, usize)) -> usize {
+        let want = max.min(self.end - self.pos);
+        if want == 0 {
+            return 0;
+        }
+        if self.contiguous {
+            f(self.flat.segs[0].disp + self.pos as isize, want, 0);
+            self.pos += want;
+            return want;
+        }
+        let segs = &self.flat.segs[..];
+        let (mut elem, mut idx, mut skip) = (self.elem, self.idx, self.skip);
+        let mut base = elem as isize * self.extent;
+        let mut done = 0;
+        while done < want {
+            let s = &segs[idx];
+            let n = (s.len - skip).min(want - done);
+            f(base + s.disp + skip as isize, n, done);
+            done += n;
+            skip += n;
+            if skip == s.len {
+                skip = 0;
+                idx += 1;
+                if idx == segs.len() {
+                    idx = 0;
+                    elem += 1;
+                    base += self.extent;
+                }
+            }
+        }
+        (self.elem, self.idx, self.skip) = (elem, idx, skip);
+        self.pos += want;
+        want
+    }
+
     /// Offset of the next byte to yield (valid while `remaining() > 0`).
     fn offset(&self) -> isize {
         let s = &self.flat.segs[self.idx];

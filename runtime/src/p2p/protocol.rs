@@ -12,6 +12,7 @@
 //! Split (56 bytes): 0 kind | 8 send_id | 16 recv_id | 24 addr (receiver's buffer) | 32 offset
 //!                   | 40 len | 48 pid u32 (receiver): "write bytes [offset, offset+len) to addr+offset"
 //! Wrote (24 bytes, as Ack): byte 1 = 1 when the sender's write failed
+//! Flags (byte 1 of Eager / Rts): FLAG_SYNC (wants an Ack), FLAG_PACKED (Rts: no address)
 //! ```
 //!
 //! Cooperative single copy: for large rendezvous messages between ranks
@@ -66,6 +67,10 @@ impl Kind {
 
 /// Flag: the sender wants an Ack when the message is matched (MPI_Ssend).
 pub const FLAG_SYNC: u8 = 1;
+/// Flag (Rts): the sender's data is not one contiguous run, so it has no
+/// address to read; the receiver answers Cts and the sender streams Data
+/// packets packed straight from its layout.
+pub const FLAG_PACKED: u8 = 2;
 
 /// Size of the Eager/Rts header.
 pub const MSG_HEADER: usize = 48;
@@ -115,7 +120,7 @@ impl SplitReq {
 pub struct MsgHeader {
     /// Eager or Rts.
     pub kind: Kind,
-    /// [`FLAG_SYNC`] or 0.
+    /// [`FLAG_SYNC`], [`FLAG_PACKED`] or 0.
     pub flags: u8,
     /// Communicator context id.
     pub context: u32,

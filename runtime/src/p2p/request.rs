@@ -2,6 +2,7 @@
 //! generation-checked id so a stale id (from a packet or a freed handle)
 //! can never reach a recycled slot.
 
+use crate::datatype::Cursor;
 use crate::status::Status;
 
 /// A request id: slot index in the low 32 bits, generation in the high 32.
@@ -49,6 +50,9 @@ pub enum Pending {
         len: usize,
         /// Progress.
         state: SendState,
+        /// A non-contiguous buffer: where the packed stream stands (`buf`
+        /// is then unused; `len` counts packed bytes).
+        typed: Option<Box<Cursor>>,
     },
     /// A collective schedule running in the engine.
     Coll,
@@ -62,6 +66,9 @@ pub enum Pending {
         matched: Option<(i32, i32, usize)>,
         /// Bytes written so far (streamed or assembled).
         received: usize,
+        /// A non-contiguous buffer: where the next packed byte goes (`buf`
+        /// is then unused; `cap` counts packed bytes).
+        typed: Option<Box<Cursor>>,
     },
 }
 

@@ -26,6 +26,14 @@ impl Transport for NoPeers {
     unsafe fn try_send(&self, _peer: usize, _parts: &[&[u8]]) -> bool {
         false
     }
+    unsafe fn try_send_with(
+        &self,
+        _peer: usize,
+        _len: usize,
+        _fill: &mut dyn FnMut(&mut [u8]),
+    ) -> bool {
+        false
+    }
     unsafe fn poll(&self, _sink: &mut dyn FnMut(usize, &[u8])) -> usize {
         0
     }

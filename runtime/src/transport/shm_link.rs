@@ -88,6 +88,27 @@ impl Transport for ShmTransport {
         self.node.sender(l).try_push(0, parts)
     }
 
+    unsafe fn try_send_with(
+        &self,
+        peer: usize,
+        len: usize,
+        fill: &mut dyn FnMut(&mut [u8]),
+    ) -> bool {
+        let Some(l) = self.local(peer) else {
+            return false;
+        };
+        let tx = self.node.sender(l);
+        let Some(mut cell) = tx.try_reserve() else {
+            return false;
+        };
+        let Some(payload) = cell.payload().get_mut(..len) else {
+            return false; // larger than a cell: the engine never asks
+        };
+        fill(payload);
+        cell.commit(len, 0);
+        true
+    }
+
     unsafe fn poll(&self, sink: &mut dyn FnMut(usize, &[u8])) -> usize {
         let mut handled = 0;
         for (l, &world) in self.node.ranks().iter().enumerate() {
@@ -126,6 +147,30 @@ impl Transport for ShmTransport {
                     "read {n} of {} bytes from rank {peer}",
                     dst.len()
                 )),
+            });
+        }
+        Ok(())
+    }
+
+    unsafe fn read_remote_scatter(
+        &self,
+        peer: usize,
+        pid: u32,
+        addr: u64,
+        local: &[(usize, usize)],
+    ) -> Result<(), Error> {
+        if self.local(peer).is_none() {
+            return Err(Error::Unsupported(format!(
+                "rank {peer} is not on this host"
+            )));
+        }
+        let want: usize = local.iter().map(|&(_, n)| n).sum();
+        // SAFETY: the caller's contract.
+        let n = unsafe { cma::read_scatter(pid as i32, addr as usize, local) }?;
+        if n != want {
+            return Err(Error::Os {
+                call: "process_vm_readv",
+                source: std::io::Error::other(format!("read {n} of {want} bytes from rank {peer}")),
             });
         }
         Ok(())

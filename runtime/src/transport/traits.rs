@@ -33,7 +33,8 @@ pub(crate) enum MemKind {
 
 /// A packet transport between this rank and some peers (world ranks).
 ///
-/// The data path ([`try_send`](Transport::try_send) and
+/// The data path ([`try_send`](Transport::try_send),
+/// [`try_send_with`](Transport::try_send_with) and
 /// [`poll`](Transport::poll)) is `unsafe`: a transport may keep
 /// single-producer / single-consumer queue ends without locks, so its
 /// callers must never run those two methods concurrently from different
@@ -57,6 +58,22 @@ pub(crate) trait Transport: Send + Sync {
     /// # Safety
     /// Not concurrently with another `try_send` or `poll` on this transport.
     unsafe fn try_send(&self, peer: usize, parts: &[&[u8]]) -> bool;
+    /// Sends one packet of `len` bytes (at most
+    /// [`max_packet`](Transport::max_packet)) written in place by `fill`,
+    /// which gets exactly `len` bytes of the transport's own memory (a
+    /// ring cell): what lets a sender pack a non-contiguous buffer
+    /// straight into the cell. Returns false when the peer's queue is
+    /// full; `fill` then has not run. `fill` runs at most once.
+    ///
+    /// # Safety
+    /// Not concurrently with another `try_send`, `try_send_with` or `poll`
+    /// on this transport.
+    unsafe fn try_send_with(
+        &self,
+        peer: usize,
+        len: usize,
+        fill: &mut dyn FnMut(&mut [u8]),
+    ) -> bool;
     /// Hands every packet that has arrived to `sink(peer, bytes)`; returns
     /// how many were handled.
     ///
@@ -67,6 +84,25 @@ pub(crate) trait Transport: Send + Sync {
     fn can_read_remote(&self, peer: usize) -> bool;
     /// Copies `dst.len()` bytes at `addr` in process `pid` (rank `peer`) into `dst`.
     fn read_remote(&self, peer: usize, pid: u32, addr: u64, dst: &mut [u8]) -> Result<(), Error>;
+    /// Copies the `local` runs' total length from `addr` in process `pid`
+    /// (rank `peer`) into the runs `(address, len)` of this process, in
+    /// order: a single-copy read into a non-contiguous buffer.
+    ///
+    /// # Safety
+    /// Every run is valid for writes of its length, and none overlaps
+    /// memory Rust code holds a reference to.
+    unsafe fn read_remote_scatter(
+        &self,
+        peer: usize,
+        pid: u32,
+        addr: u64,
+        local: &[(usize, usize)],
+    ) -> Result<(), Error> {
+        let _ = (pid, addr, local);
+        Err(Error::Unsupported(format!(
+            "no scattered reads from rank {peer}"
+        )))
+    }
     /// Copies `src` into process `pid` (rank `peer`) at `addr`: the other
     /// half of a cooperative single copy. Same permission as reading.
     fn write_remote(&self, peer: usize, pid: u32, addr: u64, src: &[u8]) -> Result<(), Error> {

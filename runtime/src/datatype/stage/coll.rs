@@ -54,7 +54,8 @@ pub struct CollStage {
     unpacks: Vec<(Placed, usize, usize)>,
 }
 
-// SAFETY: see `Staging`: the addresses are the operation's buffers.
+// SAFETY: the addresses are the operation's buffers, which it owns until
+// it completes; MPI lets any thread complete it.
 unsafe impl Send for CollStage {}
 
 impl CollStage {

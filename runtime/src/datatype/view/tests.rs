@@ -142,9 +142,9 @@ fn contiguous_derived_types_move_in_place() {
             assert_eq!(ptr as usize, buf.as_ptr() as usize + 4);
             assert_eq!(len, 16);
         }
-        Plan::Packed(_) => panic!("a contiguous type was packed"),
+        Plan::Typed(_) => panic!("a contiguous type was typed"),
     }
     let gaps = committed(Datatype::vector(2, 1, 2, &int()).unwrap());
     let v = View::new(&buf, &gaps, 1).unwrap();
-    assert!(matches!(v.plan().unwrap(), Plan::Packed(_)));
+    assert!(matches!(v.plan().unwrap(), Plan::Typed(_)));
 }

@@ -140,6 +140,89 @@ fn read_chunked(
     Ok(done)
 }
 
+/// Reads the total length of the `local` runs `(address, len)` from
+/// `addr` in process `pid` into those runs, in order (a scatter into a
+/// non-contiguous buffer); returns the bytes read. Splits the work into
+/// calls of at most `IOV_MAX` runs and 1 GiB, and resumes after partial
+/// reads (also inside a run).
+///
+/// # Safety
+/// Every run is valid for writes of its length and overlaps no memory
+/// that Rust code holds a reference to.
+pub(crate) unsafe fn read_scatter(
+    pid: i32,
+    addr: usize,
+    local: &[(usize, usize)],
+) -> Result<usize, Error> {
+    use nix::libc::{c_void, iovec};
+    let total = local
+        .iter()
+        .try_fold(0usize, |acc, &(_, len)| acc.checked_add(len))
+        .ok_or_else(|| {
+            os(
+                "process_vm_readv",
+                Errno::EINVAL,
+                "local runs overflow".into(),
+            )
+        })?;
+    let mut iovs: Vec<iovec> = Vec::with_capacity(local.len().min(IOV_MAX));
+    let (mut done, mut run, mut off) = (0usize, 0usize, 0usize);
+    while done < total {
+        iovs.clear();
+        let (mut s, mut o, mut batch) = (run, off, 0usize);
+        while s < local.len() && iovs.len() < IOV_MAX && batch < MAX_CALL {
+            let (base, len) = local[s];
+            let take = (len - o).min(MAX_CALL - batch);
+            if take > 0 {
+                iovs.push(iovec {
+                    iov_base: base.wrapping_add(o) as *mut c_void,
+                    iov_len: take,
+                });
+            }
+            batch += take;
+            if o + take == len {
+                (s, o) = (s + 1, 0);
+            } else {
+                o += take;
+            }
+        }
+        let remote = iovec {
+            iov_base: addr.wrapping_add(done) as *mut c_void,
+            iov_len: batch,
+        };
+        // SAFETY: the iovecs name the caller's writable runs (its contract)
+        // and one remote range; the kernel checks the remote side.
+        let r = unsafe {
+            nix::libc::process_vm_readv(pid, iovs.as_ptr(), iovs.len() as _, &remote, 1, 0)
+        };
+        let n = match r {
+            0 => {
+                let detail = format!(
+                    "pid {pid}: nothing readable at {:#x}",
+                    addr.wrapping_add(done)
+                );
+                return Err(os("process_vm_readv", Errno::EFAULT, detail));
+            }
+            n if n > 0 => n as usize,
+            _ => match Errno::last() {
+                Errno::EINTR => continue,
+                e => return Err(os("process_vm_readv", e, format!("pid {pid}"))),
+            },
+        };
+        done += n;
+        let mut left = n;
+        while left > 0 {
+            let rest = local[run].1 - off;
+            if left >= rest {
+                (run, off, left) = (run + 1, 0, left - rest);
+            } else {
+                (off, left) = (off + left, 0);
+            }
+        }
+    }
+    Ok(done)
+}
+
 /// Writes `local` into process `pid` at `addr` (one contiguous range), in
 /// calls of at most 1 GiB, resuming after partial writes.
 pub(crate) fn write_to(pid: i32, addr: usize, local: &[u8]) -> Result<usize, Error> {
@@ -209,6 +292,28 @@ mod tests {
         assert_eq!(read_chunked(me(), &ranges, &mut dst, 7).unwrap(), 68);
         let want: Vec<u8> = (90..100).chain(0..45).chain(50..63).collect();
         assert_eq!(&dst[..68], &want[..]);
+    }
+
+    #[test]
+    fn scatters_into_many_runs_across_iov_max() {
+        let src: Vec<u8> = (0..5000u32).map(|i| (i % 253) as u8).collect();
+        let mut dst = vec![0u8; 3 * 2500];
+        // 2500 two-byte runs, one in every three bytes of `dst`, and an empty run.
+        let base = dst.as_mut_ptr() as usize;
+        let runs: Vec<(usize, usize)> = (0..2500)
+            .map(|k| (base + 3 * k, 2))
+            .chain([(base, 0)])
+            .collect();
+        // SAFETY: the runs are inside `dst`, which no reference covers meanwhile.
+        let n = unsafe { read_scatter(me(), src.as_ptr() as usize, &runs) }.unwrap();
+        assert_eq!(n, 5000);
+        for k in 0..2500 {
+            assert_eq!(&dst[3 * k..3 * k + 2], &src[2 * k..2 * k + 2], "run {k}");
+            assert_eq!(dst[3 * k + 2], 0);
+        }
+        // SAFETY: as above; the remote range is unmapped.
+        let e = unsafe { read_scatter(me(), 8, &runs[..1]) }.unwrap_err();
+        assert!(e.to_string().contains("process_vm_readv"), "{e}");
     }
 
     #[test]
