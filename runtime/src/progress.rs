@@ -113,7 +113,7 @@ impl Runtime {
                 // up may need the core this rank spins on.
                 None if idle < self.policy.spins
                     && idle >= self.policy.crowded_spins
-                    && idle % self.policy.crowded_spins == 0
+                    && idle.is_multiple_of(self.policy.crowded_spins)
                     && self.transport.crowded() =>
                 {
                     idle = self.policy.spins;

@@ -393,10 +393,6 @@ impl Stager {
     }
 }
 
-pub(crate) fn comm_of(h: MPI_Comm) -> Result<Comm, AbiError> {
-    state::comm(h)
-}
-
 /// Checks `root` and says whether this rank is it.
 fn root_of(c: &Comm, root: c_int) -> Result<bool, AbiError> {
     if root < 0 || root >= c.size() {
@@ -850,7 +846,7 @@ pub(crate) trait Sink: Sized {
     /// the operation completes.
     unsafe fn launch(
         sg: &mut Stager,
-        comm: Comm,
+        comm: &Comm,
         plan: impl for<'c> Fn(&'c Comm) -> Result<Planned<'c>, oxmpi::Error> + 'static,
     ) -> Result<Self, AbiError>;
 }
@@ -858,11 +854,11 @@ pub(crate) trait Sink: Sized {
 impl Sink for Launch {
     unsafe fn launch(
         _sg: &mut Stager,
-        comm: Comm,
+        comm: &Comm,
         plan: impl for<'c> Fn(&'c Comm) -> Result<Planned<'c>, oxmpi::Error> + 'static,
     ) -> Result<Launch, AbiError> {
         Ok(Launch {
-            comm,
+            comm: comm.clone(),
             plan: Box::new(plan),
             seq: None,
         })
@@ -876,13 +872,13 @@ pub(crate) struct Ran;
 impl Sink for Ran {
     unsafe fn launch(
         sg: &mut Stager,
-        comm: Comm,
+        comm: &Comm,
         plan: impl for<'c> Fn(&'c Comm) -> Result<Planned<'c>, oxmpi::Error> + 'static,
     ) -> Result<Ran, AbiError> {
         // SAFETY: the caller's contract.
         unsafe {
             sg.0.pack()?;
-            plan(&comm)?.run()?;
+            plan(comm)?.run()?;
             sg.0.finish()?;
         }
         Ok(Ran)
@@ -895,7 +891,7 @@ pub type Started = Result<Launch, AbiError>;
 /// # Safety
 /// None needed; `unsafe` for the uniform macro.
 unsafe fn ibarrier<L: Sink>(sg: &mut Stager, comm: MPI_Comm) -> Result<L, AbiError> {
-    L::launch(sg, comm_of(comm)?, |c| c.plan_barrier())
+    state::with_comm(comm, |c| L::launch(sg, c, |c| c.plan_barrier()))
 }
 
 unsafe fn ibcast<N: Num, L: Sink>(
@@ -906,14 +902,15 @@ unsafe fn ibcast<N: Num, L: Sink>(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    root_of(&c, root)?;
-    let t = ty(datatype, "datatype")?;
-    let n = bytes(count, &t, "count")?;
-    let p = sg.buf(buffer_, n, &t, Dir::InOut, "buffer", "in a broadcast")?;
-    L::launch(sg, c, move |c| {
-        // SAFETY: Launch::start's contract (MPI's, on the buffer).
-        unsafe { c.plan_bcast(p, n, root) }
+    state::with_comm(comm, |c| {
+        root_of(c, root)?;
+        let t = ty(datatype, "datatype")?;
+        let n = bytes(count, &t, "count")?;
+        let p = sg.buf(buffer_, n, &t, Dir::InOut, "buffer", "in a broadcast")?;
+        L::launch(sg, c, move |c| {
+            // SAFETY: Launch::start's contract (MPI's, on the buffer).
+            unsafe { c.plan_bcast(p, n, root) }
+        })
     })
 }
 
@@ -952,22 +949,23 @@ unsafe fn ireduce<N: Num, L: Sink>(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let at_root = root_of(&c, root)?;
-    let t = ty(datatype, "datatype")?;
-    let n = bytes(count, &t, "count")?;
-    let (send, recv) = if at_root {
-        reduce_bufs(sg, sendbuf, recvbuf, n, &t)?
-    } else {
-        let why = "on a rank other than the root";
-        let send = sg.buf(sendbuf, n, &t, Dir::In, "sendbuf", why)?;
-        (Some(send.cast_const()), std::ptr::null_mut())
-    };
-    let o = op_for(op, &t)?;
-    let e = elems(count, &t, &o)?;
-    L::launch(sg, c, move |c| {
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.plan_reduce(send, recv, e, &o, root) }
+    state::with_comm(comm, |c| {
+        let at_root = root_of(c, root)?;
+        let t = ty(datatype, "datatype")?;
+        let n = bytes(count, &t, "count")?;
+        let (send, recv) = if at_root {
+            reduce_bufs(sg, sendbuf, recvbuf, n, &t)?
+        } else {
+            let why = "on a rank other than the root";
+            let send = sg.buf(sendbuf, n, &t, Dir::In, "sendbuf", why)?;
+            (Some(send.cast_const()), std::ptr::null_mut())
+        };
+        let o = op_for(op, &t)?;
+        let e = elems(count, &t, &o)?;
+        L::launch(sg, c, move |c| {
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe { c.plan_reduce(send, recv, e, &o, root) }
+        })
     })
 }
 
@@ -993,21 +991,22 @@ unsafe fn reduction<N: Num, L: Sink>(
     comm: MPI_Comm,
     which: Reduction,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let t = ty(datatype, "datatype")?;
-    let n = bytes(count, &t, "count")?;
-    let (send, recv) = reduce_bufs(sg, sendbuf, recvbuf, n, &t)?;
-    let o = op_for(op, &t)?;
-    let e = elems(count, &t, &o)?;
-    L::launch(sg, c, move |c| {
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe {
-            match which {
-                Reduction::All => c.plan_allreduce(send, recv, e, &o),
-                Reduction::Scan => c.plan_scan(send, recv, e, &o),
-                Reduction::Exscan => c.plan_exscan(send, recv, e, &o),
+    state::with_comm(comm, |c| {
+        let t = ty(datatype, "datatype")?;
+        let n = bytes(count, &t, "count")?;
+        let (send, recv) = reduce_bufs(sg, sendbuf, recvbuf, n, &t)?;
+        let o = op_for(op, &t)?;
+        let e = elems(count, &t, &o)?;
+        L::launch(sg, c, move |c| {
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe {
+                match which {
+                    Reduction::All => c.plan_allreduce(send, recv, e, &o),
+                    Reduction::Scan => c.plan_scan(send, recv, e, &o),
+                    Reduction::Exscan => c.plan_exscan(send, recv, e, &o),
+                }
             }
-        }
+        })
     })
 }
 
@@ -1116,41 +1115,42 @@ unsafe fn igather<N: Num, L: Sink>(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let at_root = root_of(&c, root)?;
-    let (send, block, recv) = if at_root {
-        let rt = ty(recvtype, "recvtype")?;
-        let block = bytes(recvcount, &rt, "recvcount")?;
-        let all = block.checked_mul(c.size() as usize).ok_or_else(|| {
-            AbiError::new(
-                Class::COUNT,
-                "`recvcount` x ranks overflows the address space",
-            )
-        })?;
-        let why = "as the root's receive buffer";
-        let (send, dir) = if is_in_place(sendbuf) {
-            buffer(recvbuf, all, "recvbuf", why)?;
-            (None, Dir::InOut)
+    state::with_comm(comm, |c| {
+        let at_root = root_of(c, root)?;
+        let (send, block, recv) = if at_root {
+            let rt = ty(recvtype, "recvtype")?;
+            let block = bytes(recvcount, &rt, "recvcount")?;
+            let all = block.checked_mul(c.size() as usize).ok_or_else(|| {
+                AbiError::new(
+                    Class::COUNT,
+                    "`recvcount` x ranks overflows the address space",
+                )
+            })?;
+            let why = "as the root's receive buffer";
+            let (send, dir) = if is_in_place(sendbuf) {
+                buffer(recvbuf, all, "recvbuf", why)?;
+                (None, Dir::InOut)
+            } else {
+                let st = ty(sendtype, "sendtype")?;
+                let n = bytes(sendcount, &st, "sendcount")?;
+                buffer(recvbuf, all, "recvbuf", why)?;
+                same_block(n, block, "the root's own block")?;
+                let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", "")?;
+                (Some(send.cast_const()), Dir::Out)
+            };
+            let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
+            (send, block, recv)
         } else {
             let st = ty(sendtype, "sendtype")?;
             let n = bytes(sendcount, &st, "sendcount")?;
-            buffer(recvbuf, all, "recvbuf", why)?;
-            same_block(n, block, "the root's own block")?;
-            let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", "")?;
-            (Some(send.cast_const()), Dir::Out)
+            let why = "on a rank other than the root";
+            let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", why)?;
+            (Some(send.cast_const()), n, std::ptr::null_mut())
         };
-        let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
-        (send, block, recv)
-    } else {
-        let st = ty(sendtype, "sendtype")?;
-        let n = bytes(sendcount, &st, "sendcount")?;
-        let why = "on a rank other than the root";
-        let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", why)?;
-        (Some(send.cast_const()), n, std::ptr::null_mut())
-    };
-    L::launch(sg, c, move |c| {
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.plan_gather(send, block, recv, root) }
+        L::launch(sg, c, move |c| {
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe { c.plan_gather(send, block, recv, root) }
+        })
     })
 }
 
@@ -1167,49 +1167,52 @@ unsafe fn igatherv<N: Num, C: Num, D: Num, L: Sink>(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let at_root = root_of(&c, root)?;
-    let in_place = at_root && is_in_place(sendbuf);
-    let (send, send_bytes) = if in_place {
-        (None, 0)
-    } else {
-        let st = ty(sendtype, "sendtype")?;
-        let n = bytes(sendcount, &st, "sendcount")?;
-        let why = "on a rank other than the root";
-        let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", why)?;
-        (Some(send.cast_const()), n)
-    };
-    if !at_root {
-        return L::launch(sg, c, move |c| {
+    state::with_comm(comm, |c| {
+        let at_root = root_of(c, root)?;
+        let in_place = at_root && is_in_place(sendbuf);
+        let (send, send_bytes) = if in_place {
+            (None, 0)
+        } else {
+            let st = ty(sendtype, "sendtype")?;
+            let n = bytes(sendcount, &st, "sendcount")?;
+            let why = "on a rank other than the root";
+            let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", why)?;
+            (Some(send.cast_const()), n)
+        };
+        if !at_root {
+            return L::launch(sg, c, move |c| {
+                // SAFETY: Launch::start's contract (MPI's, on the buffers).
+                unsafe {
+                    c.plan_gatherv(send, send_bytes, std::ptr::null_mut(), Blocks::NONE, root)
+                }
+            });
+        }
+        let rt = ty(recvtype, "recvtype")?;
+        let (unit, dunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
+        // SAFETY: MPI's contract: one entry per rank.
+        let (cs, ds) = unsafe {
+            blocks(
+                recvcounts,
+                displs,
+                c.size() as usize,
+                &unit,
+                &dunit,
+                "recvcounts",
+                "displs",
+            )
+        }?;
+        let why = "as the root's receive buffer";
+        buffer(recvbuf, Blocks::new(&cs, &ds).extent(), "recvbuf", why)?;
+        if send.is_some() {
+            same_block(send_bytes, cs[c.rank() as usize], "the root's own block")?;
+        }
+        let dir = if in_place { Dir::InOut } else { Dir::Out };
+        let (recv, ds) = sg.blocks(recvbuf, &cs, &ds, &|_| &rt, dir, "recvbuf", why)?;
+        L::launch(sg, c, move |c| {
+            let b = Blocks::new(&cs, &ds);
             // SAFETY: Launch::start's contract (MPI's, on the buffers).
-            unsafe { c.plan_gatherv(send, send_bytes, std::ptr::null_mut(), Blocks::NONE, root) }
-        });
-    }
-    let rt = ty(recvtype, "recvtype")?;
-    let (unit, dunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
-    // SAFETY: MPI's contract: one entry per rank.
-    let (cs, ds) = unsafe {
-        blocks(
-            recvcounts,
-            displs,
-            c.size() as usize,
-            &unit,
-            &dunit,
-            "recvcounts",
-            "displs",
-        )
-    }?;
-    let why = "as the root's receive buffer";
-    buffer(recvbuf, Blocks::new(&cs, &ds).extent(), "recvbuf", why)?;
-    if send.is_some() {
-        same_block(send_bytes, cs[c.rank() as usize], "the root's own block")?;
-    }
-    let dir = if in_place { Dir::InOut } else { Dir::Out };
-    let (recv, ds) = sg.blocks(recvbuf, &cs, &ds, &|_| &rt, dir, "recvbuf", why)?;
-    L::launch(sg, c, move |c| {
-        let b = Blocks::new(&cs, &ds);
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.plan_gatherv(send, send_bytes, recv, b, root) }
+            unsafe { c.plan_gatherv(send, send_bytes, recv, b, root) }
+        })
     })
 }
 
@@ -1225,39 +1228,40 @@ unsafe fn iscatter<N: Num, L: Sink>(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let at_root = root_of(&c, root)?;
-    let (send, block, recv) = if at_root {
-        let st = ty(sendtype, "sendtype")?;
-        let block = bytes(sendcount, &st, "sendcount")?;
-        let all = block.checked_mul(c.size() as usize).ok_or_else(|| {
-            AbiError::new(
-                Class::COUNT,
-                "`sendcount` x ranks overflows the address space",
-            )
-        })?;
-        let why = "as the root's send buffer";
-        buffer(sendbuf, all, "sendbuf", why)?;
-        let recv = if is_in_place(recvbuf) {
-            None
+    state::with_comm(comm, |c| {
+        let at_root = root_of(c, root)?;
+        let (send, block, recv) = if at_root {
+            let st = ty(sendtype, "sendtype")?;
+            let block = bytes(sendcount, &st, "sendcount")?;
+            let all = block.checked_mul(c.size() as usize).ok_or_else(|| {
+                AbiError::new(
+                    Class::COUNT,
+                    "`sendcount` x ranks overflows the address space",
+                )
+            })?;
+            let why = "as the root's send buffer";
+            buffer(sendbuf, all, "sendbuf", why)?;
+            let recv = if is_in_place(recvbuf) {
+                None
+            } else {
+                let rt = ty(recvtype, "recvtype")?;
+                let n = bytes(recvcount, &rt, "recvcount")?;
+                same_block(block, n, "the root's own block")?;
+                Some(sg.buf(recvbuf, n, &rt, Dir::Out, "recvbuf", "")?)
+            };
+            let send = sg.buf(sendbuf, all, &st, Dir::In, "sendbuf", why)?;
+            (send.cast_const(), block, recv)
         } else {
             let rt = ty(recvtype, "recvtype")?;
             let n = bytes(recvcount, &rt, "recvcount")?;
-            same_block(block, n, "the root's own block")?;
-            Some(sg.buf(recvbuf, n, &rt, Dir::Out, "recvbuf", "")?)
+            let why = "on a rank other than the root";
+            let recv = sg.buf(recvbuf, n, &rt, Dir::Out, "recvbuf", why)?;
+            (std::ptr::null(), n, Some(recv))
         };
-        let send = sg.buf(sendbuf, all, &st, Dir::In, "sendbuf", why)?;
-        (send.cast_const(), block, recv)
-    } else {
-        let rt = ty(recvtype, "recvtype")?;
-        let n = bytes(recvcount, &rt, "recvcount")?;
-        let why = "on a rank other than the root";
-        let recv = sg.buf(recvbuf, n, &rt, Dir::Out, "recvbuf", why)?;
-        (std::ptr::null(), n, Some(recv))
-    };
-    L::launch(sg, c, move |c| {
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.plan_scatter(send, block, recv, root) }
+        L::launch(sg, c, move |c| {
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe { c.plan_scatter(send, block, recv, root) }
+        })
     })
 }
 
@@ -1274,47 +1278,48 @@ unsafe fn iscatterv<N: Num, C: Num, D: Num, L: Sink>(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let at_root = root_of(&c, root)?;
-    let in_place = at_root && is_in_place(recvbuf);
-    let (recv, recv_bytes) = if in_place {
-        (None, 0)
-    } else {
-        let rt = ty(recvtype, "recvtype")?;
-        let n = bytes(recvcount, &rt, "recvcount")?;
-        let why = "on a rank other than the root";
-        (Some(sg.buf(recvbuf, n, &rt, Dir::Out, "recvbuf", why)?), n)
-    };
-    if !at_root {
-        return L::launch(sg, c, move |c| {
+    state::with_comm(comm, |c| {
+        let at_root = root_of(c, root)?;
+        let in_place = at_root && is_in_place(recvbuf);
+        let (recv, recv_bytes) = if in_place {
+            (None, 0)
+        } else {
+            let rt = ty(recvtype, "recvtype")?;
+            let n = bytes(recvcount, &rt, "recvcount")?;
+            let why = "on a rank other than the root";
+            (Some(sg.buf(recvbuf, n, &rt, Dir::Out, "recvbuf", why)?), n)
+        };
+        if !at_root {
+            return L::launch(sg, c, move |c| {
+                // SAFETY: Launch::start's contract (MPI's, on the buffers).
+                unsafe { c.plan_scatterv(std::ptr::null(), Blocks::NONE, recv, recv_bytes, root) }
+            });
+        }
+        let st = ty(sendtype, "sendtype")?;
+        let (unit, dunit) = (|_| Ok(st.unit), |_| Ok(st.extent));
+        // SAFETY: MPI's contract: one entry per rank.
+        let (cs, ds) = unsafe {
+            blocks(
+                sendcounts,
+                displs,
+                c.size() as usize,
+                &unit,
+                &dunit,
+                "sendcounts",
+                "displs",
+            )
+        }?;
+        let why = "as the root's send buffer";
+        buffer(sendbuf, Blocks::new(&cs, &ds).extent(), "sendbuf", why)?;
+        if recv.is_some() {
+            same_block(cs[c.rank() as usize], recv_bytes, "the root's own block")?;
+        }
+        let (send, ds) = sg.blocks(sendbuf, &cs, &ds, &|_| &st, Dir::In, "sendbuf", why)?;
+        L::launch(sg, c, move |c| {
+            let b = Blocks::new(&cs, &ds);
             // SAFETY: Launch::start's contract (MPI's, on the buffers).
-            unsafe { c.plan_scatterv(std::ptr::null(), Blocks::NONE, recv, recv_bytes, root) }
-        });
-    }
-    let st = ty(sendtype, "sendtype")?;
-    let (unit, dunit) = (|_| Ok(st.unit), |_| Ok(st.extent));
-    // SAFETY: MPI's contract: one entry per rank.
-    let (cs, ds) = unsafe {
-        blocks(
-            sendcounts,
-            displs,
-            c.size() as usize,
-            &unit,
-            &dunit,
-            "sendcounts",
-            "displs",
-        )
-    }?;
-    let why = "as the root's send buffer";
-    buffer(sendbuf, Blocks::new(&cs, &ds).extent(), "sendbuf", why)?;
-    if recv.is_some() {
-        same_block(cs[c.rank() as usize], recv_bytes, "the root's own block")?;
-    }
-    let (send, ds) = sg.blocks(sendbuf, &cs, &ds, &|_| &st, Dir::In, "sendbuf", why)?;
-    L::launch(sg, c, move |c| {
-        let b = Blocks::new(&cs, &ds);
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.plan_scatterv(send.cast_const(), b, recv, recv_bytes, root) }
+            unsafe { c.plan_scatterv(send.cast_const(), b, recv, recv_bytes, root) }
+        })
     })
 }
 
@@ -1329,27 +1334,28 @@ unsafe fn iallgather<N: Num, L: Sink>(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let rt = ty(recvtype, "recvtype")?;
-    let block = bytes(recvcount, &rt, "recvcount")?;
-    let all = block
-        .checked_mul(c.size() as usize)
-        .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
-    let why = "as the receive buffer";
-    buffer(recvbuf, all, "recvbuf", why)?;
-    let (send, dir) = if is_in_place(sendbuf) {
-        (None, Dir::InOut)
-    } else {
-        let st = ty(sendtype, "sendtype")?;
-        let n = bytes(sendcount, &st, "sendcount")?;
-        same_block(n, block, "this rank's block")?;
-        let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", "")?;
-        (Some(send.cast_const()), Dir::Out)
-    };
-    let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
-    L::launch(sg, c, move |c| {
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.plan_allgather(send, block, recv) }
+    state::with_comm(comm, |c| {
+        let rt = ty(recvtype, "recvtype")?;
+        let block = bytes(recvcount, &rt, "recvcount")?;
+        let all = block
+            .checked_mul(c.size() as usize)
+            .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
+        let why = "as the receive buffer";
+        buffer(recvbuf, all, "recvbuf", why)?;
+        let (send, dir) = if is_in_place(sendbuf) {
+            (None, Dir::InOut)
+        } else {
+            let st = ty(sendtype, "sendtype")?;
+            let n = bytes(sendcount, &st, "sendcount")?;
+            same_block(n, block, "this rank's block")?;
+            let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", "")?;
+            (Some(send.cast_const()), Dir::Out)
+        };
+        let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
+        L::launch(sg, c, move |c| {
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe { c.plan_allgather(send, block, recv) }
+        })
     })
 }
 
@@ -1365,37 +1371,38 @@ unsafe fn iallgatherv<N: Num, C: Num, D: Num, L: Sink>(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let rt = ty(recvtype, "recvtype")?;
-    let (unit, dunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
-    // SAFETY: MPI's contract: one entry per rank.
-    let (cs, ds) = unsafe {
-        blocks(
-            recvcounts,
-            displs,
-            c.size() as usize,
-            &unit,
-            &dunit,
-            "recvcounts",
-            "displs",
-        )
-    }?;
-    let why = "as the receive buffer";
-    buffer(recvbuf, Blocks::new(&cs, &ds).extent(), "recvbuf", why)?;
-    let (send, send_bytes, dir) = if is_in_place(sendbuf) {
-        (None, cs[c.rank() as usize], Dir::InOut)
-    } else {
-        let st = ty(sendtype, "sendtype")?;
-        let n = bytes(sendcount, &st, "sendcount")?;
-        same_block(n, cs[c.rank() as usize], "this rank's block")?;
-        let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", "")?;
-        (Some(send.cast_const()), n, Dir::Out)
-    };
-    let (recv, ds) = sg.blocks(recvbuf, &cs, &ds, &|_| &rt, dir, "recvbuf", why)?;
-    L::launch(sg, c, move |c| {
-        let b = Blocks::new(&cs, &ds);
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.plan_allgatherv(send, send_bytes, recv, b) }
+    state::with_comm(comm, |c| {
+        let rt = ty(recvtype, "recvtype")?;
+        let (unit, dunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
+        // SAFETY: MPI's contract: one entry per rank.
+        let (cs, ds) = unsafe {
+            blocks(
+                recvcounts,
+                displs,
+                c.size() as usize,
+                &unit,
+                &dunit,
+                "recvcounts",
+                "displs",
+            )
+        }?;
+        let why = "as the receive buffer";
+        buffer(recvbuf, Blocks::new(&cs, &ds).extent(), "recvbuf", why)?;
+        let (send, send_bytes, dir) = if is_in_place(sendbuf) {
+            (None, cs[c.rank() as usize], Dir::InOut)
+        } else {
+            let st = ty(sendtype, "sendtype")?;
+            let n = bytes(sendcount, &st, "sendcount")?;
+            same_block(n, cs[c.rank() as usize], "this rank's block")?;
+            let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", "")?;
+            (Some(send.cast_const()), n, Dir::Out)
+        };
+        let (recv, ds) = sg.blocks(recvbuf, &cs, &ds, &|_| &rt, dir, "recvbuf", why)?;
+        L::launch(sg, c, move |c| {
+            let b = Blocks::new(&cs, &ds);
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe { c.plan_allgatherv(send, send_bytes, recv, b) }
+        })
     })
 }
 
@@ -1410,28 +1417,29 @@ unsafe fn ialltoall<N: Num, L: Sink>(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let rt = ty(recvtype, "recvtype")?;
-    let block = bytes(recvcount, &rt, "recvcount")?;
-    let all = block
-        .checked_mul(c.size() as usize)
-        .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
-    let why = "as the receive buffer";
-    let r = buffer(recvbuf, all, "recvbuf", why)?;
-    let (send, dir) = if is_in_place(sendbuf) {
-        (None, Dir::InOut)
-    } else {
-        let st = ty(sendtype, "sendtype")?;
-        let n = bytes(sendcount, &st, "sendcount")?;
-        same_block(n, block, "each block")?;
-        not_aliased(buffer(sendbuf, all, "sendbuf", "")?, r, all)?;
-        let s = sg.buf(sendbuf, all, &st, Dir::In, "sendbuf", "")?;
-        (Some(s.cast_const()), Dir::Out)
-    };
-    let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
-    L::launch(sg, c, move |c| {
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.plan_alltoall(send, block, recv) }
+    state::with_comm(comm, |c| {
+        let rt = ty(recvtype, "recvtype")?;
+        let block = bytes(recvcount, &rt, "recvcount")?;
+        let all = block
+            .checked_mul(c.size() as usize)
+            .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
+        let why = "as the receive buffer";
+        let r = buffer(recvbuf, all, "recvbuf", why)?;
+        let (send, dir) = if is_in_place(sendbuf) {
+            (None, Dir::InOut)
+        } else {
+            let st = ty(sendtype, "sendtype")?;
+            let n = bytes(sendcount, &st, "sendcount")?;
+            same_block(n, block, "each block")?;
+            not_aliased(buffer(sendbuf, all, "sendbuf", "")?, r, all)?;
+            let s = sg.buf(sendbuf, all, &st, Dir::In, "sendbuf", "")?;
+            (Some(s.cast_const()), Dir::Out)
+        };
+        let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
+        L::launch(sg, c, move |c| {
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe { c.plan_alltoall(send, block, recv) }
+        })
     })
 }
 
@@ -1448,55 +1456,56 @@ unsafe fn ialltoallv<C: Num, D: Num, L: Sink>(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let p = c.size() as usize;
-    let rt = ty(recvtype, "recvtype")?;
-    let (runit, rdunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
-    // SAFETY: MPI's contract: one entry per rank.
-    let (rc, rd) = unsafe {
-        blocks(
-            recvcounts,
-            rdispls,
-            p,
-            &runit,
-            &rdunit,
-            "recvcounts",
-            "rdispls",
-        )
-    }?;
-    let why = "as the receive buffer";
-    let rext = Blocks::new(&rc, &rd).extent();
-    let r = buffer(recvbuf, rext, "recvbuf", why)?;
-    if is_in_place(sendbuf) {
-        let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &|_| &rt, Dir::InOut, "recvbuf", why)?;
-        return L::launch(sg, c, move |c| {
-            let rb = Blocks::new(&rc, &rd);
+    state::with_comm(comm, |c| {
+        let p = c.size() as usize;
+        let rt = ty(recvtype, "recvtype")?;
+        let (runit, rdunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
+        // SAFETY: MPI's contract: one entry per rank.
+        let (rc, rd) = unsafe {
+            blocks(
+                recvcounts,
+                rdispls,
+                p,
+                &runit,
+                &rdunit,
+                "recvcounts",
+                "rdispls",
+            )
+        }?;
+        let why = "as the receive buffer";
+        let rext = Blocks::new(&rc, &rd).extent();
+        let r = buffer(recvbuf, rext, "recvbuf", why)?;
+        if is_in_place(sendbuf) {
+            let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &|_| &rt, Dir::InOut, "recvbuf", why)?;
+            return L::launch(sg, c, move |c| {
+                let rb = Blocks::new(&rc, &rd);
+                // SAFETY: Launch::start's contract (MPI's, on the buffers).
+                unsafe { c.plan_alltoallv(None, Blocks::NONE, recv, rb) }
+            });
+        }
+        let st = ty(sendtype, "sendtype")?;
+        let (sunit, sdunit) = (|_| Ok(st.unit), |_| Ok(st.extent));
+        // SAFETY: as above.
+        let (sc, sd) = unsafe {
+            blocks(
+                sendcounts,
+                sdispls,
+                p,
+                &sunit,
+                &sdunit,
+                "sendcounts",
+                "sdispls",
+            )
+        }?;
+        let sext = Blocks::new(&sc, &sd).extent();
+        not_aliased(buffer(sendbuf, sext, "sendbuf", "")?, r, sext.min(rext))?;
+        let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &|_| &st, Dir::In, "sendbuf", "")?;
+        let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &|_| &rt, Dir::Out, "recvbuf", why)?;
+        L::launch(sg, c, move |c| {
+            let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
             // SAFETY: Launch::start's contract (MPI's, on the buffers).
-            unsafe { c.plan_alltoallv(None, Blocks::NONE, recv, rb) }
-        });
-    }
-    let st = ty(sendtype, "sendtype")?;
-    let (sunit, sdunit) = (|_| Ok(st.unit), |_| Ok(st.extent));
-    // SAFETY: as above.
-    let (sc, sd) = unsafe {
-        blocks(
-            sendcounts,
-            sdispls,
-            p,
-            &sunit,
-            &sdunit,
-            "sendcounts",
-            "sdispls",
-        )
-    }?;
-    let sext = Blocks::new(&sc, &sd).extent();
-    not_aliased(buffer(sendbuf, sext, "sendbuf", "")?, r, sext.min(rext))?;
-    let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &|_| &st, Dir::In, "sendbuf", "")?;
-    let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &|_| &rt, Dir::Out, "recvbuf", why)?;
-    L::launch(sg, c, move |c| {
-        let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.plan_alltoallv(Some(send.cast_const()), sb, recv, rb) }
+            unsafe { c.plan_alltoallv(Some(send.cast_const()), sb, recv, rb) }
+        })
     })
 }
 
@@ -1534,60 +1543,61 @@ unsafe fn ialltoallw<C: Num, D: Num, L: Sink>(
     recvtypes: *const MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let p = c.size() as usize;
-    let bytes_unit = |_| Ok(1);
-    // SAFETY: MPI's contract: one entry per rank.
-    let rts = unsafe { types(recvtypes, p, "recvtypes") }?;
-    let runit = |i: usize| Ok(rts[i].unit);
-    // SAFETY: as above.
-    let (rc, rd) = unsafe {
-        blocks(
-            recvcounts,
-            rdispls,
-            p,
-            &runit,
-            &bytes_unit,
-            "recvcounts",
-            "rdispls",
-        )
-    }?;
-    let why = "as the receive buffer";
-    let rext = Blocks::new(&rc, &rd).extent();
-    let r = buffer(recvbuf, rext, "recvbuf", why)?;
-    let rty = |i: usize| &rts[i];
-    if is_in_place(sendbuf) {
-        let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &rty, Dir::InOut, "recvbuf", why)?;
-        return L::launch(sg, c, move |c| {
-            let rb = Blocks::new(&rc, &rd);
+    state::with_comm(comm, |c| {
+        let p = c.size() as usize;
+        let bytes_unit = |_| Ok(1);
+        // SAFETY: MPI's contract: one entry per rank.
+        let rts = unsafe { types(recvtypes, p, "recvtypes") }?;
+        let runit = |i: usize| Ok(rts[i].unit);
+        // SAFETY: as above.
+        let (rc, rd) = unsafe {
+            blocks(
+                recvcounts,
+                rdispls,
+                p,
+                &runit,
+                &bytes_unit,
+                "recvcounts",
+                "rdispls",
+            )
+        }?;
+        let why = "as the receive buffer";
+        let rext = Blocks::new(&rc, &rd).extent();
+        let r = buffer(recvbuf, rext, "recvbuf", why)?;
+        let rty = |i: usize| &rts[i];
+        if is_in_place(sendbuf) {
+            let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &rty, Dir::InOut, "recvbuf", why)?;
+            return L::launch(sg, c, move |c| {
+                let rb = Blocks::new(&rc, &rd);
+                // SAFETY: Launch::start's contract (MPI's, on the buffers).
+                unsafe { c.plan_alltoallw(None, Blocks::NONE, recv, rb) }
+            });
+        }
+        // SAFETY: as above.
+        let sts = unsafe { types(sendtypes, p, "sendtypes") }?;
+        let sunit = |i: usize| Ok(sts[i].unit);
+        // SAFETY: as above.
+        let (sc, sd) = unsafe {
+            blocks(
+                sendcounts,
+                sdispls,
+                p,
+                &sunit,
+                &bytes_unit,
+                "sendcounts",
+                "sdispls",
+            )
+        }?;
+        let sext = Blocks::new(&sc, &sd).extent();
+        not_aliased(buffer(sendbuf, sext, "sendbuf", "")?, r, sext.min(rext))?;
+        let sty = |i: usize| &sts[i];
+        let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &sty, Dir::In, "sendbuf", "")?;
+        let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &rty, Dir::Out, "recvbuf", why)?;
+        L::launch(sg, c, move |c| {
+            let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
             // SAFETY: Launch::start's contract (MPI's, on the buffers).
-            unsafe { c.plan_alltoallw(None, Blocks::NONE, recv, rb) }
-        });
-    }
-    // SAFETY: as above.
-    let sts = unsafe { types(sendtypes, p, "sendtypes") }?;
-    let sunit = |i: usize| Ok(sts[i].unit);
-    // SAFETY: as above.
-    let (sc, sd) = unsafe {
-        blocks(
-            sendcounts,
-            sdispls,
-            p,
-            &sunit,
-            &bytes_unit,
-            "sendcounts",
-            "sdispls",
-        )
-    }?;
-    let sext = Blocks::new(&sc, &sd).extent();
-    not_aliased(buffer(sendbuf, sext, "sendbuf", "")?, r, sext.min(rext))?;
-    let sty = |i: usize| &sts[i];
-    let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &sty, Dir::In, "sendbuf", "")?;
-    let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &rty, Dir::Out, "recvbuf", why)?;
-    L::launch(sg, c, move |c| {
-        let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.plan_alltoallw(Some(send.cast_const()), sb, recv, rb) }
+            unsafe { c.plan_alltoallw(Some(send.cast_const()), sb, recv, rb) }
+        })
     })
 }
 
@@ -1600,33 +1610,34 @@ unsafe fn ireduce_scatter<C: Num, L: Sink>(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let t = ty(datatype, "datatype")?;
-    // SAFETY: MPI's contract: one entry per rank.
-    let cs = unsafe { counts(recvcounts, c.size() as usize, "recvcounts") }?;
-    let total: usize = cs.iter().sum();
-    let total_bytes = total
-        .checked_mul(t.unit)
-        .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcounts` sum overflows"))?;
-    let mine = cs[c.rank() as usize] * t.unit;
-    let why = "as the receive buffer";
-    let (send, recv) = if is_in_place(sendbuf) {
-        let recv = sg.buf(recvbuf, total_bytes, &t, Dir::InOut, "recvbuf", why)?;
-        (None, recv)
-    } else {
-        let r = buffer(recvbuf, mine, "recvbuf", why)?;
-        not_aliased(buffer(sendbuf, total_bytes, "sendbuf", "")?, r, mine)?;
-        let recv = sg.buf(recvbuf, mine, &t, Dir::Out, "recvbuf", why)?;
-        let send = sg.buf(sendbuf, total_bytes, &t, Dir::In, "sendbuf", "")?;
-        (Some(send.cast_const()), recv)
-    };
-    let o = op_for(op, &t)?;
-    let (per, size) = reduce_unit(&t, &o);
-    let cs: Vec<usize> = cs.iter().map(|&n| n * per).collect();
-    let elem = t.elem;
-    L::launch(sg, c, move |c| {
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.plan_reduce_scatter(send, recv, &cs, size, elem, &o) }
+    state::with_comm(comm, |c| {
+        let t = ty(datatype, "datatype")?;
+        // SAFETY: MPI's contract: one entry per rank.
+        let cs = unsafe { counts(recvcounts, c.size() as usize, "recvcounts") }?;
+        let total: usize = cs.iter().sum();
+        let total_bytes = total
+            .checked_mul(t.unit)
+            .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcounts` sum overflows"))?;
+        let mine = cs[c.rank() as usize] * t.unit;
+        let why = "as the receive buffer";
+        let (send, recv) = if is_in_place(sendbuf) {
+            let recv = sg.buf(recvbuf, total_bytes, &t, Dir::InOut, "recvbuf", why)?;
+            (None, recv)
+        } else {
+            let r = buffer(recvbuf, mine, "recvbuf", why)?;
+            not_aliased(buffer(sendbuf, total_bytes, "sendbuf", "")?, r, mine)?;
+            let recv = sg.buf(recvbuf, mine, &t, Dir::Out, "recvbuf", why)?;
+            let send = sg.buf(sendbuf, total_bytes, &t, Dir::In, "sendbuf", "")?;
+            (Some(send.cast_const()), recv)
+        };
+        let o = op_for(op, &t)?;
+        let (per, size) = reduce_unit(&t, &o);
+        let cs: Vec<usize> = cs.iter().map(|&n| n * per).collect();
+        let elem = t.elem;
+        L::launch(sg, c, move |c| {
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe { c.plan_reduce_scatter(send, recv, &cs, size, elem, &o) }
+        })
     })
 }
 
@@ -1639,33 +1650,34 @@ unsafe fn ireduce_scatter_block<N: Num, L: Sink>(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let t = ty(datatype, "datatype")?;
-    let mine = bytes(recvcount, &t, "recvcount")?;
-    let total = mine
-        .checked_mul(c.size() as usize)
-        .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
-    let why = "as the receive buffer";
-    let (send, recv) = if is_in_place(sendbuf) {
-        let recv = sg.buf(recvbuf, total, &t, Dir::InOut, "recvbuf", why)?;
-        (None, recv)
-    } else {
-        let r = buffer(recvbuf, mine, "recvbuf", why)?;
-        not_aliased(buffer(sendbuf, total, "sendbuf", "")?, r, mine)?;
-        let recv = sg.buf(recvbuf, mine, &t, Dir::Out, "recvbuf", why)?;
-        let send = sg.buf(sendbuf, total, &t, Dir::In, "sendbuf", "")?;
-        (Some(send.cast_const()), recv)
-    };
-    let o = op_for(op, &t)?;
-    let (per, size) = reduce_unit(&t, &o);
-    let e = Elems {
-        count: count(recvcount, "recvcount")? * per,
-        size,
-        ty: t.elem,
-    };
-    L::launch(sg, c, move |c| {
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.plan_reduce_scatter_block(send, recv, e, &o) }
+    state::with_comm(comm, |c| {
+        let t = ty(datatype, "datatype")?;
+        let mine = bytes(recvcount, &t, "recvcount")?;
+        let total = mine
+            .checked_mul(c.size() as usize)
+            .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
+        let why = "as the receive buffer";
+        let (send, recv) = if is_in_place(sendbuf) {
+            let recv = sg.buf(recvbuf, total, &t, Dir::InOut, "recvbuf", why)?;
+            (None, recv)
+        } else {
+            let r = buffer(recvbuf, mine, "recvbuf", why)?;
+            not_aliased(buffer(sendbuf, total, "sendbuf", "")?, r, mine)?;
+            let recv = sg.buf(recvbuf, mine, &t, Dir::Out, "recvbuf", why)?;
+            let send = sg.buf(sendbuf, total, &t, Dir::In, "sendbuf", "")?;
+            (Some(send.cast_const()), recv)
+        };
+        let o = op_for(op, &t)?;
+        let (per, size) = reduce_unit(&t, &o);
+        let e = Elems {
+            count: count(recvcount, "recvcount")? * per,
+            size,
+            ty: t.elem,
+        };
+        L::launch(sg, c, move |c| {
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe { c.plan_reduce_scatter_block(send, recv, e, &o) }
+        })
     })
 }
 

@@ -17,9 +17,10 @@ use std::ffi::{c_int, c_void};
 use oxmpi::coll::Blocks;
 use oxmpi::{Comm, PROC_NULL};
 
-use super::coll::{blocks, bytes, collective, comm_of, ty, types, Dir, Num, Sink, Stager};
+use super::coll::{blocks, bytes, collective, ty, types, Dir, Num, Sink, Stager};
 use crate::errors::{AbiError, Class};
 use crate::handles::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype};
+use crate::state;
 
 /// Why `MPI_IN_PLACE` is refused.
 const WHY: &str = "in a neighborhood collective";
@@ -60,17 +61,18 @@ unsafe fn ineighbor_allgather<N: Num, L: Sink>(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let (indeg, _, rdir) = degrees(&c)?;
-    let (st, rt) = (ty(sendtype, "sendtype")?, ty(recvtype, "recvtype")?);
-    let len = bytes(sendcount, &st, "sendcount")?;
-    let block = bytes(recvcount, &rt, "recvcount")?;
-    let all = times(block, indeg, "recvcount")?;
-    let send = sg.buf(sendbuf, len, &st, Dir::In, "sendbuf", WHY)?;
-    let recv = sg.buf(recvbuf, all, &rt, rdir, "recvbuf", WHY)?;
-    L::launch(sg, c, move |c| {
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.plan_neighbor_allgather(send, len, recv, block) }
+    state::with_comm(comm, |c| {
+        let (indeg, _, rdir) = degrees(c)?;
+        let (st, rt) = (ty(sendtype, "sendtype")?, ty(recvtype, "recvtype")?);
+        let len = bytes(sendcount, &st, "sendcount")?;
+        let block = bytes(recvcount, &rt, "recvcount")?;
+        let all = times(block, indeg, "recvcount")?;
+        let send = sg.buf(sendbuf, len, &st, Dir::In, "sendbuf", WHY)?;
+        let recv = sg.buf(recvbuf, all, &rt, rdir, "recvbuf", WHY)?;
+        L::launch(sg, c, move |c| {
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe { c.plan_neighbor_allgather(send, len, recv, block) }
+        })
     })
 }
 
@@ -86,29 +88,30 @@ unsafe fn ineighbor_allgatherv<N: Num, C: Num, D: Num, L: Sink>(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let (indeg, _, rdir) = degrees(&c)?;
-    let (st, rt) = (ty(sendtype, "sendtype")?, ty(recvtype, "recvtype")?);
-    let len = bytes(sendcount, &st, "sendcount")?;
-    let (unit, dunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
-    // SAFETY: MPI's contract: one entry per in-neighbor.
-    let (cs, ds) = unsafe {
-        blocks(
-            recvcounts,
-            displs,
-            indeg,
-            &unit,
-            &dunit,
-            "recvcounts",
-            "displs",
-        )
-    }?;
-    let send = sg.buf(sendbuf, len, &st, Dir::In, "sendbuf", WHY)?;
-    let (recv, ds) = sg.blocks(recvbuf, &cs, &ds, &|_| &rt, rdir, "recvbuf", WHY)?;
-    L::launch(sg, c, move |c| {
-        let b = Blocks::new(&cs, &ds);
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.plan_neighbor_allgatherv(send, len, recv, b) }
+    state::with_comm(comm, |c| {
+        let (indeg, _, rdir) = degrees(c)?;
+        let (st, rt) = (ty(sendtype, "sendtype")?, ty(recvtype, "recvtype")?);
+        let len = bytes(sendcount, &st, "sendcount")?;
+        let (unit, dunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
+        // SAFETY: MPI's contract: one entry per in-neighbor.
+        let (cs, ds) = unsafe {
+            blocks(
+                recvcounts,
+                displs,
+                indeg,
+                &unit,
+                &dunit,
+                "recvcounts",
+                "displs",
+            )
+        }?;
+        let send = sg.buf(sendbuf, len, &st, Dir::In, "sendbuf", WHY)?;
+        let (recv, ds) = sg.blocks(recvbuf, &cs, &ds, &|_| &rt, rdir, "recvbuf", WHY)?;
+        L::launch(sg, c, move |c| {
+            let b = Blocks::new(&cs, &ds);
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe { c.plan_neighbor_allgatherv(send, len, recv, b) }
+        })
     })
 }
 
@@ -123,20 +126,21 @@ unsafe fn ineighbor_alltoall<N: Num, L: Sink>(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let (indeg, outdeg, rdir) = degrees(&c)?;
-    let (st, rt) = (ty(sendtype, "sendtype")?, ty(recvtype, "recvtype")?);
-    let sblock = bytes(sendcount, &st, "sendcount")?;
-    let rblock = bytes(recvcount, &rt, "recvcount")?;
-    let (sall, rall) = (
-        times(sblock, outdeg, "sendcount")?,
-        times(rblock, indeg, "recvcount")?,
-    );
-    let send = sg.buf(sendbuf, sall, &st, Dir::In, "sendbuf", WHY)?;
-    let recv = sg.buf(recvbuf, rall, &rt, rdir, "recvbuf", WHY)?;
-    L::launch(sg, c, move |c| {
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.plan_neighbor_alltoall(send, sblock, recv, rblock) }
+    state::with_comm(comm, |c| {
+        let (indeg, outdeg, rdir) = degrees(c)?;
+        let (st, rt) = (ty(sendtype, "sendtype")?, ty(recvtype, "recvtype")?);
+        let sblock = bytes(sendcount, &st, "sendcount")?;
+        let rblock = bytes(recvcount, &rt, "recvcount")?;
+        let (sall, rall) = (
+            times(sblock, outdeg, "sendcount")?,
+            times(rblock, indeg, "recvcount")?,
+        );
+        let send = sg.buf(sendbuf, sall, &st, Dir::In, "sendbuf", WHY)?;
+        let recv = sg.buf(recvbuf, rall, &rt, rdir, "recvbuf", WHY)?;
+        L::launch(sg, c, move |c| {
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe { c.plan_neighbor_alltoall(send, sblock, recv, rblock) }
+        })
     })
 }
 
@@ -153,40 +157,41 @@ unsafe fn ineighbor_alltoallv<C: Num, D: Num, L: Sink>(
     recvtype: MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let (indeg, outdeg, rdir) = degrees(&c)?;
-    let (st, rt) = (ty(sendtype, "sendtype")?, ty(recvtype, "recvtype")?);
-    let (sunit, sdunit) = (|_| Ok(st.unit), |_| Ok(st.extent));
-    let (runit, rdunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
-    // SAFETY: MPI's contract: one entry per out- / in-neighbor.
-    let ((sc, sd), (rc, rd)) = unsafe {
-        (
-            blocks(
-                sendcounts,
-                sdispls,
-                outdeg,
-                &sunit,
-                &sdunit,
-                "sendcounts",
-                "sdispls",
-            )?,
-            blocks(
-                recvcounts,
-                rdispls,
-                indeg,
-                &runit,
-                &rdunit,
-                "recvcounts",
-                "rdispls",
-            )?,
-        )
-    };
-    let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &|_| &st, Dir::In, "sendbuf", WHY)?;
-    let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &|_| &rt, rdir, "recvbuf", WHY)?;
-    L::launch(sg, c, move |c| {
-        let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.plan_neighbor_alltoallv(send, sb, recv, rb) }
+    state::with_comm(comm, |c| {
+        let (indeg, outdeg, rdir) = degrees(c)?;
+        let (st, rt) = (ty(sendtype, "sendtype")?, ty(recvtype, "recvtype")?);
+        let (sunit, sdunit) = (|_| Ok(st.unit), |_| Ok(st.extent));
+        let (runit, rdunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
+        // SAFETY: MPI's contract: one entry per out- / in-neighbor.
+        let ((sc, sd), (rc, rd)) = unsafe {
+            (
+                blocks(
+                    sendcounts,
+                    sdispls,
+                    outdeg,
+                    &sunit,
+                    &sdunit,
+                    "sendcounts",
+                    "sdispls",
+                )?,
+                blocks(
+                    recvcounts,
+                    rdispls,
+                    indeg,
+                    &runit,
+                    &rdunit,
+                    "recvcounts",
+                    "rdispls",
+                )?,
+            )
+        };
+        let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &|_| &st, Dir::In, "sendbuf", WHY)?;
+        let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &|_| &rt, rdir, "recvbuf", WHY)?;
+        L::launch(sg, c, move |c| {
+            let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe { c.plan_neighbor_alltoallv(send, sb, recv, rb) }
+        })
     })
 }
 
@@ -203,47 +208,48 @@ unsafe fn ineighbor_alltoallw<C: Num, L: Sink>(
     recvtypes: *const MPI_Datatype,
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
-    let c = comm_of(comm)?;
-    let (indeg, outdeg, rdir) = degrees(&c)?;
-    // SAFETY: MPI's contract: one entry per out- / in-neighbor.
-    let (sts, rts) = unsafe {
-        (
-            types(sendtypes, outdeg, "sendtypes")?,
-            types(recvtypes, indeg, "recvtypes")?,
-        )
-    };
-    let byte = |_| Ok(1);
-    let (sunit, runit) = (|i: usize| Ok(sts[i].unit), |i: usize| Ok(rts[i].unit));
-    // SAFETY: as above.
-    let ((sc, sd), (rc, rd)) = unsafe {
-        (
-            blocks(
-                sendcounts,
-                sdispls,
-                outdeg,
-                &sunit,
-                &byte,
-                "sendcounts",
-                "sdispls",
-            )?,
-            blocks(
-                recvcounts,
-                rdispls,
-                indeg,
-                &runit,
-                &byte,
-                "recvcounts",
-                "rdispls",
-            )?,
-        )
-    };
-    let (sty, rty) = (|i: usize| &sts[i], |i: usize| &rts[i]);
-    let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &sty, Dir::In, "sendbuf", WHY)?;
-    let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &rty, rdir, "recvbuf", WHY)?;
-    L::launch(sg, c, move |c| {
-        let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
-        // SAFETY: Launch::start's contract (MPI's, on the buffers).
-        unsafe { c.plan_neighbor_alltoallv(send, sb, recv, rb) }
+    state::with_comm(comm, |c| {
+        let (indeg, outdeg, rdir) = degrees(c)?;
+        // SAFETY: MPI's contract: one entry per out- / in-neighbor.
+        let (sts, rts) = unsafe {
+            (
+                types(sendtypes, outdeg, "sendtypes")?,
+                types(recvtypes, indeg, "recvtypes")?,
+            )
+        };
+        let byte = |_| Ok(1);
+        let (sunit, runit) = (|i: usize| Ok(sts[i].unit), |i: usize| Ok(rts[i].unit));
+        // SAFETY: as above.
+        let ((sc, sd), (rc, rd)) = unsafe {
+            (
+                blocks(
+                    sendcounts,
+                    sdispls,
+                    outdeg,
+                    &sunit,
+                    &byte,
+                    "sendcounts",
+                    "sdispls",
+                )?,
+                blocks(
+                    recvcounts,
+                    rdispls,
+                    indeg,
+                    &runit,
+                    &byte,
+                    "recvcounts",
+                    "rdispls",
+                )?,
+            )
+        };
+        let (sty, rty) = (|i: usize| &sts[i], |i: usize| &rts[i]);
+        let (send, sd) = sg.blocks(sendbuf, &sc, &sd, &sty, Dir::In, "sendbuf", WHY)?;
+        let (recv, rd) = sg.blocks(recvbuf, &rc, &rd, &rty, rdir, "recvbuf", WHY)?;
+        L::launch(sg, c, move |c| {
+            let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            unsafe { c.plan_neighbor_alltoallv(send, sb, recv, rb) }
+        })
     })
 }
 
