@@ -48,7 +48,7 @@ pub struct JobOptions {
     pub label: bool,
     /// End the job after this long.
     pub timeout: Option<Duration>,
-    /// Binding policy; `None` means automatic (core unless oversubscribed).
+    /// Binding policy; `None` means automatic (see `bind::core_sets`).
     pub bind: Option<BindTo>,
     /// Placement policy.
     pub map_by: MapBy,
@@ -112,7 +112,8 @@ usage: oxrun [options] PROGRAM [ARGS...]
   -H, --host LIST           hosts as name[:slots],... (this host if absent)
   --hostfile, -f FILE       one host per line: name, name:slots or name slots=N; # comments
   --map-by slot|node        fill hosts in order (default) or round-robin over them
-  --bind-to core|none       bind each rank to one core (default: core, none when oversubscribed)
+  --bind-to core|none       bind each rank to one core (default: core; oversubscribed,
+                            ranks dealt round-robin if the cores share them evenly, else none)
   -x VAR[=VAL]              pass VAR (with oxrun's value or VAL) to the ranks
   -genv VAR VAL, --env VAR=VAL   set VAR for every rank
   -l, --label, --tag-output prefix each output line with [rank]

@@ -306,6 +306,50 @@ fn bind_to_core_gives_each_rank_its_own_core() {
     }
 }
 
+/// Without `--bind-to`, oversubscribed ranks are dealt round-robin over the
+/// cores when each core gets the same number of them, and left unbound
+/// when the split would be uneven.
+#[test]
+fn automatic_binding_of_oversubscribed_ranks() {
+    let ncpu = std::thread::available_parallelism().unwrap().get();
+    let allowed = |n: usize| -> Vec<String> {
+        let out = run(
+            &[
+                "-n",
+                &n.to_string(),
+                "sh",
+                "-c",
+                "grep Cpus_allowed_list /proc/self/status",
+            ],
+            LIMIT,
+        );
+        assert_eq!(out.code, Some(0), "{out:?}");
+        out.stdout
+            .lines()
+            .map(|l| l.split(':').nth(1).unwrap().trim().to_string())
+            .collect()
+    };
+    let all = allowed(1).pop().unwrap();
+    let even = allowed(2 * ncpu);
+    let mut per_set = std::collections::BTreeMap::<&str, usize>::new();
+    for set in &even {
+        *per_set.entry(set.as_str()).or_default() += 1;
+    }
+    // (A host whose CPUs are one core's hardware threads has nothing to deal.)
+    if ncpu > 1 && per_set.len() > 1 {
+        assert!(!per_set.contains_key(all.as_str()), "unbound: {even:?}");
+        assert!(
+            per_set.values().all(|&k| k == 2),
+            "two ranks per core: {even:?}"
+        );
+        let uneven = allowed(ncpu + 1);
+        assert!(
+            uneven.iter().all(|s| *s == all),
+            "uneven split bound: {uneven:?}"
+        );
+    }
+}
+
 #[test]
 fn sixty_four_ranks_oversubscribed() {
     let out = run(
