@@ -17,7 +17,7 @@ pub fn core_sets(policy: u8, nranks: usize) -> Option<Vec<Vec<usize>>> {
     }
     // Cheap checks first: probing the topology costs milliseconds per job.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let even = |cores: usize| nranks >= 2 && (nranks <= cores || nranks % cores == 0);
+    let even = |cores: usize| nranks >= 2 && (nranks <= cores || nranks.is_multiple_of(cores));
     if policy == BIND_AUTO && !even(cpus) {
         return None;
     }
