@@ -109,7 +109,7 @@ impl Launchers {
     }
 
     /// The command that starts `prog` on `ranks` ranks under `imp`:
-    /// `oxrun -n N` (binds to cores, none when oversubscribed);
+    /// `oxrun -n N` (binds to cores; oversubscribed, round-robin when even);
     /// `UCX_TLS=self,sm mpiexec.hydra -n N` plus `-bind-to core` when N is
     /// at most the core count; `mpirun.openmpi --allow-run-as-root
     /// --oversubscribe -n N`.

@@ -503,8 +503,9 @@ fn header(o: &Options, setup: &Setup, timeout: Duration, title: &str, what: &str
          - Open MPI: {ompi}\n\
          - command: `cargo run --release -p oxmpi-benches --bin coll --{flags} --ranks {}`\n\
          - every job under a {:.0} s hard timeout; {} (see `coll_bench.rs`)\n\
-         - launch: OxMPI `oxrun -n N` (binds each rank to a core, none when \
-         oversubscribed) with `OXMPI_DEBUG=coll`; MPICH `UCX_TLS=self,sm \
+         - launch: OxMPI `oxrun -n N` (binds each rank to a core; oversubscribed, \
+         round-robin over the cores when they share the ranks evenly) with \
+         `OXMPI_DEBUG=coll`; MPICH `UCX_TLS=self,sm \
          mpiexec.hydra -n N` plus `-bind-to core` when N ≤ {} cores; Open MPI \
          `mpirun.openmpi --allow-run-as-root --oversubscribe -n N`\n",
         utc_timestamp(SystemTime::now()),

@@ -949,8 +949,9 @@ fn report(o: &Options, setup: &Setup, res: &Results, timeout: Duration) -> Strin
          are OxMPI / other (for latency lower is better, for bandwidth higher).\n\n\
          - date: {}\n- host: {}\n- tree: {}\n- oxrun: {}\n- MPICH: {}\n- Open MPI: {}\n\
          - command: `cargo run --release -p oxmpi-benches --bin p2p{flag}`\n\
-         - launch: OxMPI `oxrun -n N` (binds each rank to a core, none when \
-         oversubscribed); MPICH `UCX_TLS={} mpiexec.hydra -n N` plus `-bind-to core` \
+         - launch: OxMPI `oxrun -n N` (binds each rank to a core; oversubscribed, \
+         round-robin over the cores when they share the ranks evenly); MPICH \
+         `UCX_TLS={} mpiexec.hydra -n N` plus `-bind-to core` \
          when N ≤ {} cores (hydra binds nothing by default); Open MPI \
          `mpirun.openmpi --allow-run-as-root --oversubscribe -n N` (binds to cores \
          for N ≤ 2, none when oversubscribed).\n\
