@@ -1,0 +1,75 @@
+//! A collective built but not started: [`Planned`].
+
+use super::sched::Schedule;
+use crate::comm::Comm;
+use crate::error::Error;
+use crate::request::Request;
+
+/// A collective call whose schedule is built but not started (the
+/// `plan_*` methods of [`Comm`]): [`Planned::start`] hands it to the
+/// progress engine and returns its request (the non-blocking call),
+/// [`Planned::run`] runs it to completion on this thread (the blocking
+/// call, with no request to allocate or look up). Its tags are taken when
+/// it is built, so planned collectives must be started or run in the order
+/// they were planned, like any collective call.
+///
+/// ```no_run
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let mut buf = [world.rank() as u8; 4];
+/// // SAFETY: `buf` outlives the call, which runs to completion here.
+/// unsafe { world.plan_bcast(buf.as_mut_ptr(), buf.len(), 0) }?.run()?;
+/// assert_eq!(buf, [0; 4]);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
+#[must_use = "a planned collective does nothing until it is started or run"]
+pub struct Planned<'c> {
+    comm: &'c Comm,
+    sched: Schedule,
+}
+
+impl<'c> Planned<'c> {
+    pub(super) fn new(comm: &'c Comm, sched: Schedule) -> Planned<'c> {
+        Planned { comm, sched }
+    }
+
+    /// Starts the collective; the request completes with it.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut x = [1u32];
+    /// // SAFETY: `x` outlives the request, waited on below.
+    /// let r = unsafe { world.plan_bcast(x.as_mut_ptr().cast(), 4, 0) }?.start();
+    /// r.wait()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn start(self) -> Request<'static> {
+        let c = self.comm;
+        let id = c
+            .rt()
+            .engine()
+            .start_schedule(self.sched, c.inner.context + 1, c.rank());
+        Request::pending(c.rt().clone(), id)
+    }
+
+    /// Runs the collective to completion on this thread.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// world.plan_barrier()?.run()?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn run(self) -> Result<(), Error> {
+        let c = self.comm;
+        c.rt()
+            .run_schedule(self.sched, c.inner.context + 1, c.rank())
+    }
+}
+
+impl std::fmt::Debug for Planned<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Planned")
+            .field("comm", self.comm)
+            .field("steps", &self.sched.steps.len())
+            .finish()
+    }
+}

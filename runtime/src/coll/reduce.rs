@@ -1,0 +1,326 @@
+//! Allreduce and reduce: their raw, planned and slice forms.
+
+use super::blocks::same_len;
+use super::sched::Schedule;
+use super::select::Coll;
+use super::{algos, user, Elems, Planned};
+use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
+use crate::comm::Comm;
+use crate::error::Error;
+use crate::ops::Op;
+use crate::request::Request;
+
+impl Comm {
+    /// Starts an allreduce on raw memory (`MPI_Iallreduce`). `send` is
+    /// `None` for `MPI_IN_PLACE` (the input is in `recv`).
+    ///
+    /// # Safety
+    /// `send` must be readable and `recv` writable for `e.bytes()` bytes
+    /// until the request completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Elems;
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let send = [1i32, 2, 3];
+    /// let mut recv = [0i32; 3];
+    /// let e = Elems { count: 3, size: 4, ty: Some(ElemType::I32) };
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// let (sp, rp) = (send.as_ptr().cast(), recv.as_mut_ptr().cast());
+    /// let r = unsafe { world.iallreduce_raw(Some(sp), rp, e, &Op::MAX) }?;
+    /// r.wait()?;
+    /// assert_eq!(recv, [1, 2, 3]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn iallreduce_raw(
+        &self,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        e: Elems,
+        op: &Op,
+    ) -> Result<Request<'static>, Error> {
+        Ok(self.plan_allreduce(send, recv, e, op)?.start())
+    }
+
+    /// Builds [`Comm::iallreduce_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::iallreduce_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Elems;
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let send = [1i32, 2, 3];
+    /// let mut recv = [0i32; 3];
+    /// let e = Elems { count: 3, size: 4, ty: Some(ElemType::I32) };
+    /// // SAFETY: both buffers outlive the request, which is waited on below.
+    /// let (sp, rp) = (send.as_ptr().cast(), recv.as_mut_ptr().cast());
+    /// let r = unsafe { world.plan_allreduce(Some(sp), rp, e, &Op::MAX) }?;
+    /// r.run()?;
+    /// assert_eq!(recv, [1, 2, 3]);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_allreduce(
+        &self,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        e: Elems,
+        op: &Op,
+    ) -> Result<Planned<'_>, Error> {
+        let f = op.reducer(e.ty)?;
+        let n = e.bytes();
+        let mut s = Schedule::new();
+        let buf = Schedule::user(recv, n);
+        let after: Vec<usize> = match send {
+            Some(p) if !std::ptr::eq(p, recv) => vec![s.copy(user(p, n), buf, &[])],
+            _ => vec![],
+        };
+        let ctx = self.coll_ctx();
+        let commutative = op.is_commutative();
+        let r = algos::allreduce::Reduction {
+            buf,
+            count: e.count,
+            elem: e.size,
+            op: &f,
+            commutative,
+        };
+        use algos::allreduce::{build, hierarchical};
+        match self.pick(Coll::Allreduce, n, commutative).name {
+            "hierarchical" => {
+                let plan =
+                    hierarchical::plan(self.rt().selector.model(), &self.args(n, commutative));
+                hierarchical::build(&ctx, self.coll_nodes(), &plan, &mut s, &r, &after)
+            }
+            name => build(name, &ctx, &mut s, &r, &after),
+        };
+        Ok(self.plan(s))
+    }
+
+    /// Starts a reduce to `root` (`MPI_Ireduce`). `send` is `None` for
+    /// `MPI_IN_PLACE` at the root; `recv` matters only at the root.
+    ///
+    /// # Safety
+    /// `send` readable and (at the root) `recv` writable for `e.bytes()`
+    /// bytes until the request completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Elems;
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mine = [1u64];
+    /// let mut total = [0u64];
+    /// let e = Elems { count: 1, size: 8, ty: Some(ElemType::U64) };
+    /// // SAFETY: both buffers outlive the request; `total` matters at rank 0 only.
+    /// let (sp, rp) = (mine.as_ptr().cast(), total.as_mut_ptr().cast());
+    /// let r = unsafe { world.ireduce_raw(Some(sp), rp, e, &Op::SUM, 0) }?;
+    /// r.wait()?;
+    /// if world.rank() == 0 {
+    ///     assert_eq!(total[0], world.size() as u64);
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn ireduce_raw(
+        &self,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        e: Elems,
+        op: &Op,
+        root: i32,
+    ) -> Result<Request<'static>, Error> {
+        Ok(self.plan_reduce(send, recv, e, op, root)?.start())
+    }
+
+    /// Builds [`Comm::ireduce_raw`] without starting it: [`Planned::start`]
+    /// makes it that call, [`Planned::run`] the blocking one, run to
+    /// completion on this thread.
+    ///
+    /// # Safety
+    /// As for [`Comm::ireduce_raw`], until the collective completes.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Elems;
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mine = [1u64];
+    /// let mut total = [0u64];
+    /// let e = Elems { count: 1, size: 8, ty: Some(ElemType::U64) };
+    /// // SAFETY: both buffers outlive the request; `total` matters at rank 0 only.
+    /// let (sp, rp) = (mine.as_ptr().cast(), total.as_mut_ptr().cast());
+    /// let r = unsafe { world.plan_reduce(Some(sp), rp, e, &Op::SUM, 0) }?;
+    /// r.run()?;
+    /// if world.rank() == 0 {
+    ///     assert_eq!(total[0], world.size() as u64);
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn plan_reduce(
+        &self,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        e: Elems,
+        op: &Op,
+        root: i32,
+    ) -> Result<Planned<'_>, Error> {
+        let root = self.root(root)?;
+        let f = op.reducer(e.ty)?;
+        let n = e.bytes();
+        let mut s = Schedule::new();
+        let at_root = self.rank() as usize == root;
+        let (acc, after) = match (at_root, send) {
+            (true, None) => (Schedule::user(recv, n), vec![]),
+            (true, Some(p)) => {
+                let acc = Schedule::user(recv, n);
+                let c = if std::ptr::eq(p, recv) {
+                    vec![]
+                } else {
+                    vec![s.copy(user(p, n), acc, &[])]
+                };
+                (acc, c)
+            }
+            (false, p) => {
+                // Partial results must not overwrite the caller's input.
+                let acc = s.temp(n);
+                let src = p.unwrap_or(recv as *const u8);
+                let c = s.copy(user(src, n), acc, &[]);
+                (acc, vec![c])
+            }
+        };
+        let ctx = self.coll_ctx();
+        let _ = self.pick(Coll::Reduce, n, op.is_commutative());
+        algos::reduce::binomial::build_in_place(
+            &ctx,
+            &mut s,
+            acc,
+            root,
+            &f,
+            op.is_commutative(),
+            &after,
+        );
+        Ok(self.plan(s))
+    }
+
+    /// Combines every rank's `send` with `op` into `recv` on every rank (`MPI_Allreduce`).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// use oxmpi::ops::Op;
+    /// let mut total = [0u64];
+    /// world.allreduce(&[world.rank() as u64], &mut total, &Op::SUM)?;
+    /// let n = world.size() as u64;
+    /// assert_eq!(total[0], n * (n - 1) / 2);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn allreduce<T: Scalar>(&self, send: &[T], recv: &mut [T], op: &Op) -> Result<(), Error> {
+        // SAFETY: run to completion before the borrows end.
+        unsafe { self.plan_allreduce_slices(send, recv, op) }?.run()
+    }
+
+    /// Non-blocking [`Comm::allreduce`].
+    ///
+    /// ```no_run
+    /// use oxmpi::ops::Op;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let local = [world.rank() as f64, 1.0];
+    /// let mut global = [0.0f64; 2];
+    /// let r = world.iallreduce(&local, &mut global, &Op::SUM)?;
+    /// // ... work that touches neither buffer ...
+    /// r.wait()?;
+    /// assert_eq!(global[1], world.size() as f64);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn iallreduce<'a, T: Scalar>(
+        &self,
+        send: &'a [T],
+        recv: &'a mut [T],
+        op: &Op,
+    ) -> Result<Request<'a>, Error> {
+        // SAFETY: the request borrows the buffers.
+        Ok(unsafe { self.plan_allreduce_slices(send, recv, op) }?.start())
+    }
+
+    /// Checks the slices of [`Comm::iallreduce`] and plans it.
+    ///
+    /// # Safety
+    /// The slices outlive the planned collective (its run, or its request).
+    unsafe fn plan_allreduce_slices<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op,
+    ) -> Result<Planned<'_>, Error> {
+        same_len("recv", send.len(), recv.len())?;
+        let (sp, _) = bytes_of(send);
+        let (rp, _) = bytes_of_mut(recv);
+        // SAFETY: the request borrows both slices.
+        unsafe { self.plan_allreduce(Some(sp), rp, Elems::of::<T>(send.len()), op) }
+    }
+
+    /// Allreduce with `buf` as input and output (`MPI_IN_PLACE`).
+    ///
+    /// ```no_run
+    /// use oxmpi::ops::Op;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut residual = [0.25f64 * world.rank() as f64];
+    /// world.allreduce_in_place(&mut residual, &Op::MAX)?;
+    /// assert_eq!(residual[0], 0.25 * (world.size() - 1) as f64);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn allreduce_in_place<T: Scalar>(&self, buf: &mut [T], op: &Op) -> Result<(), Error> {
+        let n = buf.len();
+        let (p, _) = bytes_of_mut(buf);
+        // SAFETY: run to completion before `buf`'s borrow ends.
+        unsafe { self.plan_allreduce(None, p, Elems::of::<T>(n), op) }?.run()
+    }
+
+    /// Combines every rank's `send` into `recv` at `root` (`MPI_Reduce`);
+    /// `recv` is required at the root and ignored elsewhere.
+    ///
+    /// ```no_run
+    /// use oxmpi::ops::Op;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut total = [0i64];
+    /// let recv = (world.rank() == 0).then_some(&mut total[..]); // only the root receives
+    /// world.reduce(&[world.rank() as i64], recv, &Op::SUM, 0)?;
+    /// if world.rank() == 0 {
+    ///     let n = world.size() as i64;
+    ///     assert_eq!(total[0], n * (n - 1) / 2);
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn reduce<T: Scalar>(
+        &self,
+        send: &[T],
+        recv: Option<&mut [T]>,
+        op: &Op,
+        root: i32,
+    ) -> Result<(), Error> {
+        let root_rank = self.root(root)? as i32;
+        let rp = match recv {
+            Some(r) => {
+                same_len("recv", send.len(), r.len())?;
+                bytes_of_mut(r).0
+            }
+            None if self.rank() == root_rank => {
+                return Err(Error::InvalidArgument {
+                    arg: "recv",
+                    reason: "the root needs a receive buffer".into(),
+                })
+            }
+            None => std::ptr::null_mut(),
+        };
+        // SAFETY: run to completion before the borrows end.
+        unsafe {
+            self.plan_reduce(
+                Some(bytes_of(send).0),
+                rp,
+                Elems::of::<T>(send.len()),
+                op,
+                root,
+            )
+        }?
+        .run()
+    }
+}
