@@ -119,6 +119,28 @@ fn concurrent_collectives_on_rows_and_columns_of_a_grid() {
     }
 }
 
+/// A user operation that panics inside a blocking collective unwinds to
+/// its caller (the schedule's pending receives are cancelled and its sends
+/// waited for): caught at 2 ranks, the ranks go on communicating; not
+/// caught, the rank dies and oxrun ends the job within seconds, naming it.
+#[test]
+fn panicking_user_op_unwinds_to_the_caller() {
+    let out = job(2, "op_panics", &[]);
+    assert!(out.success(), "{}", out.describe());
+    assert!(out.stderr.contains("failed on purpose"), "{}", out.stderr);
+    for n in [3, 4] {
+        let out = job(n, "op_panics_uncaught", &[]);
+        assert!(!out.success(), "{n} ranks:\n{}", out.describe());
+        assert!(
+            out.elapsed < Duration::from_secs(20),
+            "{n} ranks: the job must end soon:\n{}",
+            out.describe()
+        );
+        assert!(out.stderr.contains("failed on purpose"), "{}", out.stderr);
+        assert!(out.stderr.contains("rank 0"), "{}", out.stderr);
+    }
+}
+
 /// The cost model comes from `OXMPI_COLL_MODEL` (read by rank 0 and
 /// published to every rank): a model where messages are very expensive
 /// makes every rank pick the algorithm with the fewest rounds at every

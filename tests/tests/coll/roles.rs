@@ -307,6 +307,55 @@ fn check_hier(world: &Comm) -> Result<(), Error> {
 }
 
 /// Runs the role named `role`.
+/// A sum of i64 that panics on rank 0.
+fn failing_sum(rank: i32) -> Op {
+    Op::user_typed(true, move |a: &[i64], b: &mut [i64]| {
+        assert!(rank != 0, "user operation failed on purpose");
+        b.iter_mut().zip(a).for_each(|(y, x)| *y += x);
+    })
+}
+
+/// A user operation that panics on rank 0 inside a blocking allreduce (run
+/// on the calling thread) of 2 ranks, where both have sent before either
+/// reduces: the panic reaches the caller as a panic, not a hang, and the
+/// engine is usable afterwards (a barrier and a correct allreduce follow).
+fn check_op_panics(world: &Comm) -> Result<(), Error> {
+    let rank = world.rank();
+    let op = failing_sum(rank);
+    let mut out = [0i64; 4];
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.allreduce(&[1i64; 4], &mut out, &op)
+    }));
+    match caught {
+        Err(p) => {
+            assert_eq!(rank, 0, "only rank 0's operation panics");
+            let text = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            assert!(text.contains("failed on purpose"), "{text}");
+        }
+        Ok(r) => {
+            r?;
+            assert_ne!(rank, 0, "rank 0's operation must have run and panicked");
+        }
+    }
+    world.barrier()?;
+    let mut sum = [0i64; 2];
+    world.allreduce(&[rank as i64; 2], &mut sum, &Op::SUM)?;
+    let p = world.size() as i64;
+    assert_eq!(sum, [p * (p - 1) / 2; 2]);
+    Ok(())
+}
+
+/// The same panic, not caught: the rank dies, and the job with it (its
+/// peers wait in the collective for data rank 0 will never send).
+fn check_op_panics_uncaught(world: &Comm) -> Result<(), Error> {
+    let mut out = [0i64; 4];
+    world.allreduce(&[1i64; 4], &mut out, &failing_sum(world.rank()))
+}
+
 pub fn run(role: &str) {
     let universe = oxmpi::init().expect("init");
     let world = universe.world();
@@ -319,6 +368,8 @@ pub fn run(role: &str) {
         "nonblocking" => check_nonblocking(&world),
         "grid" => check_grid(&world),
         "hier" => check_hier(&world),
+        "op_panics" => check_op_panics(&world),
+        "op_panics_uncaught" => check_op_panics_uncaught(&world),
         other => panic!("unknown role {other}"),
     };
     if let Err(e) = result {
