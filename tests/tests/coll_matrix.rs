@@ -121,13 +121,16 @@ fn concurrent_collectives_on_rows_and_columns_of_a_grid() {
 
 /// A user operation that panics inside a blocking collective unwinds to
 /// its caller (the schedule's pending receives are cancelled and its sends
-/// waited for): caught at 2 ranks, the ranks go on communicating; not
-/// caught, the rank dies and oxrun ends the job within seconds, naming it.
+/// waited for); inside a non-blocking one it fails the request instead.
+/// At 2 ranks the ranks go on communicating; not caught, the rank dies and
+/// oxrun ends the job within seconds, naming it.
 #[test]
 fn panicking_user_op_unwinds_to_the_caller() {
-    let out = job(2, "op_panics", &[]);
-    assert!(out.success(), "{}", out.describe());
-    assert!(out.stderr.contains("failed on purpose"), "{}", out.stderr);
+    for role in ["op_panics", "op_panics_nonblocking"] {
+        let out = job(2, role, &[]);
+        assert!(out.success(), "{role}: {}", out.describe());
+        assert!(out.stderr.contains("failed on purpose"), "{}", out.stderr);
+    }
     for n in [3, 4] {
         let out = job(n, "op_panics_uncaught", &[]);
         assert!(!out.success(), "{n} ranks:\n{}", out.describe());

@@ -24,6 +24,10 @@ pub struct Running {
 pub struct Registered {
     run: Running,
     req: ReqId,
+    /// A step's reduction panicked: no step starts any more; the request
+    /// fails once the steps in flight are done (they use the caller's
+    /// buffers until then).
+    abandoned: bool,
 }
 
 impl Engine {
@@ -31,13 +35,17 @@ impl Engine {
     /// the request that completes when every step has.
     pub fn start_schedule(&mut self, sched: Schedule, context: u32, rank: i32) -> ReqId {
         let req = self.reqs.insert(ReqState::Pending(Pending::Coll));
-        let mut run = Running {
+        let run = Running {
             sched,
             context,
             rank,
         };
-        self.advance_run(&mut run);
-        let reg = Registered { run, req };
+        let mut reg = Registered {
+            run,
+            req,
+            abandoned: false,
+        };
+        self.advance_registered(&mut reg);
         if reg.run.sched.finished() {
             self.finish_run(reg);
         } else {
@@ -52,7 +60,7 @@ impl Engine {
         let mut list = std::mem::take(&mut self.schedules);
         let mut moved = false;
         for reg in list.iter_mut() {
-            moved |= self.advance_run(&mut reg.run);
+            moved |= self.advance_registered(reg);
         }
         list.append(&mut self.schedules);
         let mut i = 0;
@@ -68,8 +76,35 @@ impl Engine {
         moved
     }
 
+    /// Advances a registered schedule; returns whether a step moved. A
+    /// user operation that panics here would unwind through whichever call
+    /// is progressing the engine: the collective's request fails instead,
+    /// once the steps in flight are done (they use the caller's buffers).
+    fn advance_registered(&mut self, reg: &mut Registered) -> bool {
+        if reg.abandoned {
+            if self.abandon_run(&mut reg.run) {
+                reg.run.sched.drop_waiting();
+                return true;
+            }
+            return false;
+        }
+        match catch_unwind(AssertUnwindSafe(|| self.advance_run(&mut reg.run))) {
+            Ok(moved) => moved,
+            Err(panic) => {
+                reg.run.sched.error.get_or_insert(Error::InvalidOp {
+                    reason: format!(
+                        "the user operation panicked: {}",
+                        panic_text(panic.as_ref())
+                    ),
+                });
+                reg.abandoned = true;
+                self.advance_registered(reg)
+            }
+        }
+    }
+
     fn finish_run(&mut self, reg: Registered) {
-        let Registered { mut run, req } = reg;
+        let Registered { mut run, req, .. } = reg;
         match run.sched.error.take() {
             Some(e) => self.reqs.fail(req, e),
             None => self.reqs.complete(req, crate::status::Status::empty()),
@@ -191,6 +226,14 @@ impl Runtime {
             None => Ok(()),
         }
     }
+}
+
+/// The message of a panic payload.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> &str {
+    p.downcast_ref::<&str>()
+        .copied()
+        .or_else(|| p.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
 }
 
 impl Engine {

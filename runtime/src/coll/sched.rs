@@ -316,6 +316,16 @@ impl Schedule {
         self.finish(i);
     }
 
+    /// Marks every step that has not started as done (an abandoned
+    /// schedule: once nothing is in flight, it is finished).
+    pub(crate) fn drop_waiting(&mut self) {
+        for i in 0..self.state.len() {
+            if self.state[i] == StepState::Waiting {
+                self.finish(i);
+            }
+        }
+    }
+
     pub(crate) fn finish(&mut self, i: usize) {
         if self.state[i] != StepState::Done {
             self.state[i] = StepState::Done;

@@ -349,6 +349,34 @@ fn check_op_panics(world: &Comm) -> Result<(), Error> {
     Ok(())
 }
 
+/// The same panic in a non-blocking allreduce: it does not unwind through
+/// the call that happens to progress the engine; the request fails with
+/// an error that says so, and the ranks go on.
+fn check_op_panics_nonblocking(world: &Comm) -> Result<(), Error> {
+    let rank = world.rank();
+    let op = failing_sum(rank);
+    let send = [1i64; 4];
+    let mut out = [0i64; 4];
+    let outcome = world.iallreduce(&send, &mut out, &op)?.wait();
+    match outcome {
+        Err(e) => {
+            assert_eq!(rank, 0, "only rank 0's operation fails: {e}");
+            let text = e.to_string();
+            assert!(
+                text.contains("panicked") && text.contains("failed on purpose"),
+                "{text}"
+            );
+        }
+        Ok(_) => assert_ne!(rank, 0, "rank 0's request must fail"),
+    }
+    world.barrier()?;
+    let mut sum = [0i64; 2];
+    world.allreduce(&[rank as i64; 2], &mut sum, &Op::SUM)?;
+    let p = world.size() as i64;
+    assert_eq!(sum, [p * (p - 1) / 2; 2]);
+    Ok(())
+}
+
 /// The same panic, not caught: the rank dies, and the job with it (its
 /// peers wait in the collective for data rank 0 will never send).
 fn check_op_panics_uncaught(world: &Comm) -> Result<(), Error> {
@@ -370,6 +398,7 @@ pub fn run(role: &str) {
         "hier" => check_hier(&world),
         "op_panics" => check_op_panics(&world),
         "op_panics_uncaught" => check_op_panics_uncaught(&world),
+        "op_panics_nonblocking" => check_op_panics_nonblocking(&world),
         other => panic!("unknown role {other}"),
     };
     if let Err(e) = result {
