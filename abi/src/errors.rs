@@ -18,7 +18,6 @@
 //! gives them (empty until then, as in MPICH); `MPI_LASTUSEDCODE` is the
 //! largest class (MPI 4.0 section 9.5; codes do not move it, as in MPICH).
 
-use std::any::Any;
 use std::ffi::{c_char, c_int, c_long, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -495,13 +494,6 @@ fn fatal(func: &str, err: &AbiError) -> ! {
     }
 }
 
-fn panic_text(p: &(dyn Any + Send)) -> &str {
-    p.downcast_ref::<&str>()
-        .copied()
-        .or_else(|| p.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(no message)")
-}
-
 /// Runs the body of MPI function `func` (errors raised on `obj`): the
 /// generic wrapper of every `oxabi_*` function. A panic becomes
 /// `MPI_ERR_INTERN`; nothing unwinds into C.
@@ -516,7 +508,7 @@ pub fn guard(
             Class::INTERN,
             format!(
                 "internal error (a bug in OxMPI): {}",
-                panic_text(p.as_ref())
+                oxmpi::error::panic_message(p.as_ref())
             ),
         ))
     });

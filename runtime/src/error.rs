@@ -210,6 +210,21 @@ impl Error {
     }
 }
 
+/// The message a panic carried (`panic!("...")` gives a `&str` or a
+/// `String`), for turning a caught panic into an error.
+///
+/// ```
+/// let caught = std::panic::catch_unwind(|| panic!("bad {}", 1)).unwrap_err();
+/// assert_eq!(oxmpi::error::panic_message(caught.as_ref()), "bad 1");
+/// ```
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

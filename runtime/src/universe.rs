@@ -129,10 +129,7 @@ fn start() -> Result<Universe, Error> {
             (model, calibrate::Source::Rank0)
         }
     };
-    // The host's online CPUs, not this rank's affinity mask (a rank bound to
-    // one core is not oversubscribed when its peers have cores of their own).
-    // SAFETY: sysconf takes no pointers.
-    let cores = unsafe { nix::libc::sysconf(nix::libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
+    let cores = crate::topology::online_cpus();
     let policy = WaitPolicy::for_load(boot.local_ranks().len(), cores);
     let mut engine = Engine::new(rank, size, transport, config.eager_limit);
     engine.set_split_min(config.cma_split_min);

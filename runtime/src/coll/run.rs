@@ -94,7 +94,7 @@ impl Engine {
                 reg.run.sched.error.get_or_insert(Error::InvalidOp {
                     reason: format!(
                         "the user operation panicked: {}",
-                        panic_text(panic.as_ref())
+                        crate::error::panic_message(panic.as_ref())
                     ),
                 });
                 reg.abandoned = true;
@@ -226,14 +226,6 @@ impl Runtime {
             None => Ok(()),
         }
     }
-}
-
-/// The message of a panic payload.
-fn panic_text(p: &(dyn std::any::Any + Send)) -> &str {
-    p.downcast_ref::<&str>()
-        .copied()
-        .or_else(|| p.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("(no message)")
 }
 
 impl Engine {

@@ -187,5 +187,17 @@ impl fmt::Display for Topology {
     }
 }
 
+/// Online CPUs of the host, not this process's affinity mask: a rank bound
+/// to one core still has peers running on the others, so this is what
+/// says whether a node's ranks outnumber its cores.
+///
+/// ```
+/// assert!(oxmpi::topology::online_cpus() >= 1);
+/// ```
+pub fn online_cpus() -> usize {
+    // SAFETY: sysconf takes no pointers.
+    unsafe { nix::libc::sysconf(nix::libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize
+}
+
 #[cfg(test)]
 mod tests;

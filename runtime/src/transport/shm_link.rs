@@ -40,7 +40,7 @@ impl ShmTransport {
             me: node.local_rank(),
             local_of,
             node,
-            cpus: online_cpus(),
+            cpus: crate::topology::online_cpus(),
         }
     }
 
@@ -51,13 +51,6 @@ impl ShmTransport {
             .flatten()
             .filter(|&l| l != self.me)
     }
-}
-
-/// Online CPUs of the host, not this process's affinity mask: a rank bound
-/// to one core still has peers running on the others.
-fn online_cpus() -> usize {
-    // SAFETY: sysconf takes no pointers.
-    unsafe { nix::libc::sysconf(nix::libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize
 }
 
 impl Transport for ShmTransport {

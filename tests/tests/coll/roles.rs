@@ -329,11 +329,7 @@ fn check_op_panics(world: &Comm) -> Result<(), Error> {
     match caught {
         Err(p) => {
             assert_eq!(rank, 0, "only rank 0's operation panics");
-            let text = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
+            let text = oxmpi::error::panic_message(p.as_ref());
             assert!(text.contains("failed on purpose"), "{text}");
         }
         Ok(r) => {
