@@ -211,6 +211,15 @@ fn earliest<K, T, Q: Deref<Target = Queue<K, T>>>(
     best.map(|(q, i, _)| (q, i))
 }
 
+/// Removes entry `i` of `q` (the front, the usual case, without shifting).
+fn remove_at<K, T>(q: &mut Queue<K, T>, i: usize) -> Option<Entry<K, T>> {
+    if i == 0 {
+        q.pop_front()
+    } else {
+        q.remove(i)
+    }
+}
+
 /// Posted-receive and unexpected-message queues, matched per the MPI rules
 /// (see the module documentation).
 ///
@@ -276,8 +285,10 @@ impl<P, U> Matcher<P, U> {
     /// assert_eq!(m.post(any, 1).map(|hit| hit.msg), Some("first"));
     /// ```
     pub fn post(&mut self, pattern: Pattern, recv: P) -> Option<Match<P, U>> {
-        if let Some((env, msg)) = self.take(&pattern) {
-            return Some(Match { recv, env, msg });
+        if self.unexpected_len > 0 {
+            if let Some((env, msg)) = self.take(&pattern) {
+                return Some(Match { recv, env, msg });
+            }
         }
         let entry = Entry {
             seq: self.next_seq(),
@@ -336,13 +347,13 @@ impl<P, U> Matcher<P, U> {
     /// ```
     pub fn arrive_with(&mut self, env: Envelope, make: impl FnOnce() -> U) -> Option<P> {
         let seq = self.next_seq();
-        let cq = self.contexts.entry(env.context).or_default();
-        let queues = [cq.posted.get_mut(&env.source), Some(&mut cq.posted_any)];
-        if let Some((q, i)) = earliest(queues.into_iter().flatten(), |e| e.key.admits(env.tag)) {
-            let recv = q.remove(i).map(|e| e.item)?;
-            self.posted_len -= 1;
-            return Some(recv);
+        if self.posted_len > 0 {
+            if let Some(recv) = self.take_posted(&env) {
+                self.posted_len -= 1;
+                return Some(recv);
+            }
         }
+        let cq = self.contexts.entry(env.context).or_default();
         let entry = Entry {
             seq,
             key: env,
@@ -354,6 +365,22 @@ impl<P, U> Matcher<P, U> {
             .push_back(entry);
         self.unexpected_len += 1;
         None
+    }
+
+    /// Removes the earliest-posted receive that matches `env`.
+    fn take_posted(&mut self, env: &Envelope) -> Option<P> {
+        let cq = self.contexts.get_mut(&env.context)?;
+        let ok = |e: &Entry<TagSel, P>| e.key.admits(env.tag);
+        let named = cq.posted.get_mut(&env.source);
+        let (q, i) = if cq.posted_any.is_empty() {
+            // No wildcard receives (the usual case): one queue to look at.
+            let q = named?;
+            let i = q.iter().position(ok)?;
+            (q, i)
+        } else {
+            earliest(named.into_iter().chain([&mut cq.posted_any]), ok)?
+        };
+        remove_at(q, i).map(|e| e.item)
     }
 
     /// Probe (`MPI_Iprobe`): the earliest-arrived unexpected message that
@@ -396,7 +423,7 @@ impl<P, U> Matcher<P, U> {
             SourceSel::Rank(r) => earliest(cq.unexpected.get_mut(&r), ok),
             SourceSel::Any => earliest(cq.unexpected.values_mut(), ok),
         }?;
-        let entry = q.remove(i)?;
+        let entry = remove_at(q, i)?;
         if q.is_empty() {
             cq.unexpected.remove(&entry.key.source);
         }
@@ -425,7 +452,7 @@ impl<P, U> Matcher<P, U> {
                 .chain(std::iter::once(&mut cq.posted_any))
         });
         let (q, i) = earliest(queues, |e| pred(&e.item))?;
-        let entry = q.remove(i)?;
+        let entry = remove_at(q, i)?;
         self.posted_len -= 1;
         Some(entry.item)
     }

@@ -3,9 +3,12 @@
 //! Every packet starts with a kind byte. Layouts (little endian):
 //!
 //! ```text
-//! Eager / Rts (48-byte header, then payload for Eager):
+//! Eager (24-byte header, 32 with FLAG_SYNC, then payload) / Rts (48 bytes):
 //!   0 kind | 1 flags | 2..4 reserved | 4 context u32 | 8 source i32 | 12 tag i32
-//!   16 total_len u64 | 24 send_id u64 | 32 addr u64 (Rts) | 40 pid u32 (Rts) | 44 reserved
+//!   16 total_len u64 | 24 send_id u64 (Rts, or Eager with FLAG_SYNC)
+//!   | 32 addr u64 (Rts) | 40 pid u32 (Rts) | 44 reserved
+//!   (the short eager header lets a message of up to 24 bytes travel in the
+//!   cache line that publishes it: a ring cell's own header is 16 bytes)
 //! Cont (8-byte header): 0 kind | payload follows (next bytes of the current eager message)
 //! Ack / Fin / Cts (24 bytes): 0 kind | 8 send_id u64 | 16 recv_id u64
 //! Data (16-byte header): 0 kind | 8 recv_id u64 | payload (next bytes of a streamed rendezvous)
@@ -72,8 +75,12 @@ pub const FLAG_SYNC: u8 = 1;
 /// packets packed straight from its layout.
 pub const FLAG_PACKED: u8 = 2;
 
-/// Size of the Eager/Rts header.
+/// Size of the Rts header, the longest message header.
 pub const MSG_HEADER: usize = 48;
+/// Size of the Eager header without [`FLAG_SYNC`].
+pub const EAGER_HEADER: usize = 24;
+/// Size of the Eager header with [`FLAG_SYNC`] (it carries the send id).
+pub const SYNC_EAGER_HEADER: usize = 32;
 /// Size of the Cont header.
 pub const CONT_HEADER: usize = 8;
 /// Size of the Data header.
@@ -176,18 +183,46 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 }
 
 impl MsgHeader {
-    /// Serialises the header.
-    pub fn encode(&self) -> [u8; MSG_HEADER] {
-        let mut b = [0u8; MSG_HEADER];
+    /// Bytes the encoded header takes: [`EAGER_HEADER`],
+    /// [`SYNC_EAGER_HEADER`] or (Rts) [`MSG_HEADER`].
+    #[inline]
+    pub fn len(&self) -> usize {
+        match (self.kind, self.flags & FLAG_SYNC != 0) {
+            (Kind::Eager, false) => EAGER_HEADER,
+            (Kind::Eager, true) => SYNC_EAGER_HEADER,
+            _ => MSG_HEADER,
+        }
+    }
+
+    /// Writes the header into the first [`len`](MsgHeader::len) bytes of `out`.
+    ///
+    /// # Panics
+    /// If `out` is shorter than that.
+    #[inline]
+    pub fn write(&self, out: &mut [u8]) {
+        let len = self.len();
+        let b = &mut out[..len];
         b[0] = self.kind as u8;
         b[1] = self.flags;
+        b[2..4].fill(0);
         b[4..8].copy_from_slice(&self.context.to_le_bytes());
         b[8..12].copy_from_slice(&self.source.to_le_bytes());
         b[12..16].copy_from_slice(&self.tag.to_le_bytes());
         b[16..24].copy_from_slice(&self.total_len.to_le_bytes());
-        b[24..32].copy_from_slice(&self.send_id.to_le_bytes());
-        b[32..40].copy_from_slice(&self.addr.to_le_bytes());
-        b[40..44].copy_from_slice(&self.pid.to_le_bytes());
+        if len > EAGER_HEADER {
+            b[24..32].copy_from_slice(&self.send_id.to_le_bytes());
+        }
+        if len > SYNC_EAGER_HEADER {
+            b[32..40].copy_from_slice(&self.addr.to_le_bytes());
+            b[40..44].copy_from_slice(&self.pid.to_le_bytes());
+            b[44..48].fill(0);
+        }
+    }
+
+    /// The encoded header: the first [`len`](MsgHeader::len) bytes count.
+    pub fn encode(&self) -> [u8; MSG_HEADER] {
+        let mut b = [0u8; MSG_HEADER];
+        self.write(&mut b);
         b
     }
 }
@@ -226,20 +261,31 @@ pub fn ctrl_flagged(kind: Kind, flags: u8, send_id: u64, recv_id: u64) -> [u8; C
 pub fn decode(cell: &[u8]) -> Option<Packet<'_>> {
     let kind = Kind::from_u8(*cell.first()?)?;
     match kind {
-        Kind::Eager | Kind::Rts if cell.len() >= MSG_HEADER => Some(Packet::Msg(
-            MsgHeader {
+        Kind::Eager | Kind::Rts if cell.len() >= EAGER_HEADER => {
+            let mut h = MsgHeader {
                 kind,
                 flags: cell[1],
                 context: u32_at(cell, 4),
                 source: u32_at(cell, 8) as i32,
                 tag: u32_at(cell, 12) as i32,
                 total_len: u64_at(cell, 16),
-                send_id: u64_at(cell, 24),
-                addr: u64_at(cell, 32),
-                pid: u32_at(cell, 40),
-            },
-            &cell[MSG_HEADER..],
-        )),
+                send_id: 0,
+                addr: 0,
+                pid: 0,
+            };
+            let len = h.len();
+            if cell.len() < len {
+                return None;
+            }
+            if len > EAGER_HEADER {
+                h.send_id = u64_at(cell, 24);
+            }
+            if len > SYNC_EAGER_HEADER {
+                h.addr = u64_at(cell, 32);
+                h.pid = u32_at(cell, 40);
+            }
+            Some(Packet::Msg(h, &cell[len..]))
+        }
         Kind::Cont if cell.len() >= CONT_HEADER => Some(Packet::Cont(&cell[CONT_HEADER..])),
         Kind::Split if cell.len() >= SPLIT_LEN => Some(Packet::Split(SplitReq {
             send_id: u64_at(cell, 8),
@@ -304,6 +350,23 @@ mod tests {
         let mut cell = h.encode().to_vec();
         cell.extend_from_slice(b"xy");
         assert_eq!(decode(&cell), Some(Packet::Msg(h, b"xy")));
+        // Eager headers are shorter: no address or pid, a send id only
+        // when the sender waits for an Ack.
+        for (flags, send_id, len) in [(0, 0, EAGER_HEADER), (FLAG_SYNC, 99, SYNC_EAGER_HEADER)] {
+            let e = MsgHeader {
+                kind: Kind::Eager,
+                flags,
+                send_id,
+                addr: 0,
+                pid: 0,
+                ..h
+            };
+            assert_eq!(e.len(), len);
+            let mut cell = e.encode()[..len].to_vec();
+            cell.extend_from_slice(b"xyz");
+            assert_eq!(decode(&cell), Some(Packet::Msg(e, b"xyz")));
+            assert_eq!(decode(&cell[..len - 1]), None, "a cut header");
+        }
     }
 
     #[test]
@@ -355,6 +418,9 @@ mod tests {
         assert_eq!(decode(&[]), None);
         assert_eq!(decode(&[0; 64]), None);
         assert_eq!(decode(&[Kind::Eager as u8; 10]), None);
+        let mut rts = [0u8; 40];
+        rts[0] = Kind::Rts as u8;
+        assert_eq!(decode(&rts), None, "an Rts needs its 48 bytes");
         assert_eq!(decode(&[Kind::Fin as u8; 8]), None);
     }
 

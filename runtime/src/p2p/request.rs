@@ -152,11 +152,14 @@ impl Requests {
 
     /// Removes a finished request and returns its outcome; `None` if it is
     /// still pending (it stays) or unknown.
+    #[inline]
     pub fn take_finished(&mut self, id: ReqId) -> Option<Result<Status, crate::error::Error>> {
-        if !self.is_done(id) {
+        let slot = self.slots.get_mut(id.slot())?;
+        if slot.generation != id.generation()
+            || !matches!(slot.state, Some(ReqState::Done(_) | ReqState::Failed(_)))
+        {
             return None;
         }
-        let slot = &mut self.slots[id.slot()];
         let state = slot.state.take();
         slot.generation = slot.generation.wrapping_add(1).max(1);
         self.free.push(id.slot());

@@ -109,23 +109,23 @@ impl Engine {
         });
         match matched {
             Some(req) => {
-                self.set_matched(req, &h);
                 if h.kind == Kind::Rts {
+                    self.set_matched(req, &h);
                     self.rendezvous_read(req, peer, &h);
                     return;
                 }
                 if h.flags & FLAG_SYNC != 0 {
                     self.push(peer, &[&protocol::ctrl(Kind::Ack, h.send_id, 0)]);
                 }
-                self.write_recv(req, 0, payload);
-                let remaining = h.total_len as usize - payload.len();
-                if remaining == 0 {
-                    self.finish_recv(req);
+                if complete {
+                    self.deliver_whole(req, &h, payload);
                 } else {
+                    self.set_matched(req, &h);
+                    self.write_recv(req, 0, payload);
                     self.assembling[peer] = Some(Assembly::Request {
                         req,
                         offset: payload.len(),
-                        remaining,
+                        remaining: h.total_len as usize - payload.len(),
                     });
                 }
             }
@@ -222,6 +222,38 @@ impl Engine {
             Kind::Wrote => self.on_wrote(peer, flags != 0, send_id, ReqId(recv_id)),
             _ => {}
         }
+    }
+
+    /// A whole eager message for receive `req`: copied and completed with
+    /// one look at the request (the small-message path).
+    fn deliver_whole(&mut self, req: ReqId, h: &MsgHeader, payload: &[u8]) {
+        let Some(state) = self.reqs.get_mut(req) else {
+            return;
+        };
+        if let ReqState::Pending(Pending::Recv {
+            buf,
+            cap,
+            typed: None,
+            ..
+        }) = *state
+        {
+            let total = h.total_len as usize;
+            // SAFETY: the receive buffer is valid for `cap` bytes until completion.
+            unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf, payload.len().min(cap)) };
+            let done = ReqState::Done(Status {
+                source: h.source,
+                tag: h.tag,
+                count: total.min(cap),
+                cancelled: false,
+                truncated_from: (total > cap).then_some(total),
+            });
+            // The old state owns nothing (no typed cursor): skip its drop glue.
+            std::mem::forget(std::mem::replace(state, done));
+            return;
+        }
+        self.set_matched(req, h);
+        self.write_recv(req, 0, payload);
+        self.finish_recv(req);
     }
 
     pub(super) fn set_matched(&mut self, req: ReqId, h: &MsgHeader) {

@@ -176,13 +176,18 @@ impl Engine {
                     }))
                 });
                 header.send_id = id.map_or(0, |id| id.0);
-                let first_cap = if peer == self.me {
+                let head = header.len();
+                let first = if peer == self.me {
                     len
                 } else {
-                    self.transport.max_packet() - protocol::MSG_HEADER
+                    len.min(self.transport.max_packet() - head)
                 };
-                let first = len.min(first_cap);
-                self.push(peer, &[&header.encode(), &data[..first]]);
+                // Header and bytes are written straight into the cell.
+                self.push_with(peer, head + first, &mut |out| {
+                    let (h, payload) = out.split_at_mut(head);
+                    header.write(h);
+                    payload.copy_from_slice(&data[..first]);
+                });
                 let cont_cap = self.transport.max_packet() - protocol::CONT_HEADER;
                 for chunk in data[first..].chunks(cont_cap) {
                     self.push(peer, &[&protocol::cont_header(), chunk]);
@@ -200,7 +205,7 @@ impl Engine {
                 header.kind = Kind::Rts;
                 header.send_id = id.0;
                 header.addr = buf as u64;
-                self.push(peer, &[&header.encode()]);
+                self.push(peer, &[&header.encode()[..header.len()]]);
                 Some(id)
             }
         }

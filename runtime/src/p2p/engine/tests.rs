@@ -1,6 +1,7 @@
 //! Two engines in one process over a loopback transport with tiny
-//! packets (payloads of 11, 51 and 43 bytes: every packet boundary falls
-//! inside a run, most inside a basic element) and short queues (so packets
+//! packets (payloads of 35 (27 for a synchronous send) in a message's
+//! first packet, 51 in the rest, 43 in streamed data: every packet
+//! boundary falls inside a run, most inside a basic element) and short queues (so packets
 //! wait in the engine's per-peer queue): typed sends and receives against
 //! each other and against contiguous buffers, eager and rendezvous (CMA
 //! scatter reads or streams), posted and unexpected, synchronous,

@@ -85,15 +85,15 @@ impl Engine {
                     self.reqs.insert(ReqState::Pending(pending))
                 });
                 header.send_id = id.map_or(0, |id| id.0);
+                let head = header.len();
                 let first = if peer == self.me {
                     len
                 } else {
-                    len.min(self.transport.max_packet() - protocol::MSG_HEADER)
+                    len.min(self.transport.max_packet() - head)
                 };
-                let head = header.encode();
-                self.push_with(peer, protocol::MSG_HEADER + first, &mut |out| {
-                    let (h, payload) = out.split_at_mut(protocol::MSG_HEADER);
-                    h.copy_from_slice(&head);
+                self.push_with(peer, head + first, &mut |out| {
+                    let (h, payload) = out.split_at_mut(head);
+                    header.write(h);
                     // SAFETY: the caller's contract; `payload` is a cell or
                     // an engine buffer.
                     unsafe { src.pack(payload) };
@@ -116,7 +116,7 @@ impl Engine {
                 header.kind = Kind::Rts;
                 header.flags |= FLAG_PACKED;
                 header.send_id = id.0;
-                self.push(peer, &[&header.encode()]);
+                self.push(peer, &[&header.encode()[..header.len()]]);
                 Some(id)
             }
         }
