@@ -15,6 +15,9 @@ use crate::p2p::request::ReqId;
 use crate::status::Status;
 use crate::transport::Transport;
 
+/// Most polls a spinning wait makes per hold of the engine lock.
+const POLLS_PER_LOCK: u32 = 16;
+
 /// How a rank waits when idle.
 #[derive(Debug, Clone, Copy)]
 pub struct WaitPolicy {
@@ -89,7 +92,9 @@ impl Runtime {
 
     /// Runs progress until `check` returns a value.
     pub fn wait_until<T>(&self, mut check: impl FnMut(&mut Engine) -> Option<T>) -> T {
+        // Polls since something last moved.
         let mut idle = 0u32;
+        let mut next_crowd_check = self.policy.crowded_spins;
         loop {
             // Spin and yield without touching the doorbell (peers write it);
             // take its token only right before a last look and a sleep.
@@ -97,12 +102,27 @@ impl Runtime {
             let token = sleepy.then(|| self.transport.wait_token());
             {
                 let mut engine = self.engine();
-                let moved = engine.progress();
-                if let Some(v) = check(&mut engine) {
-                    return v;
+                // A spinning rank keeps the lock for a few polls: a poll
+                // without the lock round trip is shorter, so an arrival is
+                // seen sooner (other threads wait at most these few polls).
+                let polls = if idle < self.policy.spins {
+                    POLLS_PER_LOCK.min(next_crowd_check.max(idle + 1) - idle)
+                } else {
+                    1
+                };
+                for _ in 0..polls {
+                    let moved = engine.progress();
+                    if let Some(v) = check(&mut engine) {
+                        return v;
+                    }
+                    if moved {
+                        idle = 0;
+                        next_crowd_check = self.policy.crowded_spins;
+                        break;
+                    }
+                    idle = idle.saturating_add(1);
                 }
-                if moved {
-                    idle = 0;
+                if idle == 0 {
                     continue;
                 }
             }
@@ -111,20 +131,18 @@ impl Runtime {
                 // Too many ranks want the cores: stop spinning now. Asked
                 // again every `crowded_spins` polls, since a peer that wakes
                 // up may need the core this rank spins on.
-                None if idle < self.policy.spins
-                    && idle >= self.policy.crowded_spins
-                    && idle.is_multiple_of(self.policy.crowded_spins)
-                    && self.transport.crowded() =>
-                {
-                    idle = self.policy.spins;
-                    std::thread::yield_now();
+                None if idle < self.policy.spins && idle >= next_crowd_check => {
+                    next_crowd_check = idle.saturating_add(self.policy.crowded_spins);
+                    if self.transport.crowded() {
+                        idle = self.policy.spins;
+                        std::thread::yield_now();
+                    }
                 }
                 // No PAUSE: it costs more than a poll here, and the
                 // spin phase is bounded by `spins`.
                 None if idle < self.policy.spins => {}
                 None => std::thread::yield_now(),
             }
-            idle = idle.saturating_add(1);
         }
     }
 

@@ -4,6 +4,7 @@
 //! written into receives (copied, or unpacked into a typed layout).
 
 use super::{typed, Engine, UnexpId};
+use crate::p2p::small_copy::copy_bytes;
 use crate::p2p::matching::Envelope;
 use crate::p2p::protocol::{self, Kind, MsgHeader, Packet, FLAG_SYNC};
 use crate::p2p::request::{Pending, ReqId, ReqState, SendState};
@@ -239,7 +240,7 @@ impl Engine {
         {
             let total = h.total_len as usize;
             // SAFETY: the receive buffer is valid for `cap` bytes until completion.
-            unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), buf, payload.len().min(cap)) };
+            unsafe { copy_bytes(payload.as_ptr(), buf, payload.len().min(cap)) };
             let done = ReqState::Done(Status {
                 source: h.source,
                 tag: h.tag,

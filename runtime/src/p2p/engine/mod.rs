@@ -23,6 +23,7 @@ use super::bufpool::BufPool;
 use super::matching::{Matcher, Pattern};
 use super::protocol::{self, Kind, MsgHeader, SendPath, FLAG_SYNC};
 use super::request::{Pending, ReqId, ReqState, Requests, SendState};
+use super::small_copy::copy_bytes;
 use crate::status::Status;
 use crate::transport::Transport;
 use arrive::{probe_status, Assembly, Unexpected};
@@ -186,7 +187,9 @@ impl Engine {
                 self.push_with(peer, head + first, &mut |out| {
                     let (h, payload) = out.split_at_mut(head);
                     header.write(h);
-                    payload.copy_from_slice(&data[..first]);
+                    // SAFETY: `payload` holds `first` bytes and is a cell
+                    // or an engine buffer, never the caller's data.
+                    unsafe { copy_bytes(data.as_ptr(), payload.as_mut_ptr(), first) };
                 });
                 let cont_cap = self.transport.max_packet() - protocol::CONT_HEADER;
                 for chunk in data[first..].chunks(cont_cap) {

@@ -1,0 +1,65 @@
+//! Copies of a few bytes without a call into `memcpy`: a small message is
+//! copied twice on the latency path (into the ring cell, out into the
+//! receive buffer), and for a handful of bytes the call costs more than
+//! the copy.
+
+/// Copies `n` bytes from `src` to `dst`: up to 32 bytes as two (possibly
+/// overlapping) loads and stores, more through `copy_nonoverlapping`.
+///
+/// # Safety
+/// As for [`std::ptr::copy_nonoverlapping`]: `src` readable and `dst`
+/// writable for `n` bytes, the two ranges disjoint.
+#[inline(always)]
+pub(crate) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
+    // SAFETY (every arm): each access lies inside the first `n` bytes of
+    // `src` or `dst`, and both loads happen before either store.
+    unsafe {
+        match n {
+            0 => {}
+            1..=3 => {
+                let (a, b, c) = (src.read(), src.add(n / 2).read(), src.add(n - 1).read());
+                dst.write(a);
+                dst.add(n / 2).write(b);
+                dst.add(n - 1).write(c);
+            }
+            4..=8 => two_words::<u32>(src, dst, n),
+            9..=16 => two_words::<u64>(src, dst, n),
+            17..=32 => two_words::<u128>(src, dst, n),
+            _ => std::ptr::copy_nonoverlapping(src, dst, n),
+        }
+    }
+}
+
+/// Copies `n` bytes (`size_of::<W>() <= n <= 2 * size_of::<W>()`) as the
+/// first and the last `W` of the range.
+///
+/// # Safety
+/// As for [`copy_bytes`], with `n` in that range.
+#[inline(always)]
+unsafe fn two_words<W: Copy>(src: *const u8, dst: *mut u8, n: usize) {
+    let w = std::mem::size_of::<W>();
+    // SAFETY: the caller's contract; unaligned accesses throughout.
+    unsafe {
+        let head = src.cast::<W>().read_unaligned();
+        let tail = src.add(n - w).cast::<W>().read_unaligned();
+        dst.cast::<W>().write_unaligned(head);
+        dst.add(n - w).cast::<W>().write_unaligned(tail);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::copy_bytes;
+
+    #[test]
+    fn every_small_length_copies_exactly_its_bytes() {
+        let src: Vec<u8> = (1..=80).collect();
+        for n in 0..=70 {
+            let mut dst = vec![0u8; 80];
+            // SAFETY: both buffers hold 80 bytes and are distinct.
+            unsafe { copy_bytes(src.as_ptr(), dst.as_mut_ptr(), n) };
+            assert_eq!(&dst[..n], &src[..n], "length {n}");
+            assert!(dst[n..].iter().all(|&b| b == 0), "length {n} wrote past its end");
+        }
+    }
+}
