@@ -54,6 +54,11 @@
 //! plus, when an entry is removed from the middle of a FIFO, the shift of
 //! the shorter side (`VecDeque::remove`).
 //!
+//! A receive posted while no other receive is posted sits in a slot of
+//! its own instead of the queues (a blocking receive, the common case):
+//! an arrival then costs one pattern comparison, no table lookup. The
+//! slot is moved into the queues as soon as a second receive is posted.
+//!
 //! Memory: a context's queues live until [`Matcher::purge_context`]; empty
 //! posted FIFOs are kept (at most one per peer), empty unexpected FIFOs are
 //! dropped, so an unexpected message costs at most one small allocation,
@@ -241,6 +246,9 @@ fn remove_at<K, T>(q: &mut Queue<K, T>, i: usize) -> Option<Entry<K, T>> {
 #[derive(Debug)]
 pub struct Matcher<P, U> {
     contexts: FastMap<u32, ContextQueues<P, U>>,
+    /// The only posted receive, when exactly one is posted and it was
+    /// posted while none was (then the queues hold no posted receive).
+    lone: Option<(Pattern, P)>,
     next_seq: u64,
     posted_len: usize,
     unexpected_len: usize,
@@ -259,6 +267,7 @@ impl<P, U> Matcher<P, U> {
     pub fn new() -> Self {
         Self {
             contexts: FastMap::default(),
+            lone: None,
             next_seq: 0,
             posted_len: 0,
             unexpected_len: 0,
@@ -290,6 +299,21 @@ impl<P, U> Matcher<P, U> {
                 return Some(Match { recv, env, msg });
             }
         }
+        if self.posted_len == 0 {
+            self.lone = Some((pattern, recv));
+        } else {
+            // The lone receive was posted first: it joins the queues first.
+            if let Some((earlier, item)) = self.lone.take() {
+                self.enqueue_posted(earlier, item);
+            }
+            self.enqueue_posted(pattern, recv);
+        }
+        self.posted_len += 1;
+        None
+    }
+
+    /// Appends a posted receive to its queue.
+    fn enqueue_posted(&mut self, pattern: Pattern, recv: P) {
         let entry = Entry {
             seq: self.next_seq(),
             key: pattern.tag,
@@ -300,8 +324,6 @@ impl<P, U> Matcher<P, U> {
             SourceSel::Rank(r) => cq.posted.entry(r).or_default().push_back(entry),
             SourceSel::Any => cq.posted_any.push_back(entry),
         }
-        self.posted_len += 1;
-        None
     }
 
     /// A message arrives. The earliest-posted matching receive is removed
@@ -368,7 +390,15 @@ impl<P, U> Matcher<P, U> {
     }
 
     /// Removes the earliest-posted receive that matches `env`.
+    #[inline]
     fn take_posted(&mut self, env: &Envelope) -> Option<P> {
+        if let Some((pattern, _)) = &self.lone {
+            // The only posted receive: nothing in the queues.
+            return match pattern.matches(env) {
+                true => self.lone.take().map(|(_, item)| item),
+                false => None,
+            };
+        }
         let cq = self.contexts.get_mut(&env.context)?;
         let ok = |e: &Entry<TagSel, P>| e.key.admits(env.tag);
         let named = cq.posted.get_mut(&env.source);
@@ -446,6 +476,16 @@ impl<P, U> Matcher<P, U> {
     /// assert_eq!(m.posted_len(), 1);
     /// ```
     pub fn cancel_posted(&mut self, mut pred: impl FnMut(&P) -> bool) -> Option<P> {
+        if let Some((_, item)) = &self.lone {
+            let hit = pred(item);
+            return match hit {
+                true => {
+                    self.posted_len -= 1;
+                    self.lone.take().map(|(_, item)| item)
+                }
+                false => None,
+            };
+        }
         let queues = self.contexts.values_mut().flat_map(|cq| {
             cq.posted
                 .values_mut()
@@ -510,11 +550,20 @@ impl<P, U> Matcher<P, U> {
     /// assert_eq!((m.posted_len(), m.unexpected_len()), (0, 1));
     /// ```
     pub fn purge_context(&mut self, context: u32) -> (Vec<P>, Vec<U>) {
-        let Some(cq) = self.contexts.remove(&context) else {
-            return (Vec::new(), Vec::new());
-        };
-        let posted = in_order(cq.posted.into_values().chain([cq.posted_any]));
-        let unexpected = in_order(cq.unexpected.into_values());
+        // A lone receive is the only posted one: the queues hold none.
+        let mut posted = Vec::new();
+        if self
+            .lone
+            .as_ref()
+            .is_some_and(|(p, _)| p.context == context)
+        {
+            posted.extend(self.lone.take().map(|(_, item)| item));
+        }
+        let mut unexpected = Vec::new();
+        if let Some(cq) = self.contexts.remove(&context) {
+            posted.extend(in_order(cq.posted.into_values().chain([cq.posted_any])));
+            unexpected = in_order(cq.unexpected.into_values());
+        }
         self.posted_len -= posted.len();
         self.unexpected_len -= unexpected.len();
         (posted, unexpected)

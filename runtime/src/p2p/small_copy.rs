@@ -59,7 +59,10 @@ mod tests {
             // SAFETY: both buffers hold 80 bytes and are distinct.
             unsafe { copy_bytes(src.as_ptr(), dst.as_mut_ptr(), n) };
             assert_eq!(&dst[..n], &src[..n], "length {n}");
-            assert!(dst[n..].iter().all(|&b| b == 0), "length {n} wrote past its end");
+            assert!(
+                dst[n..].iter().all(|&b| b == 0),
+                "length {n} wrote past its end"
+            );
         }
     }
 }

@@ -4,10 +4,10 @@
 //! written into receives (copied, or unpacked into a typed layout).
 
 use super::{typed, Engine, UnexpId};
-use crate::p2p::small_copy::copy_bytes;
 use crate::p2p::matching::Envelope;
 use crate::p2p::protocol::{self, Kind, MsgHeader, Packet, FLAG_SYNC};
 use crate::p2p::request::{Pending, ReqId, ReqState, SendState};
+use crate::p2p::small_copy::copy_bytes;
 use crate::status::Status;
 
 /// A message that arrived before its receive was posted.
