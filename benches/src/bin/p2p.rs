@@ -14,6 +14,8 @@
 //! `p2p_bench`), `mpiexec.hydra` (MPICH) and `mpirun.openmpi` (Open MPI),
 //! each job under a hard timeout. A job past its timeout is killed and
 //! recorded as "did not finish within T s" (with the sizes it got through).
+//! The 2-rank latency and bandwidth jobs run in [`PASSES`] alternating
+//! passes, each implementation keeping its best pass per size.
 //!
 //! Writes a Markdown report with the targets of issue 3 and their ratios
 //! (`RESULTS/p2p.md`, also printed), every figure as CSV (`RESULTS/p2p.csv`:
@@ -454,19 +456,49 @@ fn settle(max: Duration) -> Option<f64> {
     }
 }
 
-/// The (mode, ranks) pairs measured.
-fn plan(quick: bool) -> Vec<(&'static str, u32)> {
+/// The (mode, ranks) pairs measured, with the number of passes each
+/// gets (see [`PASSES`]).
+fn plan(quick: bool) -> Vec<(&'static str, u32, u32)> {
     let mut p = vec![
-        ("latency", 2),
-        ("bandwidth", 2),
-        ("multipair", 4),
-        ("latency", 8),
-        ("latency", 4),
+        ("latency", 2, PASSES),
+        ("bandwidth", 2, PASSES),
+        ("multipair", 4, 1),
+        ("latency", 8, 1),
+        ("latency", 4, 1),
     ];
     if !quick {
-        p.push(("multipair", 8));
+        p.push(("multipair", 8, 1));
     }
     p
+}
+
+/// Passes over the implementations for the 2-rank jobs that the targets
+/// are judged on. This machine is a VM whose speed changes for minutes at
+/// a time (the same code's latency triples, for every implementation), so
+/// one job per implementation can catch two of them in different states:
+/// each pass runs all three one after the other, and per size each
+/// implementation keeps its best pass ([`merge_passes`]).
+const PASSES: u32 = 3;
+
+/// One job standing for several passes of it: per size and metric the
+/// best figure (lowest latency, highest bandwidth); status and command of
+/// the pass that got furthest.
+fn merge_passes(mut passes: Vec<Job>) -> Option<Job> {
+    let best = (0..passes.len()).max_by_key(|&i| (passes[i].last_size, usize::MAX - i))?;
+    let mut merged = passes.swap_remove(best);
+    merged.attempts += passes.iter().map(|j| j.attempts).sum::<u32>();
+    for r in passes.into_iter().flat_map(|j| j.records) {
+        let lower_is_better = r.metric.starts_with("lat_");
+        match merged.records.iter_mut().find(|m| {
+            (m.mode.as_str(), m.ranks, m.size, m.metric.as_str())
+                == (r.mode.as_str(), r.ranks, r.size, r.metric.as_str())
+        }) {
+            Some(m) if (r.value < m.value) == lower_is_better => m.value = r.value,
+            Some(_) => {}
+            None => merged.records.push(r),
+        }
+    }
+    Some(merged)
 }
 
 fn measure(o: &Options, setup: &Setup, capturer: &Capturer) -> Result<Results, String> {
@@ -474,10 +506,14 @@ fn measure(o: &Options, setup: &Setup, capturer: &Capturer) -> Result<Results, S
     let mut res = Results::default();
     res.jobs
         .push(run_job(capturer, setup, Impl::Ox, "memcpy", 1)?);
-    for (mode, ranks) in plan(o.quick) {
-        for imp in IMPLS {
-            res.jobs.push(run_job(capturer, setup, imp, mode, ranks)?);
+    for (mode, ranks, passes) in plan(o.quick) {
+        let mut runs: Vec<Vec<Job>> = IMPLS.iter().map(|_| Vec::new()).collect();
+        for _ in 0..passes {
+            for (i, imp) in IMPLS.into_iter().enumerate() {
+                runs[i].push(run_job(capturer, setup, imp, mode, ranks)?);
+            }
         }
+        res.jobs.extend(runs.into_iter().filter_map(merge_passes));
     }
     // Jobs that other programs disturbed run again while the time budget
     // lasts; the less disturbed run is kept.
@@ -945,8 +981,11 @@ fn report(o: &Options, setup: &Setup, res: &Results, timeout: Duration) -> Strin
          The same benchmark (`benches/src/bin/p2p_bench.rs` on the OxMPI Rust API, \
          `benches/c/p2p.c` built with `mpicc.mpich -O2` and `mpicc.openmpi -O2`), every \
          job under a {:.0} s hard timeout; shared memory on one host. Latency = half a \
-         round trip; MB/s = 1e6 bytes/s; medians over {} rounds unless noted. Ratios \
-         are OxMPI / other (for latency lower is better, for bandwidth higher).\n\n\
+         round trip; MB/s = 1e6 bytes/s; medians over {} rounds unless noted. The \
+         2-rank latency and bandwidth jobs run in {PASSES} passes (OxMPI, MPICH, Open MPI, \
+         then again): this VM's speed changes for minutes at a time, for every \
+         implementation alike, and per size each implementation keeps its best pass. \
+         Ratios are OxMPI / other (for latency lower is better, for bandwidth higher).\n\n\
          - date: {}\n- host: {}\n- tree: {}\n- oxrun: {}\n- MPICH: {}\n- Open MPI: {}\n\
          - command: `cargo run --release -p oxmpi-benches --bin p2p{flag}`\n\
          - launch: OxMPI `oxrun -n N` (binds each rank to a core; oversubscribed, \
@@ -990,7 +1029,7 @@ fn report(o: &Options, setup: &Setup, res: &Results, timeout: Duration) -> Strin
         "Streaming bandwidth, 2 ranks (MB/s, median; window of 64 non-blocking sends, \
          at most 64 MiB in flight, then an ack)",
     );
-    for (mode, ranks) in plan(o.quick) {
+    for (mode, ranks, _) in plan(o.quick) {
         if mode == "multipair" {
             let title = format!(
                 "Multi-pair streaming bandwidth, {ranks} ranks ({} pairs at once; \
@@ -1000,7 +1039,7 @@ fn report(o: &Options, setup: &Setup, res: &Results, timeout: Duration) -> Strin
             r.bandwidth_table("multipair", ranks, &title);
         }
     }
-    for (mode, ranks) in plan(o.quick) {
+    for (mode, ranks, _) in plan(o.quick) {
         if mode == "latency" && ranks > 2 {
             r.latency_table(ranks);
         }
@@ -1114,6 +1153,49 @@ mod tests {
         assert_eq!(r.len(), 1);
         assert_eq!((r[0].size, r[0].value), (1024, 0.5));
         assert_eq!(r[0].metric, "lat_us_median");
+    }
+
+    #[test]
+    fn passes_keep_each_sizes_best_figure() {
+        let job = |lines: &str, last| Job {
+            imp: "oxmpi",
+            mode: "latency",
+            ranks: 2,
+            command: String::new(),
+            status: "ok",
+            detail: String::new(),
+            elapsed: Duration::ZERO,
+            load_before: None,
+            load_after: None,
+            attempts: 1,
+            last_size: Some(last),
+            records: parse_records(lines),
+        };
+        let a = job(
+            "oxmpi,latency,2,0,lat_us_median,0.3\noxmpi,latency,2,0,bw_MBps_median,5",
+            0,
+        );
+        let b = job(
+            "oxmpi,latency,2,0,lat_us_median,0.1\noxmpi,latency,2,0,bw_MBps_median,3\n\
+             oxmpi,latency,2,1,lat_us_median,0.2",
+            1,
+        );
+        let m = merge_passes(vec![a, b]).unwrap();
+        let get = |size, metric: &str| {
+            m.records
+                .iter()
+                .find(|r| r.size == size && r.metric == metric)
+                .map(|r| r.value)
+        };
+        assert_eq!(get(0, "lat_us_median"), Some(0.1), "lowest latency");
+        assert_eq!(get(0, "bw_MBps_median"), Some(5.0), "highest bandwidth");
+        assert_eq!(
+            get(1, "lat_us_median"),
+            Some(0.2),
+            "a size only one pass reached"
+        );
+        assert_eq!((m.attempts, m.last_size), (2, Some(1)));
+        assert!(merge_passes(Vec::new()).is_none());
     }
 
     #[test]
