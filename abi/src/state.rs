@@ -289,6 +289,17 @@ fn predefined(i: usize) -> Option<&'static Comm> {
     unsafe { p.as_ref() }
 }
 
+/// `MPI_COMM_WORLD` or `MPI_COMM_SELF` while they are published (no lock,
+/// no table): what most calls name.
+#[inline(always)]
+pub fn predefined_comm(h: MPI_Comm) -> Option<&'static Comm> {
+    match h {
+        handles::COMM_WORLD => predefined(0),
+        handles::COMM_SELF => predefined(1),
+        _ => None,
+    }
+}
+
 /// The runtime communicator a handle names (cloned, so no lock is held).
 pub fn comm(h: MPI_Comm) -> Result<Comm, AbiError> {
     with_comm(h, |c| Ok(c.clone()))
@@ -302,12 +313,7 @@ pub fn with_comm<R>(
     h: MPI_Comm,
     f: impl FnOnce(&Comm) -> Result<R, AbiError>,
 ) -> Result<R, AbiError> {
-    let i = match h {
-        handles::COMM_WORLD => 0,
-        handles::COMM_SELF => 1,
-        _ => usize::MAX,
-    };
-    if let Some(c) = PREDEFINED.get(i).and_then(|_| predefined(i)) {
+    if let Some(c) = predefined_comm(h) {
         return f(c);
     }
     let c = lock().comm_entry(h).map(|e| e.comm.clone())?;

@@ -10,7 +10,7 @@ use std::ffi::{c_int, c_void};
 use oxmpi::{Comm, Request, Status};
 
 use super::datatype_p2p::{self, Plan, Stage};
-use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::errors::{guard, guard_runtime, out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{
     self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status, MessageRef,
     MESSAGE_NO_PROC, MESSAGE_NULL, PROC_NULL,
@@ -161,10 +161,21 @@ macro_rules! blocking_send {
             tag: c_int,
             comm: MPI_Comm,
         ) -> c_int {
+            let sync = $mode == SendMode::Synchronous;
+            let count = MPI_Count::from(count);
+            // The common case: a predefined communicator, a contiguous
+            // predefined type.
+            if let (Some(c), Some((ptr, len))) = (
+                state::predefined_comm(comm),
+                datatype_p2p::contiguous_bytes(buf, count, datatype),
+            ) {
+                // SAFETY: blocking; MPI's contract: `buf` holds `len` bytes.
+                return guard_runtime($mpi, ErrObj::Comm(comm), move || unsafe {
+                    c.send_raw(ptr, len, dest, tag, sync)
+                });
+            }
             guard($mpi, ErrObj::Comm(comm), || {
                 state::with_comm(comm, |c| {
-                    let sync = $mode == SendMode::Synchronous;
-                    let count = MPI_Count::from(count);
                     if let Some((ptr, len)) = datatype_p2p::contiguous_bytes(buf, count, datatype) {
                         // SAFETY: blocking; MPI's contract: `buf` holds `len` bytes.
                         return Ok(unsafe { c.send_raw(ptr, len, dest, tag, sync) }?);
@@ -408,6 +419,26 @@ unsafe fn recv_impl(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
+    // The common case: a predefined communicator, a contiguous predefined
+    // type, a status to fill or ignore.
+    if let (Some(c), Some((ptr, cap)), Ok(status)) = (
+        state::predefined_comm(comm),
+        datatype_p2p::contiguous_bytes(buf, count, datatype),
+        status_arg(status),
+    ) {
+        return guard_runtime(name, ErrObj::Comm(comm), move || {
+            // SAFETY: blocking; MPI's contract: `buf` has room for `cap` bytes.
+            match unsafe { c.recv_raw(ptr, cap, source, tag) } {
+                // SAFETY: `status` was checked above.
+                Ok(s) => unsafe {
+                    handles::write_status(status, &s);
+                    Ok(())
+                },
+                // SAFETY: as above.
+                r => unsafe { finish(r, status) },
+            }
+        });
+    }
     guard(name, ErrObj::Comm(comm), || {
         let status = status_arg(status)?;
         state::with_comm(comm, |c| {
