@@ -31,8 +31,9 @@ pub struct Request<'a> {
     rt: Rt,
     id: Option<ReqId>,
     ready: Option<Status>,
-    /// An error [`Request::peek`] found, kept for the completing call.
-    failed: Option<Error>,
+    /// An error [`Request::peek`] found, kept for the completing call
+    /// (boxed: rare, and a request is moved around in vectors).
+    failed: Option<Box<Error>>,
     /// A collective's temporaries for non-contiguous datatypes, finished
     /// (unpacked) when the outcome is taken from the engine.
     stage: Option<Box<CollStage>>,
@@ -74,7 +75,7 @@ impl<'a> Request<'a> {
             if let Some(s) = self.ready.take() {
                 match self.settle(Ok(s)) {
                     Ok(s) => self.ready = Some(s),
-                    Err(e) => self.failed = Some(e),
+                    Err(e) => self.failed = Some(Box::new(e)),
                 }
             }
         }
@@ -111,7 +112,7 @@ impl<'a> Request<'a> {
             return Some(s.check());
         }
         if let Some(e) = self.failed.take() {
-            return Some(Err(e));
+            return Some(Err(*e));
         }
         let id = self.id?;
         let outcome = self.rt.engine().reqs.take_finished(id)?;
@@ -214,11 +215,11 @@ impl<'a> Request<'a> {
             self.id = None;
             match self.settle(outcome) {
                 Ok(s) => self.ready = Some(s),
-                Err(e) => self.failed = Some(e),
+                Err(e) => self.failed = Some(Box::new(e)),
             }
         }
         match (&self.failed, self.ready) {
-            (Some(e), _) => Some(Err(e)),
+            (Some(e), _) => Some(Err(&**e)),
             (None, Some(s)) => Some(Ok(s)),
             (None, None) => Some(Ok(Status::empty())),
         }
