@@ -492,6 +492,31 @@ const BUILTINS: [Op; 14] = [
     Op::NO_OP,
 ];
 
+/// Index of the first built-in operation that only one-sided accumulates
+/// take (`MPI_REPLACE`, then `MPI_NO_OP`: the table's last two).
+const FIRST_ONE_SIDED_OP: usize = 12;
+
+/// The built-in operations, to be lent out without a clone.
+static BUILTIN_OP_TABLE: [Op; 14] = BUILTINS;
+
+/// A predefined operation handle whose kernel applies to elements of
+/// type `t` (the common case of a reduction, lent from a static table);
+/// `None` for anything else, which [`op_for`] decodes and checks.
+fn builtin_op_for(op: MPI_Op, t: &Ty) -> Option<&'static Op> {
+    let Ok(OpRef::Builtin(i)) = handles::op(op) else {
+        return None;
+    };
+    let o = BUILTIN_OP_TABLE.get(i)?;
+    match (o, t.elem, t.derived.is_none()) {
+        (Op::Builtin(b), Some(elem), true)
+            if i < FIRST_ONE_SIDED_OP && oxmpi_kernels::applicable(*b, elem).is_ok() =>
+        {
+            Some(o)
+        }
+        _ => None,
+    }
+}
+
 /// A C user function as a runtime operation on elements of `t`: it is
 /// called with the element count of each piece and the datatype handle.
 fn user_op(u: UserOp, t: &Ty) -> Op {
@@ -927,12 +952,13 @@ fn reduce_bufs(
         let recv = sg.buf(recvbuf, n, t, Dir::InOut, "recvbuf", why)?;
         return Ok((None, recv));
     }
-    buffer(recvbuf, n, "recvbuf", why)?;
-    not_aliased(
-        buffer(sendbuf, n, "sendbuf", "")?,
-        recvbuf.cast_const().cast(),
-        n,
-    )?;
+    let plain_recv = buffer(recvbuf, n, "recvbuf", why)?;
+    let plain_send = buffer(sendbuf, n, "sendbuf", "")?;
+    not_aliased(plain_send, plain_recv, n)?;
+    if t.derived.is_none() {
+        // A predefined type: the runtime moves the program's buffers.
+        return Ok((Some(plain_send.cast_const()), plain_recv));
+    }
     let recv = sg.buf(recvbuf, n, t, Dir::Out, "recvbuf", why)?;
     let send = sg.buf(sendbuf, n, t, Dir::In, "sendbuf", "")?;
     Ok((Some(send.cast_const()), recv))
@@ -991,6 +1017,17 @@ unsafe fn reduction<N: Num, L: Sink>(
     comm: MPI_Comm,
     which: Reduction,
 ) -> Result<L, AbiError> {
+    // The common case: a predefined communicator, type and operation (no
+    // type or operation object made, nothing to stage).
+    if let (Some(c), Some(t)) = (state::predefined_comm(comm), builtin_ty(datatype)) {
+        if let Some(o) = builtin_op_for(op, t) {
+            let n = bytes(count, t, "count")?;
+            let (send, recv) = reduce_bufs(sg, sendbuf, recvbuf, n, t)?;
+            let e = elems(count, t, o)?;
+            // SAFETY: forwarded contract.
+            return unsafe { launch_reduction(sg, c, send, recv, e, o, which) };
+        }
+    }
     state::with_comm(comm, |c| {
         let t = ty(datatype, "datatype")?;
         let n = bytes(count, &t, "count")?;
@@ -1008,6 +1045,31 @@ unsafe fn reduction<N: Num, L: Sink>(
             }
         })
     })
+}
+
+/// [`reduction`]'s launch with an operation from the static table.
+///
+/// # Safety
+/// As for [`Sink::launch`].
+#[inline(always)]
+unsafe fn launch_reduction<L: Sink>(
+    sg: &mut Stager,
+    c: &Comm,
+    send: Option<*const u8>,
+    recv: *mut u8,
+    e: Elems,
+    o: &'static Op,
+    which: Reduction,
+) -> Result<L, AbiError> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        L::launch(sg, c, move |c| match which {
+            // SAFETY: Launch::start's contract (MPI's, on the buffers).
+            Reduction::All => c.plan_allreduce(send, recv, e, o),
+            Reduction::Scan => c.plan_scan(send, recv, e, o),
+            Reduction::Exscan => c.plan_exscan(send, recv, e, o),
+        })
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -1857,6 +1919,36 @@ collective!("MPI_Reduce_scatter_block_c", "MPI_Ireduce_scatter_block_c", "MPI_Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_sided_operations_come_last_in_the_table() {
+        assert_eq!(
+            &BUILTIN_OPS[FIRST_ONE_SIDED_OP..],
+            ["MPI_REPLACE", "MPI_NO_OP"]
+        );
+        assert_eq!(BUILTIN_OPS.len(), BUILTIN_OP_TABLE.len());
+    }
+
+    #[test]
+    fn only_predefined_pairs_take_the_static_operation_path() {
+        let float = builtin_ty(
+            handles::BUILTIN_DATATYPES
+                .iter()
+                .find(|d| d.1 == "MPI_FLOAT")
+                .unwrap()
+                .0,
+        )
+        .expect("MPI_FLOAT is predefined");
+        let sum = 0x5800_0001 + 2; // MPI_SUM
+        assert!(builtin_op_for(sum, float).is_some());
+        let replace = 0x5800_0001 + FIRST_ONE_SIDED_OP as MPI_Op;
+        assert!(
+            builtin_op_for(replace, float).is_none(),
+            "MPI_REPLACE is one-sided only"
+        );
+        let band = 0x5800_0001 + 5; // MPI_BAND: not defined for floats
+        assert!(builtin_op_for(band, float).is_none());
+    }
 
     #[test]
     fn basic_datatypes_map_to_kernel_types() {
