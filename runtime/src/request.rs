@@ -153,6 +153,9 @@ impl<'a> Request<'a> {
         if let Some(s) = self.ready.take() {
             return s.check();
         }
+        if let Some(e) = self.failed.take() {
+            return Err(*e);
+        }
         let Some(id) = self.id else {
             return Ok(Status::empty());
         };
@@ -160,6 +163,22 @@ impl<'a> Request<'a> {
         let outcome = self.rt.wait_until(|e| e.reqs.take_finished(id));
         self.id = None;
         self.settle(outcome).and_then(Status::check)
+    }
+
+    /// Takes this request's outcome from the engine if it has finished,
+    /// keeping it in the request (`ready` or `failed`) for the completing
+    /// call; returns whether the request has nothing left in the engine.
+    fn collect(&mut self, engine: &mut crate::p2p::engine::Engine) -> bool {
+        let Some(id) = self.id else { return true };
+        let Some(outcome) = engine.reqs.take_finished(id) else {
+            return false;
+        };
+        self.id = None;
+        match self.settle(outcome) {
+            Ok(s) => self.ready = Some(s),
+            Err(e) => self.failed = Some(Box::new(e)),
+        }
+        true
     }
 
     /// Completes the request if it can (`MPI_Test`): `Ok(None)` while it runs.
@@ -300,6 +319,22 @@ impl Drop for Request<'_> {
 /// # Ok::<(), oxmpi::Error>(())
 /// ```
 pub fn wait_all(mut requests: Vec<Request<'_>>) -> Result<Vec<Status>, Error> {
+    // One wait for the lot: each pass of the engine takes every outcome
+    // that is there, in order, from where the last pass stopped (no lock
+    // and no poll per request). Outcomes are kept in the requests as they
+    // are taken, so a wait that unwinds leaves every request consistent.
+    if let Some(rt) = any_rt(&requests) {
+        let mut next = 0;
+        rt.wait_until(|e| {
+            while let Some(r) = requests.get_mut(next) {
+                if !r.collect(e) {
+                    return None;
+                }
+                next += 1;
+            }
+            Some(())
+        });
+    }
     let mut out = Vec::with_capacity(requests.len());
     let mut first_err = None;
     for r in requests.iter_mut() {

@@ -365,6 +365,17 @@ fn check_op_panics_nonblocking(world: &Comm) -> Result<(), Error> {
         }
         Ok(_) => assert_ne!(rank, 0, "rank 0's request must fail"),
     }
+    // The same failure seen first by `peek`: the error is kept for the
+    // call that completes the request (here `wait_all`).
+    let mut r = world.iallreduce(&send, &mut out, &op)?;
+    let peeked_error = loop {
+        if let Some(outcome) = r.peek() {
+            break outcome.is_err();
+        }
+    };
+    assert_eq!(peeked_error, rank == 0, "rank {rank}: peek");
+    let waited = oxmpi::wait_all(vec![r]);
+    assert_eq!(waited.is_err(), rank == 0, "rank {rank}: {waited:?}");
     world.barrier()?;
     let mut sum = [0i64; 2];
     world.allreduce(&[rank as i64; 2], &mut sum, &Op::SUM)?;
