@@ -183,12 +183,18 @@ impl<'a> Request<'a> {
         let Some(outcome) = engine.reqs.take_finished(id) else {
             return false;
         };
+        self.keep(outcome);
+        true
+    }
+
+    /// Keeps an outcome taken from the engine (settled) for the call that
+    /// completes the request.
+    fn keep(&mut self, outcome: Result<Status, Error>) {
         self.id = None;
         match self.settle(outcome) {
             Ok(s) => self.ready = Some(s),
             Err(e) => self.failed = Some(Box::new(e)),
         }
-        true
     }
 
     /// Completes the request if it can (`MPI_Test`): `Ok(None)` while it runs.
@@ -241,11 +247,7 @@ impl<'a> Request<'a> {
         if let Some(id) = self.id {
             self.rt.poke();
             let outcome = self.rt.engine().reqs.take_finished(id)?;
-            self.id = None;
-            match self.settle(outcome) {
-                Ok(s) => self.ready = Some(s),
-                Err(e) => self.failed = Some(Box::new(e)),
-            }
+            self.keep(outcome);
         }
         match (&self.failed, self.ready) {
             (Some(e), _) => Some(Err(&**e)),

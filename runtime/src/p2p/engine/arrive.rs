@@ -238,16 +238,9 @@ impl Engine {
             ..
         }) = *state
         {
-            let total = h.total_len as usize;
             // SAFETY: the receive buffer is valid for `cap` bytes until completion.
             unsafe { copy_bytes(payload.as_ptr(), buf, payload.len().min(cap)) };
-            let done = ReqState::Done(Status {
-                source: h.source,
-                tag: h.tag,
-                count: total.min(cap),
-                cancelled: false,
-                truncated_from: (total > cap).then_some(total),
-            });
+            let done = ReqState::Done(received_status(h.source, h.tag, h.total_len as usize, cap));
             // The old state owns nothing (no typed cursor): skip its drop glue.
             std::mem::forget(std::mem::replace(state, done));
             return;
@@ -296,13 +289,7 @@ impl Engine {
             ..
         })) = self.reqs.get(req)
         {
-            let status = Status {
-                source: *source,
-                tag: *tag,
-                count: (*total).min(*cap),
-                cancelled: false,
-                truncated_from: (*total > *cap).then_some(*total),
-            };
+            let status = received_status(*source, *tag, *total, *cap);
             self.reqs.complete(req, status);
         }
     }
@@ -336,6 +323,18 @@ impl Engine {
             self.bufs.give(u.data);
             self.finish_recv(req);
         }
+    }
+}
+
+/// The status of a receive of capacity `cap` that matched a message of
+/// `total` bytes (truncated when the message is longer).
+fn received_status(source: i32, tag: i32, total: usize, cap: usize) -> Status {
+    Status {
+        source,
+        tag,
+        count: total.min(cap),
+        cancelled: false,
+        truncated_from: (total > cap).then_some(total),
     }
 }
 

@@ -178,11 +178,7 @@ impl Engine {
                 });
                 header.send_id = id.map_or(0, |id| id.0);
                 let head = header.len();
-                let first = if peer == self.me {
-                    len
-                } else {
-                    len.min(self.transport.max_packet() - head)
-                };
+                let first = self.first_packet_bytes(peer, head, len);
                 // Header and bytes are written straight into the cell.
                 self.push_with(peer, head + first, &mut |out| {
                     let (h, payload) = out.split_at_mut(head);
@@ -211,6 +207,17 @@ impl Engine {
                 self.push(peer, &[&header.encode()[..header.len()]]);
                 Some(id)
             }
+        }
+    }
+
+    /// Bytes of a `len`-byte eager message that travel in its first packet,
+    /// after a `head`-byte header: all of them to self, else what a packet
+    /// holds (the rest follows in Cont packets).
+    fn first_packet_bytes(&self, peer: usize, head: usize, len: usize) -> usize {
+        if peer == self.me {
+            len
+        } else {
+            len.min(self.transport.max_packet() - head)
         }
     }
 

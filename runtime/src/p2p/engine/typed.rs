@@ -86,11 +86,7 @@ impl Engine {
                 });
                 header.send_id = id.map_or(0, |id| id.0);
                 let head = header.len();
-                let first = if peer == self.me {
-                    len
-                } else {
-                    len.min(self.transport.max_packet() - head)
-                };
+                let first = self.first_packet_bytes(peer, head, len);
                 self.push_with(peer, head + first, &mut |out| {
                     let (h, payload) = out.split_at_mut(head);
                     header.write(h);
