@@ -6,6 +6,7 @@
 //! the send half of `MPI_Sendrecv_replace` copy the data first.
 
 use std::ffi::{c_int, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use oxmpi::{Comm, Request, Status};
 
@@ -146,6 +147,37 @@ pub(crate) unsafe fn store_staged(
     unsafe { *request = h };
 }
 
+/// A blocking send in its general form: any communicator, any datatype.
+/// Out of line, so that the common case in [`blocking_send`]'s functions
+/// keeps a small frame (its arguments are not spilled for this path).
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn send_general(
+    name: &'static str,
+    buf: *const c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    sync: bool,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || {
+        state::with_comm(comm, |c| {
+            if let Some((ptr, len)) = datatype_p2p::contiguous_bytes(buf, count, datatype) {
+                // SAFETY: blocking; MPI's contract: `buf` holds `len` bytes.
+                return Ok(unsafe { c.send_raw(ptr, len, dest, tag, sync) }?);
+            }
+            let plan = buf_plan(buf, count, datatype)?;
+            // SAFETY: blocking; MPI's contract: `buf` holds `count` elements.
+            Ok(unsafe { c.send_plan(&plan, dest, tag, sync) }?)
+        })
+    })
+}
+
 macro_rules! blocking_send {
     ($(#[$doc:meta])* $name:ident, $mpi:literal, $cnt:ty, $mode:expr) => {
         $(#[$doc])*
@@ -174,17 +206,8 @@ macro_rules! blocking_send {
                     c.send_raw(ptr, len, dest, tag, sync)
                 });
             }
-            guard($mpi, ErrObj::Comm(comm), || {
-                state::with_comm(comm, |c| {
-                    if let Some((ptr, len)) = datatype_p2p::contiguous_bytes(buf, count, datatype) {
-                        // SAFETY: blocking; MPI's contract: `buf` holds `len` bytes.
-                        return Ok(unsafe { c.send_raw(ptr, len, dest, tag, sync) }?);
-                    }
-                    let plan = buf_plan(buf, count, datatype)?;
-                    // SAFETY: blocking; MPI's contract: `buf` holds `count` elements.
-                    Ok(unsafe { c.send_plan(&plan, dest, tag, sync) }?)
-                })
-            })
+            // SAFETY: the caller's contract.
+            unsafe { send_general($mpi, buf, count, datatype, dest, tag, comm, sync) }
         }
     };
 }
@@ -404,12 +427,34 @@ pub unsafe extern "C" fn oxabi_Ibsend_c(
     }
 }
 
-/// The body of `MPI_Recv` and `MPI_Recv_c`.
+/// Reports a failed (or panicked) receive of [`blocking_recv`]'s common case:
+/// the status is written as for any completion, then the error raised.
+///
+/// # Safety
+/// `status` is `MPI_STATUS_IGNORE` or writable.
+#[cold]
+#[inline(never)]
+unsafe fn recv_failed(
+    name: &'static str,
+    comm: MPI_Comm,
+    r: std::thread::Result<Result<Status, oxmpi::Error>>,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || match r {
+        // SAFETY: the caller's contract.
+        Ok(r) => unsafe { finish(r, status) },
+        Err(p) => std::panic::resume_unwind(p),
+    })
+}
+
+/// A blocking receive in its general form: any communicator, any datatype.
+/// Out of line, like [`send_general`].
 ///
 /// # Safety
 /// As `MPI_Recv`.
+#[inline(never)]
 #[allow(clippy::too_many_arguments)] // MPI's parameter list
-unsafe fn recv_impl(
+unsafe fn recv_general(
     name: &'static str,
     buf: *mut c_void,
     count: MPI_Count,
@@ -419,26 +464,6 @@ unsafe fn recv_impl(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    // The common case: a predefined communicator, a contiguous predefined
-    // type, a status to fill or ignore.
-    if let (Some(c), Some((ptr, cap)), Ok(status)) = (
-        state::predefined_comm(comm),
-        datatype_p2p::contiguous_bytes(buf, count, datatype),
-        status_arg(status),
-    ) {
-        return guard_runtime(name, ErrObj::Comm(comm), move || {
-            // SAFETY: blocking; MPI's contract: `buf` has room for `cap` bytes.
-            match unsafe { c.recv_raw(ptr, cap, source, tag) } {
-                // SAFETY: `status` was checked above.
-                Ok(s) => unsafe {
-                    handles::write_status(status, &s);
-                    Ok(())
-                },
-                // SAFETY: as above.
-                r => unsafe { finish(r, status) },
-            }
-        });
-    }
     guard(name, ErrObj::Comm(comm), || {
         let status = status_arg(status)?;
         state::with_comm(comm, |c| {
@@ -464,63 +489,59 @@ unsafe fn recv_impl(
     })
 }
 
-/// `MPI_Recv`.
-///
-/// # Safety
-/// `buf` has room for `count` elements; `status` is writable or ignored.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Recv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    status: *mut MPI_Status,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe {
-        recv_impl(
-            "MPI_Recv",
-            buf,
-            count.into(),
-            datatype,
-            source,
-            tag,
-            comm,
-            status,
-        )
-    }
+macro_rules! blocking_recv {
+    ($(#[$doc:meta])* $name:ident, $mpi:literal, $cnt:ty) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `buf` has room for `count` elements; `status` is writable or ignored.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            buf: *mut c_void,
+            count: $cnt,
+            datatype: MPI_Datatype,
+            source: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+            status: *mut MPI_Status,
+        ) -> c_int {
+            let count = MPI_Count::from(count);
+            // The common case: a predefined communicator, a contiguous
+            // predefined type, a status to fill or ignore. (A function per
+            // name, as for sends: one shared body would not be inlined.)
+            if let (Some(c), Some((ptr, cap)), false) = (
+                state::predefined_comm(comm),
+                datatype_p2p::contiguous_bytes(buf, count, datatype),
+                status.is_null(), // an error: `recv_general` reports it
+            ) {
+                // Only the runtime call runs under the panic guard, so that
+                // the guard's frame stays small enough to be inlined here.
+                // SAFETY: blocking; MPI's contract: `buf` has room for `cap` bytes.
+                let r = catch_unwind(AssertUnwindSafe(move || unsafe {
+                    c.recv_raw(ptr, cap, source, tag)
+                }));
+                if let Ok(Ok(s)) = &r {
+                    // SAFETY: `status` was checked above.
+                    unsafe { handles::write_status(status, s) };
+                    return 0;
+                }
+                // SAFETY: as above.
+                return unsafe { recv_failed($mpi, comm, r, status) };
+            }
+            // SAFETY: the caller's contract.
+            unsafe { recv_general($mpi, buf, count, datatype, source, tag, comm, status) }
+        }
+    };
 }
 
-/// `MPI_Recv_c`: the large-count form.
-///
-/// # Safety
-/// `buf` has room for `count` elements; `status` is writable or ignored.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Recv_c(
-    buf: *mut c_void,
-    count: MPI_Count,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    status: *mut MPI_Status,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe {
-        recv_impl(
-            "MPI_Recv_c",
-            buf,
-            count,
-            datatype,
-            source,
-            tag,
-            comm,
-            status,
-        )
-    }
-}
+blocking_recv!(
+    /// `MPI_Recv`.
+    oxabi_Recv, "MPI_Recv", c_int
+);
+blocking_recv!(
+    /// `MPI_Recv_c`: the large-count form.
+    oxabi_Recv_c, "MPI_Recv_c", MPI_Count
+);
 
 /// The body of `MPI_Irecv` and `MPI_Irecv_c`.
 ///

@@ -57,10 +57,7 @@ impl Comm {
             return Ok(Request::finished(self.rt().clone(), Status::empty()));
         };
         if buf.is_null() && len > 0 {
-            return Err(Error::InvalidArgument {
-                arg: "buf",
-                reason: format!("null buffer with {len} bytes to send"),
-            });
+            return Err(null_buffer(len, true));
         }
         let id = self.rt().engine().start_send(
             peer,
@@ -104,10 +101,7 @@ impl Comm {
             return Ok(Request::finished(self.rt().clone(), Status::empty()));
         }
         if buf.is_null() && cap > 0 {
-            return Err(Error::InvalidArgument {
-                arg: "buf",
-                reason: format!("null buffer for {cap} bytes"),
-            });
+            return Err(null_buffer(cap, false));
         }
         let id = self
             .rt()
@@ -151,10 +145,7 @@ impl Comm {
             return Ok(());
         };
         if buf.is_null() && len > 0 {
-            return Err(Error::InvalidArgument {
-                arg: "buf",
-                reason: format!("null buffer with {len} bytes to send"),
-            });
+            return Err(null_buffer(len, true));
         }
         let rt = self.rt();
         let context = self.inner.context;
@@ -190,10 +181,7 @@ impl Comm {
             return Ok(Status::empty());
         }
         if buf.is_null() && cap > 0 {
-            return Err(Error::InvalidArgument {
-                arg: "buf",
-                reason: format!("null buffer for {cap} bytes"),
-            });
+            return Err(null_buffer(cap, false));
         }
         let rt = self.rt();
         // SAFETY: waited on below, before `buf` is released.
@@ -515,4 +503,16 @@ impl Comm {
         let (ptr, len) = bytes_of_mut(buf);
         Ok(Persistent::recv(self.clone(), ptr, len, source, tag))
     }
+}
+
+/// The error of a null `buf` with `len` bytes to send or room for (kept out
+/// of line: the blocking calls' fast paths stay small).
+#[cold]
+fn null_buffer(len: usize, send: bool) -> Error {
+    let reason = if send {
+        format!("null buffer with {len} bytes to send")
+    } else {
+        format!("null buffer for {len} bytes")
+    };
+    Error::InvalidArgument { arg: "buf", reason }
 }

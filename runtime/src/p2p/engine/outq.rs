@@ -28,6 +28,12 @@ impl Engine {
     /// Sends a packet of `len` bytes that `fill` writes: in place in the
     /// peer's ring when it can go now, else into a pooled buffer that
     /// waits in the queue. `fill` runs exactly once.
+    ///
+    /// Inlined into the send paths (the in-place case is the latency path:
+    /// left to the optimiser, it inlined differently into the C ABI's
+    /// library and into programs, and the library's copy was slower);
+    /// the rest is [`Engine::push_pooled`].
+    #[inline(always)]
     pub(super) fn push_with(&mut self, peer: usize, len: usize, fill: &mut dyn FnMut(&mut [u8])) {
         if peer != self.me && self.outq[peer].is_empty() {
             // SAFETY: `&mut self` (see the engine module docs).
@@ -36,6 +42,14 @@ impl Engine {
                 return;
             }
         }
+        self.push_pooled(peer, len, fill);
+    }
+
+    /// [`Engine::push_with`]'s packet that cannot go in place now (or goes
+    /// to this rank itself): filled into a pooled buffer that is handled
+    /// at once (to self) or waits in the peer's queue.
+    #[inline(never)]
+    fn push_pooled(&mut self, peer: usize, len: usize, fill: &mut dyn FnMut(&mut [u8])) {
         let mut packet = self.bufs.take(len);
         packet.resize(len, 0);
         fill(&mut packet);
