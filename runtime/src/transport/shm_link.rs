@@ -113,11 +113,12 @@ impl Transport for ShmTransport {
             while taken < POLL_BUDGET && rx.try_pop(|_, bytes| sink(world, bytes)).is_some() {
                 taken += 1;
             }
-            if taken > 0 {
-                // Space was freed: a sender waiting for room may go on.
+            // Space was freed: a sender that found the ring full may go on
+            // (only such a sender needs its doorbell rung).
+            if taken > 0 && rx.take_room_request() {
                 self.node.doorbell(l).ring();
-                handled += taken;
             }
+            handled += taken;
         }
         handled
     }

@@ -116,15 +116,27 @@ pub(crate) struct Bell {
     pub sleepers: AtomicU32,
 }
 
-/// A ring's control block, in front of its cells: only the consumer's
-/// index (cells are published by their own `seq` word, see `ring.rs`). The
-/// producer keeps a cached copy and reads it across only when the ring
-/// looks full.
+/// A ring's control block, in front of its cells: the consumer's index
+/// (cells are published by their own `seq` word, see `ring.rs`) and the
+/// producer's request for room, on one line. The producer keeps a cached
+/// copy of the index and reads it across only when the ring looks full.
 #[repr(C)]
 #[derive(Debug, Default)]
 pub(crate) struct RingCtl {
+    /// The consumer's side of the ring.
+    pub tail: Padded<Tail>,
+}
+
+/// [`RingCtl`]'s line.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub(crate) struct Tail {
     /// Index of the next cell the consumer drains (monotonic); consumer-written.
-    pub tail: Padded<AtomicU64>,
+    pub index: AtomicU64,
+    /// Non-zero once the producer found the ring full: the consumer, having
+    /// freed a cell, clears it and rings the producer's doorbell (the only
+    /// pops that ring it, so a ring that never fills costs no doorbell).
+    pub want_room: AtomicU32,
 }
 
 /// Sizes and offsets of a node's segment (see the module docs).

@@ -22,7 +22,7 @@ use std::cell::Cell;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::AtomicU32;
-use std::sync::atomic::Ordering::{Acquire, Release};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::Arc;
 
 use super::layout::{Layout, RingCtl, CELL_HEADER};
@@ -121,7 +121,7 @@ impl Sender {
     pub(crate) fn new(map: &Arc<Mapping>, offset: usize, layout: &Layout) -> Sender {
         let g = Geometry::new(map, offset, layout);
         // Rings start empty: the consumer's `tail` is 0 until it pops.
-        let tail = g.ctl().tail.0.load(Acquire);
+        let tail = g.ctl().tail.0.index.load(Acquire);
         Sender {
             g,
             head: Cell::new(tail),
@@ -143,8 +143,19 @@ impl Sender {
         if self.head.get().wrapping_sub(self.cached_tail.get()) < cells {
             return true;
         }
-        self.cached_tail.set(self.g.ctl().tail.0.load(Acquire));
-        self.head.get().wrapping_sub(self.cached_tail.get()) < cells
+        let ctl = &self.g.ctl().tail.0;
+        self.cached_tail.set(ctl.index.load(Acquire));
+        if self.head.get().wrapping_sub(self.cached_tail.get()) < cells {
+            return true;
+        }
+        // Full: ask the consumer to ring this rank's doorbell when it frees
+        // a cell (this rank may sleep before then). A rank goes to sleep
+        // only after many more polls, each reloading the index, so a pop
+        // that races with this store is seen by one of them.
+        if ctl.want_room.load(Relaxed) == 0 {
+            ctl.want_room.store(1, Relaxed);
+        }
+        false
     }
 
     /// Copies the concatenation of `parts` into the next cell and publishes it
@@ -241,7 +252,7 @@ impl Drop for Reservation<'_> {
 impl Receiver {
     pub(crate) fn new(map: &Arc<Mapping>, offset: usize, layout: &Layout) -> Receiver {
         let g = Geometry::new(map, offset, layout);
-        let tail = g.ctl().tail.0.load(Acquire);
+        let tail = g.ctl().tail.0.index.load(Acquire);
         Receiver {
             g,
             tail: Cell::new(tail),
@@ -286,12 +297,53 @@ impl Receiver {
                 std::slice::from_raw_parts(cell.add(CELL_HEADER), len),
             )
         };
+        prefetch_rest(payload);
         let out = f(flags, payload);
         let next = self.tail.get() + 1;
         self.tail.set(next);
-        self.g.ctl().tail.0.store(next, Release);
+        self.g.ctl().tail.0.index.store(next, Release);
         Some(out)
     }
+}
+
+impl Receiver {
+    /// Whether the producer found the ring full and asked for room since
+    /// the last call (the request is consumed): call it after popping, and
+    /// ring the producer's doorbell when it says so.
+    pub fn take_room_request(&self) -> bool {
+        let want = &self.g.ctl().tail.0.want_room;
+        want.load(Relaxed) != 0 && want.swap(0, Relaxed) != 0
+    }
+}
+
+/// Asks for the cache lines of a message's payload past the cell's first
+/// line before the message is handled: they were just written by the
+/// producer's core, and fetching them one by one in the copy out would put
+/// each transfer on the receiver's path after matching; issued here, the
+/// transfers overlap matching. Up to `PREFETCH_LINES` lines (beyond that
+/// the copy's own streaming covers the rest).
+#[inline(always)]
+fn prefetch_rest(payload: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        const PREFETCH_LINES: usize = 16;
+        let start = payload.as_ptr() as usize;
+        // Lines after the one holding the payload's first byte (that one
+        // arrived with the publication word).
+        let first = (start & !63) + 64;
+        let end = start + payload.len().min(PREFETCH_LINES * 64);
+        let mut line = first;
+        while line < end {
+            // SAFETY: prefetching is a hint: it never faults, and every
+            // address here is inside the payload anyway.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch(line as *const i8, std::arch::x86_64::_MM_HINT_T0)
+            };
+            line += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = payload;
 }
 
 /// Clears a receiver's `busy` flag however `try_pop` is left (a panicking

@@ -28,6 +28,22 @@ fn fifo_gather_and_full() {
 }
 
 #[test]
+fn a_full_ring_asks_for_room_once() {
+    let (tx, rx) = anonymous(64, 4);
+    for _ in 0..4 {
+        assert!(tx.try_push(0, &[b"a"]));
+    }
+    assert!(rx.try_pop(|_, _| ()).is_some());
+    assert!(!rx.take_room_request(), "the producer never found it full");
+    assert!(tx.try_push(0, &[b"c"]));
+    assert!(!tx.try_push(0, &[b"d"]) && !tx.try_push(0, &[b"d"]));
+    assert!(rx.try_pop(|_, _| ()).is_some());
+    assert!(rx.take_room_request(), "full twice: one request");
+    assert!(!rx.take_room_request(), "taken: asked no more");
+    assert!(tx.try_push(0, &[b"d"]), "room again");
+}
+
+#[test]
 fn reservation_fills_in_place_and_abandons_cleanly() {
     let (tx, rx) = anonymous(64, 4);
     let mut r = tx.try_reserve().unwrap();
