@@ -109,6 +109,7 @@ impl Op {
 ///     "MPI_MINLOC is not defined for MPI_DOUBLE"
 /// );
 /// ```
+#[inline]
 pub fn applicable(op: Op, ty: ElemType) -> Result<(), KernelError> {
     if op.groups().contains(&ty.group()) {
         Ok(())

@@ -7,7 +7,7 @@ use std::sync::Arc;
 pub use oxmpi_kernels::{ElemType, Op as BuiltinOp};
 
 use crate::buffer::Scalar;
-use crate::coll::sched::ReduceFn;
+use crate::coll::sched::{ReduceFn, Reducer};
 use crate::error::Error;
 
 /// A reduction operation (`MPI_Op`).
@@ -215,39 +215,54 @@ impl Op {
     /// assert!(Op::SUM.reducer(None).is_err());
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
-    pub fn reducer(&self, ty: Option<ElemType>) -> Result<Arc<ReduceFn>, Error> {
+    #[inline]
+    pub fn reducer(&self, ty: Option<ElemType>) -> Result<Reducer, Error> {
         match self {
-            Op::User { f, .. } => Ok(Arc::clone(f)),
+            Op::User { f, .. } => Ok(Reducer::Shared(Arc::clone(f))),
             Op::Builtin(op) => {
                 let op = *op;
-                let ty = ty.ok_or_else(|| Error::InvalidOp {
-                    reason: format!("{} needs an element type it is defined for", op_name(op)),
-                })?;
-                oxmpi_kernels::applicable(op, ty).map_err(|e| Error::InvalidOp {
-                    reason: e.to_string(),
-                })?;
+                let Some(ty) = ty else {
+                    return Err(untyped(op));
+                };
+                if let Err(e) = oxmpi_kernels::applicable(op, ty) {
+                    return Err(not_applicable(e));
+                }
                 Ok(builtin_reducer(op, ty))
             }
         }
     }
 }
 
+#[cold]
+fn untyped(op: BuiltinOp) -> Error {
+    Error::InvalidOp {
+        reason: format!("{} needs an element type it is defined for", op_name(op)),
+    }
+}
+
+#[cold]
+fn not_applicable(e: oxmpi_kernels::KernelError) -> Error {
+    Error::InvalidOp {
+        reason: e.to_string(),
+    }
+}
+
 /// The reduction closure of a built-in op on a type, made once per pair
-/// (collectives ask for it on every call): a lock-free table indexed by
-/// the pair.
-fn builtin_reducer(op: BuiltinOp, ty: ElemType) -> Arc<ReduceFn> {
+/// (collectives ask for it on every call) and never freed: a lock-free
+/// table indexed by the pair, lending `'static` references.
+fn builtin_reducer(op: BuiltinOp, ty: ElemType) -> Reducer {
     const OPS: usize = BuiltinOp::ALL.len();
     const TYPES: usize = ElemType::ALL.len();
-    static TABLE: [std::sync::OnceLock<Arc<ReduceFn>>; OPS * TYPES] =
+    static TABLE: [std::sync::OnceLock<Box<ReduceFn>>; OPS * TYPES] =
         [const { std::sync::OnceLock::new() }; OPS * TYPES];
     let f = TABLE[op as usize * TYPES + ty as usize].get_or_init(|| {
-        Arc::new(move |input: &[u8], inout: &mut [u8]| {
+        Box::new(move |input: &[u8], inout: &mut [u8]| {
             oxmpi_kernels::reduce(op, ty, inout, input).map_err(|e| Error::InvalidOp {
                 reason: e.to_string(),
             })
         })
     });
-    Arc::clone(f)
+    Reducer::Static(&**f)
 }
 
 fn op_name(op: BuiltinOp) -> String {
@@ -303,13 +318,15 @@ mod tests {
 
     #[test]
     fn every_builtin_pair_has_its_own_cached_reducer() {
+        let addr = |r: &Reducer| -> *const () { std::ptr::from_ref::<ReduceFn>(&**r).cast() };
         let mut seen = Vec::new();
         for op in BuiltinOp::ALL {
             for ty in ElemType::ALL {
                 let f = builtin_reducer(op, ty);
-                assert!(Arc::ptr_eq(&f, &builtin_reducer(op, ty)));
-                assert!(!seen.iter().any(|g| Arc::ptr_eq(g, &f)));
-                seen.push(f);
+                assert!(matches!(f, Reducer::Static(_)), "built-ins are lent");
+                assert_eq!(addr(&f), addr(&builtin_reducer(op, ty)));
+                assert!(!seen.contains(&addr(&f)));
+                seen.push(addr(&f));
             }
         }
     }

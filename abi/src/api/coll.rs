@@ -39,6 +39,9 @@ use oxmpi::datatype::{BasicType, Datatype};
 use oxmpi::ops::{ElemType, Op};
 use oxmpi::{Comm, Request};
 
+#[path = "coll_fast.rs"]
+mod fast;
+
 use super::datatype::lookup;
 use super::datatype_p2p::Stage;
 use super::datatype_query::committed;
@@ -1783,15 +1786,35 @@ pub(crate) unsafe fn nonblocking(
 /// [`Started`]): `oxabi_X` (start and wait), `oxabi_IX` (start, hand back
 /// a request) and `oxabi_X_init` (a persistent request, see
 /// [`super::persistent_coll`]). Used for the neighborhood collectives too.
+///
+/// With `fast = F`, the blocking function first offers its arguments to
+/// `F` (same parameters after the MPI name), which handles the common case
+/// or returns `None` (see `coll_fast.rs`).
 macro_rules! collective {
     ($name:literal, $iname:literal, $initname:literal, $f:ident, $if:ident, $initf:ident,
+     $start:path, $comm:ident, ($($p:ident: $t:ty),*), fast = $fast:path) => {
+        $crate::api::coll::collective!(@emit $name, $iname, $initname, $f, $if, $initf, $start,
+            $comm, ($($p: $t),*), {
+                // SAFETY: the caller's contract, forwarded.
+                if let Some(rc) = unsafe { $fast($name, $($p),*) } {
+                    return rc;
+                }
+            });
+    };
+    ($name:literal, $iname:literal, $initname:literal, $f:ident, $if:ident, $initf:ident,
      $start:path, $comm:ident, ($($p:ident: $t:ty),*)) => {
+        $crate::api::coll::collective!(@emit $name, $iname, $initname, $f, $if, $initf, $start,
+            $comm, ($($p: $t),*), {});
+    };
+    (@emit $name:literal, $iname:literal, $initname:literal, $f:ident, $if:ident, $initf:ident,
+     $start:path, $comm:ident, ($($p:ident: $t:ty),*), $fast_path:block) => {
         #[doc = concat!("`", $name, "`.")]
         ///
         /// # Safety
         /// Buffers and arrays hold what MPI specifies for the arguments.
         #[no_mangle]
         pub unsafe extern "C" fn $f($($p: $t),*) -> ::std::ffi::c_int {
+            $fast_path
             $crate::errors::guard($name, $crate::errors::ErrObj::Comm($comm), || {
                 // SAFETY: the caller's contract, forwarded.
                 $crate::api::coll::blocking(|sg| unsafe { $start(sg, $($p),*) })
@@ -1852,7 +1875,7 @@ collective!("MPI_Reduce", "MPI_Ireduce", "MPI_Reduce_init", oxabi_Reduce, oxabi_
      op: MPI_Op, root: c_int, comm: MPI_Comm));
 collective!("MPI_Allreduce", "MPI_Iallreduce", "MPI_Allreduce_init", oxabi_Allreduce, oxabi_Iallreduce, oxabi_Allreduce_init, iallreduce,
     comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
-     op: MPI_Op, comm: MPI_Comm));
+     op: MPI_Op, comm: MPI_Comm), fast = fast::allreduce);
 collective!("MPI_Scan", "MPI_Iscan", "MPI_Scan_init", oxabi_Scan, oxabi_Iscan, oxabi_Scan_init, iscan, comm,
     (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
      op: MPI_Op, comm: MPI_Comm));
@@ -1901,7 +1924,7 @@ collective!("MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block", "MPI_Reduce
 // The large-count (`_c`) forms: `MPI_Count` counts, `MPI_Aint` displacements.
 collective!("MPI_Bcast_c", "MPI_Ibcast_c", "MPI_Bcast_init_c", oxabi_Bcast_c, oxabi_Ibcast_c, oxabi_Bcast_init_c, ibcast, comm, (buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm));
 collective!("MPI_Reduce_c", "MPI_Ireduce_c", "MPI_Reduce_init_c", oxabi_Reduce_c, oxabi_Ireduce_c, oxabi_Reduce_init_c, ireduce, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm));
-collective!("MPI_Allreduce_c", "MPI_Iallreduce_c", "MPI_Allreduce_init_c", oxabi_Allreduce_c, oxabi_Iallreduce_c, oxabi_Allreduce_init_c, iallreduce, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
+collective!("MPI_Allreduce_c", "MPI_Iallreduce_c", "MPI_Allreduce_init_c", oxabi_Allreduce_c, oxabi_Iallreduce_c, oxabi_Allreduce_init_c, iallreduce, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm), fast = fast::allreduce);
 collective!("MPI_Scan_c", "MPI_Iscan_c", "MPI_Scan_init_c", oxabi_Scan_c, oxabi_Iscan_c, oxabi_Scan_init_c, iscan, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
 collective!("MPI_Exscan_c", "MPI_Iexscan_c", "MPI_Exscan_init_c", oxabi_Exscan_c, oxabi_Iexscan_c, oxabi_Exscan_init_c, iexscan, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
 collective!("MPI_Gather_c", "MPI_Igather_c", "MPI_Gather_init_c", oxabi_Gather_c, oxabi_Igather_c, oxabi_Gather_init_c, igather, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));

@@ -4,10 +4,8 @@
 //! as `pof2` virtual ranks. Combining the pair as (even op odd) keeps rank
 //! order, so non-commutative operations stay correct.
 
-use std::sync::Arc;
-
 use super::ctx::{pow2_floor, Ctx};
-use super::sched::{Buf, ReduceFn, Schedule};
+use super::sched::{Buf, Reducer, Schedule};
 
 /// The folded view of one rank.
 #[derive(Debug, Clone, Copy)]
@@ -50,7 +48,7 @@ impl Fold {
         s: &mut Schedule,
         buf: Buf,
         tmp: Buf,
-        op: &Arc<ReduceFn>,
+        op: &Reducer,
         after: &[usize],
     ) -> Vec<usize> {
         if ctx.rank >= 2 * self.rem {

@@ -144,11 +144,20 @@ impl Comm {
         Args::new(self.size() as usize, bytes, commutative).on(self.coll_nodes().layout)
     }
 
+    /// Inlined: every collective call asks, and the answer is nearly
+    /// always kept already (the first call of a kind asks the selector).
+    #[inline]
     fn pick(&self, coll: Coll, bytes: usize, commutative: bool) -> &'static algos::AlgoInfo {
         self.inner.coll_picks.get_or(coll, bytes, commutative, || {
-            self.rt()
-                .selector
-                .pick(self.inner.context, coll, &self.args(bytes, commutative))
+            self.pick_anew(coll, bytes, commutative)
         })
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn pick_anew(&self, coll: Coll, bytes: usize, commutative: bool) -> &'static algos::AlgoInfo {
+        self.rt()
+            .selector
+            .pick(self.inner.context, coll, &self.args(bytes, commutative))
     }
 }

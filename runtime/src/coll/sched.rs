@@ -45,6 +45,38 @@ impl Buf {
 /// `inout = input (op) inout`, as `MPI_Reduce_local` defines it.
 pub type ReduceFn = dyn Fn(&[u8], &mut [u8]) -> Result<(), Error> + Send + Sync;
 
+/// A reduction function as schedules hold it: a built-in one lives for the
+/// whole process and is lent (copying it is copying a pointer: no
+/// reference count touched per call, per step), a user one is shared.
+#[derive(Clone)]
+pub enum Reducer {
+    /// A function that is never freed (the built-in operations' table).
+    Static(&'static ReduceFn),
+    /// A function shared with its operation (user operations).
+    Shared(Arc<ReduceFn>),
+}
+
+impl Reducer {
+    /// A shared reducer of `f`.
+    pub fn shared(
+        f: impl Fn(&[u8], &mut [u8]) -> Result<(), Error> + Send + Sync + 'static,
+    ) -> Reducer {
+        Reducer::Shared(Arc::new(f))
+    }
+}
+
+impl std::ops::Deref for Reducer {
+    type Target = ReduceFn;
+
+    #[inline]
+    fn deref(&self) -> &ReduceFn {
+        match self {
+            Reducer::Static(f) => *f,
+            Reducer::Shared(f) => &**f,
+        }
+    }
+}
+
 /// One step.
 pub enum Step {
     /// Send `buf` to world rank `to` with collective tag `tag`.
@@ -72,7 +104,7 @@ pub enum Step {
         /// Right operand and result.
         inout: Buf,
         /// The operation.
-        op: Arc<ReduceFn>,
+        op: Reducer,
     },
     /// Copy `src` to `dst` (same length).
     Copy {
@@ -166,6 +198,7 @@ impl Default for Schedule {
 
 impl Schedule {
     /// An empty schedule.
+    #[inline]
     pub fn new() -> Schedule {
         let reused = SHELLS
             .try_with(|pool| pool.borrow_mut().pop())
@@ -248,12 +281,12 @@ impl Schedule {
     }
 
     /// `inout = input op inout` once `after` are done.
-    pub fn reduce(&mut self, op: &Arc<ReduceFn>, input: Buf, inout: Buf, after: &[usize]) -> usize {
+    pub fn reduce(&mut self, op: &Reducer, input: Buf, inout: Buf, after: &[usize]) -> usize {
         self.push(
             Step::Reduce {
                 input,
                 inout,
-                op: Arc::clone(op),
+                op: op.clone(),
             },
             after,
         )
@@ -290,7 +323,7 @@ impl Schedule {
     /// Runs a local (reduce or copy) step now.
     pub(crate) fn run_local(&mut self, i: usize) {
         let (src, dst, op) = match &self.steps[i] {
-            Step::Reduce { input, inout, op } => (*input, *inout, Some(Arc::clone(op))),
+            Step::Reduce { input, inout, op } => (*input, *inout, Some(op.clone())),
             Step::Copy { src, dst } => (*src, *dst, None),
             _ => return,
         };
@@ -343,7 +376,7 @@ mod tests {
         let mut s = Schedule::new();
         let a = s.temp(4);
         let b = s.temp(4);
-        let add: Arc<ReduceFn> = Arc::new(|i: &[u8], io: &mut [u8]| {
+        let add = Reducer::shared(|i: &[u8], io: &mut [u8]| {
             io.iter_mut().zip(i).for_each(|(x, y)| *x += *y);
             Ok(())
         });

@@ -5,10 +5,9 @@
 //! (up to 40), and reports a deadlock as a schedule that cannot move.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 
 use super::ctx::Ctx;
-use super::sched::{Buf, ReduceFn, Schedule, Step};
+use super::sched::{Buf, Reducer, Schedule, Step};
 
 /// Messages waiting for a receiver: (tag, bytes), oldest first.
 type Queue = VecDeque<(i32, Vec<u8>)>;
@@ -80,8 +79,8 @@ pub fn run(mut scheds: Vec<Schedule>) {
 }
 
 /// Wrapping u32 addition: commutative.
-pub fn add() -> Arc<ReduceFn> {
-    Arc::new(|a: &[u8], b: &mut [u8]| {
+pub fn add() -> Reducer {
+    Reducer::shared(|a: &[u8], b: &mut [u8]| {
         for (x, y) in a.chunks(4).zip(b.chunks_mut(4)) {
             let s = u32::from_le_bytes(x.try_into().unwrap_or_default())
                 .wrapping_add(u32::from_le_bytes(y.try_into().unwrap_or_default()));
@@ -93,8 +92,8 @@ pub fn add() -> Arc<ReduceFn> {
 
 /// Composition of affine maps x -> a x + b (two u32 per element): the
 /// input's map, then the inout's. Associative, not commutative.
-pub fn compose() -> Arc<ReduceFn> {
-    Arc::new(|a: &[u8], b: &mut [u8]| {
+pub fn compose() -> Reducer {
+    Reducer::shared(|a: &[u8], b: &mut [u8]| {
         let word = |s: &[u8], i: usize| u32::from_le_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]]);
         for (x, y) in a.chunks(8).zip(b.chunks_mut(8)) {
             let (a1, b1, a2, b2) = (word(x, 0), word(x, 4), word(y, 0), word(y, 4));
@@ -106,7 +105,7 @@ pub fn compose() -> Arc<ReduceFn> {
 }
 
 /// `xs[lo] op ... op xs[hi-1]` with `f`, folded in rank order.
-pub fn fold(f: &Arc<ReduceFn>, xs: &[Vec<u8>]) -> Vec<u8> {
+pub fn fold(f: &Reducer, xs: &[Vec<u8>]) -> Vec<u8> {
     let mut acc = xs[0].clone();
     for x in &xs[1..] {
         let mut next = x.clone();

@@ -6,11 +6,9 @@ pub(crate) mod recursive_doubling;
 pub(crate) mod reduce_bcast;
 pub(crate) mod ring;
 
-use std::sync::Arc;
-
 use super::AlgoInfo;
 use crate::coll::ctx::Ctx;
-use crate::coll::sched::{Buf, ReduceFn, Schedule};
+use crate::coll::sched::{Buf, Reducer, Schedule};
 
 /// Every allreduce algorithm, in tie-break order.
 pub(crate) const ALL: &[AlgoInfo] = &[
@@ -32,7 +30,7 @@ pub struct Reduction<'a> {
     /// Bytes per element.
     pub elem: usize,
     /// The operation.
-    pub op: &'a Arc<ReduceFn>,
+    pub op: &'a Reducer,
     /// Whether `op` is commutative.
     pub commutative: bool,
 }

@@ -3,12 +3,10 @@
 //! 2n bytes per rank: the bandwidth-optimal choice with few steps.
 //! Combines out of rank order: commutative operations only.
 
-use std::sync::Arc;
-
 use crate::coll::algos::AlgoInfo;
 use crate::coll::ctx::{block, Ctx};
 use crate::coll::fold::Fold;
-use crate::coll::sched::{Buf, ReduceFn, Schedule};
+use crate::coll::sched::{Buf, Reducer, Schedule};
 
 /// Applicability.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
@@ -25,7 +23,7 @@ pub(crate) fn build(
     buf: Buf,
     count: usize,
     elem: usize,
-    op: &Arc<ReduceFn>,
+    op: &Reducer,
     after: &[usize],
 ) -> Vec<usize> {
     if ctx.size == 1 {

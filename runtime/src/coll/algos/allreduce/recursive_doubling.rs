@@ -1,12 +1,10 @@
 //! Recursive doubling: lg p rounds of full-buffer exchanges; cheapest in
 //! latency, lg p times the bytes. Keeps rank order, so any operation works.
 
-use std::sync::Arc;
-
 use crate::coll::algos::AlgoInfo;
 use crate::coll::ctx::Ctx;
 use crate::coll::fold::Fold;
-use crate::coll::sched::{Buf, ReduceFn, Schedule};
+use crate::coll::sched::{Buf, Reducer, Schedule};
 
 /// Applicability.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
@@ -21,7 +19,7 @@ pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     buf: Buf,
-    op: &Arc<ReduceFn>,
+    op: &Reducer,
     after: &[usize],
 ) -> Vec<usize> {
     if ctx.size == 1 {

@@ -1,11 +1,9 @@
 //! Binomial reduce to rank 0 followed by a binomial broadcast: 2 lg p
 //! messages of the whole buffer. Keeps rank order: any operation.
 
-use std::sync::Arc;
-
 use crate::coll::algos::{bcast, reduce, AlgoInfo};
 use crate::coll::ctx::Ctx;
-use crate::coll::sched::{Buf, ReduceFn, Schedule};
+use crate::coll::sched::{Buf, Reducer, Schedule};
 
 /// Applicability.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
@@ -20,7 +18,7 @@ pub(crate) fn build(
     ctx: &Ctx,
     s: &mut Schedule,
     buf: Buf,
-    op: &Arc<ReduceFn>,
+    op: &Reducer,
     commutative: bool,
     after: &[usize],
 ) -> Vec<usize> {

@@ -2,11 +2,9 @@
 //! moving 1/p of the buffer; bandwidth-optimal, latency grows with p.
 //! Combines out of rank order: commutative operations only.
 
-use std::sync::Arc;
-
 use crate::coll::algos::AlgoInfo;
 use crate::coll::ctx::{block, Ctx};
-use crate::coll::sched::{Buf, ReduceFn, Schedule};
+use crate::coll::sched::{Buf, Reducer, Schedule};
 
 /// Applicability.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
@@ -23,7 +21,7 @@ pub(crate) fn build(
     buf: Buf,
     count: usize,
     elem: usize,
-    op: &Arc<ReduceFn>,
+    op: &Reducer,
     after: &[usize],
 ) -> Vec<usize> {
     let p = ctx.size;

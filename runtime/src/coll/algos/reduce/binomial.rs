@@ -3,11 +3,9 @@
 //! order (tree rooted at rank 0 for non-commutative operations, then moved
 //! to the root), so any operation works.
 
-use std::sync::Arc;
-
 use crate::coll::algos::AlgoInfo;
 use crate::coll::ctx::Ctx;
-use crate::coll::sched::{Buf, ReduceFn, Schedule};
+use crate::coll::sched::{Buf, Reducer, Schedule};
 
 /// Applicability.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
@@ -27,7 +25,7 @@ pub(crate) fn build_in_place(
     s: &mut Schedule,
     buf: Buf,
     root: usize,
-    op: &Arc<ReduceFn>,
+    op: &Reducer,
     commutative: bool,
     after: &[usize],
 ) -> Vec<usize> {

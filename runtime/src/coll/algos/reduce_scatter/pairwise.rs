@@ -5,11 +5,9 @@
 //! combine them in rank order (x_0 op x_1 op ... op x_{p-1}), so any
 //! operation works. Moves n(p-1)/p bytes per rank in p-1 messages.
 
-use std::sync::Arc;
-
 use crate::coll::algos::{then, AlgoInfo};
 use crate::coll::ctx::Ctx;
-use crate::coll::sched::{Buf, ReduceFn, Schedule};
+use crate::coll::sched::{Buf, Reducer, Schedule};
 
 /// Applicability.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
@@ -26,7 +24,7 @@ pub(crate) fn build(
     s: &mut Schedule,
     parts: &[Buf],
     out: Buf,
-    op: &Arc<ReduceFn>,
+    op: &Reducer,
     commutative: bool,
     after: &[usize],
 ) -> Vec<usize> {

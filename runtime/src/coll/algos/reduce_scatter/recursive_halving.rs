@@ -5,12 +5,10 @@
 //! its block from its partner. n(p-1)/p bytes in lg p messages; combines
 //! out of rank order: commutative operations only.
 
-use std::sync::Arc;
-
 use crate::coll::algos::{then, AlgoInfo};
 use crate::coll::ctx::Ctx;
 use crate::coll::fold::Fold;
-use crate::coll::sched::{Buf, ReduceFn, Schedule};
+use crate::coll::sched::{Buf, Reducer, Schedule};
 
 /// Applicability.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
@@ -29,7 +27,7 @@ pub(crate) fn build(
     input: Buf,
     off: &[usize],
     out: Buf,
-    op: &Arc<ReduceFn>,
+    op: &Reducer,
     after: &[usize],
 ) -> Vec<usize> {
     let (p, rank) = (ctx.size, ctx.rank);
@@ -108,7 +106,7 @@ fn power_of_two(
     input: Buf,
     off: &[usize],
     out: Buf,
-    op: &Arc<ReduceFn>,
+    op: &Reducer,
     after: &[usize],
 ) -> Vec<usize> {
     let (p, rank) = (ctx.size, ctx.rank);

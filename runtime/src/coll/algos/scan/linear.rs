@@ -2,11 +2,9 @@
 //! combines its own contribution and passes the result on. p-1 steps one
 //! after another, each one message of n bytes: for few ranks and large n.
 
-use std::sync::Arc;
-
 use crate::coll::algos::AlgoInfo;
 use crate::coll::ctx::Ctx;
-use crate::coll::sched::{Buf, ReduceFn, Schedule};
+use crate::coll::sched::{Buf, Reducer, Schedule};
 
 /// Applicability.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
@@ -24,7 +22,7 @@ pub(crate) fn build(
     s: &mut Schedule,
     input: Option<Buf>,
     out: Buf,
-    op: &Arc<ReduceFn>,
+    op: &Reducer,
     exclusive: bool,
     after: &[usize],
 ) -> Vec<usize> {

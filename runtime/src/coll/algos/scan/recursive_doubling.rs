@@ -5,11 +5,9 @@
 //! below it appends them to the group total only. Rank order is kept, so
 //! any operation works. ceil(lg p) rounds of n bytes each.
 
-use std::sync::Arc;
-
 use crate::coll::algos::AlgoInfo;
 use crate::coll::ctx::Ctx;
-use crate::coll::sched::{Buf, ReduceFn, Schedule};
+use crate::coll::sched::{Buf, Reducer, Schedule};
 
 /// Applicability.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
@@ -28,7 +26,7 @@ pub(crate) fn build(
     s: &mut Schedule,
     input: Option<Buf>,
     out: Buf,
-    op: &Arc<ReduceFn>,
+    op: &Reducer,
     commutative: bool,
     exclusive: bool,
     after: &[usize],
