@@ -24,8 +24,14 @@
 //!   the same three with `coll.c` / `coll_bench`.
 //!
 //! Each run reports per size the median half round trip (latency) or the
-//! best round's time per call (allreduce); the table has the median over
-//! runs, and the ratio OxMPI-via-C-ABI / OxMPI-Rust-API per size, flagged
+//! best round's time per call (allreduce). The VM these run on changes
+//! speed for minutes at a time, so the machine's own core-to-core latency
+//! is measured before and after each benchmark of a run
+//! ([`core_to_core_ns`]); a run whose benchmark saw it more than `SLOW`
+//! times the session's best is left out of that table (all are kept when
+//! fewer than three are steady). The table has the median over the kept
+//! runs, and the ratio OxMPI-via-C-ABI / OxMPI-Rust-API per size (the
+//! median of each kept run's ratio: the two ran back to back), flagged
 //! when above 1.05. Writes `RESULTS/abi_compare.md` (also printed) and
 //! `RESULTS/abi_compare.csv` (every run's figures). `RESULTS` defaults to
 //! `benches/results`.
@@ -37,6 +43,7 @@ use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
 use oxmpi_benches::capture::{kill_job_on_signals, Capturer};
+use oxmpi_benches::machine::core_to_core_ns;
 use oxmpi_benches::peers::{
     beside_me, compile_c, parse_records, stderr_to_stdout, tree_state, ucx_tls, version_of,
 };
@@ -52,6 +59,11 @@ const ALLREDUCE_SIZES: &str = "8,64,512,4096,32768,65536";
 const RANKS: &str = "2";
 /// Ratio above which a size is flagged.
 const LIMIT: f64 = 1.05;
+/// A run is steady when the machine's core-to-core latency stayed within
+/// this factor of the session's best around it.
+const SLOW: f64 = 1.5;
+/// How long each machine probe bounces its cache line.
+const PROBE: Duration = Duration::from_millis(20);
 
 /// The three ways one benchmark runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -131,7 +143,7 @@ struct Options {
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut o = Options {
-        runs: 5,
+        runs: 7,
         timeout: Duration::from_secs(60),
         results: Path::new(env!("CARGO_MANIFEST_DIR")).join("results"),
     };
@@ -186,8 +198,11 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
-/// (bench, way, size) -> one value per run.
-type Samples = BTreeMap<(&'static str, Way, u64), Vec<f64>>;
+/// (bench, way, size) -> (run, value) per run.
+type Samples = BTreeMap<(&'static str, Way, u64), Vec<(usize, f64)>>;
+
+/// (bench, run) -> the slower of the machine probes around it (ns).
+type Probes = BTreeMap<(&'static str, usize), f64>;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -246,10 +261,12 @@ fn run(opts: &Options) -> Result<(), String> {
 
     let capturer = Capturer::new(opts.timeout);
     let mut samples = Samples::new();
+    let mut probes = Probes::new();
     let mut csv = String::from("run,bench,way,ranks,size,metric,value\n");
     let mut failures = Vec::new();
     for run in 0..opts.runs {
         for b in &benches {
+            let before = core_to_core_ns(PROBE);
             for way in WAYS {
                 let mut cmd = b.command(way, &paths);
                 let got = capturer
@@ -283,8 +300,11 @@ fn run(opts: &Options) -> Result<(), String> {
                     samples
                         .entry((b.name, way, r.size))
                         .or_default()
-                        .push(r.value);
+                        .push((run, r.value));
                 }
+            }
+            if let (Some(a), Some(z)) = (before, core_to_core_ns(PROBE)) {
+                probes.insert((b.name, run), a.max(z));
             }
         }
         eprintln!(
@@ -295,7 +315,14 @@ fn run(opts: &Options) -> Result<(), String> {
         );
     }
 
-    let report = report(opts, &benches, &mut samples, &failures, started.elapsed());
+    let report = report(
+        opts,
+        &benches,
+        &samples,
+        &probes,
+        &failures,
+        started.elapsed(),
+    );
     print!("{report}");
     std::fs::create_dir_all(&opts.results).map_err(|e| e.to_string())?;
     for (name, text) in [("abi_compare.md", &report), ("abi_compare.csv", &csv)] {
@@ -313,10 +340,32 @@ fn run(opts: &Options) -> Result<(), String> {
     }
 }
 
+/// The runs of `bench` to tabulate: those that saw the machine within
+/// `SLOW` of the session's best probe (all of them when fewer than three
+/// did, or when nothing was probed).
+fn steady_runs(bench: &str, runs: usize, probes: &Probes) -> Vec<usize> {
+    let best = probes.values().copied().fold(f64::INFINITY, f64::min);
+    let steady: Vec<usize> = (0..runs)
+        .filter(|&r| probes.get(&(bench, r)).is_some_and(|&ns| ns <= SLOW * best))
+        .collect();
+    if steady.len() >= 3 {
+        steady
+    } else {
+        (0..runs).collect()
+    }
+}
+
+/// The median over `runs` of `f(run)` where it has a value.
+fn median_over(runs: &[usize], f: impl Fn(usize) -> Option<f64>) -> Option<f64> {
+    let mut v: Vec<f64> = runs.iter().filter_map(|&r| f(r)).collect();
+    (!v.is_empty()).then(|| median(&mut v))
+}
+
 fn report(
     opts: &Options,
     benches: &[Bench],
-    samples: &mut Samples,
+    samples: &Samples,
+    probes: &Probes,
     failures: &[String],
     took: Duration,
 ) -> String {
@@ -328,9 +377,13 @@ fn report(
          (`benches/c/p2p.c`, `benches/c/coll.c`), run on MPICH (`mpiexec.hydra`) and on \
          OxMPI (`oxrun`, `LD_LIBRARY_PATH` at OxMPI's `libmpich.so.12`), next to the same \
          benchmark on OxMPI's Rust API (`p2p_bench`, `coll_bench` under `oxrun`). \
-         {RANKS} ranks; {} runs, the three ways one after the other each run; each cell \
-         is the median over runs of the run's figure. Ratio: C ABI / Rust API; **bold** \
-         above {LIMIT} (bar 4 of issue 5: no more than 5% slower on small messages).\n",
+         {RANKS} ranks; {} runs, the three ways one after the other each run. The \
+         machine's core-to-core latency is probed before and after each benchmark of a \
+         run: a run that saw it above {SLOW}x the session's best is left out (the VM \
+         changes speed for minutes at a time). Each cell is the median over the kept runs; \
+         C ABI / Rust is the median of each kept run's ratio (the two ran back to back), \
+         C ABI / MPICH the ratio of the medians. **Bold**: above {LIMIT} (bar 4 of issue 5: \
+         no more than 5% slower on small messages).\n",
         opts.runs
     );
     let _ = writeln!(
@@ -352,6 +405,21 @@ fn report(
             _ => "Allreduce (f32 sum): best round's time per call (µs)",
         };
         let _ = writeln!(md, "## {what}\n");
+        let kept = steady_runs(b.name, opts.runs, probes);
+        let probed: Vec<String> = (0..opts.runs)
+            .map(|r| {
+                probes
+                    .get(&(b.name, r))
+                    .map_or("-".into(), |ns| format!("{ns:.0}"))
+            })
+            .collect();
+        let _ = writeln!(
+            md,
+            "Runs kept: {} of {} (machine probe per run, ns: {}).\n",
+            kept.len(),
+            opts.runs,
+            probed.join(", ")
+        );
         let _ = writeln!(
             md,
             "| size (B) | MPICH | OxMPI via C ABI | OxMPI Rust API | C ABI / Rust | C ABI / MPICH |"
@@ -364,19 +432,23 @@ fn report(
             .collect();
         let mut over = 0;
         for size in sizes {
-            let mut cell = |way: Way| {
+            let value = |way: Way, run: usize| {
                 samples
-                    .get_mut(&(b.name, way, size))
-                    .filter(|v| !v.is_empty())
-                    .map(|v| median(v))
+                    .get(&(b.name, way, size))?
+                    .iter()
+                    .find(|(r, _)| *r == run)
+                    .map(|(_, v)| *v)
             };
+            let cell = |way: Way| median_over(&kept, |run| value(way, run));
             let (m, c, r) = (cell(Way::Mpich), cell(Way::CAbi), cell(Way::Rust));
             let fmt = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
             let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
                 (Some(a), Some(b)) if b > 0.0 => Some(a / b),
                 _ => None,
             };
-            let cr = ratio(c, r);
+            let cr = median_over(&kept, |run| {
+                ratio(value(Way::CAbi, run), value(Way::Rust, run))
+            });
             let cr_text = match cr {
                 Some(x) if x > LIMIT => {
                     over += 1;
@@ -411,4 +483,30 @@ fn report(
         }
     }
     md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_that_caught_a_slow_machine_are_left_out() {
+        let mut probes = Probes::new();
+        for (run, ns) in [(0, 55.0), (1, 260.0), (2, 60.0), (3, 58.0), (4, 90.0)] {
+            probes.insert(("latency", run), ns);
+        }
+        assert_eq!(steady_runs("latency", 5, &probes), [0, 2, 3]);
+        // Fewer than three steady: all kept.
+        probes.insert(("latency", 3), 300.0);
+        assert_eq!(steady_runs("latency", 5, &probes), [0, 1, 2, 3, 4]);
+        // Nothing probed (one CPU): all kept.
+        assert_eq!(steady_runs("allreduce", 2, &Probes::new()), [0, 1]);
+    }
+
+    #[test]
+    fn median_over_skips_missing_runs() {
+        let v = [Some(3.0), None, Some(1.0), Some(2.0)];
+        assert_eq!(median_over(&[0, 1, 2, 3], |r| v[r]), Some(2.0));
+        assert_eq!(median_over(&[1], |r| v[r]), None);
+    }
 }
