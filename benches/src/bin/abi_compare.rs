@@ -13,8 +13,9 @@
 //! Builds `benches/c/p2p.c` and `benches/c/coll.c` with `mpicc.mpich`
 //! (into `target/release/abi-compare/`) and installs OxMPI's release build
 //! there (`scripts/install.sh --no-build`: `lib/` holds `libmpich.so.12`
-//! and `libmpi.so.12`). Then, `--runs` times (default 21: a run takes about a second, and one run's figures vary by a few percent), one after the
-//! other so that a disturbance hits all three alike:
+//! and `libmpi.so.12`). Then, `--runs` times (default 21: a run takes
+//! about a second, and one run's figures vary by a few percent), one after
+//! the other so that a disturbance hits all three alike:
 //!
 //! * latency (`p2p latency quick`, 2 ranks; sizes 0 B .. 4 KiB kept):
 //!   the C binary under `mpiexec.hydra` (MPICH), the same binary under
