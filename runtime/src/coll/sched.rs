@@ -129,7 +129,11 @@ pub enum StepState {
 impl Drop for Schedule {
     fn drop(&mut self) {
         for buf in self.temps.drain(..) {
-            super::scratch::give_back(buf);
+            if buf.capacity() <= SPARE_MAX_LEN && self.spare.len() < MAX_SPARE {
+                self.spare.push(buf);
+            } else {
+                super::scratch::give_back(buf);
+            }
         }
         // Keep the (emptied) vectors for the next schedule this thread
         // builds: a small collective otherwise spends a good part of its
@@ -144,6 +148,7 @@ impl Drop for Schedule {
             dep_range: std::mem::take(&mut self.dep_range),
             state: std::mem::take(&mut self.state),
             temps: std::mem::take(&mut self.temps),
+            spare: std::mem::take(&mut self.spare),
         };
         // A thread being torn down has no pool left: let the vectors go.
         let _ = SHELLS.try_with(|pool| {
@@ -162,10 +167,17 @@ struct Shell {
     dep_range: Vec<(u32, u32)>,
     state: Vec<StepState>,
     temps: Vec<Vec<u8>>,
+    spare: Vec<Vec<u8>>,
 }
 
 /// Most shells a thread keeps.
 const MAX_SHELLS: usize = 16;
+/// Small scratch buffers a shell keeps for its next schedule's temporaries
+/// (a small collective otherwise allocates and zeroes them on every call),
+/// at most this many of at most `SPARE_MAX_LEN` bytes: at most 1 MiB kept
+/// per thread.
+const MAX_SPARE: usize = 4;
+const SPARE_MAX_LEN: usize = 16 * 1024;
 
 thread_local! {
     /// This thread's reusable schedule vectors (emptied).
@@ -180,6 +192,8 @@ pub struct Schedule {
     dep_range: Vec<(u32, u32)>,
     pub(crate) state: Vec<StepState>,
     pub(crate) temps: Vec<Vec<u8>>,
+    /// Small buffers of earlier schedules, for [`Schedule::temp`].
+    spare: Vec<Vec<u8>>,
     pub(crate) remaining: usize,
     /// First error met (a reduction failing, a truncated receive).
     pub(crate) error: Option<Error>,
@@ -211,6 +225,7 @@ impl Schedule {
             dep_range: Vec::with_capacity(8),
             state: Vec::with_capacity(8),
             temps: Vec::new(),
+            spare: Vec::new(),
         });
         Schedule {
             steps: shell.steps,
@@ -218,6 +233,7 @@ impl Schedule {
             dep_range: shell.dep_range,
             state: shell.state,
             temps: shell.temps,
+            spare: shell.spare,
             remaining: 0,
             error: None,
         }
@@ -226,7 +242,21 @@ impl Schedule {
     /// A scratch buffer of `len` bytes; its contents are unspecified (reused
     /// memory): steps must write it before they read it.
     pub fn temp(&mut self, len: usize) -> Buf {
-        self.temps.push(super::scratch::take(len));
+        let buf = match self.spare.pop() {
+            // Initialised memory from an earlier schedule: shortening it
+            // writes nothing, growing it zeroes only the new part.
+            Some(mut b) if len <= SPARE_MAX_LEN => {
+                b.resize(len, 0);
+                b
+            }
+            spare => {
+                if let Some(b) = spare {
+                    self.spare.push(b);
+                }
+                super::scratch::take(len)
+            }
+        };
+        self.temps.push(buf);
         Buf {
             base: Base::Temp(self.temps.len() - 1),
             offset: 0,
@@ -370,6 +400,26 @@ impl Schedule {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn temporaries_come_back_at_the_asked_length() {
+        let mut s = Schedule::new();
+        let a = s.temp(100);
+        s.temps[0].fill(7);
+        drop(s);
+        let mut s = Schedule::new();
+        let (b, c, d) = (s.temp(40), s.temp(300), s.temp(SPARE_MAX_LEN + 1));
+        assert_eq!(
+            (a.len, b.len, c.len, d.len),
+            (100, 40, 300, SPARE_MAX_LEN + 1)
+        );
+        let lens: Vec<usize> = s.temps.iter().map(Vec::len).collect();
+        assert_eq!(lens, [40, 300, SPARE_MAX_LEN + 1]);
+        drop(s);
+        let s = Schedule::new();
+        assert!(s.spare.len() <= MAX_SPARE);
+        assert!(s.spare.iter().all(|b| b.capacity() <= SPARE_MAX_LEN));
+    }
 
     #[test]
     fn local_steps_follow_dependencies() {
