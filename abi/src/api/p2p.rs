@@ -437,12 +437,13 @@ pub unsafe extern "C" fn oxabi_Ibsend_c(
 unsafe fn recv_failed(
     name: &'static str,
     comm: MPI_Comm,
-    r: std::thread::Result<Result<Status, oxmpi::Error>>,
+    r: std::thread::Result<Option<Box<oxmpi::Error>>>,
     status: *mut MPI_Status,
 ) -> c_int {
     guard(name, ErrObj::Comm(comm), || match r {
         // SAFETY: the caller's contract.
-        Ok(r) => unsafe { finish(r, status) },
+        Ok(Some(e)) => unsafe { finish(Err(*e), status) },
+        Ok(None) => Ok(()),
         Err(p) => std::panic::resume_unwind(p),
     })
 }
@@ -516,13 +517,23 @@ macro_rules! blocking_recv {
             ) {
                 // Only the runtime call runs under the panic guard, so that
                 // the guard's frame stays small enough to be inlined here.
-                // SAFETY: blocking; MPI's contract: `buf` has room for `cap` bytes.
-                let r = catch_unwind(AssertUnwindSafe(move || unsafe {
-                    c.recv_raw(ptr, cap, source, tag)
+                // The status is written inside and only a failure comes out
+                // (boxed): handing the whole `Result<Status, Error>` out
+                // made the common case copy it field by field, reading back
+                // stores of other widths (store-forwarding stalls).
+                let r = catch_unwind(AssertUnwindSafe(move || {
+                    // SAFETY: blocking; MPI's contract: `buf` has room for
+                    // `cap` bytes.
+                    match unsafe { c.recv_raw(ptr, cap, source, tag) } {
+                        // SAFETY: `status` was checked above.
+                        Ok(s) => unsafe {
+                            handles::write_status(status, &s);
+                            None
+                        },
+                        Err(e) => Some(Box::new(e)),
+                    }
                 }));
-                if let Ok(Ok(s)) = &r {
-                    // SAFETY: `status` was checked above.
-                    unsafe { handles::write_status(status, s) };
+                if let Ok(None) = r {
                     return 0;
                 }
                 // SAFETY: as above.
