@@ -47,6 +47,7 @@ use std::time::{Duration, SystemTime};
 use oxmpi::coll::algos::Args;
 use oxmpi::coll::select::{choose, Coll, Model};
 use oxmpi_benches::capture::{kill_survivors, Capturer, Ending};
+use oxmpi_benches::machine::core_to_core_ns;
 use oxmpi_benches::peers::{
     beside_me, compile_c, parse_records, plot, settle, show, stderr_to_stdout, tree_state, Impl,
     Launchers, Record, IMPLS, PEERS, QUIET,
@@ -75,6 +76,13 @@ const MODEL_SIZES: [u64; 5] = [8, 512, 32 * KIB, 512 * KIB, 8 * MIB];
 
 /// Rank counts at which the geometric-mean target applies.
 const TARGET_RANKS: [u32; 2] = [2, 4];
+/// A comparison job that saw the machine's core-to-core latency above
+/// this factor of the best seen before its rank count's jobs runs again
+/// (the VM changes speed for minutes at a time, for every implementation
+/// alike), at most `MAX_RUNS` times in all; the run that saw the fastest
+/// machine is kept.
+const SLOW: f64 = 1.5;
+const MAX_RUNS: usize = 3;
 
 struct Options {
     quick: bool,
@@ -215,6 +223,10 @@ struct Job {
     elapsed: Duration,
     /// Busy share of the CPUs just before it started (other programs).
     load_before: Option<f64>,
+    /// The machine's core-to-core latency just before it started (ns).
+    machine_ns: Option<f64>,
+    /// How many times it ran (comparison jobs run again on a slow machine).
+    runs: usize,
     /// The last (collective, size) it reported.
     last: Option<(String, u64)>,
 }
@@ -244,6 +256,33 @@ struct Results {
 }
 
 impl Results {
+    /// The job of `imp` at `ranks`.
+    fn job_mut(&mut self, imp: Impl, ranks: u32) -> Option<&mut Job> {
+        self.jobs
+            .iter_mut()
+            .find(|j| j.imp == imp && j.ranks == ranks)
+    }
+
+    /// Puts `new`'s job, figures and log in place of those of the job of
+    /// `imp` at `ranks` (if any).
+    fn replace_job(&mut self, imp: Impl, ranks: u32, new: Results) {
+        self.records
+            .retain(|r| !(r.imp == imp.key() && r.ranks == ranks));
+        self.jobs.retain(|j| !(j.imp == imp && j.ranks == ranks));
+        self.records.extend(new.records);
+        self.jobs.extend(new.jobs);
+        for d in new.decisions {
+            if !self.decisions.contains(&d) {
+                self.decisions.push(d);
+            }
+        }
+        for n in new.notes {
+            if !self.notes.contains(&n) {
+                self.notes.push(n);
+            }
+        }
+    }
+
     fn get(&self, imp: Impl, coll: &str, ranks: u32, size: u64, metric: &str) -> Option<f64> {
         self.records
             .iter()
@@ -399,7 +438,12 @@ fn run_job(
 ) -> Result<(), String> {
     let line = show(&cmd);
     let load_before = settle(setup.settle);
-    eprintln!("coll: {line} (others' CPU load {}) ...", pct(load_before));
+    let machine_ns = core_to_core_ns(Duration::from_millis(50));
+    eprintln!(
+        "coll: {line} (others' CPU load {}, machine {} ns) ...",
+        pct(load_before),
+        machine_ns.map_or("?".into(), |ns| format!("{ns:.0}"))
+    );
     // OxMPI's decisions go to stderr; the capturer keeps all of stdout.
     let mut merged = stderr_to_stdout(&cmd);
     let out = capturer
@@ -446,6 +490,8 @@ fn run_job(
         detail,
         elapsed: out.elapsed,
         load_before,
+        machine_ns,
+        runs: 1,
         last,
     });
     Ok(())
@@ -543,18 +589,25 @@ fn jobs_table(out: &mut String, jobs: &[Job], settle: Duration) {
         out,
         "## Jobs\n\nOthers' load: share of all CPUs busy over 0.3 s just before the job, \
          with none of ours running (each job waited up to {:.0} s for it to drop below \
-         {:.0}%).\n\n| command | status | wall s | others' load |\n|---|---|--:|--:|",
+         {:.0}%). Machine: half a round trip of one cache line between two cores, \
+         measured just before the job without MPI; a comparison job whose figure \
+         exceeded {SLOW}× the best seen ran again (at most {MAX_RUNS} runs), keeping \
+         the run that saw the fastest machine.\n\n\
+         | command | status | wall s | others' load | machine ns | runs |\n\
+         |---|---|--:|--:|--:|--:|",
         settle.as_secs_f64(),
         QUIET * 100.0
     );
     for j in jobs {
         let _ = writeln!(
             out,
-            "| `{}` | {} | {:.1} | {} |",
+            "| `{}` | {} | {:.1} | {} | {} | {} |",
             j.command,
             j.note().unwrap_or_else(|| "ok".into()),
             j.elapsed.as_secs_f64(),
-            pct(j.load_before)
+            pct(j.load_before),
+            j.machine_ns.map_or("–".into(), |ns| format!("{ns:.0}")),
+            j.runs
         );
     }
     out.push('\n');
@@ -687,13 +740,49 @@ fn compare_report(o: &Options, setup: &Setup, res: &Results, timeout: Duration) 
 
 fn compare(o: &Options, setup: &Setup, capturer: &Capturer) -> Result<Results, String> {
     let mut res = Results::default();
+    let mut best = f64::INFINITY;
     for &ranks in &o.ranks {
         for imp in IMPLS {
-            let cmd = setup.command(imp, ranks, &[]);
-            run_job(capturer, setup, &mut res, imp, "all", ranks, cmd)?;
+            let mut runs = 0;
+            loop {
+                let cmd = setup.command(imp, ranks, &[]);
+                let mut this = Results::default();
+                run_job(capturer, setup, &mut this, imp, "all", ranks, cmd)?;
+                runs += 1;
+                let ns = this.jobs[0].machine_ns;
+                best = best.min(ns.unwrap_or(f64::INFINITY));
+                match res.job_mut(imp, ranks) {
+                    Some(kept) if !faster(ns, kept.machine_ns) => kept.runs = runs,
+                    _ => {
+                        res.replace_job(imp, ranks, this);
+                        if let Some(kept) = res.job_mut(imp, ranks) {
+                            kept.runs = runs;
+                        }
+                    }
+                }
+                let kept_ns = res.job_mut(imp, ranks).and_then(|j| j.machine_ns);
+                if runs >= MAX_RUNS || !too_slow(kept_ns, best) {
+                    break;
+                }
+            }
         }
     }
     Ok(res)
+}
+
+/// Whether a job that saw `ns` caught the machine slower than `SLOW` times
+/// the best seen (unknown: no).
+fn too_slow(ns: Option<f64>, best: f64) -> bool {
+    matches!(ns, Some(ns) if ns > SLOW * best)
+}
+
+/// Whether a run that saw `ns` saw a faster machine than one that saw `kept`.
+fn faster(ns: Option<f64>, kept: Option<f64>) -> bool {
+    match (ns, kept) {
+        (Some(a), Some(b)) => a < b,
+        (Some(_), None) => true,
+        _ => false,
+    }
 }
 
 // ---------------------------------------------------------------- model
@@ -1361,6 +1450,49 @@ mod tests {
         assert!(f.rms < 1e-9);
         let cs = cases(&pts);
         assert!(cs.iter().all(|k| k.matches(&truth).unwrap().0));
+    }
+
+    #[test]
+    fn slow_machine_runs_are_replaced_by_faster_ones() {
+        assert!(too_slow(Some(40.0), 25.0) && !too_slow(Some(30.0), 25.0));
+        assert!(!too_slow(None, 25.0), "unprobed: kept");
+        assert!(faster(Some(24.0), Some(220.0)) && !faster(Some(230.0), Some(220.0)));
+        assert!(faster(Some(24.0), None) && !faster(None, Some(24.0)));
+        let job = |imp, ns| Job {
+            imp,
+            what: "all".into(),
+            ranks: 2,
+            command: String::new(),
+            status: "ok",
+            detail: String::new(),
+            elapsed: Duration::ZERO,
+            load_before: None,
+            machine_ns: Some(ns),
+            runs: 1,
+            last: None,
+        };
+        let record = |imp: Impl, value| Record {
+            imp: imp.key().into(),
+            what: "allreduce".into(),
+            ranks: 2,
+            size: 8,
+            metric: "time_us".into(),
+            value,
+        };
+        let mut res = Results {
+            jobs: vec![job(Impl::Ox, 220.0), job(Impl::Mpich, 25.0)],
+            records: vec![record(Impl::Ox, 0.9), record(Impl::Mpich, 0.3)],
+            ..Default::default()
+        };
+        let again = Results {
+            jobs: vec![job(Impl::Ox, 24.0)],
+            records: vec![record(Impl::Ox, 0.25)],
+            ..Default::default()
+        };
+        res.replace_job(Impl::Ox, 2, again);
+        assert_eq!(res.time(Impl::Ox, "allreduce", 2, 8), Some(0.25));
+        assert_eq!(res.time(Impl::Mpich, "allreduce", 2, 8), Some(0.3));
+        assert_eq!(res.jobs.len(), 2);
     }
 
     #[test]
