@@ -1020,16 +1020,13 @@ unsafe fn reduction<N: Num, L: Sink>(
     comm: MPI_Comm,
     which: Reduction,
 ) -> Result<L, AbiError> {
-    // The common case: a predefined communicator, type and operation (no
-    // type or operation object made, nothing to stage).
-    if let (Some(c), Some(t)) = (state::predefined_comm(comm), builtin_ty(datatype)) {
-        if let Some(o) = builtin_op_for(op, t) {
-            let n = bytes(count, t, "count")?;
-            let (send, recv) = reduce_bufs(sg, sendbuf, recvbuf, n, t)?;
-            let e = elems(count, t, o)?;
-            // SAFETY: forwarded contract.
-            return unsafe { launch_reduction(sg, c, send, recv, e, o, which) };
-        }
+    // The common case: no type or operation object made, nothing to stage.
+    if let Some((c, t, o)) = predefined_reduction(comm, datatype, op) {
+        let n = bytes(count, t, "count")?;
+        let (send, recv) = reduce_bufs(sg, sendbuf, recvbuf, n, t)?;
+        let e = elems(count, t, o)?;
+        // SAFETY: forwarded contract.
+        return unsafe { launch_reduction(sg, c, send, recv, e, o, which) };
     }
     state::with_comm(comm, |c| {
         let t = ty(datatype, "datatype")?;
@@ -1048,6 +1045,19 @@ unsafe fn reduction<N: Num, L: Sink>(
             }
         })
     })
+}
+
+/// The common case of a reduction: a predefined communicator, a predefined
+/// type and a built-in operation defined for it (lent from static tables).
+#[inline(always)]
+fn predefined_reduction(
+    comm: MPI_Comm,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+) -> Option<(&'static Comm, &'static Ty, &'static Op)> {
+    let c = state::predefined_comm(comm)?;
+    let t = builtin_ty(datatype)?;
+    Some((c, t, builtin_op_for(op, t)?))
 }
 
 /// [`reduction`]'s launch with an operation from the static table.

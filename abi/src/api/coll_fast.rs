@@ -9,10 +9,9 @@ use std::ffi::{c_int, c_void};
 
 use oxmpi::coll::Elems;
 
-use super::{builtin_op_for, builtin_ty, is_in_place, Num};
+use super::{is_in_place, predefined_reduction, Num};
 use crate::errors::{guard_runtime, ErrObj};
 use crate::handles::{MPI_Comm, MPI_Datatype, MPI_Op};
-use crate::state;
 
 /// `MPI_Allreduce` (and `MPI_Allreduce_c`) in the common case.
 ///
@@ -28,10 +27,9 @@ pub(super) unsafe fn allreduce<N: Num>(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> Option<c_int> {
-    let c = state::predefined_comm(comm)?;
-    let t = builtin_ty(datatype)?;
-    let o = builtin_op_for(op, t)?;
+    let (c, t, o) = predefined_reduction(comm, datatype, op)?;
     let n = usize::try_from(count.into()).ok()?;
+    // A byte count that overflows is the general path's error to report.
     n.checked_mul(t.unit)?;
     if recvbuf.is_null() || is_in_place(recvbuf) {
         return None;

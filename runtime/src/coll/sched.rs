@@ -242,19 +242,19 @@ impl Schedule {
     /// A scratch buffer of `len` bytes; its contents are unspecified (reused
     /// memory): steps must write it before they read it.
     pub fn temp(&mut self, len: usize) -> Buf {
-        let buf = match self.spare.pop() {
+        let spare = if len <= SPARE_MAX_LEN {
+            self.spare.pop()
+        } else {
+            None
+        };
+        let buf = match spare {
             // Initialised memory from an earlier schedule: shortening it
             // writes nothing, growing it zeroes only the new part.
-            Some(mut b) if len <= SPARE_MAX_LEN => {
+            Some(mut b) => {
                 b.resize(len, 0);
                 b
             }
-            spare => {
-                if let Some(b) = spare {
-                    self.spare.push(b);
-                }
-                super::scratch::take(len)
-            }
+            None => super::scratch::take(len),
         };
         self.temps.push(buf);
         Buf {

@@ -67,6 +67,19 @@ fn any_rt(requests: &[Request<'_>]) -> Option<Rt> {
     requests.iter().find(|r| !r.is_null()).map(|r| r.rt.clone())
 }
 
+/// Runs progress until one of `requests` has an outcome to take (the wait
+/// of [`wait_any`] and [`wait_some`]).
+fn wait_for_one_done(rt: &Rt, requests: &[Request<'_>]) {
+    rt.wait_until(|e| {
+        requests
+            .iter()
+            .any(|r| {
+                r.ready.is_some() || r.failed.is_some() || r.id.is_some_and(|id| e.reqs.is_done(id))
+            })
+            .then_some(())
+    });
+}
+
 /// Waits until one request completes (`MPI_Waitany`): its index and status,
 /// or `None` if every request is null. The completed request becomes null.
 ///
@@ -91,16 +104,7 @@ pub fn wait_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>,
         if let Some((i, s)) = test_any(requests)? {
             return Ok(Some((i, s)));
         }
-        rt.wait_until(|e| {
-            requests
-                .iter()
-                .any(|r| {
-                    r.ready.is_some()
-                        || r.failed.is_some()
-                        || r.id.is_some_and(|id| e.reqs.is_done(id))
-                })
-                .then_some(())
-        });
+        wait_for_one_done(&rt, requests);
     }
 }
 
@@ -155,16 +159,7 @@ pub fn wait_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>, E
         if !done.is_empty() {
             return Ok(done);
         }
-        rt.wait_until(|e| {
-            requests
-                .iter()
-                .any(|r| {
-                    r.ready.is_some()
-                        || r.failed.is_some()
-                        || r.id.is_some_and(|id| e.reqs.is_done(id))
-                })
-                .then_some(())
-        });
+        wait_for_one_done(&rt, requests);
     }
 }
 

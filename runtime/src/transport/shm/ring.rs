@@ -304,9 +304,7 @@ impl Receiver {
         self.g.ctl().tail.0.index.store(next, Release);
         Some(out)
     }
-}
 
-impl Receiver {
     /// Whether the producer found the ring full and asked for room since
     /// the last call (the request is consumed): call it after popping, and
     /// ring the producer's doorbell when it says so.
