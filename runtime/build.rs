@@ -26,6 +26,7 @@ enum Use {
 fn main() {
     println!("cargo:rerun-if-changed=src/topology/shim.c");
     println!("cargo:rerun-if-changed=src/transport/ofi/shim.c");
+    println!("cargo:rerun-if-changed=src/transport/ofi/endpoint.c");
     println!("cargo:rerun-if-env-changed=OXMPI_NO_SYSTEM_LIBS");
 
     // Escape hatch for building a binary that must run where these shared
@@ -34,7 +35,7 @@ fn main() {
     shim(
         "hwloc",
         "2.0",
-        "src/topology/shim.c",
+        &["src/topology/shim.c"],
         "oxmpi_hwloc_shim",
         "OXMPI_HAVE_HWLOC",
         Use::Link,
@@ -43,7 +44,7 @@ fn main() {
     shim(
         "libfabric",
         "1.10",
-        "src/transport/ofi/shim.c",
+        &["src/transport/ofi/shim.c", "src/transport/ofi/endpoint.c"],
         "oxmpi_ofi_shim",
         "OXMPI_HAVE_FABRIC",
         Use::HeadersOnly,
@@ -51,11 +52,19 @@ fn main() {
     );
 }
 
-/// Compiles `source` into `lib_name`, against `pkg` when pkg-config finds it,
+/// Compiles `sources` into `lib_name`, against `pkg` when pkg-config finds it,
 /// and links `pkg` when `usage` is [`Use::Link`].
-fn shim(pkg: &str, min: &str, source: &str, lib_name: &str, define: &str, usage: Use, skip: bool) {
+fn shim(
+    pkg: &str,
+    min: &str,
+    sources: &[&str],
+    lib_name: &str,
+    define: &str,
+    usage: Use,
+    skip: bool,
+) {
     let mut build = cc::Build::new();
-    build.file(source).warnings(true).extra_warnings(true);
+    build.files(sources).warnings(true).extra_warnings(true);
     let found = if skip {
         None
     } else {

@@ -36,6 +36,8 @@ pub enum Kind {
     List(&'static [&'static str]),
     /// A file path (any text; empty means unset).
     Path,
+    /// A name passed on as it is (any text; empty means unset).
+    Text,
 }
 
 impl fmt::Display for Kind {
@@ -46,6 +48,7 @@ impl fmt::Display for Kind {
             Kind::Count => f.write_str("count"),
             Kind::List(items) => write!(f, "list of {}", items.join("|")),
             Kind::Path => f.write_str("path"),
+            Kind::Text => f.write_str("text"),
         }
     }
 }
@@ -202,6 +205,50 @@ pub static RNDV_PROTOCOL: Setting<Vec<String>> = Setting::new(Entry {
     default: "auto",
     doc: "rendezvous protocol: auto (stream when every rank has a core, else CMA), cma (single copy), stream (pipelined copy through the rings)",
     kind: Kind::List(RNDV_PROTOCOLS),
+});
+
+/// Which libfabric provider carries messages between hosts.
+///
+/// See the example on [`get_from`].
+pub static OFI_PROVIDER: Setting<String> = Setting::new(Entry {
+    name: "ofi_provider",
+    env: "OXMPI_OFI_PROVIDER",
+    default: "",
+    doc: "libfabric provider between hosts, e.g. tcp, verbs, efa (empty: libfabric's first RDM provider, which FI_PROVIDER narrows)",
+    kind: Kind::Text,
+});
+
+/// Which interface (libfabric domain) carries messages between hosts.
+///
+/// See the example on [`get_from`].
+pub static OFI_IFACE: Setting<String> = Setting::new(Entry {
+    name: "ofi_iface",
+    env: "OXMPI_OFI_IFACE",
+    default: "",
+    doc: "libfabric domain / network interface between hosts, e.g. eth0 (empty: the first one with an address other hosts can reach)",
+    kind: Kind::Text,
+});
+
+/// Largest packet on the fabric (header and payload).
+///
+/// See the example on [`get_from`].
+pub static OFI_PACKET: Setting<usize> = Setting::new(Entry {
+    name: "ofi_packet",
+    env: "OXMPI_OFI_PACKET",
+    default: "16k",
+    doc: "largest packet between hosts; each remote peer gets (ofi_credits + 2) receive buffers of this size",
+    kind: Kind::Bytes,
+});
+
+/// Packets a rank may have in flight to one peer on another host.
+///
+/// See the example on [`get_from`].
+pub static OFI_CREDITS: Setting<usize> = Setting::new(Entry {
+    name: "ofi_credits",
+    env: "OXMPI_OFI_CREDITS",
+    default: "32",
+    doc: "packets a sender may have in flight to one peer on another host before the receiver returns credits (bounds the receiver's memory)",
+    kind: Kind::Count,
 });
 
 /// Which subsystems log debug output.
@@ -371,6 +418,10 @@ pub static REGISTRY: &[&Entry] = &[
     &CMA.entry,
     &CMA_SPLIT_MIN.entry,
     &RNDV_PROTOCOL.entry,
+    &OFI_PROVIDER.entry,
+    &OFI_IFACE.entry,
+    &OFI_PACKET.entry,
+    &OFI_CREDITS.entry,
     &DEBUG.entry,
     &COLL_MODEL.entry,
     &COLL_NODES.entry,
@@ -604,6 +655,14 @@ pub struct Config {
     pub cma_split_min: usize,
     /// [`RNDV_PROTOCOL`] (one of [`RNDV_PROTOCOLS`]).
     pub rndv_protocol: String,
+    /// [`OFI_PROVIDER`] (empty when unset).
+    pub ofi_provider: String,
+    /// [`OFI_IFACE`] (empty when unset).
+    pub ofi_iface: String,
+    /// [`OFI_PACKET`].
+    pub ofi_packet: usize,
+    /// [`OFI_CREDITS`].
+    pub ofi_credits: usize,
     /// [`DEBUG`].
     pub debug: Vec<String>,
     /// [`COLL_MODEL`] (empty when unset).
@@ -643,6 +702,10 @@ impl Config {
                 .into_iter()
                 .next()
                 .unwrap_or_else(|| "auto".into()),
+            ofi_provider: get_from(&OFI_PROVIDER, &lookup)?,
+            ofi_iface: get_from(&OFI_IFACE, &lookup)?,
+            ofi_packet: get_from(&OFI_PACKET, &lookup)?,
+            ofi_credits: get_from(&OFI_CREDITS, &lookup)?,
             debug: get_from(&DEBUG, &lookup)?,
             coll_model: get_from(&COLL_MODEL, &lookup)?,
             coll_nodes: get_from(&COLL_NODES, &lookup)?,
@@ -710,7 +773,7 @@ fn check_text(entry: &Entry, text: &str) -> Result<(), String> {
         Kind::Bool => bool::from_setting(text, entry.kind).map(drop),
         Kind::Bytes | Kind::Count => usize::from_setting(text, entry.kind).map(drop),
         Kind::List(_) => Vec::<String>::from_setting(text, entry.kind).map(drop),
-        Kind::Path => Ok(()),
+        Kind::Path | Kind::Text => Ok(()),
     }
 }
 

@@ -1,8 +1,10 @@
-//! Transports, tried in priority order for each peer. `self_` serves a
-//! world of one; `shm/` connects ranks on one host; `ofi/` wraps the system
-//! libfabric (provider discovery only so far).
+//! Transports and the choice of one per peer. `self_` serves a world of
+//! one; `shm/` connects ranks on one host; `ofi/` wraps the system
+//! libfabric and carries packets between hosts; `router` gives each peer
+//! of a multi-host job its endpoint; `select` decides, once, at start.
 
 pub(crate) mod ofi;
+mod router;
 mod select;
 pub(crate) mod self_;
 pub mod shm;

@@ -20,7 +20,7 @@ impl Transport for NoPeers {
     fn reaches(&self, _peer: usize) -> bool {
         false
     }
-    fn max_packet(&self) -> usize {
+    fn max_packet(&self, _peer: usize) -> usize {
         64 * 1024
     }
     unsafe fn try_send(&self, _peer: usize, _parts: &[&[u8]]) -> bool {

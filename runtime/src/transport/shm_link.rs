@@ -70,7 +70,7 @@ impl Transport for ShmTransport {
         self.local(peer).is_some()
     }
 
-    fn max_packet(&self) -> usize {
+    fn max_packet(&self, _peer: usize) -> usize {
         self.node.layout().cell_size()
     }
 

@@ -50,8 +50,8 @@ pub(crate) trait Transport: Send + Sync {
     /// Whether `peer` is reachable through this transport.
     #[allow(dead_code)] // part of the contract; select.rs decides reachability today
     fn reaches(&self, peer: usize) -> bool;
-    /// Largest packet (header and payload together) one send carries.
-    fn max_packet(&self) -> usize;
+    /// Largest packet (header and payload together) one send to `peer` carries.
+    fn max_packet(&self, peer: usize) -> usize;
     /// Sends one packet gathered from `parts`, or returns false when the
     /// peer's queue is full (nothing was sent; try again later).
     ///

@@ -187,7 +187,7 @@ impl Engine {
                     // or an engine buffer, never the caller's data.
                     unsafe { copy_bytes(data.as_ptr(), payload.as_mut_ptr(), first) };
                 });
-                let cont_cap = self.transport.max_packet() - protocol::CONT_HEADER;
+                let cont_cap = self.transport.max_packet(peer) - protocol::CONT_HEADER;
                 for chunk in data[first..].chunks(cont_cap) {
                     self.push(peer, &[&protocol::cont_header(), chunk]);
                 }
@@ -217,7 +217,7 @@ impl Engine {
         if peer == self.me {
             len
         } else {
-            len.min(self.transport.max_packet() - head)
+            len.min(self.transport.max_packet(peer) - head)
         }
     }
 

@@ -114,7 +114,6 @@ impl Engine {
             return false;
         }
         let mut moved = false;
-        let chunk_cap = self.transport.max_packet() - protocol::DATA_HEADER;
         let mut i = 0;
         while i < self.streams.len() {
             let id = self.streams[i];
@@ -130,6 +129,7 @@ impl Engine {
                 continue;
             };
             let (peer, len) = (*peer, *len);
+            let chunk_cap = self.transport.max_packet(peer) - protocol::DATA_HEADER;
             let SendState::Streaming {
                 recv_id,
                 mut offset,

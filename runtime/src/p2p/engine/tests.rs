@@ -78,7 +78,7 @@ impl Transport for Loop {
     fn reaches(&self, _peer: usize) -> bool {
         true
     }
-    fn max_packet(&self) -> usize {
+    fn max_packet(&self, _peer: usize) -> usize {
         MAX_PACKET
     }
     unsafe fn try_send(&self, peer: usize, parts: &[&[u8]]) -> bool {

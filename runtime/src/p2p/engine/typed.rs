@@ -94,7 +94,7 @@ impl Engine {
                     // an engine buffer.
                     unsafe { src.pack(payload) };
                 });
-                let cont_cap = self.transport.max_packet() - protocol::CONT_HEADER;
+                let cont_cap = self.transport.max_packet(peer) - protocol::CONT_HEADER;
                 while src.remaining() > 0 {
                     let n = src.remaining().min(cont_cap);
                     self.push_with(peer, protocol::CONT_HEADER + n, &mut |out| {

@@ -8,6 +8,8 @@
 //! process that never asks never loads it (nor the provider libraries it
 //! pulls in, whose initialisers slow start-up down).
 
+mod endpoint;
+pub(crate) mod link;
 mod result;
 mod sys;
 

@@ -16,6 +16,8 @@ pub(super) struct Loaded {
     freeinfo: sys::FreeinfoFn,
     version: sys::VersionFn,
     strerror: sys::StrerrorFn,
+    /// What `endpoint.c` calls.
+    pub(super) entry: sys::Entry,
     /// Keeps the function pointers above valid. Never closed: the only
     /// instance lives in a static.
     _library: Library,
@@ -33,7 +35,7 @@ fn compiled_in() -> bool {
 
 /// libfabric, opened on the first call; the same outcome on every later one.
 /// Fails without trying when the shim was built without the header.
-fn loaded() -> Result<&'static Loaded, Error> {
+pub(super) fn loaded() -> Result<&'static Loaded, Error> {
     if !compiled_in() {
         return Err(not_compiled());
     }
@@ -83,11 +85,23 @@ fn open(name: &str) -> Result<Loaded, String> {
         let strerror = *library
             .get::<sys::StrerrorFn>(b"fi_strerror\0")
             .map_err(|e| e.to_string())?;
+        let dupinfo = *library
+            .get::<sys::DupinfoFn>(b"fi_dupinfo\0")
+            .map_err(|e| e.to_string())?;
+        let fabric = *library
+            .get::<sys::FabricFn>(b"fi_fabric\0")
+            .map_err(|e| e.to_string())?;
         Ok(Loaded {
             getinfo,
             freeinfo,
             version,
             strerror,
+            entry: sys::Entry {
+                getinfo,
+                freeinfo,
+                dupinfo,
+                fabric,
+            },
             _library: library,
         })
     }
@@ -166,7 +180,7 @@ fn check(lib: &Loaded, code: c_int, err: c_int) -> Result<(), Error> {
 }
 
 /// libfabric's text for a (negative) return code.
-fn strerror(lib: &Loaded, code: c_int) -> String {
+pub(super) fn strerror(lib: &Loaded, code: c_int) -> String {
     // SAFETY: libfabric's fi_strerror, kept valid by the static library; it
     // takes any int and returns a pointer to a static NUL-terminated string
     // (or null, handled below).

@@ -2,7 +2,7 @@
 //! libfabric entry points resolved at run time with dlsym. Nothing outside
 //! `ofi::result` uses these.
 
-use std::ffi::{c_char, c_int, c_uint};
+use std::ffi::{c_char, c_int, c_uint, c_void};
 
 /// Success.
 pub const OK: c_int = 0;
@@ -50,4 +50,118 @@ extern "C" {
         needed: *mut usize,
         err: *mut c_int,
     ) -> c_int;
+}
+
+/// `struct fi_info *fi_dupinfo(const struct fi_info *info)`.
+pub type DupinfoFn = unsafe extern "C" fn(info: *const FiInfo) -> *mut FiInfo;
+/// `int fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+/// void *context)`; the attribute and fabric types stay opaque here.
+pub type FabricFn = unsafe extern "C" fn(
+    attr: *mut c_void,
+    fabric: *mut *mut c_void,
+    context: *mut c_void,
+) -> c_int;
+
+/// The exported entry points `endpoint.c` needs (`struct oxmpi_ofi_entry`).
+#[repr(C)]
+pub struct Entry {
+    /// `fi_getinfo`.
+    pub getinfo: GetinfoFn,
+    /// `fi_freeinfo`.
+    pub freeinfo: FreeinfoFn,
+    /// `fi_dupinfo`.
+    pub dupinfo: DupinfoFn,
+    /// `fi_fabric`.
+    pub fabric: FabricFn,
+}
+
+/// One completion (`struct oxmpi_ofi_completion`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Completion {
+    /// The context the operation was posted with.
+    pub context: *mut c_void,
+    /// `FI_SEND`, `FI_RECV`, ... bits.
+    pub flags: u64,
+    /// Bytes received (receives).
+    pub len: u64,
+    /// The message's tag (receives).
+    pub tag: u64,
+}
+
+/// Most completions one [`oxmpi_ofi_poll`] returns.
+pub const POLL_MAX: usize = 16;
+/// `FI_EAGAIN`: try again later.
+pub const FI_EAGAIN: isize = 11;
+/// `FI_ETOOSMALL`: a buffer was too small.
+pub const FI_ETOOSMALL: isize = 257;
+/// `FI_EAVAIL`: an error completion is waiting.
+pub const FI_EAVAIL: isize = 259;
+
+/// An open endpoint (`struct oxmpi_ofi_ep`); only the shim looks inside.
+#[repr(C)]
+pub struct RawEndpoint {
+    _opaque: [u8; 0],
+}
+
+extern "C" {
+    /// Opens an RDM endpoint with tagged, send-after-send ordered messages;
+    /// see `endpoint.c`.
+    pub fn oxmpi_ofi_open(
+        fns: *const Entry,
+        prov: *const c_char,
+        iface: *const c_char,
+        cq_size: usize,
+        out: *mut *mut RawEndpoint,
+        desc: *mut c_char,
+        cap: usize,
+    ) -> c_int;
+    /// Closes everything `oxmpi_ofi_open` opened.
+    pub fn oxmpi_ofi_close(e: *mut RawEndpoint);
+    /// The provider's inject size (sends this small complete at once).
+    pub fn oxmpi_ofi_inject_size(e: *const RawEndpoint) -> usize;
+    /// The completion queue's wait descriptor, or -1.
+    pub fn oxmpi_ofi_wait_fd(e: *const RawEndpoint) -> c_int;
+    /// The endpoint's address (`fi_getname`).
+    pub fn oxmpi_ofi_getname(e: *mut RawEndpoint, addr: *mut c_void, len: *mut usize) -> c_int;
+    /// Inserts a peer's address (`fi_av_insert`).
+    pub fn oxmpi_ofi_insert(e: *mut RawEndpoint, addr: *const c_void, fi_addr: *mut u64) -> c_int;
+    /// `fi_tsend`.
+    pub fn oxmpi_ofi_tsend(
+        e: *mut RawEndpoint,
+        buf: *const c_void,
+        len: usize,
+        dest: u64,
+        tag: u64,
+        context: *mut c_void,
+    ) -> isize;
+    /// `fi_tinject`.
+    pub fn oxmpi_ofi_tinject(
+        e: *mut RawEndpoint,
+        buf: *const c_void,
+        len: usize,
+        dest: u64,
+        tag: u64,
+    ) -> isize;
+    /// `fi_trecv` from any source.
+    pub fn oxmpi_ofi_trecv(
+        e: *mut RawEndpoint,
+        buf: *mut c_void,
+        len: usize,
+        tag: u64,
+        ignore: u64,
+        context: *mut c_void,
+    ) -> isize;
+    /// Reads completions; see `endpoint.c`.
+    pub fn oxmpi_ofi_poll(
+        e: *mut RawEndpoint,
+        out: *mut Completion,
+        max: usize,
+        err_context: *mut *mut c_void,
+        err: *mut c_int,
+        errbuf: *mut c_char,
+        errcap: usize,
+    ) -> isize;
+    /// `fi_trywait` on the completion queue: 0 when blocking is safe.
+    pub fn oxmpi_ofi_trywait(e: *mut RawEndpoint) -> c_int;
 }

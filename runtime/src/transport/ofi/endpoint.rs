@@ -1,0 +1,278 @@
+//! The safe layer over `endpoint.c`: one RDM endpoint with tagged messages,
+//! its address vector and completion queue. Posting operations stays
+//! `unsafe` where the provider keeps a pointer (buffers and contexts must
+//! outlive the operation); everything else returns `Result`s that name the
+//! libfabric call and carry its error text.
+
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::os::fd::RawFd;
+use std::ptr::NonNull;
+
+use super::result::{loaded, strerror, Loaded};
+use super::sys::{self, Completion, RawEndpoint};
+use crate::Error;
+
+/// Bytes a provider may keep in each operation's context (`FI_CONTEXT2`).
+pub(crate) const CONTEXT_BYTES: usize = 64;
+
+/// An open endpoint. Closed (with everything posted on it) on drop.
+pub(crate) struct Endpoint {
+    raw: NonNull<RawEndpoint>,
+    lib: &'static Loaded,
+    /// What was opened: provider, interface, fabric, limits.
+    pub(crate) description: String,
+    inject: usize,
+}
+
+// SAFETY: the endpoint is opened with FI_THREAD_SAFE, so libfabric
+// serialises calls on it from several threads itself; the buffers and
+// contexts it keeps are covered by the `unsafe` posting methods.
+unsafe impl Send for Endpoint {}
+// SAFETY: as above.
+unsafe impl Sync for Endpoint {}
+
+/// A failed operation reported by the completion queue.
+#[derive(Debug)]
+pub(crate) struct Failed {
+    /// The context the operation was posted with.
+    pub(crate) context: *mut c_void,
+    /// libfabric's and the provider's description.
+    pub(crate) text: String,
+}
+
+/// What posting an operation did.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Posted {
+    /// Accepted.
+    Yes,
+    /// The provider's queue is full: try again after polling.
+    Busy,
+}
+
+impl Endpoint {
+    /// Opens an endpoint on `provider` (None: libfabric's choice, which
+    /// `FI_PROVIDER` narrows) and interface `iface` (None: the first
+    /// address other hosts can reach), whose completion queue holds
+    /// `cq_size` entries.
+    pub(crate) fn open(
+        provider: Option<&str>,
+        iface: Option<&str>,
+        cq_size: usize,
+    ) -> Result<Endpoint, Error> {
+        let lib = loaded()?;
+        let prov = provider.map(cstring).transpose()?;
+        let ifc = iface.map(cstring).transpose()?;
+        let mut raw: *mut RawEndpoint = std::ptr::null_mut();
+        let mut desc = [0 as c_char; 512];
+        // SAFETY: `entry` holds libfabric's entry points (kept valid by the
+        // static library); the strings are NUL-terminated or null; `raw`
+        // and `desc` are valid for writes, `desc` for its whole length.
+        let code = unsafe {
+            sys::oxmpi_ofi_open(
+                &lib.entry,
+                prov.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+                ifc.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+                cq_size,
+                &mut raw,
+                desc.as_mut_ptr(),
+                desc.len(),
+            )
+        };
+        // SAFETY: the shim always writes a NUL-terminated string into `desc`.
+        let text = unsafe { CStr::from_ptr(desc.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
+        let Some(raw) = NonNull::new(raw).filter(|_| code == 0) else {
+            let wanted = match (provider, iface) {
+                (Some(p), Some(i)) => format!(" (provider {p:?}, interface {i:?})"),
+                (Some(p), None) => format!(" (provider {p:?})"),
+                (None, Some(i)) => format!(" (interface {i:?})"),
+                (None, None) => String::new(),
+            };
+            return Err(Error::Fabric {
+                what: "opening a libfabric endpoint",
+                reason: format!("{text}{wanted}: {} ({code})", strerror(lib, code)),
+            });
+        };
+        // SAFETY: `raw` is an open endpoint.
+        let inject = unsafe { sys::oxmpi_ofi_inject_size(raw.as_ptr()) };
+        Ok(Endpoint {
+            raw,
+            lib,
+            description: text,
+            inject,
+        })
+    }
+
+    fn fail(&self, what: &'static str, code: isize) -> Error {
+        let code = c_int::try_from(code).unwrap_or(c_int::MIN);
+        Error::Fabric {
+            what,
+            reason: format!("{} ({code})", strerror(self.lib, code)),
+        }
+    }
+
+    /// The largest message sent without a completion (`inject_size`).
+    pub(crate) fn inject_size(&self) -> usize {
+        self.inject
+    }
+
+    /// The completion queue's file descriptor to sleep on, if it has one.
+    pub(crate) fn wait_fd(&self) -> Option<RawFd> {
+        // SAFETY: `raw` is open.
+        let fd = unsafe { sys::oxmpi_ofi_wait_fd(self.raw.as_ptr()) };
+        (fd >= 0).then_some(fd)
+    }
+
+    /// This endpoint's address, to publish for peers.
+    pub(crate) fn address(&self) -> Result<Vec<u8>, Error> {
+        let mut buf = vec![0u8; 256];
+        loop {
+            let mut len = buf.len();
+            // SAFETY: `buf` is valid for `len` bytes of writes.
+            let code = unsafe {
+                sys::oxmpi_ofi_getname(self.raw.as_ptr(), buf.as_mut_ptr().cast(), &mut len)
+            };
+            if code == -(sys::FI_ETOOSMALL as c_int) && len > buf.len() {
+                buf.resize(len, 0);
+                continue;
+            }
+            if code != 0 {
+                return Err(self.fail("fi_getname", code as isize));
+            }
+            buf.truncate(len);
+            return Ok(buf);
+        }
+    }
+
+    /// Adds a peer's address; returns the handle sends name it by.
+    pub(crate) fn insert(&self, address: &[u8]) -> Result<u64, Error> {
+        let mut handle = 0u64;
+        // SAFETY: `address` is a whole address as `address()` produced it
+        // on the peer (the provider reads its own format's length).
+        let code = unsafe {
+            sys::oxmpi_ofi_insert(self.raw.as_ptr(), address.as_ptr().cast(), &mut handle)
+        };
+        if code != 0 {
+            return Err(self.fail("fi_av_insert", code as isize));
+        }
+        Ok(handle)
+    }
+
+    fn posted(&self, what: &'static str, code: isize) -> Result<Posted, Error> {
+        match code {
+            0 => Ok(Posted::Yes),
+            c if c == -sys::FI_EAGAIN => Ok(Posted::Busy),
+            c => Err(self.fail(what, c)),
+        }
+    }
+
+    /// Sends `len` bytes at `buf` to `dest` with `tag`; the completion
+    /// comes back with `context`.
+    ///
+    /// # Safety
+    /// `buf..buf+len` stays readable, and `context` (at least
+    /// [`CONTEXT_BYTES`] writable bytes) stays valid, until the completion
+    /// is polled or the endpoint is closed.
+    pub(crate) unsafe fn send(
+        &self,
+        buf: *const u8,
+        len: usize,
+        dest: u64,
+        tag: u64,
+        context: *mut c_void,
+    ) -> Result<Posted, Error> {
+        // SAFETY: the caller's contract.
+        let code =
+            unsafe { sys::oxmpi_ofi_tsend(self.raw.as_ptr(), buf.cast(), len, dest, tag, context) };
+        self.posted("fi_tsend", code)
+    }
+
+    /// Sends `bytes` (at most [`inject_size`](Endpoint::inject_size)) with
+    /// no completion: the provider copies them before returning.
+    pub(crate) fn inject(&self, bytes: &[u8], dest: u64, tag: u64) -> Result<Posted, Error> {
+        // SAFETY: `bytes` is only read during the call.
+        let code = unsafe {
+            sys::oxmpi_ofi_tinject(
+                self.raw.as_ptr(),
+                bytes.as_ptr().cast(),
+                bytes.len(),
+                dest,
+                tag,
+            )
+        };
+        self.posted("fi_tinject", code)
+    }
+
+    /// Posts a receive of up to `len` bytes into `buf` for messages whose
+    /// tag equals `tag` in the bits `ignore` leaves out.
+    ///
+    /// # Safety
+    /// `buf..buf+len` stays writable and unaliased, and `context` as for
+    /// [`send`](Endpoint::send), until the completion is polled or the
+    /// endpoint is closed.
+    pub(crate) unsafe fn recv(
+        &self,
+        buf: *mut u8,
+        len: usize,
+        tag: u64,
+        ignore: u64,
+        context: *mut c_void,
+    ) -> Result<Posted, Error> {
+        // SAFETY: the caller's contract.
+        let code = unsafe {
+            sys::oxmpi_ofi_trecv(self.raw.as_ptr(), buf.cast(), len, tag, ignore, context)
+        };
+        self.posted("fi_trecv", code)
+    }
+
+    /// Reads completions into `out`; returns how many. A failed operation
+    /// is returned as `Err` (one per call).
+    pub(crate) fn poll(&self, out: &mut [Completion; sys::POLL_MAX]) -> Result<usize, Failed> {
+        let mut context: *mut c_void = std::ptr::null_mut();
+        let mut err: c_int = 0;
+        let mut text = [0 as c_char; 256];
+        // SAFETY: every pointer is valid for writes of its length.
+        let n = unsafe {
+            sys::oxmpi_ofi_poll(
+                self.raw.as_ptr(),
+                out.as_mut_ptr(),
+                out.len(),
+                &mut context,
+                &mut err,
+                text.as_mut_ptr(),
+                text.len(),
+            )
+        };
+        if n == -sys::FI_EAVAIL {
+            // SAFETY: the shim wrote a NUL-terminated string.
+            let provider = unsafe { CStr::from_ptr(text.as_ptr()) }.to_string_lossy();
+            return Err(Failed {
+                context,
+                text: format!("{} ({err}): {provider}", strerror(self.lib, err)),
+            });
+        }
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    /// Whether the caller may now sleep on [`wait_fd`](Endpoint::wait_fd)
+    /// without missing a completion (`fi_trywait`).
+    pub(crate) fn may_sleep(&self) -> bool {
+        // SAFETY: `raw` is open.
+        unsafe { sys::oxmpi_ofi_trywait(self.raw.as_ptr()) == 0 }
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        // SAFETY: `raw` is open and closed only here.
+        unsafe { sys::oxmpi_ofi_close(self.raw.as_ptr()) };
+    }
+}
+
+fn cstring(s: &str) -> Result<CString, Error> {
+    CString::new(s).map_err(|_| Error::Fabric {
+        what: "opening a libfabric endpoint",
+        reason: format!("the name {s:?} contains a NUL byte"),
+    })
+}

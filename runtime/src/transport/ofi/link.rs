@@ -1,0 +1,527 @@
+//! The fabric transport: [`Transport`] over one libfabric RDM endpoint,
+//! for the peers on other hosts.
+//!
+//! Every packet is one tagged message. The tag carries what the transport
+//! itself needs, so packets keep the engine's layout unchanged:
+//!
+//! ```text
+//! bit 63       0 (set only for direct transfers, which packet receives never match)
+//! bit 62       CREDIT_ONLY: no payload, only returned credits
+//! bits 32..62  credits returned to the receiver of this message (30 bits)
+//! bits 0..32   the sender's world rank
+//! ```
+//!
+//! Flow control: a sender may have at most `credits` packets in flight to
+//! one peer. The receiver returns them as it consumes packets, on any
+//! packet it sends back, or in a CREDIT_ONLY message once half a window is
+//! owed. Each receiver pre-posts `(credits + 2) x remote peers` buffers of
+//! one packet each: at most `credits` data packets and (as a window's
+//! credits come back in halves) two credit messages per peer can be in
+//! flight, so a sender can never make a receiver hold more than that.
+//! Order between a pair of ranks is the provider's send-after-send order
+//! (`FI_ORDER_SAS`, required when the endpoint is opened).
+
+use std::cell::UnsafeCell;
+use std::ffi::c_void;
+use std::time::Duration;
+
+use super::endpoint::{Endpoint, Posted, CONTEXT_BYTES};
+use super::sys::{Completion, POLL_MAX};
+use crate::error::Error;
+use crate::transport::{Caps, Transport};
+
+const RANK_MASK: u64 = 0xffff_ffff;
+const CREDITS_SHIFT: u32 = 32;
+const CREDITS_MASK: u64 = (1 << 30) - 1;
+const CREDIT_ONLY: u64 = 1 << 62;
+const DIRECT: u64 = 1 << 63;
+/// Packet receives match every tag whose DIRECT bit is clear.
+const PACKET_IGNORE: u64 = !DIRECT;
+/// Send slots (packets in flight that needed a copy), whatever the peers.
+const SEND_SLOTS: usize = 64;
+/// Largest inject copied through the stack.
+const STACK_INJECT: usize = 256;
+
+/// How the fabric transport is opened.
+#[derive(Debug, Clone)]
+pub(crate) struct FabricConfig {
+    /// Provider name (None: libfabric's choice).
+    pub(crate) provider: Option<String>,
+    /// Interface / domain name (None: the first reachable one).
+    pub(crate) iface: Option<String>,
+    /// Largest packet.
+    pub(crate) packet: usize,
+    /// Packets in flight per peer.
+    pub(crate) credits: usize,
+}
+
+/// What the provider keeps per operation, and which of our buffers it is.
+#[repr(C, align(64))]
+struct OpContext {
+    provider: [u8; CONTEXT_BYTES],
+    /// Index into the receive buffers, or `SEND_BASE + index` of a send slot.
+    slot: usize,
+}
+
+const SEND_BASE: usize = 1 << 40;
+
+/// A zeroed, fixed allocation the provider writes into: addresses stay put.
+struct Slab {
+    ptr: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+impl Slab {
+    fn new(len: usize) -> Slab {
+        let layout = std::alloc::Layout::from_size_align(len.max(1), 64).expect("slab layout");
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Slab { ptr, layout }
+    }
+}
+
+impl Drop for Slab {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) };
+    }
+}
+
+/// One peer on another host.
+#[derive(Debug, Clone, Copy)]
+struct Peer {
+    /// Its address handle.
+    addr: u64,
+    /// Packets we may still send it.
+    credits: u32,
+    /// Packets of its we consumed and have not yet returned.
+    owed: u32,
+}
+
+struct State {
+    peers: Vec<Option<Peer>>,
+    free_sends: Vec<usize>,
+    /// Receive buffers the provider refused to take back (queue full).
+    to_repost: Vec<usize>,
+    /// Peers owed a credit message that could not be sent yet.
+    owing: Vec<usize>,
+}
+
+/// The transport to every peer on another host.
+pub(crate) struct FabricLink {
+    /// Declared first: closing it cancels every posted operation before
+    /// the buffers and contexts below are freed.
+    ep: Endpoint,
+    me: usize,
+    packet: usize,
+    credits: u32,
+    receives: usize,
+    rx: Slab,
+    tx: Slab,
+    contexts: Slab,
+    state: UnsafeCell<State>,
+}
+
+// SAFETY: `state` and the buffers are touched only by `try_send`,
+// `try_send_with` and `poll`, which the `Transport` contract never runs
+// concurrently; the endpoint is thread-safe itself.
+unsafe impl Sync for FabricLink {}
+// SAFETY: the raw pointers are to allocations this value owns.
+unsafe impl Send for FabricLink {}
+
+impl FabricLink {
+    /// Opens the endpoint for world rank `me`, whose peers on other hosts
+    /// are `remote` (world ranks), and posts its receive buffers.
+    pub(crate) fn open(
+        cfg: &FabricConfig,
+        me: usize,
+        world_size: usize,
+        remote: &[usize],
+    ) -> Result<FabricLink, Error> {
+        let packet = cfg.packet.max(1024);
+        let credits = cfg.credits.clamp(2, CREDITS_MASK as usize) as u32;
+        let receives = (credits as usize + 2) * remote.len();
+        let ep = Endpoint::open(
+            cfg.provider.as_deref(),
+            cfg.iface.as_deref(),
+            (receives + SEND_SLOTS).max(64),
+        )?;
+        let n_ctx = receives + SEND_SLOTS;
+        let link = FabricLink {
+            ep,
+            me,
+            packet,
+            credits,
+            receives,
+            rx: Slab::new(receives * packet),
+            tx: Slab::new(SEND_SLOTS * packet),
+            contexts: Slab::new(n_ctx * std::mem::size_of::<OpContext>()),
+            state: UnsafeCell::new(State {
+                peers: vec![None; world_size],
+                free_sends: (0..SEND_SLOTS).rev().collect(),
+                to_repost: Vec::new(),
+                owing: Vec::new(),
+            }),
+        };
+        for i in 0..n_ctx {
+            let slot = if i < receives {
+                i
+            } else {
+                SEND_BASE + i - receives
+            };
+            // SAFETY: `i` is within the slab, which is aligned for OpContext.
+            unsafe {
+                link.context(i).cast::<OpContext>().write(OpContext {
+                    provider: [0; CONTEXT_BYTES],
+                    slot,
+                })
+            };
+        }
+        for i in 0..receives {
+            // SAFETY: no operation is posted yet, so nothing else uses the state.
+            let st = unsafe { &mut *link.state.get() };
+            link.post_receive(st, i)?;
+        }
+        Ok(link)
+    }
+
+    /// What was opened (provider, interface, limits), for logs.
+    pub(crate) fn description(&self) -> &str {
+        &self.ep.description
+    }
+
+    /// This rank's address, to publish.
+    pub(crate) fn address(&self) -> Result<Vec<u8>, Error> {
+        self.ep.address()
+    }
+
+    /// Adds world rank `peer`, at `address` (from its [`address`](Self::address)).
+    pub(crate) fn add_peer(&self, peer: usize, address: &[u8]) -> Result<(), Error> {
+        let addr = self.ep.insert(address)?;
+        // SAFETY: called during set-up, before any data path call.
+        let st = unsafe { &mut *self.state.get() };
+        st.peers[peer] = Some(Peer {
+            addr,
+            credits: self.credits,
+            owed: 0,
+        });
+        Ok(())
+    }
+
+    /// Sleeps until a completion may be waiting, or `timeout`.
+    pub(crate) fn sleep(&self, timeout: Duration) {
+        match self.ep.wait_fd() {
+            Some(fd) if self.ep.may_sleep() => {
+                let mut pfd = nix::libc::pollfd {
+                    fd,
+                    events: nix::libc::POLLIN,
+                    revents: 0,
+                };
+                let ts = nix::libc::timespec {
+                    tv_sec: timeout.as_secs().min(i32::MAX as u64) as nix::libc::time_t,
+                    tv_nsec: timeout.subsec_nanos() as nix::libc::c_long,
+                };
+                // SAFETY: one valid pollfd, a valid timespec, no signal mask.
+                unsafe { nix::libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+            }
+            // Something is pending that only a poll reveals, or there is
+            // no descriptor: a short nap instead.
+            _ => std::thread::sleep(timeout.min(Duration::from_micros(50))),
+        }
+    }
+
+    fn context(&self, i: usize) -> *mut c_void {
+        // SAFETY: callers pass an index below the number of contexts.
+        unsafe {
+            self.contexts
+                .ptr
+                .add(i * std::mem::size_of::<OpContext>())
+                .cast()
+        }
+    }
+
+    fn rx_buf(&self, i: usize) -> *mut u8 {
+        // SAFETY: i < receives.
+        unsafe { self.rx.ptr.add(i * self.packet) }
+    }
+
+    fn tx_buf(&self, i: usize) -> *mut u8 {
+        // SAFETY: i < SEND_SLOTS.
+        unsafe { self.tx.ptr.add(i * self.packet) }
+    }
+
+    fn post_receive(&self, st: &mut State, i: usize) -> Result<(), Error> {
+        // SAFETY: the buffer and context belong to receive `i`, which is
+        // not posted (it just completed, or was never posted); both live
+        // until the endpoint is closed.
+        let posted = unsafe {
+            self.ep.recv(
+                self.rx_buf(i),
+                self.packet,
+                0,
+                PACKET_IGNORE,
+                self.context(i),
+            )
+        }?;
+        if posted == Posted::Busy {
+            st.to_repost.push(i);
+        }
+        Ok(())
+    }
+
+    fn tag(&self, owed: u32, flags: u64) -> u64 {
+        self.me as u64 | (u64::from(owed) & CREDITS_MASK) << CREDITS_SHIFT | flags
+    }
+
+    /// Sends one packet of `len` bytes written by `fill`, if `peer` has a
+    /// credit and the provider has room.
+    fn send_packet(&self, peer: usize, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        // SAFETY: data path (see the Sync impl).
+        let st = unsafe { &mut *self.state.get() };
+        let Some(p) = st.peers.get(peer).copied().flatten() else {
+            return false;
+        };
+        if p.credits == 0 || len > self.packet {
+            return false;
+        }
+        let tag = self.tag(p.owed, 0);
+        let outcome = if len <= self.ep.inject_size().min(STACK_INJECT) {
+            let mut bytes = [0u8; STACK_INJECT];
+            fill(&mut bytes[..len]);
+            self.ep.inject(&bytes[..len], p.addr, tag)
+        } else {
+            let Some(slot) = st.free_sends.pop() else {
+                return false;
+            };
+            let buf = self.tx_buf(slot);
+            // SAFETY: send slot `slot` is free: nothing else reads or writes it.
+            fill(unsafe { std::slice::from_raw_parts_mut(buf, len) });
+            // SAFETY: the slot and its context stay valid and untouched
+            // until the send's completion returns the slot.
+            let posted = unsafe {
+                self.ep
+                    .send(buf, len, p.addr, tag, self.context(self.receives + slot))
+            };
+            if !matches!(posted, Ok(Posted::Yes)) {
+                st.free_sends.push(slot);
+            }
+            posted
+        };
+        match outcome {
+            Ok(Posted::Yes) => {
+                let p = st.peers[peer].as_mut().expect("checked above");
+                p.credits -= 1;
+                p.owed = 0;
+                true
+            }
+            Ok(Posted::Busy) => false,
+            Err(e) => fatal(self.me, &format!("sending to rank {peer}: {e}")),
+        }
+    }
+
+    /// Returns the credits owed to `peer` in a message of their own.
+    fn return_credits(&self, st: &mut State, peer: usize) {
+        let Some(p) = st.peers[peer].as_mut() else {
+            return;
+        };
+        if p.owed == 0 {
+            return;
+        }
+        match self.ep.inject(&[], p.addr, self.tag(p.owed, CREDIT_ONLY)) {
+            Ok(Posted::Yes) => p.owed = 0,
+            Ok(Posted::Busy) => {
+                if !st.owing.contains(&peer) {
+                    st.owing.push(peer);
+                }
+            }
+            Err(e) => fatal(self.me, &format!("returning credits to rank {peer}: {e}")),
+        }
+    }
+
+    /// Retries what the provider refused earlier.
+    fn retry_refused(&self, st: &mut State) {
+        for i in std::mem::take(&mut st.to_repost) {
+            if let Err(e) = self.post_receive(st, i) {
+                fatal(self.me, &e.to_string());
+            }
+        }
+        for peer in std::mem::take(&mut st.owing) {
+            self.return_credits(st, peer);
+        }
+    }
+}
+
+/// A fabric failure this rank cannot recover from: MPI's default error
+/// handler for communication failures is to end the job, which the
+/// launcher does once this process exits.
+fn fatal(me: usize, what: &str) -> ! {
+    eprintln!("oxmpi: rank {me}: fabric failure: {what}");
+    // SAFETY: _exit ends the process at once, without running destructors
+    // that could wait on the engine lock this thread may hold.
+    unsafe { nix::libc::_exit(1) }
+}
+
+impl Transport for FabricLink {
+    fn name(&self) -> &'static str {
+        "ofi"
+    }
+
+    fn caps(&self) -> Caps {
+        Caps::INTER_HOST
+    }
+
+    fn reaches(&self, peer: usize) -> bool {
+        // SAFETY: `peers` is written only during set-up.
+        unsafe { &*self.state.get() }
+            .peers
+            .get(peer)
+            .is_some_and(Option::is_some)
+    }
+
+    fn max_packet(&self, _peer: usize) -> usize {
+        self.packet
+    }
+
+    unsafe fn try_send(&self, peer: usize, parts: &[&[u8]]) -> bool {
+        let len = parts.iter().map(|p| p.len()).sum();
+        self.send_packet(peer, len, &mut |out| {
+            let mut at = 0;
+            for part in parts {
+                out[at..at + part.len()].copy_from_slice(part);
+                at += part.len();
+            }
+        })
+    }
+
+    unsafe fn try_send_with(
+        &self,
+        peer: usize,
+        len: usize,
+        fill: &mut dyn FnMut(&mut [u8]),
+    ) -> bool {
+        self.send_packet(peer, len, fill)
+    }
+
+    unsafe fn poll(&self, sink: &mut dyn FnMut(usize, &[u8])) -> usize {
+        let mut handled = 0;
+        let mut done = [Completion {
+            context: std::ptr::null_mut(),
+            flags: 0,
+            len: 0,
+            tag: 0,
+        }; POLL_MAX];
+        {
+            // SAFETY: data path; no other reference to the state is live.
+            let st = unsafe { &mut *self.state.get() };
+            if !st.to_repost.is_empty() || !st.owing.is_empty() {
+                self.retry_refused(st);
+            }
+        }
+        loop {
+            let n = match self.ep.poll(&mut done) {
+                Ok(n) => n,
+                Err(failed) => {
+                    // SAFETY: every context we post is one of ours.
+                    let slot = (!failed.context.is_null())
+                        .then(|| unsafe { (*failed.context.cast::<OpContext>()).slot });
+                    match slot {
+                        // A send failed: its peer is gone (the launcher
+                        // ends the job) or the link is; free the slot.
+                        Some(s) if s >= SEND_BASE => {
+                            // SAFETY: as above.
+                            unsafe { &mut *self.state.get() }
+                                .free_sends
+                                .push(s - SEND_BASE);
+                            continue;
+                        }
+                        None => continue,
+                        Some(_) => fatal(self.me, &format!("a receive failed: {}", failed.text)),
+                    }
+                }
+            };
+            if n == 0 {
+                break;
+            }
+            for c in &done[..n] {
+                // SAFETY: every context we post is one of ours.
+                let slot = unsafe { (*c.context.cast::<OpContext>()).slot };
+                if slot >= SEND_BASE {
+                    // SAFETY: data path; no other reference is live.
+                    unsafe { &mut *self.state.get() }
+                        .free_sends
+                        .push(slot - SEND_BASE);
+                    continue;
+                }
+                let from = (c.tag & RANK_MASK) as usize;
+                let returned = ((c.tag >> CREDITS_SHIFT) & CREDITS_MASK) as u32;
+                let has_payload = c.tag & CREDIT_ONLY == 0;
+                {
+                    // SAFETY: as above.
+                    let st = unsafe { &mut *self.state.get() };
+                    let Some(Some(p)) = st.peers.get_mut(from) else {
+                        fatal(self.me, &format!("a packet from unknown rank {from}"));
+                    };
+                    p.credits += returned;
+                }
+                if has_payload {
+                    // SAFETY: the receive completed: the provider wrote
+                    // `len` bytes and no longer touches the buffer until
+                    // it is posted again below.
+                    let bytes =
+                        unsafe { std::slice::from_raw_parts(self.rx_buf(slot), c.len as usize) };
+                    sink(from, bytes);
+                    handled += 1;
+                }
+                // SAFETY: the sink has returned; nothing else holds the state.
+                let st = unsafe { &mut *self.state.get() };
+                if let Err(e) = self.post_receive(st, slot) {
+                    fatal(self.me, &e.to_string());
+                }
+                if has_payload {
+                    let p = st.peers[from].as_mut().expect("checked above");
+                    p.owed += 1;
+                    if p.owed >= self.credits / 2 {
+                        self.return_credits(st, from);
+                    }
+                }
+            }
+            if n < POLL_MAX {
+                break;
+            }
+        }
+        handled
+    }
+
+    fn can_read_remote(&self, _peer: usize) -> bool {
+        false
+    }
+
+    fn read_remote(
+        &self,
+        peer: usize,
+        _pid: u32,
+        _addr: u64,
+        _dst: &mut [u8],
+    ) -> Result<(), Error> {
+        Err(Error::Unsupported(format!(
+            "rank {peer} is on another host: no direct reads over the fabric yet"
+        )))
+    }
+
+    fn wait_token(&self) -> u32 {
+        0
+    }
+
+    fn wait(&self, _token: u32, timeout: Duration) {
+        self.sleep(timeout);
+    }
+
+    fn wake(&self, _peer: usize) {}
+}
+
+#[cfg(test)]
+#[path = "link_tests.rs"]
+mod tests;

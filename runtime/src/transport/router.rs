@@ -1,0 +1,216 @@
+//! The per-peer transport router: each peer of a job that spans hosts gets
+//! the endpoint its locality calls for, decided once at start-up from the
+//! launcher's placement (never from what happens to be reachable): shared
+//! memory for ranks of this host, the fabric for ranks of other hosts. The
+//! engine sees one [`Transport`]; every call goes to the peer's endpoint.
+//! (Messages to self never reach a transport: the engine handles them.)
+
+use std::time::Duration;
+
+use super::ofi::link::FabricLink;
+use super::shm_link::ShmTransport;
+use super::{Caps, Transport};
+use crate::error::Error;
+
+/// Longest single sleep on one wait object while the other may also
+/// deliver: the shared-memory doorbell and the fabric's descriptor cannot
+/// be waited on together, so a rank with both alternates.
+const SPLIT_SLEEP: Duration = Duration::from_micros(200);
+
+/// Which endpoint reaches a peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// This rank itself (handled inside the engine).
+    Myself,
+    /// Shared memory: same host.
+    Shm,
+    /// libfabric: another host.
+    Fabric,
+}
+
+impl Route {
+    /// The name logged and reported.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Route::Myself => "self",
+            Route::Shm => "shm",
+            Route::Fabric => "ofi",
+        }
+    }
+}
+
+/// Shared memory and the fabric behind one [`Transport`].
+pub(crate) struct Router {
+    routes: Vec<Route>,
+    shm: ShmTransport,
+    fabric: FabricLink,
+    /// Whether any peer is on this host (else the doorbell never rings).
+    local_peers: bool,
+    /// Alternate between the two waits: the next sleep is on the fabric.
+    fabric_turn: std::sync::atomic::AtomicBool,
+}
+
+impl Router {
+    /// Routes every peer of `me` by node: `node_of_rank[peer] == node_of_rank[me]`
+    /// goes to `shm`, every other peer to `fabric`.
+    pub(crate) fn new(
+        me: usize,
+        node_of_rank: &[usize],
+        shm: ShmTransport,
+        fabric: FabricLink,
+    ) -> Router {
+        let routes: Vec<Route> = node_of_rank
+            .iter()
+            .enumerate()
+            .map(|(r, &n)| match r {
+                _ if r == me => Route::Myself,
+                _ if n == node_of_rank[me] => Route::Shm,
+                _ => Route::Fabric,
+            })
+            .collect();
+        let local_peers = routes.contains(&Route::Shm);
+        Router {
+            routes,
+            shm,
+            fabric,
+            local_peers,
+            fabric_turn: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// The route of every world rank (index = rank).
+    pub(crate) fn routes(&self) -> &[Route] {
+        &self.routes
+    }
+
+    fn route(&self, peer: usize) -> Route {
+        self.routes.get(peer).copied().unwrap_or(Route::Myself)
+    }
+
+    fn endpoint(&self, peer: usize) -> Option<&dyn Transport> {
+        match self.route(peer) {
+            Route::Shm => Some(&self.shm),
+            Route::Fabric => Some(&self.fabric),
+            Route::Myself => None,
+        }
+    }
+}
+
+impl Transport for Router {
+    fn name(&self) -> &'static str {
+        "router"
+    }
+
+    fn caps(&self) -> Caps {
+        self.shm.caps() | self.fabric.caps()
+    }
+
+    fn reaches(&self, peer: usize) -> bool {
+        self.endpoint(peer).is_some_and(|t| t.reaches(peer))
+    }
+
+    fn max_packet(&self, peer: usize) -> usize {
+        match self.endpoint(peer) {
+            Some(t) => t.max_packet(peer),
+            None => self.shm.max_packet(peer),
+        }
+    }
+
+    unsafe fn try_send(&self, peer: usize, parts: &[&[u8]]) -> bool {
+        // SAFETY: the caller's contract covers both endpoints.
+        self.endpoint(peer)
+            .is_some_and(|t| unsafe { t.try_send(peer, parts) })
+    }
+
+    unsafe fn try_send_with(
+        &self,
+        peer: usize,
+        len: usize,
+        fill: &mut dyn FnMut(&mut [u8]),
+    ) -> bool {
+        // SAFETY: the caller's contract covers both endpoints.
+        self.endpoint(peer)
+            .is_some_and(|t| unsafe { t.try_send_with(peer, len, fill) })
+    }
+
+    unsafe fn poll(&self, sink: &mut dyn FnMut(usize, &[u8])) -> usize {
+        // SAFETY: the caller's contract covers both endpoints.
+        let near = if self.local_peers {
+            unsafe { self.shm.poll(sink) }
+        } else {
+            0
+        };
+        // SAFETY: as above.
+        near + unsafe { self.fabric.poll(sink) }
+    }
+
+    fn can_read_remote(&self, peer: usize) -> bool {
+        self.route(peer) == Route::Shm && self.shm.can_read_remote(peer)
+    }
+
+    fn read_remote(&self, peer: usize, pid: u32, addr: u64, dst: &mut [u8]) -> Result<(), Error> {
+        match self.endpoint(peer) {
+            Some(t) => t.read_remote(peer, pid, addr, dst),
+            None => Err(Error::Unsupported(format!(
+                "no remote read from rank {peer}"
+            ))),
+        }
+    }
+
+    unsafe fn read_remote_scatter(
+        &self,
+        peer: usize,
+        pid: u32,
+        addr: u64,
+        local: &[(usize, usize)],
+    ) -> Result<(), Error> {
+        match self.endpoint(peer) {
+            // SAFETY: the caller's contract.
+            Some(t) => unsafe { t.read_remote_scatter(peer, pid, addr, local) },
+            None => Err(Error::Unsupported(format!(
+                "no remote read from rank {peer}"
+            ))),
+        }
+    }
+
+    fn write_remote(&self, peer: usize, pid: u32, addr: u64, src: &[u8]) -> Result<(), Error> {
+        match self.endpoint(peer) {
+            Some(t) => t.write_remote(peer, pid, addr, src),
+            None => Err(Error::Unsupported(format!(
+                "no remote write to rank {peer}"
+            ))),
+        }
+    }
+
+    fn parallel_peers(&self) -> bool {
+        self.shm.parallel_peers()
+    }
+
+    fn crowded(&self) -> bool {
+        self.shm.crowded()
+    }
+
+    fn wait_token(&self) -> u32 {
+        self.shm.wait_token()
+    }
+
+    fn wait(&self, token: u32, timeout: Duration) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if !self.local_peers {
+            return self.fabric.sleep(timeout);
+        }
+        // Both may deliver: short sleeps, taking turns.
+        let fabric = self.fabric_turn.fetch_xor(true, Relaxed);
+        if fabric {
+            self.fabric.sleep(timeout.min(SPLIT_SLEEP));
+        } else {
+            self.shm.wait(token, timeout.min(SPLIT_SLEEP));
+        }
+    }
+
+    fn wake(&self, peer: usize) {
+        if let Some(t) = self.endpoint(peer) {
+            t.wake(peer);
+        }
+    }
+}
