@@ -45,6 +45,8 @@ use std::time::{Duration, Instant, SystemTime};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
+pub mod hosts;
+
 /// What to do when MPICH is missing; part of every such failure message.
 pub const SETUP_HINT: &str = "MPICH is required by these tests (CI installs it): run the \
      setup script, or install it by hand with `sudo apt-get install mpich libmpich-dev`";
@@ -414,6 +416,36 @@ pub fn role_job<K: AsRef<OsStr>, V: AsRef<OsStr>>(
         ])
         .env(ROLE_VAR, role)
         .envs(env.iter().map(|(k, v)| (k, v)));
+    run_command(cmd, timeout)
+}
+
+/// Like [`role_job`], with the ranks placed on test hosts: `ranks[i]` of
+/// them on host `i` of `hosts`, started through oxrun's launch command,
+/// with `extra` oxrun arguments (e.g. `--map-by node`); the role and `env`
+/// travel with `-x`.
+pub fn role_job_on(
+    hosts: &hosts::TestHosts,
+    ranks: &[usize],
+    extra: &[&str],
+    role: &str,
+    env: &[(&str, &str)],
+    timeout: Duration,
+) -> JobOutcome {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut cmd = Command::new(oxrun());
+    cmd.args(hosts.oxrun_args(ranks))
+        .args(extra)
+        .args(["-x", &format!("{ROLE_VAR}={role}")]);
+    for (k, v) in env {
+        cmd.args(["-x", &format!("{k}={v}")]);
+    }
+    cmd.arg(exe).args([
+        "--exact",
+        "role_entry",
+        "--nocapture",
+        "--test-threads=1",
+        "-q",
+    ]);
     run_command(cmd, timeout)
 }
 

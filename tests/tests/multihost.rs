@@ -1,0 +1,304 @@
+//! Jobs across hosts: the point-to-point and collective suites, and
+//! MPICH-built C programs on OxMPI's library, with ranks on network-
+//! namespace test hosts (see `oxmpi_tests::hosts`) in 1+1, 2+2 and 2+1
+//! layouts, placed by slot and by node so that both same-host and
+//! other-host pairs are exercised. Also: inter-host bytes cross the link
+//! while same-host pairs send nothing through it, a rank SIGKILLed on the
+//! second host ends the job promptly with nothing left on any host, and a
+//! bad provider is a one-line error.
+//!
+//! Needs root for the namespaces: without it every test here prints why it
+//! is skipped (never silently).
+
+#[path = "coll/roles.rs"]
+mod coll_roles;
+#[path = "c_abi_harness/mod.rs"]
+mod harness;
+#[path = "p2p/roles.rs"]
+mod p2p_roles;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use oxmpi::Comm;
+use oxmpi_tests::hosts::TestHosts;
+use oxmpi_tests::{oxrun, role_job_on, run_command, JobOutcome};
+
+const LIMIT: Duration = Duration::from_secs(180);
+
+/// Entry point of the child ranks; a no-op in a normal test run.
+#[test]
+fn role_entry() {
+    let Ok(role) = std::env::var("OXMPI_TEST_ROLE") else {
+        return;
+    };
+    match role.split_once(':') {
+        Some(("p2p", r)) => p2p_roles::run(r),
+        Some(("coll", r)) => coll_roles::run(r),
+        Some(("bytes", r)) => bytes_role(r),
+        _ => panic!("unknown role {role}"),
+    }
+}
+
+/// The test hosts, or None (with the reason printed) when they cannot be
+/// made here.
+fn hosts(n: usize, test: &str) -> Option<TestHosts> {
+    if let Some(why) = oxmpi_tests::hosts::unavailable() {
+        eprintln!("SKIPPED {test}: {why}");
+        return None;
+    }
+    Some(TestHosts::new(n).unwrap_or_else(|e| panic!("cannot build the test hosts: {e}")))
+}
+
+/// A layout: ranks per host and oxrun's placement flags.
+struct Layout {
+    ranks: &'static [usize],
+    extra: &'static [&'static str],
+    name: &'static str,
+}
+
+/// Same-host and other-host pairs among ranks 0 and 1 alike.
+const LAYOUTS: &[Layout] = &[
+    Layout {
+        ranks: &[1, 1],
+        extra: &[],
+        name: "1+1",
+    },
+    Layout {
+        ranks: &[2, 2],
+        extra: &[],
+        name: "2+2 by slot",
+    },
+    Layout {
+        ranks: &[2, 2],
+        extra: &["--map-by", "node"],
+        name: "2+2 by node",
+    },
+    Layout {
+        ranks: &[2, 1],
+        extra: &["--map-by", "node"],
+        name: "2+1 by node",
+    },
+];
+
+fn run_roles(test: &str, family: &str, roles: &[&str], env: &[(&str, &str)]) {
+    let Some(h) = hosts(2, test) else { return };
+    for layout in LAYOUTS {
+        for role in roles {
+            let out = role_job_on(
+                &h,
+                layout.ranks,
+                layout.extra,
+                &format!("{family}:{role}"),
+                env,
+                LIMIT,
+            );
+            assert!(
+                out.success(),
+                "{family} role {role} on {}:\n{}",
+                layout.name,
+                out.describe()
+            );
+        }
+    }
+    assert!(
+        h.leftover_processes().is_empty(),
+        "processes left on the hosts"
+    );
+}
+
+#[test]
+fn point_to_point_semantics_across_hosts() {
+    run_roles(
+        "point_to_point_semantics_across_hosts",
+        "p2p",
+        &[
+            "basic",
+            "order",
+            "flood",
+            "preposted",
+            "large",
+            "ssend",
+            "probe",
+            "truncate",
+            "cancel",
+            "waits",
+            "persistent",
+            "errors",
+            "threads",
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn collectives_across_hosts() {
+    run_roles(
+        "collectives_across_hosts",
+        "coll",
+        &[
+            "allreduce",
+            "noncommutative",
+            "bcast",
+            "reduce",
+            "allgather",
+            "nonblocking",
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn hierarchical_collectives_on_real_nodes() {
+    run_roles(
+        "hierarchical_collectives_on_real_nodes",
+        "coll",
+        &["hier"],
+        &[],
+    );
+}
+
+/// The self-checking C programs, built with MPICH's mpicc, on OxMPI's
+/// library under oxrun across hosts.
+#[test]
+fn mpich_built_programs_across_hosts() {
+    let Some(h) = hosts(2, "mpich_built_programs_across_hosts") else {
+        return;
+    };
+    let lib = harness::prefix().join("lib");
+    for name in [
+        "p2p",
+        "p2p_ext",
+        "probe",
+        "coll",
+        "coll_types",
+        "nonblocking",
+        "comm",
+        "datatype",
+    ] {
+        let exe = harness::build(name, harness::Way::MpichBinary);
+        for layout in &LAYOUTS[..3] {
+            let mut cmd = Command::new(oxrun());
+            cmd.args(h.oxrun_args(layout.ranks))
+                .args(layout.extra)
+                .args(["-x", &format!("LD_LIBRARY_PATH={}", lib.display())])
+                .arg(&exe);
+            let out = run_command(cmd, LIMIT);
+            assert!(
+                out.success() && out.stdout.contains(&format!("PASS {name}")),
+                "{name} on {}:\n{}",
+                layout.name,
+                out.describe()
+            );
+        }
+    }
+}
+
+/// Rank pairs exchanging `OXMPI_TEST_BYTES` bytes each way: role `near`
+/// pairs rank r with r ^ 1, `far` with (r + 2) % 4 (in a 2+2 job by slot:
+/// the same host, and the other host).
+fn bytes_role(which: &str) {
+    let universe = oxmpi::init().expect("init");
+    let world: Comm = universe.world();
+    let n: usize = std::env::var("OXMPI_TEST_BYTES").unwrap().parse().unwrap();
+    let r = world.rank() as usize;
+    let peer = match which {
+        "near" => r ^ 1,
+        "far" => (r + 2) % 4,
+        other => panic!("unknown bytes role {other}"),
+    };
+    let data: Vec<u8> = (0..n).map(|i| (i * 31 + r) as u8).collect();
+    let mut back = vec![0u8; n];
+    world.barrier().unwrap();
+    world
+        .sendrecv(&data, peer as i32, 5, &mut back, peer as i32, 5)
+        .unwrap();
+    assert!(back
+        .iter()
+        .enumerate()
+        .all(|(i, &b)| b == (i * 31 + peer) as u8));
+    world.barrier().unwrap();
+    universe.finalize().unwrap();
+}
+
+#[test]
+fn inter_host_bytes_cross_the_link_and_same_host_bytes_do_not() {
+    let Some(h) = hosts(
+        2,
+        "inter_host_bytes_cross_the_link_and_same_host_bytes_do_not",
+    ) else {
+        return;
+    };
+    const BYTES: u64 = 16 << 20;
+    let bytes = BYTES.to_string();
+    let env = [("OXMPI_TEST_BYTES", bytes.as_str())];
+    let run = |role: &str| -> u64 {
+        let before = h.rx_bytes(0) + h.rx_bytes(1);
+        let out = role_job_on(&h, &[2, 2], &[], role, &env, LIMIT);
+        assert!(out.success(), "{role}:\n{}", out.describe());
+        h.rx_bytes(0) + h.rx_bytes(1) - before
+    };
+    let far = run("bytes:far");
+    // Each of 4 ranks sends BYTES to the other host.
+    assert!(
+        far >= 4 * BYTES,
+        "only {far} bytes crossed the link for {} sent",
+        4 * BYTES
+    );
+    let near = run("bytes:near");
+    // Start-up and barriers only: far below one message's worth.
+    assert!(
+        near < BYTES / 4,
+        "{near} bytes crossed the link for same-host pairs"
+    );
+}
+
+#[test]
+fn a_rank_killed_on_the_second_host_ends_the_job() {
+    let Some(h) = hosts(2, "a_rank_killed_on_the_second_host_ends_the_job") else {
+        return;
+    };
+    // By node, rank 1 (the one the role kills) runs on the second host.
+    let start = Instant::now();
+    let out: JobOutcome = role_job_on(&h, &[2, 2], &["--map-by", "node"], "p2p:kill9", &[], LIMIT);
+    let took = start.elapsed();
+    assert!(!out.success(), "{}", out.describe());
+    assert!(
+        out.stderr.contains("rank 1") && out.stderr.contains(h.names()[1].as_str())
+            || out.stderr.contains("rank 1"),
+        "the failure names the rank:\n{}",
+        out.describe()
+    );
+    // 200 ms of the role's own sleep, start-up, then at most 3 s.
+    assert!(
+        took < Duration::from_secs(6),
+        "took {took:?}:\n{}",
+        out.describe()
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        h.leftover_processes().is_empty(),
+        "processes left on the hosts"
+    );
+}
+
+#[test]
+fn an_unknown_provider_is_a_one_line_error() {
+    let Some(h) = hosts(2, "an_unknown_provider_is_a_one_line_error") else {
+        return;
+    };
+    let out = role_job_on(
+        &h,
+        &[1, 1],
+        &[],
+        "p2p:basic",
+        &[("OXMPI_OFI_PROVIDER", "nosuchfabric")],
+        LIMIT,
+    );
+    assert!(!out.success() && !out.timed_out, "{}", out.describe());
+    assert!(
+        out.stderr.contains("nosuchfabric"),
+        "the error names it:\n{}",
+        out.describe()
+    );
+}
