@@ -159,30 +159,36 @@ fn hierarchical_collectives_on_real_nodes() {
 }
 
 /// The self-checking C programs, built with MPICH's mpicc, on OxMPI's
-/// library under oxrun across hosts.
+/// library under oxrun across hosts: those of `tests/c_abi/` that do not
+/// assume one host (`comm.c` checks that every rank shares memory), and
+/// those of `tests/c/` (but `hello.c`, which checks that every rank sees
+/// the same host name).
 #[test]
 fn mpich_built_programs_across_hosts() {
     let Some(h) = hosts(2, "mpich_built_programs_across_hosts") else {
         return;
     };
     let lib = harness::prefix().join("lib");
-    for name in [
+    let abi = [
         "p2p",
         "p2p_ext",
         "probe",
         "coll",
         "coll_types",
         "nonblocking",
-        "comm",
         "datatype",
-    ] {
-        let exe = harness::build(name, harness::Way::MpichBinary);
+    ]
+    .map(|name| (name, harness::build(name, harness::Way::MpichBinary)));
+    let mpicc = oxmpi_tests::require_mpicc_mpich();
+    let plain =
+        ["p2p", "collectives", "comm_split"].map(|name| (name, oxmpi_tests::build_c(name, &mpicc)));
+    for (name, exe) in abi.iter().chain(&plain) {
         for layout in &LAYOUTS[..3] {
             let mut cmd = Command::new(oxrun());
             cmd.args(h.oxrun_args(layout.ranks))
                 .args(layout.extra)
                 .args(["-x", &format!("LD_LIBRARY_PATH={}", lib.display())])
-                .arg(&exe);
+                .arg(exe);
             let out = run_command(cmd, LIMIT);
             assert!(
                 out.success() && out.stdout.contains(&format!("PASS {name}")),

@@ -108,6 +108,9 @@ struct State {
     to_repost: Vec<usize>,
     /// Peers owed a credit message that could not be sent yet.
     owing: Vec<usize>,
+    /// Packets already filled (and their credit taken) that the provider
+    /// refused for the moment, in order; sent before anything else.
+    backlog: std::collections::VecDeque<(usize, Vec<u8>)>,
 }
 
 /// The transport to every peer on another host.
@@ -164,6 +167,7 @@ impl FabricLink {
                 free_sends: (0..SEND_SLOTS).rev().collect(),
                 to_repost: Vec::new(),
                 owing: Vec::new(),
+                backlog: std::collections::VecDeque::new(),
             }),
         };
         for i in 0..n_ctx {
@@ -277,7 +281,9 @@ impl FabricLink {
     }
 
     /// Sends one packet of `len` bytes written by `fill`, if `peer` has a
-    /// credit and the provider has room.
+    /// credit (else returns false without running `fill`). Once `fill` has
+    /// run the packet is taken: if the provider refuses it for now, it
+    /// waits in the backlog.
     fn send_packet(&self, peer: usize, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
         // SAFETY: data path (see the Sync impl).
         let st = unsafe { &mut *self.state.get() };
@@ -287,23 +293,62 @@ impl FabricLink {
         if p.credits == 0 || len > self.packet {
             return false;
         }
-        let tag = self.tag(p.owed, 0);
-        let outcome = if len <= self.ep.inject_size().min(STACK_INJECT) {
+        if !st.backlog.is_empty() {
+            self.flush_backlog(st);
+            if !st.backlog.is_empty() {
+                return false;
+            }
+        }
+        if len <= self.ep.inject_size().min(STACK_INJECT) {
             let mut bytes = [0u8; STACK_INJECT];
             fill(&mut bytes[..len]);
-            self.ep.inject(&bytes[..len], p.addr, tag)
+            if !self.post(st, peer, &bytes[..len]) {
+                st.backlog.push_back((peer, bytes[..len].to_vec()));
+            }
+        } else {
+            let Some(slot) = st.free_sends.pop() else {
+                return false;
+            };
+            // SAFETY: send slot `slot` is free: nothing else reads or writes it.
+            let buf = unsafe { std::slice::from_raw_parts_mut(self.tx_buf(slot), len) };
+            fill(buf);
+            st.free_sends.push(slot);
+            if !self.post(st, peer, buf) {
+                st.backlog.push_back((peer, buf.to_vec()));
+            }
+        }
+        st.peers[peer].as_mut().expect("checked above").credits -= 1;
+        true
+    }
+
+    /// Posts one packet to `peer` (its credit already taken), piggybacking
+    /// the credits owed to it: injected when small, else copied into a
+    /// send slot (unless `bytes` is that slot already). False when the
+    /// provider or the send slots have no room now.
+    fn post(&self, st: &mut State, peer: usize, bytes: &[u8]) -> bool {
+        let p = st.peers[peer].expect("a fabric peer");
+        let tag = self.tag(p.owed, 0);
+        let outcome = if bytes.len() <= self.ep.inject_size() {
+            self.ep.inject(bytes, p.addr, tag)
         } else {
             let Some(slot) = st.free_sends.pop() else {
                 return false;
             };
             let buf = self.tx_buf(slot);
-            // SAFETY: send slot `slot` is free: nothing else reads or writes it.
-            fill(unsafe { std::slice::from_raw_parts_mut(buf, len) });
+            if buf.cast_const() != bytes.as_ptr() {
+                // SAFETY: the slot is free and `bytes` lies elsewhere.
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf, bytes.len()) };
+            }
             // SAFETY: the slot and its context stay valid and untouched
             // until the send's completion returns the slot.
             let posted = unsafe {
-                self.ep
-                    .send(buf, len, p.addr, tag, self.context(self.receives + slot))
+                self.ep.send(
+                    buf,
+                    bytes.len(),
+                    p.addr,
+                    tag,
+                    self.context(self.receives + slot),
+                )
             };
             if !matches!(posted, Ok(Posted::Yes)) {
                 st.free_sends.push(slot);
@@ -312,13 +357,21 @@ impl FabricLink {
         };
         match outcome {
             Ok(Posted::Yes) => {
-                let p = st.peers[peer].as_mut().expect("checked above");
-                p.credits -= 1;
-                p.owed = 0;
+                st.peers[peer].as_mut().expect("a fabric peer").owed = 0;
                 true
             }
             Ok(Posted::Busy) => false,
             Err(e) => fatal(self.me, &format!("sending to rank {peer}: {e}")),
+        }
+    }
+
+    /// Posts backlogged packets, in order, while the provider takes them.
+    fn flush_backlog(&self, st: &mut State) {
+        while let Some((peer, bytes)) = st.backlog.pop_front() {
+            if !self.post(st, peer, &bytes) {
+                st.backlog.push_front((peer, bytes));
+                return;
+            }
         }
     }
 
@@ -351,6 +404,7 @@ impl FabricLink {
         for peer in std::mem::take(&mut st.owing) {
             self.return_credits(st, peer);
         }
+        self.flush_backlog(st);
     }
 }
 
@@ -416,7 +470,7 @@ impl Transport for FabricLink {
         {
             // SAFETY: data path; no other reference to the state is live.
             let st = unsafe { &mut *self.state.get() };
-            if !st.to_repost.is_empty() || !st.owing.is_empty() {
+            if !st.to_repost.is_empty() || !st.owing.is_empty() || !st.backlog.is_empty() {
                 self.retry_refused(st);
             }
         }
