@@ -225,6 +225,34 @@ fn run_role(role: &str) {
                 std::thread::sleep(Duration::from_secs(20));
             }
         }
+        "silent_exit" | "silent_exit_first" => {
+            // The last rank ends at once without PMI; the others fence.
+            if p.rank == p.size - 1 {
+                return;
+            }
+            if role == "silent_exit_first" {
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            p.ask1(
+                "cmd=init pmi_version=1 pmi_subversion=1\n",
+                "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n",
+            );
+            p.send(b"cmd=barrier_in\n");
+            // Before the fix nobody ended the job: give up after a while,
+            // exiting 0 so that oxrun's exit code shows the hang.
+            p.sock
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            let mut b = [0u8; 64];
+            let _ = p.sock.read(&mut b);
+            std::process::exit(0);
+        }
+        "late_init" => {
+            if p.rank == p.size - 1 {
+                std::thread::sleep(Duration::from_secs(2));
+            }
+            role_pmi1(&mut p);
+        }
         other => panic!("unknown role {other}"),
     }
 }
@@ -324,4 +352,46 @@ fn exit_without_finalize_while_others_run_is_a_failure() {
         "{}",
         out.stderr
     );
+}
+
+/// A rank that ends (exit 0) without ever speaking PMI while the others
+/// wait for it in a fence (before it exits, or after) ends the job at once,
+/// naming it.
+#[test]
+fn rank_gone_before_init_ends_a_waiting_fence() {
+    for (n, role) in [
+        (2, "silent_exit"),
+        (3, "silent_exit"),
+        (3, "silent_exit_first"),
+    ] {
+        let out = job(n, role);
+        assert_eq!(out.code, Some(1), "{role} n={n}: {out:?}");
+        assert!(
+            out.elapsed < Duration::from_secs(3),
+            "{role} n={n}: took {:?}",
+            out.elapsed
+        );
+        let lines: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("oxrun:"))
+            .collect();
+        let last = format!("rank {} ", n - 1);
+        assert!(
+            lines.len() == 1
+                && lines[0].contains(&last)
+                && lines[0].contains("without initializing"),
+            "{role} n={n}: {}",
+            out.stderr
+        );
+    }
+}
+
+/// Ranks that never use PMI, and a rank that initializes late, are fine.
+#[test]
+fn non_mpi_ranks_and_late_init_still_succeed() {
+    let out = common::run(&["-n", "3", "true"], LIMIT);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let out = job(3, "late_init");
+    assert_eq!(out.code, Some(0), "{out:?}");
 }

@@ -51,6 +51,8 @@ struct RankInfo {
     pid: i32,
     exited: bool,
     finalized: bool,
+    /// Exited without ever speaking PMI: it will never enter a fence.
+    silent: bool,
 }
 
 struct Job {
@@ -130,6 +132,7 @@ impl Job {
                 pid: 0,
                 exited: false,
                 finalized: false,
+                silent: false,
             })
             .collect();
         let mut agents = Vec::new();
@@ -518,6 +521,9 @@ impl Job {
             ToController::Fence(entries) => {
                 self.fence_entries.extend(entries);
                 self.agents[a].in_fence = true;
+                if self.fence_misses_a_rank() {
+                    return;
+                }
                 if self.agents.iter().all(|ag| ag.in_fence || ag.done) {
                     let entries = std::mem::take(&mut self.fence_entries);
                     for ag in &mut self.agents {
@@ -559,10 +565,28 @@ impl Job {
         }
     }
 
+    /// A fence can never complete once a rank that never initialized has
+    /// exited: ends the job naming that rank (true) if any fence waits.
+    fn fence_misses_a_rank(&mut self) -> bool {
+        if !self.agents.iter().any(|ag| ag.in_fence) {
+            return false;
+        }
+        let Some(gone) = self.ranks.iter().position(|r| r.silent) else {
+            return false;
+        };
+        let who = self.rank_label(gone as u32);
+        self.fail(
+            1,
+            format!("{who} exited without initializing MPI (it never spoke PMI) while other ranks wait for it in a PMI fence; ending the job"),
+        );
+        true
+    }
+
     fn on_exit(&mut self, rank: u32, how: ExitKind, pmi: PmiState) {
         let idx = rank as usize;
         self.ranks[idx].exited = true;
         self.ranks[idx].finalized = pmi == PmiState::Finalized;
+        self.ranks[idx].silent = pmi == PmiState::Silent;
         let others_running = self.ranks.iter().any(|r| !r.exited);
         let who = self.rank_label(rank);
         match how {
@@ -570,7 +594,9 @@ impl Job {
                 1,
                 format!("{who} exited with code 0 without finalizing MPI (PMI) while other ranks still run; ending the job"),
             ),
-            ExitKind::Code(0) => {}
+            ExitKind::Code(0) => {
+                self.fence_misses_a_rank();
+            }
             ExitKind::Code(code) => self.fail(code, format!("{who} exited with code {code}; ending the job")),
             ExitKind::Signal(sig) => self.fail(
                 128 + sig,
