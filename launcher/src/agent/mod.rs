@@ -80,6 +80,11 @@ fn connect(target: &ProxyTarget) -> io::Result<Conn> {
         ProxyTarget::Fd(fd) => {
             // SAFETY: the controller passed us this descriptor and nothing else owns it.
             let fd = unsafe { spawn::adopt(*fd) };
+            // It came to us across exec; our ranks must not inherit it.
+            nix::fcntl::fcntl(
+                fd.as_raw_fd(),
+                nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+            )?;
             Conn::new(fd)
         }
         ProxyTarget::Tcp { addr, host } => {
