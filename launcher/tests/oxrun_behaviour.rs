@@ -401,6 +401,61 @@ fn bad_input_gives_one_clear_line() {
     );
 }
 
+/// Absurd counts are refused up front, in one line naming the value and
+/// the limit: no huge allocation, no panic, no fork storm.
+#[test]
+fn absurd_rank_counts_are_refused_at_once() {
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["-n", "-1", "true"], 2, "'-n' must be at least 1, got -1"),
+        (
+            &["-n", "99999999999", "true"],
+            2,
+            "99999999999, more than the limit of 16777216",
+        ),
+        (
+            &["-n", "18446744073709551615", "true"],
+            2,
+            "limit of 16777216",
+        ),
+        (
+            &["-n", "2147483648", "true"],
+            2,
+            "2147483648, more than the limit",
+        ),
+        (
+            &["-H", "localhost:99999999999", "true"],
+            2,
+            "got 99999999999, more than the limit",
+        ),
+        // Within the job-size bound, above any host's pid_max (at most 2^22).
+        (
+            &["-n", "16777216", "true"],
+            1,
+            "cannot start 16777216 ranks on this host",
+        ),
+        (
+            &["-H", "localhost:16777216", "true"],
+            1,
+            "cannot start 16777216 ranks",
+        ),
+    ];
+    for (args, code, expected) in cases {
+        let out = run(args, LIMIT);
+        assert_eq!(out.code, Some(*code), "{args:?}: {out:?}");
+        assert!(
+            out.elapsed < Duration::from_secs(1),
+            "{args:?}: took {:?}",
+            out.elapsed
+        );
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
+        assert!(
+            lines[0].starts_with("oxrun: ") && lines[0].contains(expected),
+            "{args:?}: {lines:?}"
+        );
+    }
+}
+
 #[test]
 fn missing_executable_fails_cleanly() {
     let out = run(&["-n", "2", "/nonexistent/program"], LIMIT);

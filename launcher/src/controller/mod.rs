@@ -75,6 +75,13 @@ struct Job {
 /// Runs a job to the end and returns oxrun's exit code.
 pub fn run(opts: JobOptions) -> i32 {
     signals::ignore_sigpipe();
+    // Before placing (which allocates per rank): every rank runs here.
+    if opts.hosts.iter().all(|h| crate::hosts::is_local(&h.name)) {
+        if let Err(e) = crate::limits::check_local(opts.nprocs) {
+            eprintln!("oxrun: {e}");
+            return 1;
+        }
+    }
     match Job::start(opts).and_then(|mut job| job.run()) {
         Ok(code) => code,
         Err(e) => {
@@ -137,6 +144,9 @@ impl Job {
             .collect();
         let mut agents = Vec::new();
         let mut launch = Vec::new();
+        for host in plan.hosts.iter().filter(|h| h.local) {
+            crate::limits::check_local(host.ranks.len()).map_err(io::Error::other)?;
+        }
         for (h, host) in plan.hosts.iter().enumerate() {
             for &r in &host.ranks {
                 ranks[r].host = h;
