@@ -206,13 +206,14 @@ fn run_role(role: &str) {
             p.send(b"abcdefcmd=x;");
             std::thread::sleep(Duration::from_secs(20));
         }
-        "abort" => {
+        "abort" | "abort256" => {
             p.ask1(
                 "cmd=init pmi_version=1 pmi_subversion=1\n",
                 "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n",
             );
+            let code = if role == "abort" { 9 } else { 256 };
             if p.rank == p.size - 1 {
-                p.send(b"cmd=abort exitcode=9 message=giving\\ up\n");
+                p.send(format!("cmd=abort exitcode={code} message=giving\\ up\n").as_bytes());
             }
             std::thread::sleep(Duration::from_secs(20));
         }
@@ -337,6 +338,18 @@ fn pmi_abort_ends_the_job_with_its_code() {
     assert!(out.elapsed < Duration::from_secs(5));
     assert!(
         out.stderr.contains("rank 2") && out.stderr.contains("giving up"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// An abort code of 256 (low 8 bits 0) must not make oxrun exit 0.
+#[test]
+fn abort_code_256_gives_exit_status_1() {
+    let out = job(2, "abort256");
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stderr.contains("exit code 256 (exit status 1)"),
         "{}",
         out.stderr
     );

@@ -311,7 +311,7 @@ impl Job {
             return;
         }
         eprintln!("oxrun: {message}");
-        self.failure = Some(code);
+        self.failure = Some(exit_status(code));
         self.broadcast(&ToAgent::Kill);
         // Agents still on their way have nothing to run any more: stop their
         // launch commands instead of waiting for them to connect.
@@ -556,9 +556,13 @@ impl Job {
                 } else {
                     format!(": {message}")
                 };
+                let status = match exit_status(code) {
+                    same if same == code => String::new(),
+                    other => format!(" (exit status {other})"),
+                };
                 self.fail(
                     code,
-                    format!("{who} aborted the job with exit code {code}{detail}"),
+                    format!("{who} aborted the job with exit code {code}{status}{detail}"),
                 );
             }
             ToController::Failed { rank, reason } => {
@@ -684,6 +688,16 @@ impl Job {
     }
 }
 
+/// The exit status for a failure with `code`: its low 8 bits, as the
+/// kernel keeps them, except that a non-zero code whose low 8 bits are 0
+/// (an `MPI_Abort` code of 256, say) gives 1, never a successful 0.
+pub fn exit_status(code: i32) -> i32 {
+    match code & 0xff {
+        0 if code != 0 => 1,
+        low => low,
+    }
+}
+
 /// Whether oxrun may read its stdin: not when it is a terminal of which we
 /// are not the foreground job (a read would stop us with SIGTTIN).
 fn stdin_is_ours() -> bool {
@@ -694,4 +708,25 @@ fn stdin_is_ours() -> bool {
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exit_status;
+
+    #[test]
+    fn non_zero_codes_never_give_a_zero_status() {
+        let cases = [
+            (0, 0),
+            (7, 7),
+            (255, 255),
+            (256, 1),
+            (257, 1),
+            (512, 1),
+            (-1, 255),
+        ];
+        for (code, status) in cases {
+            assert_eq!(exit_status(code), status, "code {code}");
+        }
+    }
 }
