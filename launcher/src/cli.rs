@@ -120,7 +120,8 @@ usage: oxrun [options] PROGRAM [ARGS...]
   -l, --label, --tag-output prefix each output line with [rank]
   --timeout SECONDS         end the job, non-zero, after SECONDS (also MPIEXEC_TIMEOUT)
   --launcher-cmd CMD        how to start agents on other hosts (default: ssh); HOST is appended
-  --control-addr ADDR       address remote agents connect back to (default: this host's address)
+  --control-addr ADDR       the one address oxrun listens on for remote agents
+                            (default: this host's address)
   --explain COLL --bytes N [-n P] [--nodes K] [--noncommutative]
                             print the algorithm chosen for collective COLL of N bytes per rank
                             on P ranks (on K nodes of consecutive ranks, default 1) and every

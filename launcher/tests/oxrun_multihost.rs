@@ -379,6 +379,7 @@ fn role_entry() {
             "pmi1" => role_pmi1(),
             "pmi2" => role_pmi2(),
             "intruder" => role_intruder(),
+            "probe" => role_probe(),
             other => panic!("unknown role {other}"),
         }
     }
@@ -597,6 +598,24 @@ fn role_intruder() {
     s.write_all(&ToController::Done.encode()).unwrap();
     expect_dropped(s, "not a hello");
     eprintln!("intruder on {host}: 4 bogus connections dropped");
+}
+
+/// Run by a launch-command wrapper in the root namespace: whether the
+/// controller's port answers on the address agents dial and on loopback.
+fn role_probe() {
+    let addr = var("OXRUN_PROBE_ADDR");
+    let port = addr.rsplit(':').next().unwrap_or_default();
+    for (what, target) in [
+        ("dial", addr.clone()),
+        ("loopback", format!("127.0.0.1:{port}")),
+    ] {
+        let sock: std::net::SocketAddr = target.parse().expect("probe address");
+        let answer = match TcpStream::connect_timeout(&sock, Duration::from_secs(2)) {
+            Ok(_) => "accepted".to_string(),
+            Err(e) => format!("refused ({e})"),
+        };
+        println!("{what} {answer}");
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -932,6 +951,33 @@ fn connections_without_the_secret_are_dropped() {
     }
     assert_eq!(out.stderr, "", "{out:?}");
     eprintln!("intruders dropped; job took {:?}", out.elapsed);
+}
+
+/// With `--control-addr`, the controller listens on that address only: a
+/// connection to the same port on loopback is refused.
+#[test]
+fn controller_listens_only_on_the_control_address() {
+    let net = TestNet::new();
+    let exe = std::env::current_exe().unwrap();
+    let log = net.dir.join("probe");
+    let wrapper = net.script(
+        "probe",
+        &format!(
+            "OXRUN_TEST_ROLE=probe OXRUN_PROBE_ADDR=\"$4\" {} --exact role_entry --nocapture \
+             --test-threads=1 -q </dev/null >{log}-\"$1\" 2>&1\n\
+             exec ip netns exec \"$@\"\n",
+            exe.display(),
+            log = log.display(),
+        ),
+    );
+    let cmd = oxrun_cmd_via(&net, &wrapper, "a:1,b:1", &["-n", "2", "true"]);
+    let out = run_cmd(cmd, None, LIMIT);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    for h in &net.hosts {
+        let text = std::fs::read_to_string(format!("{}-{h}", log.display())).unwrap();
+        assert!(text.contains("dial accepted"), "{h}: {text}");
+        assert!(text.contains("loopback refused"), "{h}: {text}");
+    }
 }
 
 #[test]
