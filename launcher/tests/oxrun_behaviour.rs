@@ -152,6 +152,38 @@ fn timeout_ends_the_job() {
     assert!(out.stderr.contains("timed out after 1 s"), "{}", out.stderr);
 }
 
+/// A stopped rank (SIGSTOP) is not dead: once continued it runs on, and
+/// the job succeeds.
+#[test]
+fn stopped_rank_is_not_taken_for_dead() {
+    let dir = tempdir("stopped");
+    let f = dir.join("pid");
+    let script = format!(
+        "f={f}; if [ $PMI_RANK = 1 ]; then echo $$ >$f.tmp; mv $f.tmp $f; kill -STOP $$; echo resumed; exit 0; fi; \
+         while [ ! -s $f ]; do sleep 0.05; done; p=$(cat $f); \
+         until grep -q ') T' /proc/$p/stat; do sleep 0.05; done; sleep 0.5; kill -CONT $p",
+        f = f.display()
+    );
+    let out = run(&["-n", "2", "sh", "-c", &script], LIMIT);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stdout, "resumed\n", "{out:?}");
+    assert_eq!(out.stderr, "", "{out:?}");
+}
+
+/// A job whose rank stays stopped still ends at `--timeout`.
+#[test]
+fn timeout_ends_a_job_with_a_stopped_rank() {
+    let script = "if [ $PMI_RANK = 1 ]; then kill -STOP $$; fi; exec sleep 30";
+    let out = run(&["--timeout", "1", "-n", "2", "sh", "-c", script], LIMIT);
+    assert_eq!(out.code, Some(124), "{out:?}");
+    assert!(
+        out.elapsed < Duration::from_secs(3),
+        "took {:?}",
+        out.elapsed
+    );
+    assert!(out.stderr.contains("timed out after 1 s"), "{}", out.stderr);
+}
+
 #[test]
 fn stdin_goes_to_rank_zero_only() {
     let cmd = command(&["-n", "2", "sh", "-c", "read x; echo \"$PMI_RANK:$x\""]);
