@@ -380,6 +380,7 @@ fn role_entry() {
             "pmi2" => role_pmi2(),
             "intruder" => role_intruder(),
             "probe" => role_probe(),
+            "fence_wait" => role_fence_wait(),
             other => panic!("unknown role {other}"),
         }
     }
@@ -598,6 +599,26 @@ fn role_intruder() {
     s.write_all(&ToController::Done.encode()).unwrap();
     expect_dropped(s, "not a hello");
     eprintln!("intruder on {host}: 4 bogus connections dropped");
+}
+
+/// The last rank exits 0 at once without PMI; the others enter a fence
+/// and wait (giving up, exit 0, after 10 s if nobody ends the job).
+fn role_fence_wait() {
+    let mut p = Pmi::from_env();
+    if p.rank == p.size - 1 {
+        return;
+    }
+    p.ask1(
+        "cmd=init pmi_version=1 pmi_subversion=1\n",
+        "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n",
+    );
+    p.sock.write_all(b"cmd=barrier_in\n").unwrap();
+    p.sock
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut b = [0u8; 64];
+    let _ = p.sock.read(&mut b);
+    std::process::exit(0);
 }
 
 /// Run by a launch-command wrapper in the root namespace: whether the
@@ -951,6 +972,31 @@ fn connections_without_the_secret_are_dropped() {
     }
     assert_eq!(out.stderr, "", "{out:?}");
     eprintln!("intruders dropped; job took {:?}", out.elapsed);
+}
+
+/// A remote rank that exits without speaking PMI while ranks on both
+/// hosts wait in a fence ends the job promptly, naming it.
+#[test]
+fn remote_rank_gone_before_init_ends_the_fence() {
+    let net = TestNet::new();
+    let b = &net.hosts[1];
+    for (hosts, n) in [("a:1,b:1", "2"), ("a:2,b:2", "4")] {
+        let mut rest = vec!["-n", n];
+        let rank_cmd = self_as_rank("fence_wait");
+        rest.extend(rank_cmd.iter().map(String::as_str));
+        let out = oxrun(&net, hosts, &rest);
+        assert_eq!(out.code, Some(1), "{hosts}: {out:?}");
+        assert!(out.elapsed < PROMPT, "{hosts}: took {:?}", out.elapsed);
+        let msgs = oxrun_lines(&out);
+        let last = n.parse::<usize>().unwrap() - 1;
+        assert!(
+            msgs.len() == 1
+                && msgs[0].contains(&format!("rank {last} (pid"))
+                && msgs[0].contains(&format!("on {b})"))
+                && msgs[0].contains("without initializing"),
+            "{hosts}: {out:?}"
+        );
+    }
 }
 
 /// With `--control-addr`, the controller listens on that address only: a
