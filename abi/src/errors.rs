@@ -488,8 +488,10 @@ fn fatal(func: &str, err: &AbiError) -> ! {
         0 => 1,
         low => low,
     };
+    // The message is printed once, above: the launcher's line about the
+    // abort names only the function, not the message again.
     match st.universe.take() {
-        Some(u) => u.abort(exit, &text),
+        Some(u) => u.abort(exit, &format!("fatal error in {func}")),
         None => std::process::exit(exit),
     }
 }

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use crate::hosts::{self, HostSpec};
+use crate::limits::MAX_RANKS;
 use crate::LaunchError;
 
 /// How ranks are placed on hosts.
@@ -119,7 +120,8 @@ usage: oxrun [options] PROGRAM [ARGS...]
   -l, --label, --tag-output prefix each output line with [rank]
   --timeout SECONDS         end the job, non-zero, after SECONDS (also MPIEXEC_TIMEOUT)
   --launcher-cmd CMD        how to start agents on other hosts (default: ssh); HOST is appended
-  --control-addr ADDR       address remote agents connect back to (default: this host's address)
+  --control-addr ADDR       the one address oxrun listens on for remote agents
+                            (default: this host's address)
   --explain COLL --bytes N [-n P] [--nodes K] [--noncommutative]
                             print the algorithm chosen for collective COLL of N bytes per rank
                             on P ranks (on K nodes of consecutive ranks, default 1) and every
@@ -144,15 +146,24 @@ fn value<'a>(
 }
 
 fn parse_count(name: &str, text: &str) -> Result<usize, LaunchError> {
-    let n: usize = text.parse().map_err(|_| {
-        LaunchError::Usage(format!("option '{name}' expects a number, got '{text}'"))
-    })?;
-    if n == 0 {
+    let t = text.trim();
+    let digits = t.strip_prefix('-').unwrap_or(t);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return Err(LaunchError::Usage(format!(
-            "option '{name}' must be at least 1, got 0"
+            "option '{name}' expects a number, got '{text}'"
         )));
     }
-    Ok(n)
+    if t.starts_with('-') || digits.bytes().all(|b| b == b'0') {
+        return Err(LaunchError::Usage(format!(
+            "option '{name}' must be at least 1, got {t}"
+        )));
+    }
+    match t.parse::<usize>() {
+        Ok(n) if n <= MAX_RANKS => Ok(n),
+        _ => Err(LaunchError::Usage(format!(
+            "option '{name}' got {t}, more than the limit of {MAX_RANKS}"
+        ))),
+    }
 }
 
 fn parse_env_pair(name: &str, text: &str) -> Result<EnvSetting, LaunchError> {
@@ -196,11 +207,17 @@ pub fn parse(args: &[String]) -> Result<Mode, LaunchError> {
             }
             let nprocs = match nprocs {
                 Some(n) => n,
-                None => hosts
-                    .iter()
-                    .map(|h: &HostSpec| h.slots)
-                    .sum::<usize>()
-                    .max(1),
+                None => {
+                    let slots = hosts
+                        .iter()
+                        .fold(0usize, |sum, h: &HostSpec| sum.saturating_add(h.slots));
+                    if slots > MAX_RANKS {
+                        return Err(LaunchError::Usage(format!(
+                            "the hosts' slots add up to {slots}, more ranks than the limit of {MAX_RANKS}"
+                        )));
+                    }
+                    slots.max(1)
+                }
             };
             return Ok(Mode::Run(JobOptions {
                 nprocs,
@@ -405,6 +422,17 @@ mod tests {
         assert!(err("--bind-to socket p").contains("got 'socket'"));
         assert!(err("--timeout -1 p").contains("got '-1'"));
         assert!(err("--explain bcast --bytes 8 --nodes 0").contains("'--nodes' must be at least 1"));
+        assert!(err("-n -1 p").contains("'-n' must be at least 1, got -1"));
+        for huge in [
+            "99999999999",
+            "18446744073709551615",
+            "18446744073709551616",
+            "16777217",
+        ] {
+            let e = err(&format!("-n {huge} p"));
+            assert!(e.contains(huge) && e.contains("limit of 16777216"), "{e}");
+        }
+        assert!(err("-H a:16777216,b:1 p").contains("add up to 16777217"));
     }
 
     #[test]

@@ -21,6 +21,12 @@ fn entry(name: &str, slots: Option<&str>, origin: &str) -> Result<HostSpec, Laun
     let slots = match slots {
         None => 1,
         Some(text) => match text.trim().parse::<usize>() {
+            Ok(n) if n > crate::limits::MAX_RANKS => {
+                return Err(LaunchError::Usage(format!(
+                    "{origin}: slots for host '{name}' got {n}, more than the limit of {}",
+                    crate::limits::MAX_RANKS
+                )))
+            }
             Ok(n) if n > 0 => n,
             _ => {
                 return Err(LaunchError::Usage(format!(

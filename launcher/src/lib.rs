@@ -9,6 +9,7 @@ pub mod cli;
 pub mod conn;
 pub mod controller;
 pub mod hosts;
+pub mod limits;
 pub mod plan;
 pub mod poller;
 pub mod proto;

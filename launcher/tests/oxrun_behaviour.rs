@@ -152,6 +152,38 @@ fn timeout_ends_the_job() {
     assert!(out.stderr.contains("timed out after 1 s"), "{}", out.stderr);
 }
 
+/// A stopped rank (SIGSTOP) is not dead: once continued it runs on, and
+/// the job succeeds.
+#[test]
+fn stopped_rank_is_not_taken_for_dead() {
+    let dir = tempdir("stopped");
+    let f = dir.join("pid");
+    let script = format!(
+        "f={f}; if [ $PMI_RANK = 1 ]; then echo $$ >$f.tmp; mv $f.tmp $f; kill -STOP $$; echo resumed; exit 0; fi; \
+         while [ ! -s $f ]; do sleep 0.05; done; p=$(cat $f); \
+         until grep -q ') T' /proc/$p/stat; do sleep 0.05; done; sleep 0.5; kill -CONT $p",
+        f = f.display()
+    );
+    let out = run(&["-n", "2", "sh", "-c", &script], LIMIT);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(out.stdout, "resumed\n", "{out:?}");
+    assert_eq!(out.stderr, "", "{out:?}");
+}
+
+/// A job whose rank stays stopped still ends at `--timeout`.
+#[test]
+fn timeout_ends_a_job_with_a_stopped_rank() {
+    let script = "if [ $PMI_RANK = 1 ]; then kill -STOP $$; fi; exec sleep 30";
+    let out = run(&["--timeout", "1", "-n", "2", "sh", "-c", script], LIMIT);
+    assert_eq!(out.code, Some(124), "{out:?}");
+    assert!(
+        out.elapsed < Duration::from_secs(3),
+        "took {:?}",
+        out.elapsed
+    );
+    assert!(out.stderr.contains("timed out after 1 s"), "{}", out.stderr);
+}
+
 #[test]
 fn stdin_goes_to_rank_zero_only() {
     let cmd = command(&["-n", "2", "sh", "-c", "read x; echo \"$PMI_RANK:$x\""]);
@@ -399,6 +431,61 @@ fn bad_input_gives_one_clear_line() {
         "{}",
         out.stderr
     );
+}
+
+/// Absurd counts are refused up front, in one line naming the value and
+/// the limit: no huge allocation, no panic, no fork storm.
+#[test]
+fn absurd_rank_counts_are_refused_at_once() {
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["-n", "-1", "true"], 2, "'-n' must be at least 1, got -1"),
+        (
+            &["-n", "99999999999", "true"],
+            2,
+            "99999999999, more than the limit of 16777216",
+        ),
+        (
+            &["-n", "18446744073709551615", "true"],
+            2,
+            "limit of 16777216",
+        ),
+        (
+            &["-n", "2147483648", "true"],
+            2,
+            "2147483648, more than the limit",
+        ),
+        (
+            &["-H", "localhost:99999999999", "true"],
+            2,
+            "got 99999999999, more than the limit",
+        ),
+        // Within the job-size bound, above any host's pid_max (at most 2^22).
+        (
+            &["-n", "16777216", "true"],
+            1,
+            "cannot start 16777216 ranks on this host",
+        ),
+        (
+            &["-H", "localhost:16777216", "true"],
+            1,
+            "cannot start 16777216 ranks",
+        ),
+    ];
+    for (args, code, expected) in cases {
+        let out = run(args, LIMIT);
+        assert_eq!(out.code, Some(*code), "{args:?}: {out:?}");
+        assert!(
+            out.elapsed < Duration::from_secs(1),
+            "{args:?}: took {:?}",
+            out.elapsed
+        );
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {lines:?}");
+        assert!(
+            lines[0].starts_with("oxrun: ") && lines[0].contains(expected),
+            "{args:?}: {lines:?}"
+        );
+    }
 }
 
 #[test]

@@ -379,6 +379,8 @@ fn role_entry() {
             "pmi1" => role_pmi1(),
             "pmi2" => role_pmi2(),
             "intruder" => role_intruder(),
+            "probe" => role_probe(),
+            "fence_wait" => role_fence_wait(),
             other => panic!("unknown role {other}"),
         }
     }
@@ -597,6 +599,44 @@ fn role_intruder() {
     s.write_all(&ToController::Done.encode()).unwrap();
     expect_dropped(s, "not a hello");
     eprintln!("intruder on {host}: 4 bogus connections dropped");
+}
+
+/// The last rank exits 0 at once without PMI; the others enter a fence
+/// and wait (giving up, exit 0, after 10 s if nobody ends the job).
+fn role_fence_wait() {
+    let mut p = Pmi::from_env();
+    if p.rank == p.size - 1 {
+        return;
+    }
+    p.ask1(
+        "cmd=init pmi_version=1 pmi_subversion=1\n",
+        "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n",
+    );
+    p.sock.write_all(b"cmd=barrier_in\n").unwrap();
+    p.sock
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut b = [0u8; 64];
+    let _ = p.sock.read(&mut b);
+    std::process::exit(0);
+}
+
+/// Run by a launch-command wrapper in the root namespace: whether the
+/// controller's port answers on the address agents dial and on loopback.
+fn role_probe() {
+    let addr = var("OXRUN_PROBE_ADDR");
+    let port = addr.rsplit(':').next().unwrap_or_default();
+    for (what, target) in [
+        ("dial", addr.clone()),
+        ("loopback", format!("127.0.0.1:{port}")),
+    ] {
+        let sock: std::net::SocketAddr = target.parse().expect("probe address");
+        let answer = match TcpStream::connect_timeout(&sock, Duration::from_secs(2)) {
+            Ok(_) => "accepted".to_string(),
+            Err(e) => format!("refused ({e})"),
+        };
+        println!("{what} {answer}");
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -932,6 +972,58 @@ fn connections_without_the_secret_are_dropped() {
     }
     assert_eq!(out.stderr, "", "{out:?}");
     eprintln!("intruders dropped; job took {:?}", out.elapsed);
+}
+
+/// A remote rank that exits without speaking PMI while ranks on both
+/// hosts wait in a fence ends the job promptly, naming it.
+#[test]
+fn remote_rank_gone_before_init_ends_the_fence() {
+    let net = TestNet::new();
+    let b = &net.hosts[1];
+    for (hosts, n) in [("a:1,b:1", "2"), ("a:2,b:2", "4")] {
+        let mut rest = vec!["-n", n];
+        let rank_cmd = self_as_rank("fence_wait");
+        rest.extend(rank_cmd.iter().map(String::as_str));
+        let out = oxrun(&net, hosts, &rest);
+        assert_eq!(out.code, Some(1), "{hosts}: {out:?}");
+        assert!(out.elapsed < PROMPT, "{hosts}: took {:?}", out.elapsed);
+        let msgs = oxrun_lines(&out);
+        let last = n.parse::<usize>().unwrap() - 1;
+        assert!(
+            msgs.len() == 1
+                && msgs[0].contains(&format!("rank {last} (pid"))
+                && msgs[0].contains(&format!("on {b})"))
+                && msgs[0].contains("without initializing"),
+            "{hosts}: {out:?}"
+        );
+    }
+}
+
+/// With `--control-addr`, the controller listens on that address only: a
+/// connection to the same port on loopback is refused.
+#[test]
+fn controller_listens_only_on_the_control_address() {
+    let net = TestNet::new();
+    let exe = std::env::current_exe().unwrap();
+    let log = net.dir.join("probe");
+    let wrapper = net.script(
+        "probe",
+        &format!(
+            "OXRUN_TEST_ROLE=probe OXRUN_PROBE_ADDR=\"$4\" {} --exact role_entry --nocapture \
+             --test-threads=1 -q </dev/null >{log}-\"$1\" 2>&1\n\
+             exec ip netns exec \"$@\"\n",
+            exe.display(),
+            log = log.display(),
+        ),
+    );
+    let cmd = oxrun_cmd_via(&net, &wrapper, "a:1,b:1", &["-n", "2", "true"]);
+    let out = run_cmd(cmd, None, LIMIT);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    for h in &net.hosts {
+        let text = std::fs::read_to_string(format!("{}-{h}", log.display())).unwrap();
+        assert!(text.contains("dial accepted"), "{h}: {text}");
+        assert!(text.contains("loopback refused"), "{h}: {text}");
+    }
 }
 
 #[test]

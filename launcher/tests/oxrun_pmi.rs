@@ -206,13 +206,14 @@ fn run_role(role: &str) {
             p.send(b"abcdefcmd=x;");
             std::thread::sleep(Duration::from_secs(20));
         }
-        "abort" => {
+        "abort" | "abort256" => {
             p.ask1(
                 "cmd=init pmi_version=1 pmi_subversion=1\n",
                 "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n",
             );
+            let code = if role == "abort" { 9 } else { 256 };
             if p.rank == p.size - 1 {
-                p.send(b"cmd=abort exitcode=9 message=giving\\ up\n");
+                p.send(format!("cmd=abort exitcode={code} message=giving\\ up\n").as_bytes());
             }
             std::thread::sleep(Duration::from_secs(20));
         }
@@ -224,6 +225,34 @@ fn run_role(role: &str) {
             if p.rank != 0 {
                 std::thread::sleep(Duration::from_secs(20));
             }
+        }
+        "silent_exit" | "silent_exit_first" => {
+            // The last rank ends at once without PMI; the others fence.
+            if p.rank == p.size - 1 {
+                return;
+            }
+            if role == "silent_exit_first" {
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            p.ask1(
+                "cmd=init pmi_version=1 pmi_subversion=1\n",
+                "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n",
+            );
+            p.send(b"cmd=barrier_in\n");
+            // Before the fix nobody ended the job: give up after a while,
+            // exiting 0 so that oxrun's exit code shows the hang.
+            p.sock
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            let mut b = [0u8; 64];
+            let _ = p.sock.read(&mut b);
+            std::process::exit(0);
+        }
+        "late_init" => {
+            if p.rank == p.size - 1 {
+                std::thread::sleep(Duration::from_secs(2));
+            }
+            role_pmi1(&mut p);
         }
         other => panic!("unknown role {other}"),
     }
@@ -314,6 +343,18 @@ fn pmi_abort_ends_the_job_with_its_code() {
     );
 }
 
+/// An abort code of 256 (low 8 bits 0) must not make oxrun exit 0.
+#[test]
+fn abort_code_256_gives_exit_status_1() {
+    let out = job(2, "abort256");
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stderr.contains("exit code 256 (exit status 1)"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn exit_without_finalize_while_others_run_is_a_failure() {
     let out = job(2, "no_finalize");
@@ -324,4 +365,46 @@ fn exit_without_finalize_while_others_run_is_a_failure() {
         "{}",
         out.stderr
     );
+}
+
+/// A rank that ends (exit 0) without ever speaking PMI while the others
+/// wait for it in a fence (before it exits, or after) ends the job at once,
+/// naming it.
+#[test]
+fn rank_gone_before_init_ends_a_waiting_fence() {
+    for (n, role) in [
+        (2, "silent_exit"),
+        (3, "silent_exit"),
+        (3, "silent_exit_first"),
+    ] {
+        let out = job(n, role);
+        assert_eq!(out.code, Some(1), "{role} n={n}: {out:?}");
+        assert!(
+            out.elapsed < Duration::from_secs(3),
+            "{role} n={n}: took {:?}",
+            out.elapsed
+        );
+        let lines: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("oxrun:"))
+            .collect();
+        let last = format!("rank {} ", n - 1);
+        assert!(
+            lines.len() == 1
+                && lines[0].contains(&last)
+                && lines[0].contains("without initializing"),
+            "{role} n={n}: {}",
+            out.stderr
+        );
+    }
+}
+
+/// Ranks that never use PMI, and a rank that initializes late, are fine.
+#[test]
+fn non_mpi_ranks_and_late_init_still_succeed() {
+    let out = common::run(&["-n", "3", "true"], LIMIT);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let out = job(3, "late_init");
+    assert_eq!(out.code, Some(0), "{out:?}");
 }

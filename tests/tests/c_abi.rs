@@ -154,6 +154,19 @@ fn unsupported_functions_report_themselves() {
     check_passes("unsupported", Way::MpichBinary);
 }
 
+/// A fatal error's message appears once on stderr: each rank's library
+/// line once, and oxrun's line about the abort does not repeat it.
+fn assert_printed_once(stderr: &str) {
+    let text = "OxMPI: fatal error in";
+    for line in stderr.lines().filter(|l| l.contains(text)) {
+        let count = stderr.matches(line.trim_start_matches("oxrun: ")).count();
+        assert!(
+            line.starts_with(text) && count == 1,
+            "`{line}` printed {count} times or inside another line:\n{stderr}"
+        );
+    }
+}
+
 /// MPI_ERRORS_ARE_FATAL ends the job with the error class as exit code
 /// (as MPICH does), and OxMPI's message names the function and the error.
 #[test]
@@ -180,6 +193,7 @@ fn errors_are_fatal_by_default() {
                     "fatal {arg} ({way:?}): no message naming MPI_Send, {name} and `{text}`\n{}",
                     out.describe()
                 );
+                assert_printed_once(&out.stderr);
             }
         }
     }
@@ -222,6 +236,7 @@ fn handlers_end_the_job() {
                     "errors2 {mode} ({way:?}): no message naming {func} and `{text}`\n{}",
                     out.describe()
                 );
+                assert_printed_once(&out.stderr);
             }
         }
     }

@@ -257,6 +257,61 @@ fn crash_under_oxrun_ends_the_job_quickly() {
     }
 }
 
+/// A rank that exits 0 without calling `MPI_Init`, while the others are in
+/// `MPI_Init` (a PMI fence) waiting for it, ends the job within a second
+/// with one line naming it; a rank that calls `MPI_Init` late is fine.
+#[test]
+fn rank_that_skips_mpi_init_ends_the_job_under_oxrun() {
+    let hello = program("hello");
+    let hello = hello.to_str().unwrap();
+    for ranks in [2, 4] {
+        let script = "if [ $PMI_RANK = 1 ]; then exit 0; fi; exec \"$0\"";
+        let n = ranks.to_string();
+        let out = run_job(
+            &[
+                oxrun().to_str().unwrap(),
+                "-n",
+                &n,
+                "sh",
+                "-c",
+                script,
+                hello,
+            ],
+            JOB_TIMEOUT,
+        );
+        assert!(!out.timed_out, "{}", out.describe());
+        assert_eq!(out.code, Some(1), "{ranks} ranks\n{}", out.describe());
+        assert!(
+            out.elapsed < CRASH_DEADLINE,
+            "{ranks} ranks: took {:?}\n{}",
+            out.elapsed,
+            out.describe()
+        );
+        let lines = oxrun_lines(&out);
+        assert!(
+            lines.len() == 1
+                && names_rank(lines[0], 1)
+                && lines[0].contains("without initializing"),
+            "{ranks} ranks: {lines:?}\n{}",
+            out.describe()
+        );
+    }
+    let late = "if [ $PMI_RANK = 1 ]; then sleep 2; fi; exec \"$0\"";
+    let out = run_job(
+        &[
+            oxrun().to_str().unwrap(),
+            "-n",
+            "2",
+            "sh",
+            "-c",
+            late,
+            hello,
+        ],
+        JOB_TIMEOUT,
+    );
+    assert!(out.success(), "late MPI_Init\n{}", out.describe());
+}
+
 /// The reference: every program and expectation above, under MPICH's own
 /// launcher (minus the checks of oxrun's messages).
 #[test]

@@ -59,6 +59,8 @@ struct Agent {
     stdin_eof: bool,
     kill_at: Option<Instant>,
     drain_until: Option<Instant>,
+    /// This host's part of the current fence went to the controller.
+    fence_sent: bool,
 }
 
 /// Runs the agent until its ranks are done; returns the process exit code.
@@ -78,6 +80,11 @@ fn connect(target: &ProxyTarget) -> io::Result<Conn> {
         ProxyTarget::Fd(fd) => {
             // SAFETY: the controller passed us this descriptor and nothing else owns it.
             let fd = unsafe { spawn::adopt(*fd) };
+            // It came to us across exec; our ranks must not inherit it.
+            nix::fcntl::fcntl(
+                fd.as_raw_fd(),
+                nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+            )?;
             Conn::new(fd)
         }
         ProxyTarget::Tcp { addr, host } => {
@@ -176,6 +183,7 @@ impl Agent {
             stdin_eof: false,
             kill_at: None,
             drain_until: None,
+            fence_sent: false,
             spec,
         };
         let cpu_sets = crate::bind::core_sets(agent.spec.bind, agent.spec.ranks.len());
@@ -299,6 +307,7 @@ impl Agent {
     fn handle(&mut self, msg: ToAgent) -> io::Result<()> {
         match msg {
             ToAgent::FenceDone(entries) => {
+                self.fence_sent = false;
                 self.store.absorb(entries);
                 for i in 0..self.ranks.len() {
                     if self.ranks[i].session.in_fence {
@@ -380,6 +389,9 @@ impl Agent {
                 self.stdin = None;
             }
             self.send(msg)?;
+            // A rank that is gone can no longer enter a fence: if the others
+            // wait in one, the controller (told of the exit first) decides.
+            self.maybe_fence()?;
             if self.ranks.iter().all(|r| !r.alive) {
                 self.drain_until = Some(Instant::now() + DRAIN_LIMIT);
             }
@@ -445,12 +457,16 @@ impl Agent {
     }
 
     fn maybe_fence(&mut self) -> io::Result<()> {
-        // A finalized rank can no longer fence; everyone else must be in it.
+        // A finalized or exited rank can no longer fence; every other rank
+        // must be in it. An exited rank that did not finalize is the
+        // controller's to judge (it ends the job naming that rank).
+        let waiting = self.ranks.iter().any(|r| r.alive && r.session.in_fence);
         let ready = self
             .ranks
             .iter()
-            .all(|r| r.session.in_fence || r.session.state == PmiState::Finalized);
-        if ready {
+            .all(|r| r.session.in_fence || r.session.state == PmiState::Finalized || !r.alive);
+        if waiting && ready && !self.fence_sent {
+            self.fence_sent = true;
             let entries = std::mem::take(&mut self.store.unfenced);
             self.send(ToController::Fence(entries))?;
         }

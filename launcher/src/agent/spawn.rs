@@ -78,6 +78,9 @@ pub fn start_rank(
                 libc::_exit(127);
             }
             crate::signals::reset_in_child();
+            // The rank gets 0-2 and its PMI socket, nothing else: no
+            // descriptor of the agent's, nor any oxrun inherited.
+            cloexec_above_stdio();
             // Keep the PMI socket across exec.
             let flags = libc::fcntl(child_fd, libc::F_GETFD);
             libc::fcntl(child_fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC);
@@ -102,6 +105,31 @@ pub fn start_rank(
         stderr,
         stdin,
     })
+}
+
+/// Marks every descriptor above 2 close-on-exec. Async-signal-safe (runs
+/// between fork and exec): close_range(2) where the kernel has it (5.11),
+/// else fcntl on each number below the descriptor limit.
+fn cloexec_above_stdio() {
+    // SAFETY: raw system calls with integer arguments only.
+    unsafe {
+        let all = libc::c_uint::MAX;
+        if libc::syscall(libc::SYS_close_range, 3, all, libc::CLOSE_RANGE_CLOEXEC) == 0 {
+            return;
+        }
+        let mut limit: libc::rlimit = std::mem::zeroed();
+        let top = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+            limit.rlim_cur.min(1 << 20) as i32
+        } else {
+            1024
+        };
+        for fd in 3..top {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
 }
 
 /// Sends `sig` to a rank's whole process group (falling back to the pid).

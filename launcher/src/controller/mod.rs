@@ -2,6 +2,7 @@
 //! per host, merges fences, prints output, forwards stdin and signals, and
 //! ends the job (cleanly, with one line saying why) when a rank fails.
 
+mod exit_status;
 mod remote;
 
 use std::collections::HashMap;
@@ -21,6 +22,7 @@ use crate::plan::{self, Plan};
 use crate::poller::Poller;
 use crate::proto::{self, ExitKind, LaunchSpec, PmiState, ToAgent, ToController};
 use crate::signals;
+pub use exit_status::exit_status;
 
 /// Exit code when `--timeout` expires (as timeout(1)).
 pub const TIMEOUT_EXIT: i32 = 124;
@@ -51,6 +53,8 @@ struct RankInfo {
     pid: i32,
     exited: bool,
     finalized: bool,
+    /// Exited without ever speaking PMI: it will never enter a fence.
+    silent: bool,
 }
 
 struct Job {
@@ -73,6 +77,13 @@ struct Job {
 /// Runs a job to the end and returns oxrun's exit code.
 pub fn run(opts: JobOptions) -> i32 {
     signals::ignore_sigpipe();
+    // Before placing (which allocates per rank): every rank runs here.
+    if opts.hosts.iter().all(|h| crate::hosts::is_local(&h.name)) {
+        if let Err(e) = crate::limits::check_local(opts.nprocs) {
+            eprintln!("oxrun: {e}");
+            return 1;
+        }
+    }
     match Job::start(opts).and_then(|mut job| job.run()) {
         Ok(code) => code,
         Err(e) => {
@@ -130,10 +141,14 @@ impl Job {
                 pid: 0,
                 exited: false,
                 finalized: false,
+                silent: false,
             })
             .collect();
         let mut agents = Vec::new();
         let mut launch = Vec::new();
+        for host in plan.hosts.iter().filter(|h| h.local) {
+            crate::limits::check_local(host.ranks.len()).map_err(io::Error::other)?;
+        }
         for (h, host) in plan.hosts.iter().enumerate() {
             for &r in &host.ranks {
                 ranks[r].host = h;
@@ -298,7 +313,7 @@ impl Job {
             return;
         }
         eprintln!("oxrun: {message}");
-        self.failure = Some(code);
+        self.failure = Some(exit_status(code));
         self.broadcast(&ToAgent::Kill);
         // Agents still on their way have nothing to run any more: stop their
         // launch commands instead of waiting for them to connect.
@@ -518,6 +533,9 @@ impl Job {
             ToController::Fence(entries) => {
                 self.fence_entries.extend(entries);
                 self.agents[a].in_fence = true;
+                if self.fence_misses_a_rank() {
+                    return;
+                }
                 if self.agents.iter().all(|ag| ag.in_fence || ag.done) {
                     let entries = std::mem::take(&mut self.fence_entries);
                     for ag in &mut self.agents {
@@ -540,9 +558,13 @@ impl Job {
                 } else {
                     format!(": {message}")
                 };
+                let status = match exit_status(code) {
+                    same if same == code => String::new(),
+                    other => format!(" (exit status {other})"),
+                };
                 self.fail(
                     code,
-                    format!("{who} aborted the job with exit code {code}{detail}"),
+                    format!("{who} aborted the job with exit code {code}{status}{detail}"),
                 );
             }
             ToController::Failed { rank, reason } => {
@@ -559,10 +581,28 @@ impl Job {
         }
     }
 
+    /// A fence can never complete once a rank that never initialized has
+    /// exited: ends the job naming that rank (true) if any fence waits.
+    fn fence_misses_a_rank(&mut self) -> bool {
+        if !self.agents.iter().any(|ag| ag.in_fence) {
+            return false;
+        }
+        let Some(gone) = self.ranks.iter().position(|r| r.silent) else {
+            return false;
+        };
+        let who = self.rank_label(gone as u32);
+        self.fail(
+            1,
+            format!("{who} exited without initializing MPI (it never spoke PMI) while other ranks wait for it in a PMI fence; ending the job"),
+        );
+        true
+    }
+
     fn on_exit(&mut self, rank: u32, how: ExitKind, pmi: PmiState) {
         let idx = rank as usize;
         self.ranks[idx].exited = true;
         self.ranks[idx].finalized = pmi == PmiState::Finalized;
+        self.ranks[idx].silent = pmi == PmiState::Silent;
         let others_running = self.ranks.iter().any(|r| !r.exited);
         let who = self.rank_label(rank);
         match how {
@@ -570,7 +610,9 @@ impl Job {
                 1,
                 format!("{who} exited with code 0 without finalizing MPI (PMI) while other ranks still run; ending the job"),
             ),
-            ExitKind::Code(0) => {}
+            ExitKind::Code(0) => {
+                self.fence_misses_a_rank();
+            }
             ExitKind::Code(code) => self.fail(code, format!("{who} exited with code {code}; ending the job")),
             ExitKind::Signal(sig) => self.fail(
                 128 + sig,

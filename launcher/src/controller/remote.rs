@@ -3,7 +3,7 @@
 //! and proving themselves with the per-job secret.
 
 use std::io::{self, Write};
-use std::net::{TcpListener, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, TcpListener, ToSocketAddrs};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -101,29 +101,61 @@ pub fn start_remote(
     })
 }
 
-/// Listens for agents on all interfaces; returns the listener and the
-/// address agents should dial (`control_addr` or this host's address).
+/// Listens for agents on one address only: `control_addr` (an address or
+/// a name of this host) or, without it, this host's address as other hosts
+/// see it. Only when this host's name has no non-loopback address (the
+/// agents then dial the name) does it listen on every interface. Returns
+/// the listener and the address agents should dial.
 pub fn listen(control_addr: Option<&str>) -> io::Result<(TcpListener, String)> {
-    let listener = TcpListener::bind("0.0.0.0:0")?;
+    let (listener, host) = match control_addr {
+        Some(addr) => (bind_to(addr, "--control-addr")?, addr.to_string()),
+        None => match own_address() {
+            Ok(ip) => (
+                bind_to(&ip.to_string(), "this host's address")?,
+                ip.to_string(),
+            ),
+            Err(name) => (TcpListener::bind("0.0.0.0:0")?, name),
+        },
+    };
     let port = listener.local_addr()?.port();
     listener.set_nonblocking(true)?;
-    let host = match control_addr {
-        Some(a) => a.to_string(),
-        None => own_address(),
+    let dial = match host.parse::<IpAddr>() {
+        Ok(ip) => SocketAddr::new(ip, port).to_string(),
+        Err(_) => format!("{host}:{port}"),
     };
-    Ok((listener, format!("{host}:{port}")))
+    Ok((listener, dial))
+}
+
+/// A listener on `addr` (port chosen by the kernel); errors name `what`
+/// and the address.
+fn bind_to(addr: &str, what: &str) -> io::Result<TcpListener> {
+    let candidates: Vec<SocketAddr> = (addr, 0)
+        .to_socket_addrs()
+        .map_err(|e| io::Error::new(e.kind(), format!("{what} '{addr}': {e}")))?
+        .collect();
+    let mut last = None;
+    for candidate in candidates {
+        match TcpListener::bind(candidate) {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some(e),
+        }
+    }
+    let why = last.map_or("it has no address".to_string(), |e| e.to_string());
+    Err(io::Error::other(format!(
+        "{what} '{addr}': cannot listen there for agents: {why}"
+    )))
 }
 
 /// This host's address as other hosts see it: its name's first
-/// non-loopback address, else the name itself.
-fn own_address() -> String {
+/// non-loopback address; else Err(the name itself).
+fn own_address() -> Result<IpAddr, String> {
     let name = crate::hosts::local_hostname();
     (name.as_str(), 0)
         .to_socket_addrs()
         .ok()
         .and_then(|mut addrs| addrs.find(|a| !a.ip().is_loopback()))
-        .map(|a| a.ip().to_string())
-        .unwrap_or(name)
+        .map(|a| a.ip())
+        .ok_or(name)
 }
 
 /// A fresh random per-job secret (hex).

@@ -9,7 +9,7 @@ use std::net::TcpStream;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 
-use nix::fcntl::{fcntl, FcntlArg};
+use nix::fcntl::{fcntl, FcntlArg, FdFlag};
 
 use super::conn::{self, Conn};
 use super::wire::Command;
@@ -44,8 +44,9 @@ pub(crate) fn stream_from_fd(text: &str) -> Result<Box<dyn Stream>, Error> {
         .ok()
         .filter(|&fd: &RawFd| fd >= 0)
         .ok_or_else(|| Error::Bootstrap(format!("PMI_FD={text:?} is not a descriptor number")))?;
-    fcntl(fd, FcntlArg::F_GETFD).map_err(|e| Error::Os {
-        call: "fcntl(PMI_FD, F_GETFD)",
+    // Checks that it is open, and keeps it from the rank's own children.
+    fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).map_err(|e| Error::Os {
+        call: "fcntl(PMI_FD, F_SETFD, FD_CLOEXEC)",
         source: std::io::Error::from_raw_os_error(e as i32),
     })?;
     // SAFETY: the descriptor is open (checked above) and, by the PMI
@@ -406,6 +407,6 @@ mod tests {
         let err = stream_from_fd("abc").unwrap_err().to_string();
         assert!(err.contains("abc"), "{err}");
         let err = stream_from_fd("100000").unwrap_err().to_string();
-        assert!(err.contains("F_GETFD"), "{err}");
+        assert!(err.contains("F_SETFD"), "{err}");
     }
 }
