@@ -28,6 +28,8 @@ pub enum SendState {
     AwaitAck,
     /// Rendezvous offered; waiting for Fin (receiver read it) or Cts.
     AwaitFin,
+    /// Handed whole to the transport as a direct transfer; waiting for it.
+    Direct,
     /// Streaming the data in Data packets to receive `recv_id`; `offset` bytes sent.
     Streaming {
         /// Receiver's request id.

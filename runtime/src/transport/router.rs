@@ -182,6 +182,48 @@ impl Transport for Router {
         }
     }
 
+    fn direct(&self, peer: usize) -> bool {
+        self.endpoint(peer).is_some_and(|t| t.direct(peer))
+    }
+
+    unsafe fn post_direct_recv(
+        &self,
+        peer: usize,
+        buf: *mut u8,
+        len: usize,
+        token: u64,
+    ) -> Result<u64, Error> {
+        match self.endpoint(peer) {
+            // SAFETY: the caller's contract.
+            Some(t) => unsafe { t.post_direct_recv(peer, buf, len, token) },
+            None => Err(Error::Unsupported(format!(
+                "no direct transfers with rank {peer}"
+            ))),
+        }
+    }
+
+    unsafe fn post_direct_send(
+        &self,
+        peer: usize,
+        key: u64,
+        buf: *const u8,
+        len: usize,
+        token: u64,
+    ) -> Result<(), Error> {
+        match self.endpoint(peer) {
+            // SAFETY: the caller's contract.
+            Some(t) => unsafe { t.post_direct_send(peer, key, buf, len, token) },
+            None => Err(Error::Unsupported(format!(
+                "no direct transfers with rank {peer}"
+            ))),
+        }
+    }
+
+    unsafe fn take_direct_done(&self, done: &mut dyn FnMut(u64, Result<usize, Error>)) {
+        // SAFETY: the caller's contract; only the fabric makes direct transfers.
+        unsafe { self.fabric.take_direct_done(done) }
+    }
+
     fn parallel_peers(&self) -> bool {
         self.shm.parallel_peers()
     }

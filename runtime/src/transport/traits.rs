@@ -111,6 +111,60 @@ pub(crate) trait Transport: Send + Sync {
             "no remote writes to rank {peer}"
         )))
     }
+    /// Whether a bulk transfer with `peer` can move straight between the
+    /// two user buffers through the transport itself (a tagged send into
+    /// a posted receive: one copy, done by the network).
+    fn direct(&self, peer: usize) -> bool {
+        let _ = peer;
+        false
+    }
+    /// Posts a receive of exactly `len` bytes into `buf` for a direct send
+    /// from `peer`; returns the key that send must carry. Its completion is
+    /// reported by [`take_direct_done`](Transport::take_direct_done) with
+    /// `token`.
+    ///
+    /// # Safety
+    /// `buf..buf+len` stays writable, and no Rust reference to it exists,
+    /// until the completion is reported. Not concurrently with the data path.
+    unsafe fn post_direct_recv(
+        &self,
+        peer: usize,
+        buf: *mut u8,
+        len: usize,
+        token: u64,
+    ) -> Result<u64, Error> {
+        let _ = (buf, len, token);
+        Err(Error::Unsupported(format!(
+            "no direct transfers with rank {peer}"
+        )))
+    }
+    /// Sends `len` bytes at `buf` to `peer`'s direct receive `key`; its
+    /// completion (the buffer may be reused) is reported with `token`.
+    ///
+    /// # Safety
+    /// `buf..buf+len` stays readable until the completion is reported. Not
+    /// concurrently with the data path.
+    unsafe fn post_direct_send(
+        &self,
+        peer: usize,
+        key: u64,
+        buf: *const u8,
+        len: usize,
+        token: u64,
+    ) -> Result<(), Error> {
+        let _ = (key, buf, len, token);
+        Err(Error::Unsupported(format!(
+            "no direct transfers with rank {peer}"
+        )))
+    }
+    /// Hands each finished direct operation's token and outcome (bytes
+    /// moved) to `done`.
+    ///
+    /// # Safety
+    /// Not concurrently with the data path.
+    unsafe fn take_direct_done(&self, done: &mut dyn FnMut(u64, Result<usize, Error>)) {
+        let _ = done;
+    }
     /// Whether this transport's ranks have a core each (no oversubscription),
     /// so both sides of a transfer can copy at the same time.
     fn parallel_peers(&self) -> bool {

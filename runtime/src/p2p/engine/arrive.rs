@@ -5,7 +5,7 @@
 
 use super::{typed, Engine, UnexpId};
 use crate::p2p::matching::Envelope;
-use crate::p2p::protocol::{self, Kind, MsgHeader, Packet, FLAG_SYNC};
+use crate::p2p::protocol::{self, Kind, MsgHeader, Packet, FLAG_DIRECT, FLAG_SYNC};
 use crate::p2p::request::{Pending, ReqId, ReqState, SendState};
 use crate::p2p::small_copy::copy_bytes;
 use crate::status::Status;
@@ -212,6 +212,26 @@ impl Engine {
         let id = ReqId(send_id);
         match kind {
             Kind::Ack | Kind::Fin => self.reqs.complete(id, Status::empty()),
+            Kind::Cts if flags & FLAG_DIRECT != 0 => {
+                if let Some(ReqState::Pending(Pending::Send {
+                    buf, len, state, ..
+                })) = self.reqs.get_mut(id)
+                {
+                    *state = SendState::Direct;
+                    let (buf, len) = (*buf, *len);
+                    // SAFETY: `&mut self`; the send's buffer stays readable
+                    // until its request completes, which only the direct
+                    // transfer's completion does.
+                    let posted = unsafe {
+                        self.transport
+                            .post_direct_send(peer, recv_id, buf, len, send_id)
+                    };
+                    match posted {
+                        Ok(()) => self.directs += 1,
+                        Err(e) => self.reqs.fail(id, e),
+                    }
+                }
+            }
             Kind::Cts => {
                 if let Some(ReqState::Pending(Pending::Send { state, .. })) = self.reqs.get_mut(id)
                 {

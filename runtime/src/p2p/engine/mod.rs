@@ -74,6 +74,8 @@ pub struct Engine {
     split_min: usize,
     /// Read large messages with CMA when possible (else stream them).
     prefer_cma: bool,
+    /// Direct transfers the transport is moving for this engine.
+    directs: usize,
 }
 
 impl Engine {
@@ -103,6 +105,7 @@ impl Engine {
             bufs: BufPool::default(),
             split_min: 0,
             prefer_cma: true,
+            directs: 0,
         }
     }
 
@@ -310,6 +313,9 @@ impl Engine {
         let transport = unsafe { &*transport };
         // SAFETY: `&mut self` (see the module docs).
         did |= unsafe { transport.poll(&mut |peer, bytes| self.handle(peer, bytes)) } > 0;
+        if self.directs > 0 {
+            did |= self.reap_direct();
+        }
         if !self.streams.is_empty() {
             did |= self.pump_streams();
         }
@@ -322,7 +328,10 @@ impl Engine {
     /// Whether anything is still in flight from this rank (queued packets,
     /// streams, partially assembled messages).
     pub fn busy(&self) -> bool {
-        !self.queued_peers.is_empty() || !self.streams.is_empty() || !self.schedules.is_empty()
+        !self.queued_peers.is_empty()
+            || !self.streams.is_empty()
+            || !self.schedules.is_empty()
+            || self.directs > 0
     }
 }
 

@@ -10,7 +10,9 @@
 //! segments into the ring.
 
 use super::{slice_mut_or_empty, slice_or_empty, Engine};
-use crate::p2p::protocol::{self, Kind, MsgHeader, FLAG_PACKED};
+use std::sync::Arc;
+
+use crate::p2p::protocol::{self, Kind, MsgHeader, FLAG_DIRECT, FLAG_PACKED};
 use crate::p2p::request::{Pending, ReqId, ReqState, SendState};
 use crate::status::Status;
 use crate::transport::Caps;
@@ -253,7 +255,52 @@ impl Engine {
             self.finish_recv(req);
             return;
         }
+        // The network moves it straight into the buffer: one copy. Not for
+        // a typed side (its layout is not one run) or a truncated receive
+        // (the stream keeps what fits).
+        if !typed && h.flags & FLAG_PACKED == 0 && total <= cap && self.transport.direct(peer) {
+            // SAFETY: `&mut self`; the receive's buffer stays writable
+            // until the request completes, which only the direct
+            // transfer's completion does.
+            let key = unsafe { self.transport.post_direct_recv(peer, buf, total, req.0) };
+            if let Ok(key) = key {
+                self.directs += 1;
+                let cts = protocol::ctrl_flagged(Kind::Cts, FLAG_DIRECT, h.send_id, key);
+                self.push(peer, &[&cts]);
+                return;
+            }
+        }
         self.push(peer, &[&protocol::ctrl(Kind::Cts, h.send_id, req.0)]);
+    }
+
+    /// Finishes the direct transfers the transport reports done; whether
+    /// there were any.
+    pub(super) fn reap_direct(&mut self) -> bool {
+        let before = self.directs;
+        let transport: *const dyn crate::transport::Transport = Arc::as_ptr(&self.transport);
+        // SAFETY: as in `progress`: the transport outlives this call and
+        // is not replaced.
+        let transport = unsafe { &*transport };
+        // SAFETY: `&mut self` (see the module docs).
+        unsafe {
+            transport.take_direct_done(&mut |token, outcome| {
+                self.directs -= 1;
+                let id = ReqId(token);
+                let is_recv = matches!(
+                    self.reqs.get(id),
+                    Some(ReqState::Pending(Pending::Recv { .. }))
+                );
+                match outcome {
+                    Err(e) => self.reqs.fail(id, e),
+                    Ok(_) if is_recv => {
+                        self.set_received_all(id);
+                        self.finish_recv(id);
+                    }
+                    Ok(_) => self.reqs.complete(id, Status::empty()),
+                }
+            })
+        };
+        self.directs != before
     }
 
     /// Reads the first `n` bytes of a rendezvous message with CMA straight

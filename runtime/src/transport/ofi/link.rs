@@ -64,6 +64,18 @@ struct OpContext {
 }
 
 const SEND_BASE: usize = 1 << 40;
+/// `slot` of a direct transfer: `DIRECT_BASE + index` into `State::direct`.
+const DIRECT_BASE: usize = 1 << 41;
+
+/// A direct transfer in flight; boxed, so the context's address (which the
+/// provider holds) never moves.
+#[repr(C)]
+struct DirectOp {
+    context: OpContext,
+    token: u64,
+    /// A send the provider refused for now: (peer address, tag, buffer, length).
+    retry: Option<(u64, u64, *const u8, usize)>,
+}
 
 /// A zeroed, fixed allocation the provider writes into: addresses stay put.
 struct Slab {
@@ -111,6 +123,15 @@ struct State {
     /// Packets already filled (and their credit taken) that the provider
     /// refused for the moment, in order; sent before anything else.
     backlog: std::collections::VecDeque<(usize, Vec<u8>)>,
+    /// Direct transfers in flight (None: a free entry).
+    direct: Vec<Option<Box<DirectOp>>>,
+    free_direct: Vec<usize>,
+    /// Direct sends to post again (indices into `direct`), in order.
+    direct_retry: std::collections::VecDeque<usize>,
+    /// Finished direct transfers: token and bytes moved, or the failure.
+    direct_done: Vec<(u64, Result<usize, Error>)>,
+    /// The key of the next direct receive.
+    next_key: u64,
 }
 
 /// The transport to every peer on another host.
@@ -168,6 +189,11 @@ impl FabricLink {
                 to_repost: Vec::new(),
                 owing: Vec::new(),
                 backlog: std::collections::VecDeque::new(),
+                direct: Vec::new(),
+                free_direct: Vec::new(),
+                direct_retry: std::collections::VecDeque::new(),
+                direct_done: Vec::new(),
+                next_key: 0,
             }),
         };
         for i in 0..n_ctx {
@@ -394,6 +420,58 @@ impl FabricLink {
         }
     }
 
+    /// A new direct operation's index and its context pointer.
+    fn new_direct(st: &mut State, token: u64) -> (usize, *mut c_void) {
+        let index = st.free_direct.pop().unwrap_or_else(|| {
+            st.direct.push(None);
+            st.direct.len() - 1
+        });
+        let mut op = Box::new(DirectOp {
+            context: OpContext {
+                provider: [0; CONTEXT_BYTES],
+                slot: DIRECT_BASE + index,
+            },
+            token,
+            retry: None,
+        });
+        let ctx = std::ptr::addr_of_mut!(op.context).cast();
+        st.direct[index] = Some(op);
+        (index, ctx)
+    }
+
+    /// Ends direct operation `index` with `outcome`.
+    fn finish_direct(st: &mut State, index: usize, outcome: Result<usize, Error>) {
+        if let Some(op) = st.direct.get_mut(index).and_then(Option::take) {
+            st.direct_done.push((op.token, outcome));
+            st.free_direct.push(index);
+        }
+    }
+
+    /// Posts direct send `index` (again); false when the provider refuses
+    /// it for now.
+    fn post_direct(&self, st: &mut State, index: usize) -> bool {
+        let Some(op) = st.direct[index].as_mut() else {
+            return true;
+        };
+        let Some((addr, tag, buf, len)) = op.retry else {
+            return true;
+        };
+        let ctx = std::ptr::addr_of_mut!(op.context).cast();
+        // SAFETY: the caller of `post_direct_send` keeps the buffer
+        // readable until the completion; the boxed context stays put.
+        match unsafe { self.ep.send(buf, len, addr, tag, ctx) } {
+            Ok(Posted::Yes) => {
+                op.retry = None;
+                true
+            }
+            Ok(Posted::Busy) => false,
+            Err(e) => {
+                Self::finish_direct(st, index, Err(e));
+                true
+            }
+        }
+    }
+
     /// Retries what the provider refused earlier.
     fn retry_refused(&self, st: &mut State) {
         for i in std::mem::take(&mut st.to_repost) {
@@ -405,6 +483,12 @@ impl FabricLink {
             self.return_credits(st, peer);
         }
         self.flush_backlog(st);
+        while let Some(&index) = st.direct_retry.front() {
+            if !self.post_direct(st, index) {
+                break;
+            }
+            st.direct_retry.pop_front();
+        }
     }
 }
 
@@ -470,7 +554,11 @@ impl Transport for FabricLink {
         {
             // SAFETY: data path; no other reference to the state is live.
             let st = unsafe { &mut *self.state.get() };
-            if !st.to_repost.is_empty() || !st.owing.is_empty() || !st.backlog.is_empty() {
+            if !st.to_repost.is_empty()
+                || !st.owing.is_empty()
+                || !st.backlog.is_empty()
+                || !st.direct_retry.is_empty()
+            {
                 self.retry_refused(st);
             }
         }
@@ -482,6 +570,16 @@ impl Transport for FabricLink {
                     let slot = (!failed.context.is_null())
                         .then(|| unsafe { (*failed.context.cast::<OpContext>()).slot });
                     match slot {
+                        Some(s) if s >= DIRECT_BASE => {
+                            // SAFETY: as above.
+                            let st = unsafe { &mut *self.state.get() };
+                            let e = Error::Fabric {
+                                what: "a direct transfer",
+                                reason: failed.text,
+                            };
+                            Self::finish_direct(st, s - DIRECT_BASE, Err(e));
+                            continue;
+                        }
                         // A send failed: its peer is gone (the launcher
                         // ends the job) or the link is; free the slot.
                         Some(s) if s >= SEND_BASE => {
@@ -502,6 +600,12 @@ impl Transport for FabricLink {
             for c in &done[..n] {
                 // SAFETY: every context we post is one of ours.
                 let slot = unsafe { (*c.context.cast::<OpContext>()).slot };
+                if slot >= DIRECT_BASE {
+                    // SAFETY: data path; no other reference is live.
+                    let st = unsafe { &mut *self.state.get() };
+                    Self::finish_direct(st, slot - DIRECT_BASE, Ok(c.len as usize));
+                    continue;
+                }
                 if slot >= SEND_BASE {
                     // SAFETY: data path; no other reference is live.
                     unsafe { &mut *self.state.get() }
@@ -563,6 +667,76 @@ impl Transport for FabricLink {
         Err(Error::Unsupported(format!(
             "rank {peer} is on another host: no direct reads over the fabric yet"
         )))
+    }
+
+    fn direct(&self, peer: usize) -> bool {
+        self.reaches(peer)
+    }
+
+    unsafe fn post_direct_recv(
+        &self,
+        peer: usize,
+        buf: *mut u8,
+        len: usize,
+        token: u64,
+    ) -> Result<u64, Error> {
+        // SAFETY: data path (the caller's contract).
+        let st = unsafe { &mut *self.state.get() };
+        let key = st.next_key & CREDITS_MASK;
+        st.next_key = st.next_key.wrapping_add(1);
+        let tag = DIRECT | key << CREDITS_SHIFT | peer as u64;
+        let (index, ctx) = Self::new_direct(st, token);
+        // SAFETY: the caller keeps the buffer writable until the completion;
+        // the boxed context stays put until then.
+        match unsafe { self.ep.recv(buf, len, tag, 0, ctx) } {
+            Ok(Posted::Yes) => Ok(key),
+            outcome => {
+                st.direct[index] = None;
+                st.free_direct.push(index);
+                Err(outcome.err().unwrap_or_else(|| Error::Fabric {
+                    what: "fi_trecv",
+                    reason: "the provider's receive queue is full".into(),
+                }))
+            }
+        }
+    }
+
+    unsafe fn post_direct_send(
+        &self,
+        peer: usize,
+        key: u64,
+        buf: *const u8,
+        len: usize,
+        token: u64,
+    ) -> Result<(), Error> {
+        // SAFETY: data path (the caller's contract).
+        let st = unsafe { &mut *self.state.get() };
+        let Some(p) = st.peers.get(peer).copied().flatten() else {
+            return Err(Error::Unsupported(format!(
+                "rank {peer} is not on the fabric"
+            )));
+        };
+        let tag = DIRECT | (key & CREDITS_MASK) << CREDITS_SHIFT | self.me as u64;
+        let (index, _) = Self::new_direct(st, token);
+        if let Some(op) = st.direct[index].as_mut() {
+            op.retry = Some((p.addr, tag, buf, len));
+        }
+        if !st.direct_retry.is_empty() || !self.post_direct(st, index) {
+            st.direct_retry.push_back(index);
+        }
+        Ok(())
+    }
+
+    unsafe fn take_direct_done(&self, done: &mut dyn FnMut(u64, Result<usize, Error>)) {
+        // SAFETY: data path (the caller's contract).
+        let st = unsafe { &mut *self.state.get() };
+        if st.direct_done.is_empty() {
+            return;
+        }
+        let finished = std::mem::take(&mut st.direct_done);
+        for (token, outcome) in finished {
+            done(token, outcome);
+        }
     }
 
     fn wait_token(&self) -> u32 {
