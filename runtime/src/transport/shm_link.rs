@@ -53,6 +53,14 @@ impl ShmTransport {
     }
 }
 
+impl ShmTransport {
+    /// Rings this rank's own doorbell: wakes its thread sleeping in
+    /// [`Transport::wait`] (for another wait object's watcher).
+    pub(crate) fn ring_own(&self) {
+        self.node.doorbell(self.me).ring();
+    }
+}
+
 impl Transport for ShmTransport {
     fn name(&self) -> &'static str {
         "shm"

@@ -212,7 +212,7 @@ int oxmpi_ofi_open(const struct oxmpi_ofi_entry *fns, const char *prov,
     memset(&cq_attr, 0, sizeof(cq_attr));
     cq_attr.format = FI_CQ_FORMAT_TAGGED;
     cq_attr.size = cq_size;
-    cq_attr.wait_obj = getenv("OXTEST_NOWAIT") ? FI_WAIT_NONE : FI_WAIT_FD;
+    cq_attr.wait_obj = FI_WAIT_FD;
     if (fi_cq_open(e->domain, &cq_attr, &e->cq, NULL) != 0) {
         /* No file descriptor to wait on: the caller sleeps in short steps. */
         cq_attr.wait_obj = FI_WAIT_NONE;

@@ -23,6 +23,9 @@
 
 use std::cell::UnsafeCell;
 use std::ffi::c_void;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::AtomicU32;
+use std::sync::atomic::Ordering::SeqCst;
 use std::time::Duration;
 
 use super::endpoint::{Endpoint, Posted, CONTEXT_BYTES};
@@ -147,6 +150,12 @@ pub(crate) struct FabricLink {
     tx: Slab,
     contexts: Slab,
     state: UnsafeCell<State>,
+    /// Threads in [`sleep`](Self::sleep).
+    sleepers: AtomicU32,
+    /// Polls that took completions so far: a sleeper's token.
+    generation: AtomicU32,
+    /// Rung by a poll that took completions while threads sleep.
+    wake: OwnedFd,
 }
 
 // SAFETY: `state` and the buffers are touched only by `try_send`,
@@ -174,6 +183,17 @@ impl FabricLink {
             (receives + SEND_SLOTS).max(64),
         )?;
         let n_ctx = receives + SEND_SLOTS;
+        // SAFETY: eventfd has no memory preconditions; the result is checked.
+        let wake =
+            unsafe { nix::libc::eventfd(0, nix::libc::EFD_CLOEXEC | nix::libc::EFD_NONBLOCK) };
+        if wake < 0 {
+            return Err(Error::Os {
+                call: "eventfd",
+                source: std::io::Error::last_os_error(),
+            });
+        }
+        // SAFETY: a new descriptor that nothing else owns.
+        let wake = unsafe { OwnedFd::from_raw_fd(wake) };
         let link = FabricLink {
             ep,
             me,
@@ -195,6 +215,9 @@ impl FabricLink {
                 direct_done: Vec::new(),
                 next_key: 0,
             }),
+            sleepers: AtomicU32::new(0),
+            generation: AtomicU32::new(0),
+            wake,
         };
         for i in 0..n_ctx {
             let slot = if i < receives {
@@ -241,25 +264,64 @@ impl FabricLink {
         Ok(())
     }
 
-    /// Sleeps until a completion may be waiting, or `timeout`.
-    pub(crate) fn sleep(&self, timeout: Duration) {
-        match self.ep.wait_fd() {
-            Some(fd) if self.ep.may_sleep() => {
-                let mut pfd = nix::libc::pollfd {
-                    fd,
-                    events: nix::libc::POLLIN,
-                    revents: 0,
-                };
-                let ts = nix::libc::timespec {
-                    tv_sec: timeout.as_secs().min(i32::MAX as u64) as nix::libc::time_t,
-                    tv_nsec: timeout.subsec_nanos() as nix::libc::c_long,
-                };
-                // SAFETY: one valid pollfd, a valid timespec, no signal mask.
-                unsafe { nix::libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
-            }
-            // Something is pending that only a poll reveals, or there is
-            // no descriptor: a short nap instead.
-            _ => std::thread::sleep(timeout.min(Duration::from_micros(50))),
+    /// How many polls took completions so far: taken before a last poll
+    /// and passed to [`sleep`](Self::sleep), so that a completion another
+    /// thread takes in between is not slept through.
+    pub(crate) fn generation(&self) -> u32 {
+        self.generation.load(SeqCst)
+    }
+
+    /// Sleeps until a completion may be waiting, another thread's poll
+    /// took one since `token` (see [`generation`](Self::generation)), or
+    /// `timeout`; returns whether something may have arrived (false: the
+    /// time ran out quietly).
+    pub(crate) fn sleep(&self, token: u32, timeout: Duration) -> bool {
+        let Some(fd) = self.ep.wait_fd() else {
+            // No descriptor: a short nap instead.
+            std::thread::sleep(timeout.min(Duration::from_micros(50)));
+            return true;
+        };
+        self.sleepers.fetch_add(1, SeqCst);
+        if self.generation.load(SeqCst) != token || !self.ep.may_sleep() {
+            // Something is pending that only a poll reveals.
+            self.sleepers.fetch_sub(1, SeqCst);
+            return true;
+        }
+        let mut fds = [
+            nix::libc::pollfd {
+                fd,
+                events: nix::libc::POLLIN,
+                revents: 0,
+            },
+            nix::libc::pollfd {
+                fd: self.wake.as_raw_fd(),
+                events: nix::libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        let ts = nix::libc::timespec {
+            tv_sec: timeout.as_secs().min(i32::MAX as u64) as nix::libc::time_t,
+            tv_nsec: timeout.subsec_nanos() as nix::libc::c_long,
+        };
+        // SAFETY: two valid pollfds, a valid timespec, no signal mask.
+        let n = unsafe { nix::libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+        self.sleepers.fetch_sub(1, SeqCst);
+        if fds[1].revents != 0 {
+            let mut count = [0u8; 8];
+            // SAFETY: reads 8 bytes into `count` from our eventfd (non-blocking).
+            unsafe { nix::libc::read(self.wake.as_raw_fd(), count.as_mut_ptr().cast(), 8) };
+        }
+        n != 0
+    }
+
+    /// Wakes the threads sleeping in [`sleep`](Self::sleep): a poll took
+    /// completions, possibly one a sleeper waits for. One atomic load when
+    /// nobody sleeps.
+    fn wake_sleepers(&self) {
+        if self.sleepers.load(SeqCst) > 0 {
+            let one = 1u64.to_ne_bytes();
+            // SAFETY: writes 8 bytes to our eventfd.
+            unsafe { nix::libc::write(self.wake.as_raw_fd(), one.as_ptr().cast(), 8) };
         }
     }
 
@@ -545,6 +607,7 @@ impl Transport for FabricLink {
 
     unsafe fn poll(&self, sink: &mut dyn FnMut(usize, &[u8])) -> usize {
         let mut handled = 0;
+        let mut completions = 0;
         let mut done = [Completion {
             context: std::ptr::null_mut(),
             flags: 0,
@@ -597,6 +660,7 @@ impl Transport for FabricLink {
             if n == 0 {
                 break;
             }
+            completions += n;
             for c in &done[..n] {
                 // SAFETY: every context we post is one of ours.
                 let slot = unsafe { (*c.context.cast::<OpContext>()).slot };
@@ -649,6 +713,10 @@ impl Transport for FabricLink {
             if n < POLL_MAX {
                 break;
             }
+        }
+        if completions > 0 {
+            self.generation.fetch_add(1, SeqCst);
+            self.wake_sleepers();
         }
         handled
     }
@@ -740,11 +808,11 @@ impl Transport for FabricLink {
     }
 
     fn wait_token(&self) -> u32 {
-        0
+        self.generation()
     }
 
-    fn wait(&self, _token: u32, timeout: Duration) {
-        self.sleep(timeout);
+    fn wait(&self, token: u32, timeout: Duration) {
+        self.sleep(token, timeout);
     }
 
     fn wake(&self, _peer: usize) {}

@@ -5,6 +5,7 @@
 //! engine sees one [`Transport`]; every call goes to the peer's endpoint.
 //! (Messages to self never reach a transport: the engine handles them.)
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::ofi::link::FabricLink;
@@ -12,9 +13,10 @@ use super::shm_link::ShmTransport;
 use super::{Caps, Transport};
 use crate::error::Error;
 
-/// Longest single sleep on one wait object while the other may also
-/// deliver: the shared-memory doorbell and the fabric's descriptor cannot
-/// be waited on together, so a rank with both alternates.
+mod watch;
+
+/// Longest single sleep on one wait object when no watcher thread could
+/// be started: the rank then takes turns between the two.
 const SPLIT_SLEEP: Duration = Duration::from_micros(200);
 
 /// Which endpoint reaches a peer.
@@ -42,11 +44,15 @@ impl Route {
 /// Shared memory and the fabric behind one [`Transport`].
 pub(crate) struct Router {
     routes: Vec<Route>,
-    shm: ShmTransport,
-    fabric: FabricLink,
+    /// Declared first: dropping it stops the thread that uses the two
+    /// endpoints below.
+    watcher: Option<watch::Watcher>,
+    shm: Arc<ShmTransport>,
+    fabric: Arc<FabricLink>,
     /// Whether any peer is on this host (else the doorbell never rings).
     local_peers: bool,
-    /// Alternate between the two waits: the next sleep is on the fabric.
+    /// Without a watcher, alternate between the two waits: the next sleep
+    /// is on the fabric.
     fabric_turn: std::sync::atomic::AtomicBool,
 }
 
@@ -69,8 +75,15 @@ impl Router {
             })
             .collect();
         let local_peers = routes.contains(&Route::Shm);
+        let (shm, fabric) = (Arc::new(shm), Arc::new(fabric));
+        // A rank with peers both here and elsewhere sleeps on its doorbell,
+        // which the watcher rings when the fabric delivers.
+        let watcher = local_peers
+            .then(|| watch::Watcher::start(Arc::clone(&fabric), Arc::clone(&shm)))
+            .filter(watch::Watcher::running);
         Router {
             routes,
+            watcher,
             shm,
             fabric,
             local_peers,
@@ -89,8 +102,8 @@ impl Router {
 
     fn endpoint(&self, peer: usize) -> Option<&dyn Transport> {
         match self.route(peer) {
-            Route::Shm => Some(&self.shm),
-            Route::Fabric => Some(&self.fabric),
+            Route::Shm => Some(&*self.shm),
+            Route::Fabric => Some(&*self.fabric),
             Route::Myself => None,
         }
     }
@@ -134,14 +147,21 @@ impl Transport for Router {
     }
 
     unsafe fn poll(&self, sink: &mut dyn FnMut(usize, &[u8])) -> usize {
+        if !self.local_peers {
+            // SAFETY: the caller's contract.
+            return unsafe { self.fabric.poll(sink) };
+        }
         // SAFETY: the caller's contract covers both endpoints.
-        let near = if self.local_peers {
-            unsafe { self.shm.poll(sink) }
-        } else {
-            0
-        };
+        let near = unsafe { self.shm.poll(sink) };
+        let before = self.fabric.generation();
         // SAFETY: as above.
-        near + unsafe { self.fabric.poll(sink) }
+        let far = unsafe { self.fabric.poll(sink) };
+        if self.fabric.generation() != before {
+            // Another thread of this rank may be about to sleep on the
+            // doorbell for what this poll took: move its token on.
+            self.shm.ring_own();
+        }
+        near + far
     }
 
     fn can_read_remote(&self, peer: usize) -> bool {
@@ -233,18 +253,31 @@ impl Transport for Router {
     }
 
     fn wait_token(&self) -> u32 {
-        self.shm.wait_token()
+        if self.local_peers {
+            self.shm.wait_token()
+        } else {
+            self.fabric.generation()
+        }
     }
 
     fn wait(&self, token: u32, timeout: Duration) {
         use std::sync::atomic::Ordering::Relaxed;
         if !self.local_peers {
-            return self.fabric.sleep(timeout);
+            self.fabric.sleep(token, timeout);
+            return;
         }
-        // Both may deliver: short sleeps, taking turns.
+        if let Some(w) = &self.watcher {
+            w.set_armed(true);
+            self.shm.wait(token, timeout);
+            w.set_armed(false);
+            return;
+        }
+        // Both may deliver and nothing watches the fabric: short sleeps,
+        // taking turns.
         let fabric = self.fabric_turn.fetch_xor(true, Relaxed);
         if fabric {
-            self.fabric.sleep(timeout.min(SPLIT_SLEEP));
+            self.fabric
+                .sleep(self.fabric.generation(), timeout.min(SPLIT_SLEEP));
         } else {
             self.shm.wait(token, timeout.min(SPLIT_SLEEP));
         }
