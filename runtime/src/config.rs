@@ -235,8 +235,8 @@ pub static OFI_IFACE: Setting<String> = Setting::new(Entry {
 pub static OFI_PACKET: Setting<usize> = Setting::new(Entry {
     name: "ofi_packet",
     env: "OXMPI_OFI_PACKET",
-    default: "16k",
-    doc: "largest packet between hosts; each remote peer gets (ofi_credits + 2) receive buffers of this size",
+    default: "8k",
+    doc: "largest packet between hosts, and so the eager limit there (larger messages go direct); each remote peer gets (ofi_credits + 2) receive buffers of this size",
     kind: Kind::Bytes,
 });
 

@@ -198,6 +198,22 @@ impl TestHosts {
             .map_err(|e| e.to_string())
     }
 
+    /// The launch command: `COMMAND HOST PROGRAM ARGS...` runs PROGRAM
+    /// on test host HOST (what oxrun's `--launcher-cmd` takes).
+    pub fn launch_command(&self) -> &Path {
+        &self.launch
+    }
+
+    /// The bridge's own address (the root namespace's side of the link).
+    pub fn control_addr(&self) -> &str {
+        &self.ctl_ip
+    }
+
+    /// Host `i`'s address on the bridge.
+    pub fn addr(&self, i: usize) -> &str {
+        &self.ips[i]
+    }
+
     /// The hosts' names (what `--host` takes).
     pub fn names(&self) -> &[String] {
         &self.names

@@ -111,6 +111,12 @@ pub(crate) trait Transport: Send + Sync {
             "no remote writes to rank {peer}"
         )))
     }
+    /// The largest message this transport carries eagerly to `peer`, when
+    /// it wants less than the engine's own limit (None: no opinion).
+    fn eager_limit(&self, peer: usize) -> Option<usize> {
+        let _ = peer;
+        None
+    }
     /// Whether a bulk transfer with `peer` can move straight between the
     /// two user buffers through the transport itself (a tagged send into
     /// a posted receive: one copy, done by the network).

@@ -49,6 +49,9 @@ pub struct Engine {
     pid: u32,
     transport: Arc<dyn Transport>,
     eager_limit: usize,
+    /// Per peer, where a transport wants a lower eager limit than
+    /// `eager_limit` (empty when none does: one look-up fewer per send).
+    peer_eager: Vec<usize>,
     matcher: Matcher<ReqId, UnexpId>,
     /// Every request.
     pub reqs: Requests,
@@ -86,11 +89,24 @@ impl Engine {
         transport: Arc<dyn Transport>,
         eager_limit: usize,
     ) -> Engine {
+        let limits: Vec<usize> = (0..world_size)
+            .map(|p| {
+                transport
+                    .eager_limit(p)
+                    .map_or(eager_limit, |l| l.min(eager_limit))
+            })
+            .collect();
+        let peer_eager = if limits.iter().all(|&l| l == eager_limit) {
+            Vec::new()
+        } else {
+            limits
+        };
         Engine {
             me,
             pid: std::process::id(),
             transport,
             eager_limit,
+            peer_eager,
             matcher: Matcher::new(),
             reqs: Requests::default(),
             unexpected: Vec::new(),
@@ -153,7 +169,7 @@ impl Engine {
         let path = if peer == self.me {
             SendPath::Eager // to self: one packet, no size limit
         } else {
-            protocol::choose_path(len, self.eager_limit)
+            protocol::choose_path(len, self.eager_limit_to(peer))
         };
         // SAFETY: the caller guarantees `buf..buf+len` is readable until completion.
         let data = slice_or_empty(buf, len);
@@ -211,6 +227,15 @@ impl Engine {
                 Some(id)
             }
         }
+    }
+
+    /// The eager limit for messages to `peer`.
+    #[inline]
+    pub(super) fn eager_limit_to(&self, peer: usize) -> usize {
+        self.peer_eager
+            .get(peer)
+            .copied()
+            .unwrap_or(self.eager_limit)
     }
 
     /// Bytes of a `len`-byte eager message that travel in its first packet,

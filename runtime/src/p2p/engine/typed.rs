@@ -58,7 +58,7 @@ impl Engine {
         let path = if peer == self.me {
             SendPath::Eager // to self: one packet, no size limit
         } else {
-            protocol::choose_path(len, self.eager_limit)
+            protocol::choose_path(len, self.eager_limit_to(peer))
         };
         let mut header = MsgHeader {
             kind: Kind::Eager,

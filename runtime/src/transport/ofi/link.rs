@@ -737,6 +737,12 @@ impl Transport for FabricLink {
         )))
     }
 
+    fn eager_limit(&self, _peer: usize) -> Option<usize> {
+        // One packet: larger messages go direct (one tagged send into the
+        // receive buffer) rather than as several packets through buffers.
+        Some(self.packet - crate::p2p::protocol::MSG_HEADER)
+    }
+
     fn direct(&self, peer: usize) -> bool {
         self.reaches(peer)
     }

@@ -202,6 +202,10 @@ impl Transport for Router {
         }
     }
 
+    fn eager_limit(&self, peer: usize) -> Option<usize> {
+        self.endpoint(peer).and_then(|t| t.eager_limit(peer))
+    }
+
     fn direct(&self, peer: usize) -> bool {
         self.endpoint(peer).is_some_and(|t| t.direct(peer))
     }
