@@ -66,8 +66,8 @@ pub static TRANSPORTS: &[TransportInfo] = &[
     },
     TransportInfo {
         name: "ofi",
-        state: TransportState::Planned,
-        note: "libfabric: provider discovery only; no endpoints yet",
+        state: TransportState::Used,
+        note: "ranks on other hosts: a libfabric RDM endpoint (tagged, send-after-send order; OXMPI_OFI_PROVIDER / FI_PROVIDER), credit flow control, large messages direct into the receive buffer",
     },
     TransportInfo {
         name: "cuda_ipc",

@@ -1,7 +1,8 @@
 //! What the point-to-point engine needs from a transport. Each transport
-//! (shared memory now; libfabric and CUDA IPC later) is one implementation,
-//! tried in priority order for each peer; capabilities and size classes are
-//! data, so the engine's send path does not branch on transport names.
+//! (shared memory, libfabric; CUDA IPC later) is one implementation, and
+//! each peer gets one by locality (`select.rs`, `router/`); capabilities,
+//! size classes and eager limits are data, so the engine's send path does
+//! not branch on transport names.
 
 use std::time::Duration;
 

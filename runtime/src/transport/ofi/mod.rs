@@ -1,12 +1,13 @@
-//! libfabric: a thin layer over the system library, through a small C shim
-//! (`shim.c`, built by `runtime/build.rs`), layered `sys` -> `result` -> the
-//! safe functions here. Today it only discovers providers, for
-//! `oxrun --info`; endpoints and completion queues come later.
+//! libfabric: a thin layer over the system library, through small C shims
+//! (`shim.c`: provider discovery; `endpoint.c`: an RDM endpoint; built by
+//! `runtime/build.rs`), layered `sys` -> `result` -> `endpoint` (safe
+//! endpoint) -> `link` (the transport for peers on other hosts), and the
+//! discovery functions here for `oxrun --info`.
 //!
 //! libfabric is not linked: `libfabric.so.1` is opened with dlopen the first
-//! time [`providers`] or [`library_version`] is called, and stays open. A
-//! process that never asks never loads it (nor the provider libraries it
-//! pulls in, whose initialisers slow start-up down).
+//! time something asks (an endpoint, [`providers`], [`library_version`]),
+//! and stays open. A process that never asks never loads it (nor the
+//! provider libraries it pulls in, whose initialisers slow start-up down).
 
 mod endpoint;
 pub(crate) mod link;

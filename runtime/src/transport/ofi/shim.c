@@ -1,5 +1,6 @@
 /*
- * Thin C shim over libfabric's structs: provider discovery only, for now.
+ * Thin C shim over libfabric's structs: provider discovery (the endpoint
+ * is endpoint.c's).
  * Everything that touches libfabric's structs is read here against the real
  * header and handed to Rust as plain bytes. Compiled by runtime/build.rs
  * against the header only: libfabric is NOT linked. The Rust side opens
