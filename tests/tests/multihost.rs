@@ -36,6 +36,7 @@ fn role_entry() {
         Some(("p2p", r)) => p2p_roles::run(r),
         Some(("coll", r)) => coll_roles::run(r),
         Some(("bytes", r)) => bytes_role(r),
+        Some(("idle", _)) => idle_role(),
         _ => panic!("unknown role {role}"),
     }
 }
@@ -225,6 +226,59 @@ fn bytes_role(which: &str) {
         .all(|(i, &b)| b == (i * 31 + peer) as u8));
     world.barrier().unwrap();
     universe.finalize().unwrap();
+}
+
+/// The last rank sleeps, then sends to every other rank, which waits in a
+/// blocking receive meanwhile and checks it used little CPU doing so.
+fn idle_role() {
+    let universe = oxmpi::init().expect("init");
+    let world: Comm = universe.world();
+    let (me, last) = (world.rank(), world.size() - 1);
+    // The barrier's last messages may still be queued on the sleeping
+    // rank's side (a connection being made): time the barrier too.
+    let (cpu0, wall0) = (cpu_time(), Instant::now());
+    world.barrier().unwrap();
+    if me == last {
+        std::thread::sleep(Duration::from_millis(1500));
+        for r in 0..last {
+            world.send(&[r], r, 1).unwrap();
+        }
+    } else {
+        let mut v = [0i32];
+        world.recv(&mut v, last, 1).unwrap();
+        let (cpu, wall) = (cpu_time() - cpu0, wall0.elapsed());
+        assert_eq!(v[0], me);
+        assert!(
+            wall > Duration::from_secs(1),
+            "rank {me} waited only {wall:?}"
+        );
+        assert!(
+            cpu < wall / 5,
+            "rank {me} used {cpu:?} of CPU in a {wall:?} blocking wait"
+        );
+    }
+    universe.finalize().unwrap();
+}
+
+/// CPU time this process used so far (user and system).
+fn cpu_time() -> Duration {
+    let mut u: nix::libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into `u`.
+    unsafe { nix::libc::getrusage(nix::libc::RUSAGE_SELF, &mut u) };
+    let tv = |t: nix::libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+#[test]
+fn a_rank_blocked_across_hosts_uses_little_cpu() {
+    let Some(h) = hosts(2, "a_rank_blocked_across_hosts_uses_little_cpu") else {
+        return;
+    };
+    // 1+1: the fabric's descriptor alone; 2+2: doorbell plus watcher.
+    for ranks in [&[1, 1][..], &[2, 2][..]] {
+        let out = role_job_on(&h, ranks, &[], "idle:", &[], LIMIT);
+        assert!(out.success(), "{ranks:?}:\n{}", out.describe());
+    }
 }
 
 #[test]
