@@ -119,7 +119,7 @@ fn start() -> Result<Universe, Error> {
         _ => None,
     };
     let transport = crate::transport::connect(boot.as_mut(), &config)?;
-    let (model, source) = match chosen {
+    let (mut model, source) = match chosen {
         Some(c) => c,
         None => {
             let text = boot.get(calibrate::MODEL_KEY)?.unwrap_or_default();
@@ -134,6 +134,7 @@ fn start() -> Result<Universe, Error> {
     let mut engine = Engine::new(rank, size, transport, config.eager_limit);
     engine.set_split_min(config.cma_split_min);
     engine.set_rndv_protocol(&config.rndv_protocol);
+    crate::coll::link_probe::measure(&mut engine, rank, boot.node_of_rank(), &mut model)?;
     let debug_coll = config.debug_enabled("coll");
     if debug_coll && rank == 0 {
         eprintln!(

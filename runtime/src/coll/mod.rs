@@ -18,6 +18,7 @@ pub(crate) mod ctx;
 pub(crate) mod fold;
 mod gather;
 pub mod inter;
+pub(crate) mod link_probe;
 mod neighbor;
 pub mod nodes;
 pub mod persistent;

@@ -229,6 +229,11 @@ impl Engine {
         }
     }
 
+    /// This engine's world rank.
+    pub fn rank(&self) -> usize {
+        self.me
+    }
+
     /// The eager limit for messages to `peer`.
     #[inline]
     pub(super) fn eager_limit_to(&self, peer: usize) -> usize {
