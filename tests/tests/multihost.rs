@@ -362,3 +362,40 @@ fn an_unknown_provider_is_a_one_line_error() {
         out.describe()
     );
 }
+
+#[test]
+fn inter_node_costs_are_measured_at_start() {
+    let Some(h) = hosts(2, "inter_node_costs_are_measured_at_start") else {
+        return;
+    };
+    let out = role_job_on(
+        &h,
+        &[1, 1],
+        &[],
+        "p2p:basic",
+        &[("OXMPI_DEBUG", "coll")],
+        LIMIT,
+    );
+    assert!(out.success(), "{}", out.describe());
+    // "oxmpi[coll]: cost model SOURCE: alpha,beta,gamma,inter_alpha_us,inter_gbps"
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.contains("cost model"))
+        .unwrap_or_else(|| panic!("no cost model logged:\n{}", out.describe()));
+    let figures: Vec<f64> = line
+        .rsplit(": ")
+        .next()
+        .unwrap()
+        .split(',')
+        .map(|f| f.trim().parse().unwrap())
+        .collect();
+    let (alpha_us, gbps) = (figures[3], figures[4]);
+    assert!(
+        (alpha_us, gbps) != (2.0, 10.0),
+        "the inter-node figures are still the defaults: {line}"
+    );
+    // A link through the kernel's network stack: microseconds, not nanoseconds.
+    assert!(alpha_us > 1.0 && alpha_us < 10_000.0, "{line}");
+    assert!(gbps > 0.0 && gbps < 1000.0, "{line}");
+}
