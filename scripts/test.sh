@@ -10,6 +10,10 @@ cargo clippy --workspace --all-targets -- -D warnings
 # Integration tests in tests/ run oxrun and link C programs against
 # libmpi.so: build every library and binary first.
 cargo build --workspace
+# Jobs across hosts run on network-namespace test hosts, which need root.
+if [ "$(id -u)" -ne 0 ]; then
+  echo "test: not root: tests/tests/multihost.rs skips its jobs across hosts (namespaces need root)" >&2
+fi
 cargo test --workspace --no-fail-fast
 # GPU tier without a GPU: compile the CUDA kernels to PTX with NVRTC (setup.sh installs it).
 nvrtc_lib="$PWD/target/nvrtc/nvidia/cuda_nvrtc/lib"
