@@ -89,9 +89,16 @@ impl Endpoint {
                 (None, Some(i)) => format!(" (interface {i:?})"),
                 (None, None) => String::new(),
             };
+            // No entry matched: say what there is to choose from.
+            let hint = if code == -(sys::FI_ENODATA as c_int) {
+                let found = super::providers().map(|p| p.join(", ")).unwrap_or_default();
+                format!("; no tagged RDM endpoint there (providers here: {found})")
+            } else {
+                String::new()
+            };
             return Err(Error::Fabric {
                 what: "opening a libfabric endpoint",
-                reason: format!("{text}{wanted}: {} ({code})", strerror(lib, code)),
+                reason: format!("{text}{wanted}: {} ({code}){hint}", strerror(lib, code)),
             });
         };
         // SAFETY: `raw` is an open endpoint.

@@ -93,6 +93,8 @@ pub struct Completion {
 pub const POLL_MAX: usize = 16;
 /// `FI_EAGAIN`: try again later.
 pub const FI_EAGAIN: isize = 11;
+/// `FI_ENODATA`: no entry matched.
+pub const FI_ENODATA: isize = 61;
 /// `FI_ETOOSMALL`: a buffer was too small.
 pub const FI_ETOOSMALL: isize = 257;
 /// `FI_EAVAIL`: an error completion is waiting.
