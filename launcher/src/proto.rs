@@ -7,7 +7,20 @@
 //! and the items. Frames above [`MAX_FRAME`] are refused, so a hostile peer
 //! cannot make either side allocate without bound. Fuzzed in `launcher/fuzz`.
 
+use std::time::Duration;
+
 use thiserror::Error;
+
+/// How often the controller and each remote agent send a heartbeat frame to
+/// each other. Both event loops send one on this timer whatever else they
+/// send; any frame from the peer counts as a sign of life.
+pub const HEARTBEAT_INTERVAL: Duration = Duration::from_millis(500);
+
+/// How long a remote link may stay silent before its peer is declared lost
+/// (a cut link otherwise goes unnoticed: TCP just waits). Four intervals, so
+/// a busy host or a few lost or delayed heartbeats do not end a job; a
+/// stopped or slow rank never matters, since heartbeats come from the agent.
+pub const HEARTBEAT_LIMIT: Duration = Duration::from_secs(2);
 
 /// Largest payload accepted.
 pub const MAX_FRAME: usize = 16 << 20;
@@ -76,6 +89,8 @@ pub enum ToAgent {
     Signal(i32),
     /// Kill every rank now (SIGTERM, then SIGKILL after a short grace).
     Kill,
+    /// The controller is alive (remote agents only; see [`HEARTBEAT_INTERVAL`]).
+    Heartbeat,
 }
 
 /// How a rank ended.
@@ -153,6 +168,8 @@ pub enum ToController {
     },
     /// All local ranks ended and their output was forwarded.
     Done,
+    /// The agent is alive (remote agents only; see [`HEARTBEAT_INTERVAL`]).
+    Heartbeat,
 }
 
 struct Writer(Vec<u8>);
@@ -312,6 +329,7 @@ impl ToAgent {
                 w.i32(*sig);
             }
             ToAgent::Kill => w = Writer::new(6),
+            ToAgent::Heartbeat => w = Writer::new(7),
         }
         w.finish()
     }
@@ -350,6 +368,7 @@ impl ToAgent {
             4 => ToAgent::StdinEof,
             5 => ToAgent::Signal(r.i32()?),
             6 => ToAgent::Kill,
+            7 => ToAgent::Heartbeat,
             t => return Err(ProtoError::UnknownTag(t)),
         };
         r.end(msg)
@@ -429,6 +448,7 @@ impl ToController {
                 w.str(reason);
             }
             ToController::Done => w = Writer::new(8),
+            ToController::Heartbeat => w = Writer::new(9),
         }
         w.finish()
     }
@@ -467,6 +487,7 @@ impl ToController {
                 reason: r.str()?,
             },
             8 => ToController::Done,
+            9 => ToController::Heartbeat,
             t => return Err(ProtoError::UnknownTag(t)),
         };
         r.end(msg)
@@ -509,6 +530,7 @@ mod tests {
         round_trip_agent(ToAgent::StdinEof);
         round_trip_agent(ToAgent::Signal(15));
         round_trip_agent(ToAgent::Kill);
+        round_trip_agent(ToAgent::Heartbeat);
         round_trip_controller(ToController::Hello {
             host: "h".into(),
             secret: "s".into(),
@@ -535,6 +557,7 @@ mod tests {
             reason: "r".into(),
         });
         round_trip_controller(ToController::Done);
+        round_trip_controller(ToController::Heartbeat);
     }
 
     #[test]
@@ -549,6 +572,8 @@ mod tests {
         assert!(ToAgent::decode(&[2, 0xff, 0xff, 0xff, 0xff]).is_err());
         // Trailing bytes.
         assert!(ToController::decode(&[8, 0]).is_err());
+        assert!(ToAgent::decode(&[7, 0]).is_err());
+        assert!(ToController::decode(&[9, 0]).is_err());
         assert!(ToController::decode(&[5, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0]).is_err());
     }
 }

@@ -1107,3 +1107,199 @@ fn stdin_reaches_rank_zero_on_a_remote_host() {
     );
     eprintln!("1 MiB of stdin to rank 0 on {b}: {:?}", start.elapsed());
 }
+
+// ---------------------------------------------------------------------------
+// Faults across hosts: heartbeats between oxrun and the remote agents.
+// ---------------------------------------------------------------------------
+
+/// How fast a cut link must end the job (the heartbeat limit is 2 s).
+const CUT_PROMPT: Duration = Duration::from_secs(3);
+
+/// Live (not zombie) processes inside network namespace `ns`.
+fn netns_pids(ns: &str) -> Vec<i32> {
+    ip(&["netns", "pids", ns])
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+        })
+        .collect()
+}
+
+/// Waits until neither test host has a process left, up to `limit`;
+/// returns the survivors.
+fn wait_hosts_empty(net: &TestNet, limit: Duration) -> Vec<i32> {
+    let start = Instant::now();
+    loop {
+        let left: Vec<i32> = net.hosts.iter().flat_map(|h| netns_pids(h)).collect();
+        if left.is_empty() || start.elapsed() > limit {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Cutting a host's link mid-job (its veth goes down inside its namespace:
+/// no FIN, no RST, TCP just waits) ends the job within 3 s with one line
+/// naming that host, and nothing is left on either host. Twice: with the
+/// plain launch command (oxrun kills it, which takes the agent along), and
+/// with one that, like ssh, runs the agent in its own session so that only
+/// the agent's own heartbeat check can end it and its ranks.
+#[test]
+fn a_cut_link_ends_the_job_within_3_s() {
+    let net = TestNet::new();
+    let b = net.hosts[1].clone();
+    let pid = std::process::id();
+    let detached_marker = format!("8{pid}0.25");
+    let detach = net.script(
+        "detach-b",
+        &format!(
+            "if [ \"$1\" = {b} ]; then\n  setsid -f ip netns exec \"$@\"\n  exec sleep {detached_marker}\nfi\n\
+             exec ip netns exec \"$@\"\n"
+        ),
+    );
+    for (case, launcher) in [(1, "ip netns exec"), (2, detach.as_str())] {
+        let marker = format!("8{pid}{case}.5");
+        let ready = net.dir.join(format!("ready-{case}"));
+        let errors = net.dir.join(format!("stderr-{case}"));
+        let script = format!("echo up >> {}; exec sleep {marker}", ready.display());
+        let mut child = oxrun_cmd_via(&net, launcher, "a:1,b:1", &["-n", "2", "sh", "-c", &script])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&errors).unwrap())
+            .spawn()
+            .unwrap();
+        wait_for_lines(&ready, 2);
+        let ranks: Vec<i32> = processes_with(&marker)
+            .into_iter()
+            .filter(|&p| p != child.id() as i32)
+            .collect();
+        assert_eq!(ranks.len(), 2, "case {case}: ranks: {ranks:?}");
+        // Heartbeats have flowed for a while: the job is well established.
+        std::thread::sleep(Duration::from_millis(700));
+        ip(&["-n", &b, "link", "set", &format!("{b}1"), "down"]).unwrap();
+        let cut = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if cut.elapsed() > LIMIT {
+                // SAFETY: kill(2) on the test's own child's process group.
+                unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+                let _ = child.wait();
+                panic!("case {case}: oxrun still runs {LIMIT:?} after the cut");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let took = cut.elapsed();
+        // Everything gone from both hosts: ranks, agents, launch commands.
+        let left = wait_hosts_empty(&net, CUT_PROMPT);
+        assert!(left.is_empty(), "case {case}: left on the hosts: {left:?}");
+        for m in [marker.as_str(), detached_marker.as_str()] {
+            let left = wait_gone(m, PROMPT);
+            assert!(left.is_empty(), "case {case}: left behind ({m}): {left:?}");
+        }
+        let agents = wait_gone(&format!("--proxy-host {}", net.id), PROMPT);
+        assert!(agents.is_empty(), "case {case}: agents left: {agents:?}");
+        let stderr = std::fs::read_to_string(&errors).unwrap();
+        assert_eq!(status.code(), Some(1), "case {case}: {status:?}: {stderr}");
+        assert!(took < CUT_PROMPT, "case {case}: took {took:?}: {stderr}");
+        let msgs: Vec<&str> = stderr.lines().filter(|l| l.starts_with("oxrun:")).collect();
+        assert_eq!(msgs.len(), 1, "case {case}: one line: {stderr}");
+        assert!(
+            msgs[0].contains(&format!("lost contact with host {b} (no word for")),
+            "case {case}: {stderr}"
+        );
+        if case == 2 {
+            // Only the agent's own heartbeat check could end it.
+            assert!(
+                stderr.contains("lost contact with oxrun (no word for"),
+                "case {case}: {stderr}"
+            );
+        }
+        eprintln!(
+            "case {case}: oxrun ended {took:?} after the cut: {}",
+            msgs[0]
+        );
+        ip(&["-n", &b, "link", "set", &format!("{b}1"), "up"]).unwrap();
+    }
+}
+
+/// SIGKILL to every rank of one host ends the job promptly, naming a rank
+/// of that host; nothing is left.
+#[test]
+fn all_ranks_of_a_host_killed_end_the_job() {
+    let net = TestNet::new();
+    let b = &net.hosts[1];
+    let marker = format!("7{}.5", std::process::id());
+    let ready = net.dir.join("ready");
+    let script = format!(
+        "echo \"$PMI_RANK $$\" >> {}; exec sleep {marker}",
+        ready.display()
+    );
+    let cmd = oxrun_cmd(&net, "a:2,b:2", &["-n", "4", "sh", "-c", &script]);
+    let killer = {
+        let ready = ready.clone();
+        let b_ns = netns_id(&format!("/run/netns/{b}"));
+        std::thread::spawn(move || {
+            wait_for_lines(&ready, 4);
+            let text = std::fs::read_to_string(&ready).unwrap();
+            let on_b: Vec<i32> = text
+                .lines()
+                .filter_map(|l| l.split_once(' '))
+                .filter(|(rank, _)| *rank == "2" || *rank == "3")
+                .map(|(_, pid)| pid.parse().unwrap())
+                .collect();
+            assert_eq!(on_b.len(), 2, "{text}");
+            for &pid in &on_b {
+                assert_eq!(netns_of_pid(pid), Some(b_ns), "rank pid {pid} not on b");
+            }
+            let killed = Instant::now();
+            for &pid in &on_b {
+                // SAFETY: kill(2) on a rank of our own test job.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            killed
+        })
+    };
+    let out = run_cmd(cmd, None, LIMIT);
+    let killed = killer.join().unwrap();
+    assert_eq!(out.code, Some(128 + 9), "{out:?}");
+    assert!(
+        killed.elapsed() < PROMPT,
+        "took {:?} after the kill",
+        killed.elapsed()
+    );
+    let msgs = oxrun_lines(&out);
+    assert_eq!(msgs.len(), 1, "one line about the failure: {out:?}");
+    assert!(
+        (msgs[0].contains("rank 2 (pid") || msgs[0].contains("rank 3 (pid"))
+            && msgs[0].contains(&format!("on {b})"))
+            && msgs[0].contains("SIGKILL"),
+        "{msgs:?}"
+    );
+    let left = wait_gone(&marker, PROMPT);
+    assert!(left.is_empty(), "ranks left behind: {left:?}");
+    let left = wait_hosts_empty(&net, PROMPT);
+    assert!(left.is_empty(), "left on the hosts: {left:?}");
+}
+
+/// Heartbeats are between oxrun and the agents: ranks spinning on every
+/// core of both hosts for 5 s, and a rank stopped (SIGSTOP) for 3 s, do not
+/// make a host look lost.
+#[test]
+fn busy_or_stopped_ranks_do_not_lose_their_host() {
+    let net = TestNet::new();
+    let script = "if [ $PMI_RANK = 3 ]; then (sleep 3; kill -s CONT $$) & kill -s STOP $$; \
+                  echo resumed; wait; else timeout 5 sh -c 'while :; do :; done'; echo spun; fi";
+    let out = oxrun(&net, "a:2,b:2", &["-n", "4", "-l", "sh", "-c", script]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(oxrun_lines(&out).is_empty(), "{out:?}");
+    assert_eq!(
+        sorted_lines(&out.stdout),
+        ["[0] spun", "[1] spun", "[2] spun", "[3] resumed"],
+        "{out:?}"
+    );
+    assert!(out.elapsed >= Duration::from_secs(5), "{out:?}");
+    eprintln!("busy and stopped ranks: job took {:?}", out.elapsed);
+}

@@ -21,7 +21,10 @@ use nix::unistd::Pid;
 use crate::cli::ProxyTarget;
 use crate::conn::Conn;
 use crate::poller::Poller;
-use crate::proto::{self, ExitKind, LaunchSpec, PmiState, ToAgent, ToController};
+use crate::proto::{
+    self, ExitKind, LaunchSpec, PmiState, ToAgent, ToController, HEARTBEAT_INTERVAL,
+    HEARTBEAT_LIMIT,
+};
 use pmi::{Effect, JobFacts, Session, Store};
 
 /// How long ranks get between SIGTERM and SIGKILL when the job is ended.
@@ -29,6 +32,9 @@ const KILL_GRACE: Duration = Duration::from_millis(300);
 /// How long to wait for output pipes after every rank exited (a rank's
 /// own children may hold them open).
 const DRAIN_LIMIT: Duration = Duration::from_secs(1);
+/// How long a remote agent waits for its launch request after connecting
+/// (oxrun sends it as soon as it has read the hello, so this is generous).
+const LAUNCH_WAIT: Duration = Duration::from_secs(10);
 
 #[derive(Clone, Copy, Debug)]
 enum Token {
@@ -61,6 +67,13 @@ struct Agent {
     drain_until: Option<Instant>,
     /// This host's part of the current fence went to the controller.
     fence_sent: bool,
+    /// Connected over TCP: heartbeats both ways, and oxrun is declared lost
+    /// after [`HEARTBEAT_LIMIT`] without a byte from it.
+    remote: bool,
+    /// When bytes last came from oxrun.
+    last_heard: Instant,
+    /// When the next heartbeat goes to oxrun.
+    next_beat: Instant,
 }
 
 /// Runs the agent until its ranks are done; returns the process exit code.
@@ -135,10 +148,20 @@ fn serve(target: ProxyTarget) -> io::Result<()> {
         Signal::SIGHUP,
     ])?;
     let mut ctl = connect(&target)?;
+    let remote = matches!(target, ProxyTarget::Tcp { .. });
+    // The local agent's socketpair cannot be cut: it waits as long as oxrun lives.
+    let launch_by = remote.then(|| Instant::now() + LAUNCH_WAIT);
     let mut msgs = Vec::new();
     while msgs.is_empty() {
         ctl.flush_blocking(Duration::from_secs(10))?;
-        wait_readable(ctl.raw())?;
+        let left = launch_by.map(|t| t.saturating_duration_since(Instant::now()));
+        if left.is_some_and(|l| l.is_zero()) {
+            return Err(io::Error::other(format!(
+                "no launch request from oxrun within {} s; giving up",
+                LAUNCH_WAIT.as_secs()
+            )));
+        }
+        wait_readable(ctl.raw(), left)?;
         ctl.fill()?;
         msgs = read_frames(&mut ctl)?;
         if msgs.is_empty() && ctl.eof {
@@ -154,21 +177,21 @@ fn serve(target: ProxyTarget) -> io::Result<()> {
             )))
         }
     };
-    let mut agent = Agent::start(ctl, spec)?;
+    let mut agent = Agent::start(ctl, spec, remote)?;
     for msg in msgs {
         agent.handle(msg)?;
     }
     agent.run(&mut sigfd)
 }
 
-fn wait_readable(fd: i32) -> io::Result<()> {
+fn wait_readable(fd: i32, limit: Option<Duration>) -> io::Result<()> {
     let mut p: Poller<()> = Poller::default();
     p.add(fd, true, false, ());
-    p.wait(None).map(|_| ())
+    p.wait(limit).map(|_| ())
 }
 
 impl Agent {
-    fn start(ctl: Conn, spec: LaunchSpec) -> io::Result<Agent> {
+    fn start(ctl: Conn, spec: LaunchSpec, remote: bool) -> io::Result<Agent> {
         let job = JobFacts {
             jobid: spec.jobid.clone(),
             size: spec.size,
@@ -185,6 +208,9 @@ impl Agent {
             drain_until: None,
             fence_sent: false,
             spec,
+            remote,
+            last_heard: Instant::now(),
+            next_beat: Instant::now(),
         };
         let cpu_sets = crate::bind::core_sets(agent.spec.bind, agent.spec.ranks.len());
         for (i, &rank) in agent.spec.ranks.clone().iter().enumerate() {
@@ -252,9 +278,13 @@ impl Agent {
                     poller.add(c.raw(), false, true, Token::Stdin);
                 }
             }
+            let heartbeats = self
+                .remote
+                .then(|| [self.next_beat, self.last_heard + HEARTBEAT_LIMIT]);
             let timeout = [self.kill_at, self.drain_until]
                 .into_iter()
                 .flatten()
+                .chain(heartbeats.into_iter().flatten())
                 .min()
                 .map(|t| t.saturating_duration_since(Instant::now()));
             for ready in poller.wait(timeout)? {
@@ -266,7 +296,7 @@ impl Agent {
                     Token::Stdin => self.flush_stdin(),
                 }
             }
-            self.on_timers();
+            self.on_timers()?;
         }
     }
 
@@ -279,18 +309,39 @@ impl Agent {
         self.ranks.iter().all(|r| !r.alive) && drained
     }
 
-    fn on_timers(&mut self) {
-        if self.kill_at.is_some_and(|t| Instant::now() >= t) {
+    fn on_timers(&mut self) -> io::Result<()> {
+        let now = Instant::now();
+        if self.kill_at.is_some_and(|t| now >= t) {
             self.kill_at = None;
             self.kill_all(libc::SIGKILL);
         }
+        if !self.remote {
+            return Ok(());
+        }
+        if now >= self.next_beat {
+            self.next_beat = now + HEARTBEAT_INTERVAL;
+            self.send(ToController::Heartbeat)?;
+        }
+        let silent = now.saturating_duration_since(self.last_heard);
+        if silent >= HEARTBEAT_LIMIT {
+            // A cut link or a dead host: oxrun cannot be told anything and
+            // cannot stop these ranks, so end them here.
+            self.kill_all(libc::SIGKILL);
+            return Err(io::Error::other(format!(
+                "lost contact with oxrun (no word for {:.1} s); killed local ranks",
+                silent.as_secs_f64()
+            )));
+        }
+        Ok(())
     }
 
     fn on_controller(&mut self, writable: bool) -> io::Result<()> {
         if writable {
             self.ctl.flush()?;
         }
-        self.ctl.fill()?;
+        if self.ctl.fill()? > 0 {
+            self.last_heard = Instant::now();
+        }
         for msg in read_frames(&mut self.ctl)? {
             self.handle(msg)?;
         }
@@ -327,6 +378,7 @@ impl Agent {
             }
             ToAgent::Signal(sig) => self.kill_all(sig),
             ToAgent::Kill => self.end_job(),
+            ToAgent::Heartbeat => {} // any frame counts (see on_controller)
             ToAgent::Launch(_) => {
                 return Err(io::Error::other("received a second launch request"));
             }

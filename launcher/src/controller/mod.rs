@@ -20,7 +20,10 @@ use crate::cli::{BindTo, EnvSetting, JobOptions};
 use crate::conn::Conn;
 use crate::plan::{self, Plan};
 use crate::poller::Poller;
-use crate::proto::{self, ExitKind, LaunchSpec, PmiState, ToAgent, ToController};
+use crate::proto::{
+    self, ExitKind, LaunchSpec, PmiState, ToAgent, ToController, HEARTBEAT_INTERVAL,
+    HEARTBEAT_LIMIT,
+};
 use crate::signals;
 pub use exit_status::exit_status;
 
@@ -46,6 +49,12 @@ struct AgentLink {
     done: bool,
     /// Launch command or agent process still running.
     running: bool,
+    /// Reached over TCP (another host): heartbeats both ways, and declared
+    /// lost after [`HEARTBEAT_LIMIT`] without a byte from it. The local
+    /// agent's socketpair cannot be cut (its end closes when it dies).
+    remote: bool,
+    /// When bytes last came from it (or it connected).
+    last_heard: Instant,
 }
 
 struct RankInfo {
@@ -72,6 +81,8 @@ struct Job {
     connect_deadline: Option<Instant>,
     stdin_open: bool,
     interrupts: u32,
+    /// When the next heartbeat goes to the remote agents.
+    next_beat: Instant,
 }
 
 /// Runs a job to the end and returns oxrun's exit code.
@@ -178,6 +189,8 @@ impl Job {
                 in_fence: false,
                 done: false,
                 running: true,
+                remote: !host.local,
+                last_heard: Instant::now(),
             });
         }
         let now = Instant::now();
@@ -195,6 +208,7 @@ impl Job {
             failure: None,
             stdin_open: true,
             interrupts: 0,
+            next_beat: now + HEARTBEAT_INTERVAL,
         };
         for a in 0..job.agents.len() {
             if job.agents[a].conn.is_some() {
@@ -264,6 +278,7 @@ impl Job {
                 .into_iter()
                 .flatten()
                 .chain(self.pending.iter().flatten().map(|(_, t)| *t))
+                .chain(self.heartbeat_timers())
                 .min()
                 .map(|t| t.saturating_duration_since(Instant::now()));
             for ready in poller.wait(timeout)? {
@@ -320,8 +335,61 @@ impl Job {
         self.abandon_unconnected();
     }
 
+    /// Remote agents we are connected to and still wait for.
+    fn live_remotes(&self) -> impl Iterator<Item = &AgentLink> {
+        self.agents
+            .iter()
+            .filter(|a| a.remote && a.conn.is_some() && !a.done)
+    }
+
+    /// The next heartbeat to send and each live remote agent's deadline.
+    fn heartbeat_timers(&self) -> impl Iterator<Item = Instant> + '_ {
+        let any = self.live_remotes().next().is_some();
+        any.then_some(self.next_beat)
+            .into_iter()
+            .chain(self.live_remotes().map(|a| a.last_heard + HEARTBEAT_LIMIT))
+    }
+
+    /// Sends heartbeats when due, and ends the job when a remote agent has
+    /// been silent for [`HEARTBEAT_LIMIT`] (a cut link, a dead or frozen
+    /// host): TCP alone would wait for it forever.
+    fn on_heartbeats(&mut self, now: Instant) {
+        if now >= self.next_beat {
+            self.next_beat = now + HEARTBEAT_INTERVAL;
+            let beat = ToAgent::Heartbeat.encode();
+            for agent in self.agents.iter_mut().filter(|a| a.remote && !a.done) {
+                if let Some(conn) = &mut agent.conn {
+                    let _ = conn.send(&beat);
+                }
+            }
+        }
+        for a in 0..self.agents.len() {
+            let agent = &mut self.agents[a];
+            let silent = now.saturating_duration_since(agent.last_heard);
+            if !(agent.remote && agent.conn.is_some() && !agent.done && silent >= HEARTBEAT_LIMIT) {
+                continue;
+            }
+            agent.conn = None;
+            agent.done = true;
+            if agent.running {
+                // The launch command (ssh) would wait on the dead link too.
+                // SAFETY: kill(2) on the launch command's process group.
+                unsafe { libc::kill(-agent.pid, libc::SIGKILL) };
+            }
+            let host = agent.host.clone();
+            self.fail(
+                1,
+                format!(
+                    "lost contact with host {host} (no word for {:.1} s); ending the job",
+                    silent.as_secs_f64()
+                ),
+            );
+        }
+    }
+
     fn on_timers(&mut self) {
         let now = Instant::now();
+        self.on_heartbeats(now);
         if self.deadline.is_some_and(|d| now >= d) {
             self.deadline = None;
             let live = self.ranks.iter().filter(|r| !r.exited).count();
@@ -434,6 +502,7 @@ impl Job {
             return Ok(());
         }
         self.agents[a].conn = Some(conn);
+        self.agents[a].last_heard = Instant::now();
         if self.agents.iter().all(|ag| ag.conn.is_some() || ag.done) {
             self.connect_deadline = None;
             self.listener = None; // every agent is in: accept nobody else
@@ -452,7 +521,14 @@ impl Job {
         if writable {
             let _ = conn.flush();
         }
-        let read_ok = conn.fill().is_ok();
+        let read = conn.fill();
+        if read.as_ref().is_ok_and(|&n| n > 0) {
+            self.agents[a].last_heard = Instant::now();
+        }
+        let Some(conn) = self.agents[a].conn.as_mut() else {
+            return Ok(());
+        };
+        let read_ok = read.is_ok();
         let mut msgs = Vec::new();
         let mut used = 0;
         let mut bad = None;
@@ -571,6 +647,7 @@ impl Job {
                 self.fail(1, format!("{reason}; ending the job (rank {rank})"));
             }
             ToController::Done => self.agents[a].done = true,
+            ToController::Heartbeat => {} // any frame counts (see on_agent)
             other => {
                 let host = self.agents[a].host.clone();
                 self.fail(
