@@ -31,7 +31,7 @@ pub use cma::CmaStatus;
 pub use doorbell::{Doorbell, Wake};
 pub use layout::Layout;
 pub use ring::{Receiver, Reservation, Sender};
-pub use segment::Backing;
+pub use segment::{job_file_prefix, remove_job_files, Backing};
 
 use crate::bootstrap::Bootstrap;
 use crate::config::Config;
