@@ -104,3 +104,30 @@ fn killed_jobs_leave_no_shared_memory_files() {
         leaks.join("\n")
     );
 }
+
+/// A singleton (no launcher) aborting with 256 must not exit with status 0,
+/// which is what 256's low 8 bits would give.
+#[test]
+fn singleton_abort_with_256_exits_non_zero() {
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args([
+            "--exact",
+            "role_entry",
+            "--nocapture",
+            "--test-threads=1",
+            "-q",
+        ])
+        .env(oxmpi_tests::ROLE_VAR, "abort256")
+        .env_remove("PMI_FD")
+        .env_remove("PMI_PORT")
+        .output()
+        .expect("run the singleton");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        (out.status.code(), out.status.signal()),
+        (Some(1), None),
+        "MPI_Abort(256) as a singleton:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
