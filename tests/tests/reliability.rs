@@ -131,3 +131,105 @@ fn singleton_abort_with_256_exits_non_zero() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Why an unrelated process's read cannot show the restriction here, if so:
+/// no Yama, a scope other than 1, or CAP_SYS_PTRACE (which bypasses Yama).
+fn yama_untestable() -> Option<String> {
+    let scope = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope");
+    let scope = match scope {
+        Err(_) => return Some("Yama is absent (no /proc/sys/kernel/yama/ptrace_scope)".into()),
+        Ok(s) if s.trim() != "1" => return Some(format!("Yama ptrace_scope is {}", s.trim())),
+        Ok(s) => s,
+    };
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let cap_eff = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .unwrap_or(0);
+    const CAP_SYS_PTRACE: u32 = 19;
+    (cap_eff & (1 << CAP_SYS_PTRACE) != 0).then(|| {
+        format!(
+            "ptrace_scope is {} but this test has CAP_SYS_PTRACE",
+            scope.trim()
+        )
+    })
+}
+
+/// Runs the `ptrace` job; returns the exit status of an unrelated process
+/// (a child of this harness, not of oxrun's agent) reading rank 0.
+fn unrelated_read(env: &[(&str, &str)]) -> Option<i32> {
+    let scratch = oxmpi_tests::ScratchDir::new();
+    let file = scratch.path().join("target");
+    let file_s = file.to_str().unwrap().to_string();
+    let mut all = vec![(roles::TARGET_FILE_VAR, file_s.as_str())];
+    all.extend_from_slice(env);
+    let exe = std::env::current_exe().unwrap();
+    let job = std::thread::spawn({
+        let all: Vec<(String, String)> = all
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move || {
+            oxmpi_tests::role_job(
+                &oxmpi_tests::oxrun(),
+                2,
+                "ptrace",
+                &all,
+                Duration::from_secs(60),
+            )
+        }
+    });
+    let start = Instant::now();
+    while !file.exists() && !job.is_finished() && start.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let status = std::fs::read_to_string(&file).ok().map(|target| {
+        std::process::Command::new(&exe)
+            .args([
+                "--exact",
+                "role_entry",
+                "--nocapture",
+                "--test-threads=1",
+                "-q",
+            ])
+            .env(oxmpi_tests::ROLE_VAR, "cma_read")
+            .env(roles::TARGET_VAR, target)
+            .status()
+            .expect("run the reader")
+            .code()
+            .unwrap_or(-1)
+    });
+    std::fs::write(format!("{file_s}.done"), "").unwrap();
+    let out = job.join().unwrap();
+    assert!(out.success(), "the ptrace job failed:\n{}", out.describe());
+    status
+}
+
+/// Under Yama ptrace_scope=1 a rank declares its launcher agent as tracer:
+/// a sibling rank reads it with CMA, an unrelated process of the same user
+/// cannot (unless OXMPI_CMA_PTRACER=any). Where Yama cannot restrict
+/// anything the sibling read is still checked and the test says why the
+/// rest is not.
+#[test]
+fn only_sibling_ranks_may_read_a_rank_with_cma() {
+    let status = unrelated_read(&[("OXMPI_RNDV_PROTOCOL", "cma")]);
+    match yama_untestable() {
+        Some(why) => {
+            eprintln!("{why}: the unrelated reader is not restricted here (status {status:?})")
+        }
+        None => {
+            assert_eq!(
+                status,
+                Some(roles::DENIED),
+                "an unrelated process read a rank"
+            );
+            let any = unrelated_read(&[("OXMPI_CMA_PTRACER", "any")]);
+            assert_eq!(
+                any,
+                Some(0),
+                "OXMPI_CMA_PTRACER=any: the unrelated read failed"
+            );
+        }
+    }
+}
