@@ -135,6 +135,20 @@ pub static EAGER_LIMIT: Setting<usize> = Setting::new(Entry {
     kind: Kind::Bytes,
 });
 
+/// Most eager bytes one sender may have sent a receiver and not got back
+/// (the receiver returns them as it matches the messages): past it, that
+/// sender's messages go rendezvous, so a receiver's memory for unexpected
+/// eager messages stays within this per peer.
+///
+/// See the example on [`get_from`].
+pub static EAGER_BUDGET: Setting<usize> = Setting::new(Entry {
+    name: "eager_budget",
+    env: "OXMPI_EAGER_BUDGET",
+    default: "8M",
+    doc: "most unmatched eager bytes one sender may have at a receiver; past it the sender uses rendezvous for that receiver; 0: unlimited",
+    kind: Kind::Bytes,
+});
+
 /// Payload bytes of one shared-memory ring cell.
 ///
 /// See the example on [`get_from`].
@@ -431,6 +445,7 @@ coll_override!(EXSCAN_ALGO, "exscan_algo", "OXMPI_EXSCAN_ALGO", "exscan");
 /// ```
 pub static REGISTRY: &[&Entry] = &[
     &EAGER_LIMIT.entry,
+    &EAGER_BUDGET.entry,
     &SHM_CELL_SIZE.entry,
     &SHM_RING_CELLS.entry,
     &SHM_MEMFD.entry,
@@ -663,6 +678,8 @@ fn env_lookup(name: &str) -> Result<Option<String>, ()> {
 pub struct Config {
     /// [`EAGER_LIMIT`].
     pub eager_limit: usize,
+    /// [`EAGER_BUDGET`] (0: unlimited).
+    pub eager_budget: usize,
     /// [`SHM_CELL_SIZE`].
     pub shm_cell_size: usize,
     /// [`SHM_RING_CELLS`].
@@ -715,6 +732,7 @@ impl Config {
     ) -> Result<Config, ConfigError> {
         Ok(Config {
             eager_limit: get_from(&EAGER_LIMIT, &lookup)?,
+            eager_budget: get_from(&EAGER_BUDGET, &lookup)?,
             shm_cell_size: get_from(&SHM_CELL_SIZE, &lookup)?,
             shm_ring_cells: get_from(&SHM_RING_CELLS, &lookup)?,
             shm_memfd: get_from(&SHM_MEMFD, &lookup)?,

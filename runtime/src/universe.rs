@@ -133,6 +133,7 @@ fn start() -> Result<Universe, Error> {
     let policy = WaitPolicy::for_load(boot.local_ranks().len(), cores);
     let mut engine = Engine::new(rank, size, transport, config.eager_limit);
     engine.set_split_min(config.cma_split_min);
+    engine.set_eager_budget(config.eager_budget);
     engine.set_rndv_protocol(&config.rndv_protocol);
     let debug_coll = config.debug_enabled("coll");
     if debug_coll && rank == 0 {

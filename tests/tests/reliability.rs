@@ -233,3 +233,18 @@ fn only_sibling_ranks_may_read_a_rank_with_cma() {
         }
     }
 }
+
+/// 10,000 eager-sized (64 KiB) messages that arrive before their receives:
+/// the receiver's peak RSS stays under 128 MB (the sender switches to
+/// rendezvous once its eager credit at the receiver is spent).
+#[test]
+fn unexpected_eager_messages_do_not_grow_the_receiver_unbounded() {
+    let out = oxmpi_tests::role_job(
+        &oxmpi_tests::oxrun(),
+        2,
+        "unexpected_flood",
+        &[] as &[(&str, &str)],
+        Duration::from_secs(120),
+    );
+    assert!(out.success(), "{}", out.describe());
+}

@@ -83,7 +83,60 @@ pub fn run(role: &str) {
             universe.abort(256, "abort with a code whose low 8 bits are 0");
         }
         "ptrace" => ptrace(),
+        "unexpected_flood" => unexpected_flood(),
         "cma_read" => std::process::exit(cma_read()),
         other => panic!("unknown role {other}"),
     }
+}
+
+/// Messages and their size in `unexpected_flood`.
+const FLOOD: (usize, usize) = (10_000, 64 * 1024);
+/// Most peak resident memory rank 1 of `unexpected_flood` may reach.
+pub const FLOOD_RSS_LIMIT_KB: u64 = 128 * 1024;
+
+/// Peak resident set of this process (VmHWM), in KiB.
+fn peak_rss_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/self/status")
+}
+
+/// Rank 0 starts 10,000 sends of 64 KiB to rank 1, which receives them
+/// only after a barrier; rank 1's peak RSS must stay under the limit.
+fn unexpected_flood() {
+    let universe = oxmpi::init().expect("init");
+    let world = universe.world();
+    let (count, size) = FLOOD;
+    if world.rank() == 0 {
+        let buf: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+        let reqs: Vec<_> = (0..count)
+            .map(|i| world.isend(&buf, 1, (i % 1000) as i32).expect("isend"))
+            .collect();
+        world.barrier().expect("barrier");
+        oxmpi::wait_all(reqs).expect("wait_all");
+    } else if world.rank() == 1 {
+        world.barrier().expect("barrier");
+        let mut buf = vec![0u8; size];
+        for i in 0..count {
+            let s = world.recv(&mut buf, 0, (i % 1000) as i32).expect("recv");
+            assert_eq!(s.count, size);
+            // Every byte of every 500th message, a few of the others.
+            let step = if i % 500 == 0 { 1 } else { 4099 };
+            assert!(
+                (0..size).step_by(step).all(|j| buf[j] == (j % 251) as u8),
+                "message {i} corrupted"
+            );
+            buf[0] = !buf[0];
+        }
+        let peak = peak_rss_kb();
+        println!("receiver peak RSS {peak} kB");
+        assert!(
+            peak < FLOOD_RSS_LIMIT_KB,
+            "receiver peak RSS {peak} kB, limit {FLOOD_RSS_LIMIT_KB} kB"
+        );
+    }
+    universe.finalize().expect("finalize");
 }
