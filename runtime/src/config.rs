@@ -17,8 +17,9 @@ use thiserror::Error as ThisError;
 ///
 /// ```
 /// use oxmpi::config::{Kind, ALLREDUCE_ALGO, COLL_ALGOS, DEBUG, DEBUG_CATEGORIES};
-/// use oxmpi::config::{RNDV_PROTOCOL, RNDV_PROTOCOLS};
+/// use oxmpi::config::{CMA_PTRACER, CMA_PTRACERS, RNDV_PROTOCOL, RNDV_PROTOCOLS};
 /// assert_eq!(DEBUG.entry.kind, Kind::List(DEBUG_CATEGORIES));
+/// assert_eq!(CMA_PTRACER.entry.kind, Kind::List(CMA_PTRACERS));
 /// assert_eq!(RNDV_PROTOCOL.entry.kind, Kind::List(RNDV_PROTOCOLS));
 /// assert_eq!(ALLREDUCE_ALGO.entry.kind, Kind::List(COLL_ALGOS));
 /// assert_eq!(Kind::Bytes.to_string(), "bytes");
@@ -134,6 +135,20 @@ pub static EAGER_LIMIT: Setting<usize> = Setting::new(Entry {
     kind: Kind::Bytes,
 });
 
+/// Most eager bytes one sender may have sent a receiver and not got back
+/// (the receiver returns them as it matches the messages): past it, that
+/// sender's messages go rendezvous, so a receiver's memory for unexpected
+/// eager messages stays within this per peer.
+///
+/// See the example on [`get_from`].
+pub static EAGER_BUDGET: Setting<usize> = Setting::new(Entry {
+    name: "eager_budget",
+    env: "OXMPI_EAGER_BUDGET",
+    default: "8M",
+    doc: "most unmatched eager bytes one sender may have at a receiver; past it the sender uses rendezvous for that receiver; 0: unlimited",
+    kind: Kind::Bytes,
+});
+
 /// Payload bytes of one shared-memory ring cell.
 ///
 /// See the example on [`get_from`].
@@ -176,6 +191,24 @@ pub static CMA: Setting<bool> = Setting::new(Entry {
     default: "on",
     doc: "use process_vm_readv (CMA) single copy for intra-node rendezvous",
     kind: Kind::Bool,
+});
+
+/// Whom a rank declares as its tracer under Yama `ptrace_scope=1`, so that
+/// CMA works: `parent` (its launcher agent, and so its sibling ranks) or
+/// `any` (every process of the user, the old behaviour).
+///
+/// See the example on [`Kind`].
+pub const CMA_PTRACERS: &[&str] = &["parent", "any"];
+
+/// Who may read a rank's memory with CMA under Yama `ptrace_scope=1`.
+///
+/// See the example on [`get_from`].
+pub static CMA_PTRACER: Setting<Vec<String>> = Setting::new(Entry {
+    name: "cma_ptracer",
+    env: "OXMPI_CMA_PTRACER",
+    default: "parent",
+    doc: "under Yama ptrace_scope=1, who may read a rank's memory (CMA): parent (the launcher agent and its descendants: sibling ranks) or any (every process of the user)",
+    kind: Kind::List(CMA_PTRACERS),
 });
 
 /// Rendezvous messages at least this large are copied by both sides at once.
@@ -412,10 +445,12 @@ coll_override!(EXSCAN_ALGO, "exscan_algo", "OXMPI_EXSCAN_ALGO", "exscan");
 /// ```
 pub static REGISTRY: &[&Entry] = &[
     &EAGER_LIMIT.entry,
+    &EAGER_BUDGET.entry,
     &SHM_CELL_SIZE.entry,
     &SHM_RING_CELLS.entry,
     &SHM_MEMFD.entry,
     &CMA.entry,
+    &CMA_PTRACER.entry,
     &CMA_SPLIT_MIN.entry,
     &RNDV_PROTOCOL.entry,
     &OFI_PROVIDER.entry,
@@ -643,6 +678,8 @@ fn env_lookup(name: &str) -> Result<Option<String>, ()> {
 pub struct Config {
     /// [`EAGER_LIMIT`].
     pub eager_limit: usize,
+    /// [`EAGER_BUDGET`] (0: unlimited).
+    pub eager_budget: usize,
     /// [`SHM_CELL_SIZE`].
     pub shm_cell_size: usize,
     /// [`SHM_RING_CELLS`].
@@ -651,6 +688,8 @@ pub struct Config {
     pub shm_memfd: bool,
     /// [`CMA`].
     pub cma: bool,
+    /// [`CMA_PTRACER`] (one of [`CMA_PTRACERS`]).
+    pub cma_ptracer: String,
     /// [`CMA_SPLIT_MIN`].
     pub cma_split_min: usize,
     /// [`RNDV_PROTOCOL`] (one of [`RNDV_PROTOCOLS`]).
@@ -693,10 +732,15 @@ impl Config {
     ) -> Result<Config, ConfigError> {
         Ok(Config {
             eager_limit: get_from(&EAGER_LIMIT, &lookup)?,
+            eager_budget: get_from(&EAGER_BUDGET, &lookup)?,
             shm_cell_size: get_from(&SHM_CELL_SIZE, &lookup)?,
             shm_ring_cells: get_from(&SHM_RING_CELLS, &lookup)?,
             shm_memfd: get_from(&SHM_MEMFD, &lookup)?,
             cma: get_from(&CMA, &lookup)?,
+            cma_ptracer: get_from(&CMA_PTRACER, &lookup)?
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| "parent".into()),
             cma_split_min: get_from(&CMA_SPLIT_MIN, &lookup)?,
             rndv_protocol: get_from(&RNDV_PROTOCOL, &lookup)?
                 .into_iter()

@@ -133,6 +133,7 @@ fn start() -> Result<Universe, Error> {
     let policy = WaitPolicy::for_load(boot.local_ranks().len(), cores);
     let mut engine = Engine::new(rank, size, transport, config.eager_limit);
     engine.set_split_min(config.cma_split_min);
+    engine.set_eager_budget(config.eager_budget);
     engine.set_rndv_protocol(&config.rndv_protocol);
     crate::coll::link_probe::measure(&mut engine, rank, boot.node_of_rank(), &mut model)?;
     let debug_coll = config.debug_enabled("coll");
@@ -264,7 +265,28 @@ impl Drop for Universe {
 pub(crate) fn abort_job(boot: &Mutex<Box<dyn Bootstrap>>, code: i32, message: &str) -> ! {
     let mut boot = boot.lock().unwrap_or_else(|e| e.into_inner());
     let _ = boot.abort(code, message);
-    std::process::exit(code)
+    std::process::exit(abort_exit_status(code))
+}
+
+/// The status a process ending with `MPI_Abort(comm, code)` exits with:
+/// `code`, except that a non-zero code whose low 8 bits are 0 (256, 512,
+/// -256...) becomes 1, since an exit status keeps only those 8 bits and the
+/// abort must not read as success.
+///
+/// ```
+/// use oxmpi::universe::abort_exit_status;
+/// assert_eq!(abort_exit_status(3), 3);
+/// assert_eq!(abort_exit_status(256), 1);
+/// assert_eq!(abort_exit_status(-512), 1);
+/// assert_eq!(abort_exit_status(257), 257); // exits as 1 anyway: 257 & 0xff
+/// assert_eq!(abort_exit_status(0), 0); // MPI_Abort(comm, 0) is the caller's choice
+/// ```
+pub fn abort_exit_status(code: i32) -> i32 {
+    if code != 0 && code & 0xff == 0 {
+        1
+    } else {
+        code
+    }
 }
 
 /// Seconds since an arbitrary fixed point (`MPI_Wtime`), monotonic.

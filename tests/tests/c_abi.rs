@@ -154,6 +154,33 @@ fn unsupported_functions_report_themselves() {
     check_passes("unsupported", Way::MpichBinary);
 }
 
+/// MPI_Abort(MPI_COMM_WORLD, 256) in a process run without a launcher
+/// (before MPI_Init, and as a singleton after it): exit status 256 would
+/// read as 0, so the status must be non-zero.
+#[test]
+fn abort_with_256_without_launcher_exits_non_zero() {
+    let exe = build("abort256", Way::MpichBinary);
+    for when in ["preinit", "after"] {
+        let scratch = ScratchDir::new();
+        let out = Command::new(&exe)
+            .arg(when)
+            .current_dir(scratch.path())
+            .env("TMPDIR", scratch.path())
+            .env("LD_LIBRARY_PATH", prefix().join("lib"))
+            .env_remove("PMI_FD")
+            .env_remove("PMI_PORT")
+            .output()
+            .expect("run abort256");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.code() == Some(1) && !stdout.contains("NOT ABORTED"),
+            "abort256 {when}: status {:?}\n{stdout}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 /// A fatal error's message appears once on stderr: each rank's library
 /// line once, and oxrun's line about the abort does not repeat it.
 fn assert_printed_once(stderr: &str) {

@@ -161,7 +161,7 @@ pub extern "C" fn oxabi_Abort(_comm: MPI_Comm, errorcode: c_int) -> c_int {
                 &format!("MPI_Abort called by rank {rank} with error code {errorcode}"),
             )
         }
-        None => std::process::exit(errorcode),
+        None => std::process::exit(oxmpi::universe::abort_exit_status(errorcode)),
     }
 }
 

@@ -4,6 +4,7 @@
 //! socketpair; on other hosts it is started by the launch command and
 //! connects back over TCP with the per-job secret.
 
+pub(crate) mod cleanup;
 mod output;
 pub mod pmi;
 mod spawn;
@@ -190,6 +191,15 @@ fn wait_readable(fd: i32, limit: Option<Duration>) -> io::Result<()> {
     p.wait(limit).map(|_| ())
 }
 
+impl Drop for Agent {
+    /// However the agent ends (its ranks done, an error, oxrun gone): no
+    /// rank outlives it and no segment file of the job stays on this host.
+    fn drop(&mut self) {
+        let nodes = cleanup::nodes_of(&self.spec.process_mapping, self.spec.size, &self.spec.ranks);
+        cleanup::finish(&self.spec.jobid, &nodes, &self.alive_pids());
+    }
+}
+
 impl Agent {
     fn start(ctl: Conn, spec: LaunchSpec, remote: bool) -> io::Result<Agent> {
         let job = JobFacts {
@@ -242,6 +252,14 @@ impl Agent {
             }
         }
         Ok(agent)
+    }
+
+    fn alive_pids(&self) -> Vec<i32> {
+        self.ranks
+            .iter()
+            .filter(|r| r.alive)
+            .map(|r| r.pid)
+            .collect()
     }
 
     fn send(&mut self, msg: ToController) -> io::Result<()> {

@@ -15,7 +15,7 @@ use nix::sys::signal::Signal;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 
-use crate::agent::label_lines;
+use crate::agent::{cleanup, label_lines};
 use crate::cli::{BindTo, EnvSetting, JobOptions};
 use crate::conn::Conn;
 use crate::plan::{self, Plan};
@@ -47,6 +47,11 @@ struct AgentLink {
     conn: Option<Conn>,
     in_fence: bool,
     done: bool,
+    /// The agent said it was done (its ranks are gone and it cleaned up).
+    said_done: bool,
+    /// For an agent on this host: its ranks and their nodes (whose segment
+    /// files are ours to remove if it dies before cleaning up).
+    local: Option<(Vec<u32>, Vec<usize>)>,
     /// Launch command or agent process still running.
     running: bool,
     /// Reached over TCP (another host): heartbeats both ways, and declared
@@ -74,6 +79,7 @@ struct Job {
     pending: Vec<Option<(Conn, Instant)>>,
     secret: String,
     launch: Vec<LaunchSpec>,
+    jobid: String,
     fence_entries: Vec<(String, String)>,
     /// First failure: (exit code, message already printed).
     failure: Option<i32>,
@@ -188,6 +194,12 @@ impl Job {
                 conn,
                 in_fence: false,
                 done: false,
+                said_done: false,
+                local: host.local.then(|| {
+                    let ranks: Vec<u32> = host.ranks.iter().map(|&r| r as u32).collect();
+                    let nodes = cleanup::nodes_of(&process_mapping, opts.nprocs as u32, &ranks);
+                    (ranks, nodes)
+                }),
                 running: true,
                 remote: !host.local,
                 last_heard: Instant::now(),
@@ -204,6 +216,7 @@ impl Job {
             pending: Vec::new(),
             secret,
             launch,
+            jobid,
             fence_entries: Vec::new(),
             failure: None,
             stdin_open: true,
@@ -239,7 +252,16 @@ impl Job {
         }
     }
 
+    /// Runs the job; however that ends (an error included), reaps the
+    /// agents and removes what a killed local agent left.
     fn run(&mut self) -> io::Result<i32> {
+        let result = self.run_loop();
+        self.reap_all();
+        self.clean_after_lost_agents();
+        result
+    }
+
+    fn run_loop(&mut self) -> io::Result<i32> {
         let mut sigfd = signals::signal_fd(&[
             Signal::SIGINT,
             Signal::SIGTERM,
@@ -292,7 +314,6 @@ impl Job {
             }
             self.on_timers();
         }
-        self.reap_all();
         Ok(self.failure.unwrap_or(0))
     }
 
@@ -646,7 +667,10 @@ impl Job {
             ToController::Failed { rank, reason } => {
                 self.fail(1, format!("{reason}; ending the job (rank {rank})"));
             }
-            ToController::Done => self.agents[a].done = true,
+            ToController::Done => {
+                self.agents[a].done = true;
+                self.agents[a].said_done = true;
+            }
             ToController::Heartbeat => {} // any frame counts (see on_agent)
             other => {
                 let host = self.agents[a].host.clone();
@@ -747,6 +771,24 @@ impl Job {
                 );
                 self.abandon_unconnected();
             }
+        }
+    }
+
+    /// A local agent that died without saying it was done (killed) could
+    /// not remove its node's segment files: once its ranks (which die
+    /// with it) are gone, remove them here.
+    fn clean_after_lost_agents(&self) {
+        for agent in self.agents.iter().filter(|a| !a.said_done) {
+            let Some((ranks, nodes)) = &agent.local else {
+                continue;
+            };
+            let pids: Vec<i32> = ranks
+                .iter()
+                .map(|&r| self.ranks[r as usize].pid)
+                .filter(|&p| p > 0)
+                .collect();
+            cleanup::wait_dead(&pids, Duration::from_secs(2));
+            oxmpi::transport::shm::remove_job_files(&self.jobid, nodes);
         }
     }
 

@@ -50,6 +50,8 @@ pub enum Kind {
     Split = 8,
     /// Sender finished (or failed) its part of a split copy.
     Wrote = 9,
+    /// Receiver gives back eager credit (bytes in the send id field).
+    Credit = 10,
 }
 
 impl Kind {
@@ -64,6 +66,7 @@ impl Kind {
             7 => Kind::Data,
             8 => Kind::Split,
             9 => Kind::Wrote,
+            10 => Kind::Credit,
             _ => return None,
         })
     }
@@ -90,7 +93,7 @@ pub const SYNC_EAGER_HEADER: usize = 32;
 pub const CONT_HEADER: usize = 8;
 /// Size of the Data header.
 pub const DATA_HEADER: usize = 16;
-/// Size of Ack/Fin/Cts/Wrote packets.
+/// Size of Ack/Fin/Cts/Wrote/Credit packets.
 pub const CTRL_LEN: usize = 24;
 /// Size of Split packets.
 pub const SPLIT_LEN: usize = 56;
@@ -300,7 +303,9 @@ pub fn decode(cell: &[u8]) -> Option<Packet<'_>> {
             len: u64_at(cell, 40),
             pid: u32_at(cell, 48),
         })),
-        Kind::Ack | Kind::Fin | Kind::Cts | Kind::Wrote if cell.len() >= CTRL_LEN => {
+        Kind::Ack | Kind::Fin | Kind::Cts | Kind::Wrote | Kind::Credit
+            if cell.len() >= CTRL_LEN =>
+        {
             Some(Packet::Ctrl {
                 kind,
                 flags: cell[1],

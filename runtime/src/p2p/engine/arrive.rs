@@ -118,6 +118,7 @@ impl Engine {
                 if h.flags & FLAG_SYNC != 0 {
                     self.push(peer, &[&protocol::ctrl(Kind::Ack, h.send_id, 0)]);
                 }
+                self.eager_matched(peer, h.total_len);
                 if complete {
                     self.deliver_whole(req, &h, payload);
                 } else {
@@ -241,6 +242,7 @@ impl Engine {
                 self.pump_streams();
             }
             Kind::Wrote => self.on_wrote(peer, flags != 0, send_id, ReqId(recv_id)),
+            Kind::Credit => self.on_credit(peer, send_id),
             _ => {}
         }
     }
@@ -329,6 +331,7 @@ impl Engine {
         if h.flags & FLAG_SYNC != 0 {
             self.push(peer, &[&protocol::ctrl(Kind::Ack, h.send_id, 0)]);
         }
+        self.eager_matched(peer, h.total_len);
         let complete = self.unexpected[uid].as_ref().is_some_and(|u| u.complete);
         if complete {
             self.copy_out_unexpected(req, uid);

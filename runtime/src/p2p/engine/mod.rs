@@ -11,7 +11,8 @@
 //!
 //! Files: this one (the state, sends, receives, probes, progress),
 //! `arrive.rs` (arriving packets: matching, unexpected messages, eager
-//! assembly, writing into receives), `outq.rs` (packets onto the wire),
+//! assembly, writing into receives), `credit.rs` (the per-peer budget of
+//! unreturned eager bytes), `outq.rs` (packets onto the wire),
 //! `rndv.rs` (rendezvous: CMA reads, split copies, streams), `typed.rs`
 //! (sends from and receives into non-contiguous datatype layouts, packed
 //! and unpacked in flight).
@@ -29,6 +30,7 @@ use crate::transport::Transport;
 use arrive::{probe_status, Assembly, Unexpected};
 
 mod arrive;
+mod credit;
 mod outq;
 mod rndv;
 #[cfg(test)]
@@ -79,6 +81,8 @@ pub struct Engine {
     prefer_cma: bool,
     /// Direct transfers the transport is moving for this engine.
     directs: usize,
+    /// Eager bytes per peer not yet returned (both directions).
+    credit: credit::Credit,
 }
 
 impl Engine {
@@ -122,6 +126,7 @@ impl Engine {
             split_min: 0,
             prefer_cma: true,
             directs: 0,
+            credit: credit::Credit::new(world_size, 0),
         }
     }
 
@@ -166,11 +171,7 @@ impl Engine {
         len: usize,
         sync: bool,
     ) -> Option<ReqId> {
-        let path = if peer == self.me {
-            SendPath::Eager // to self: one packet, no size limit
-        } else {
-            protocol::choose_path(len, self.eager_limit_to(peer))
-        };
+        let path = self.send_path(peer, len);
         // SAFETY: the caller guarantees `buf..buf+len` is readable until completion.
         let data = slice_or_empty(buf, len);
         let mut header = MsgHeader {

@@ -53,10 +53,17 @@ impl Loop {
         if let Some(Packet::Msg(h, _)) = protocol::decode(&packet) {
             self.wire.log.lock().unwrap().push((h.kind, h.flags));
         } else if let Some(&k) = packet.first() {
-            let kind = [Kind::Cont, Kind::Fin, Kind::Ack, Kind::Cts, Kind::Data]
-                .into_iter()
-                .find(|&x| x as u8 == k)
-                .unwrap_or(Kind::Wrote);
+            let kind = [
+                Kind::Cont,
+                Kind::Fin,
+                Kind::Ack,
+                Kind::Cts,
+                Kind::Data,
+                Kind::Credit,
+            ]
+            .into_iter()
+            .find(|&x| x as u8 == k)
+            .unwrap_or(Kind::Wrote);
             self.wire.log.lock().unwrap().push((kind, 0));
         }
         q[peer].push_back(packet);
@@ -411,4 +418,61 @@ fn typed_sends_to_self_and_matched_probes() {
     let r = unsafe { a.start_mrecv_typed(msg, Cursor::new(dt, dst.as_mut_ptr(), 500).unwrap()) };
     assert_eq!(a.reqs.take_finished(r).unwrap().unwrap().count, want.len());
     assert_eq!(dst, unpacked(dt, 500, &want, src.len()));
+}
+
+/// Past its eager budget at a receiver a sender goes rendezvous; once the
+/// receiver matches the eager messages it returns the credit and eager
+/// sends resume.
+#[test]
+fn eager_budget_switches_to_rendezvous_until_credit_returns() {
+    let (mut a, mut b, wire) = pair(false, "stream");
+    a.set_eager_budget(1000);
+    b.set_eager_budget(1000);
+    let src = vec![7u8; 300];
+    let send = |a: &mut Engine, tag| {
+        // SAFETY: `src` outlives every send (each is waited for below).
+        unsafe { a.start_send(1, 7, 0, tag, src.as_ptr(), src.len(), false) }
+    };
+    let mut sends: Vec<_> = (0..5).map(|t| send(&mut a, t)).collect();
+    // Nothing is received yet: the first three fit the budget.
+    run_until(&mut a, &mut b, |a, _| !a.busy());
+    let msgs: Vec<Kind> = wire.log.lock().unwrap().iter().map(|&(k, _)| k).collect();
+    let heads: Vec<Kind> = msgs
+        .iter()
+        .copied()
+        .filter(|k| matches!(k, Kind::Eager | Kind::Rts))
+        .collect();
+    assert_eq!(
+        heads,
+        [Kind::Eager, Kind::Eager, Kind::Eager, Kind::Rts, Kind::Rts]
+    );
+    let mut dst = vec![vec![0u8; 300]; 5];
+    let mut recvs: Vec<Option<ReqId>> = dst
+        .iter_mut()
+        .enumerate()
+        // SAFETY: `dst` outlives the receives.
+        .map(|(t, d)| Some(unsafe { b.start_recv(any(t as i32), d.as_mut_ptr(), 300) }))
+        .collect();
+    run_until(&mut a, &mut b, |a, b| {
+        for (e, ids) in [(a, &mut sends), (b, &mut recvs)] {
+            for id in ids.iter_mut() {
+                if id.is_some_and(|i| e.reqs.take_finished(i).is_some()) {
+                    *id = None;
+                }
+            }
+        }
+        sends.iter().chain(&recvs).all(Option::is_none)
+    });
+    assert!(dst.iter().all(|d| d == &src));
+    assert!(wire
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|&(k, _)| k == Kind::Credit));
+    // Credit is back: eager again.
+    let before = wire.log.lock().unwrap().len();
+    let again = send(&mut a, 9);
+    assert!(again.is_none(), "an eager send completes at once");
+    assert_eq!(wire.log.lock().unwrap()[before].0, Kind::Eager);
 }

@@ -55,11 +55,7 @@ impl Engine {
         sync: bool,
     ) -> Option<ReqId> {
         let len = src.remaining();
-        let path = if peer == self.me {
-            SendPath::Eager // to self: one packet, no size limit
-        } else {
-            protocol::choose_path(len, self.eager_limit_to(peer))
-        };
+        let path = self.send_path(peer, len);
         let mut header = MsgHeader {
             kind: Kind::Eager,
             flags: if sync { FLAG_SYNC } else { 0 },

@@ -1,9 +1,15 @@
 //! Single-copy reads of a peer's memory with `process_vm_readv` (CMA).
 //!
 //! The kernel allows the read when the reader may ptrace the target
-//! (same uid, and Yama's `ptrace_scope` permitting). `allow_peers` lifts
-//! Yama's `ptrace_scope=1` restriction for this process; `probe` is run
-//! once per peer at start-up, and a failure disables CMA for the node.
+//! (same uid, and Yama's `ptrace_scope` permitting). Under Yama's scope 1
+//! a process may only be traced by its ancestors or by a tracer it
+//! declared, the declared process's descendants included: `allow_peers`
+//! declares this rank's parent (the launcher's host agent, whose children
+//! are the node's other ranks), so sibling ranks may read it and the
+//! user's other processes still may not (`OXMPI_CMA_PTRACER=any` declares
+//! every process instead, the old behaviour). Scope 0 needs nothing; 2 and
+//! 3 cannot be lifted. `probe` is run once per peer at start-up, and a
+//! failure disables CMA for the node.
 
 use std::io::IoSliceMut;
 
@@ -35,11 +41,45 @@ pub enum CmaStatus {
     Disabled(String),
 }
 
-/// Lets any process of ours read this one under Yama `ptrace_scope=1`.
-/// Harmless (and ignored) where Yama is absent.
-pub(crate) fn allow_peers() {
+/// Where Yama keeps its ptrace scope (absent without Yama).
+const YAMA_SCOPE: &str = "/proc/sys/kernel/yama/ptrace_scope";
+
+/// The tracer this process declares with `PR_SET_PTRACER`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ptracer {
+    /// Declare nothing: not needed (no Yama, scope 0) or no help (2, 3).
+    Nothing,
+    /// This process and its descendants (the parent: sibling ranks).
+    Pid(i32),
+    /// Every process (`OXMPI_CMA_PTRACER=any`).
+    Any,
+}
+
+/// What to declare under Yama scope `scope` (None: no Yama), given the
+/// parent's pid and whether `OXMPI_CMA_PTRACER=any`. A parent of pid 1 or
+/// less (an orphan) is not declared: every process descends from init.
+pub(crate) fn ptracer_for(scope: Option<u32>, parent: i32, any: bool) -> Ptracer {
+    match scope {
+        Some(1) if any => Ptracer::Any,
+        Some(1) if parent > 1 => Ptracer::Pid(parent),
+        _ => Ptracer::Nothing,
+    }
+}
+
+/// Lets the node's other ranks read this one under Yama `ptrace_scope=1`
+/// (see the module docs); `any` lets every process of the user do so.
+/// Does nothing where Yama is absent or its scope is not 1.
+pub(crate) fn allow_peers(any: bool) {
+    let scope = std::fs::read_to_string(YAMA_SCOPE)
+        .ok()
+        .and_then(|s| s.trim().parse().ok());
+    let tracer = match ptracer_for(scope, nix::unistd::getppid().as_raw(), any) {
+        Ptracer::Nothing => return,
+        Ptracer::Pid(pid) => pid as nix::libc::c_ulong,
+        Ptracer::Any => PR_SET_PTRACER_ANY,
+    };
     // SAFETY: prctl with integer arguments only; no memory is passed.
-    let _ = unsafe { nix::libc::prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) };
+    let _ = unsafe { nix::libc::prctl(PR_SET_PTRACER, tracer, 0, 0, 0) };
 }
 
 fn os(call: &'static str, e: Errno, detail: String) -> Error {
@@ -267,6 +307,21 @@ mod tests {
 
     fn me() -> i32 {
         std::process::id() as i32
+    }
+
+    #[test]
+    fn the_parent_is_declared_only_under_scope_1() {
+        // No Yama, or scope 0: nothing to lift; 2 and 3 cannot be lifted.
+        for scope in [None, Some(0), Some(2), Some(3)] {
+            assert_eq!(ptracer_for(scope, 4242, false), Ptracer::Nothing);
+            assert_eq!(ptracer_for(scope, 4242, true), Ptracer::Nothing);
+        }
+        assert_eq!(ptracer_for(Some(1), 4242, false), Ptracer::Pid(4242));
+        // Orphaned: init would make every process a tracer.
+        assert_eq!(ptracer_for(Some(1), 1, false), Ptracer::Nothing);
+        assert_eq!(ptracer_for(Some(1), 0, false), Ptracer::Nothing);
+        // Opt-in: anyone, as before.
+        assert_eq!(ptracer_for(Some(1), 4242, true), Ptracer::Any);
     }
 
     #[test]

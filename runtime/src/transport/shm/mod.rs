@@ -31,7 +31,7 @@ pub use cma::CmaStatus;
 pub use doorbell::{Doorbell, Wake};
 pub use layout::Layout;
 pub use ring::{Receiver, Reservation, Sender};
-pub use segment::Backing;
+pub use segment::{job_file_prefix, remove_job_files, Backing};
 
 use crate::bootstrap::Bootstrap;
 use crate::config::Config;
@@ -50,6 +50,7 @@ use setup::{attach, create, probe_key, probe_neighbour, probe_pattern, segment_k
 /// })?;
 /// let shm = ShmConfig::from_config(&cfg);
 /// assert_eq!((shm.ring_cells, shm.cell_size, shm.memfd, shm.cma), (16, 8192, true, true));
+/// assert!(!shm.ptracer_any); // OXMPI_CMA_PTRACER=parent by default
 /// # Ok::<(), oxmpi::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +63,9 @@ pub struct ShmConfig {
     pub memfd: bool,
     /// Whether to try CMA at all (`OXMPI_CMA`).
     pub cma: bool,
+    /// Whether every process, not only the launcher agent's descendants,
+    /// may read this rank under Yama scope 1 (`OXMPI_CMA_PTRACER=any`).
+    pub ptracer_any: bool,
 }
 
 impl ShmConfig {
@@ -74,6 +78,7 @@ impl ShmConfig {
             ring_cells: cfg.shm_ring_cells,
             memfd: cfg.shm_memfd,
             cma: cfg.cma,
+            ptracer_any: cfg.cma_ptracer == "any",
         }
     }
 }
@@ -121,7 +126,7 @@ impl ShmNode {
         // A word peers read to check CMA; alive until the second fence.
         let probe_word: Box<[u8; 16]> = Box::new(probe_pattern(std::process::id()));
         if cfg.cma {
-            cma::allow_peers();
+            cma::allow_peers(cfg.ptracer_any);
         }
         boot.put(
             &probe_key(rank),

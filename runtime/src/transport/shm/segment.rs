@@ -5,8 +5,12 @@
 //! nothing behind. Fallback (`OXMPI_SHM_MEMFD=off`, or no memfd support): a
 //! `/dev/shm/oxmpi-<jobid>-<node>-<leader pid>-<random>` file created
 //! `O_EXCL`, mode 0600, which the leader unlinks once every local rank has
-//! attached. Files left by a leader that died before unlinking are removed by
-//! the next leader of the same user ([`remove_stale`]).
+//! attached. A leader killed before unlinking would leave its file: the
+//! launcher removes the job's files ([`remove_job_files`]) once the job's
+//! ranks on a host are gone, however the job ended (its host agent, or oxrun
+//! when the agent itself was killed); files of other launchers' jobs whose
+//! creator died are removed by the next leader of the same user
+//! ([`remove_stale`]).
 
 use std::fs::{File, OpenOptions};
 use std::hash::{BuildHasher, Hasher};
@@ -85,7 +89,7 @@ pub(crate) fn create(memfd: bool, jobid: &str, node: usize, len: usize) -> Resul
             Err(e) => return Err(io("memfd_create", "segment".into(), e.into())),
         }
     }
-    let name = format!("{PREFIX}{}-{node}-{pid}-{:016x}", clean(jobid), random());
+    let name = format!("{}{pid}-{:016x}", job_file_prefix(jobid, node), random());
     let path = Path::new(SHM_DIR).join(&name);
     let file = OpenOptions::new()
         .read(true)
@@ -142,6 +146,50 @@ pub(crate) fn open(address: &str) -> Result<File, Error> {
 
 fn bad_address(address: &str) -> Error {
     Error::Bootstrap(format!("node segment address {address:?} is malformed"))
+}
+
+/// The start of the name of every `/dev/shm` segment file of job `jobid`
+/// on node `node` (`oxmpi-<jobid>-<node>-`, the job id reduced to
+/// `[A-Za-z0-9_]`, so no other job's or node's name starts with it).
+///
+/// ```
+/// use oxmpi::transport::shm::job_file_prefix;
+/// assert_eq!(job_file_prefix("kvs_42_0", 3), "oxmpi-kvs_42_0-3-");
+/// assert_eq!(job_file_prefix("a-b.c", 0), "oxmpi-a_b_c-0-");
+/// ```
+pub fn job_file_prefix(jobid: &str, node: usize) -> String {
+    format!("{PREFIX}{}-{node}-", clean(jobid))
+}
+
+/// Removes the `/dev/shm` segment files of job `jobid` on the given
+/// `nodes` (whatever their creator's state) and returns how many. The
+/// launcher's host agent calls it once the job's ranks on its host are
+/// gone, so a leader killed between creating its file and unlinking it
+/// leaves nothing behind.
+///
+/// ```
+/// use oxmpi::transport::shm::remove_job_files;
+/// // No such job: nothing to remove.
+/// assert_eq!(remove_job_files("no-such-job-here", &[0, 1]), 0);
+/// ```
+pub fn remove_job_files(jobid: &str, nodes: &[usize]) -> usize {
+    remove_job_files_in(Path::new(SHM_DIR), jobid, nodes)
+}
+
+fn remove_job_files_in(dir: &Path, jobid: &str, nodes: &[usize]) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let prefixes: Vec<String> = nodes.iter().map(|&n| job_file_prefix(jobid, n)).collect();
+    entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| prefixes.iter().any(|p| n.starts_with(p.as_str())))
+        })
+        .filter(|e| std::fs::remove_file(e.path()).is_ok())
+        .count()
 }
 
 /// Keeps `[A-Za-z0-9_]` of a job id, so the name parses back unambiguously.
@@ -231,6 +279,36 @@ mod tests {
             .collect();
         left.sort();
         assert_eq!(left, vec!["keep".to_string(), format!("oxmpi-j-0-{me}-2")]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn job_files_of_the_named_nodes_go_others_stay() {
+        let dir = std::env::temp_dir().join(format!("oxmpi-jobfiles-test-{}", random()));
+        std::fs::create_dir(&dir).unwrap();
+        for name in [
+            "oxmpi-kvs_7_0-0-11-aa",
+            "oxmpi-kvs_7_0-2-12-bb",
+            "oxmpi-kvs_7_0-1-13-cc",
+            "oxmpi-kvs_77_0-0-14-dd",
+            "oxmpi-kvs_7_0-10-15-ee",
+        ] {
+            File::create(dir.join(name)).unwrap();
+        }
+        assert_eq!(remove_job_files_in(&dir, "kvs_7_0", &[0, 2]), 2);
+        let mut left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "oxmpi-kvs_77_0-0-14-dd",
+                "oxmpi-kvs_7_0-1-13-cc",
+                "oxmpi-kvs_7_0-10-15-ee"
+            ]
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -47,6 +47,7 @@ fn cfg(memfd: bool) -> ShmConfig {
         ring_cells: 8,
         memfd,
         cma: true,
+        ptracer_any: false,
     }
 }
 
