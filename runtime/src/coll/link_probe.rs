@@ -46,6 +46,10 @@ pub(crate) fn measure(
         for r in 1..node_of_rank.len() {
             send(engine, r, RESULT, &bytes)?;
         }
+        // Out before returning: a packet still queued here (a connection
+        // being made) would otherwise wait until this rank next calls MPI,
+        // and every other rank's start-up with it.
+        drive(engine, |e| !e.busy())?;
         [alpha, beta]
     } else {
         if me == partner {
@@ -121,15 +125,34 @@ fn recv(engine: &mut Engine, peer: usize, tag: i32, bytes: &mut [u8]) -> Result<
     wait(engine, id)
 }
 
-/// Drives the engine until request `id` finishes (start-up only: spins).
+/// Drives the engine until request `id` finishes.
 fn wait(engine: &mut Engine, id: ReqId) -> Result<(), Error> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut outcome = None;
+    drive(engine, |e| {
+        outcome = e.reqs.take_finished(id);
+        outcome.is_some()
+    })?;
+    outcome.expect("drive returned").map(drop)
+}
+
+/// Drives the engine until `done`: spinning at first, then sleeping on
+/// the transport between polls (a peer may be slow to start), for at most
+/// a minute.
+fn drive(engine: &mut Engine, mut done: impl FnMut(&mut Engine) -> bool) -> Result<(), Error> {
+    use std::time::{Duration, Instant};
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut idle = 0u32;
     loop {
-        engine.progress();
-        if let Some(outcome) = engine.reqs.take_finished(id) {
-            return outcome.map(drop);
+        let token = engine.transport().wait_token();
+        let moved = engine.progress();
+        if done(engine) {
+            return Ok(());
         }
-        if std::time::Instant::now() > deadline {
+        idle = if moved { 0 } else { idle.saturating_add(1) };
+        if idle > 2000 {
+            engine.transport().wait(token, Duration::from_millis(1));
+        }
+        if Instant::now() > deadline {
             return Err(Error::Bootstrap(
                 "measuring the link between nodes: no answer in 60 s".into(),
             ));

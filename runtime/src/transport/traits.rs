@@ -172,6 +172,15 @@ pub(crate) trait Transport: Send + Sync {
     unsafe fn take_direct_done(&self, done: &mut dyn FnMut(u64, Result<usize, Error>)) {
         let _ = done;
     }
+    /// Whether packets already handed to this transport still wait on its
+    /// side (refused for the moment, or not yet sent): a rank must not
+    /// leave before they are out.
+    ///
+    /// # Safety
+    /// Not concurrently with the data path.
+    unsafe fn busy(&self) -> bool {
+        false
+    }
     /// Whether this transport's ranks have a core each (no oversubscription),
     /// so both sides of a transfer can copy at the same time.
     fn parallel_peers(&self) -> bool {

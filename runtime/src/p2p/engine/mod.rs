@@ -363,6 +363,9 @@ impl Engine {
             || !self.streams.is_empty()
             || !self.schedules.is_empty()
             || self.directs > 0
+            // SAFETY: `&self` of the engine, which lives behind the
+            // runtime's lock (see the module docs).
+            || unsafe { self.transport.busy() }
     }
 }
 

@@ -42,6 +42,8 @@ const DIRECT: u64 = 1 << 63;
 const PACKET_IGNORE: u64 = !DIRECT;
 /// Send slots (packets in flight that needed a copy), whatever the peers.
 const SEND_SLOTS: usize = 64;
+/// Longest sleep while the provider reports pending work (`fi_trywait`).
+const PENDING_NAP: Duration = Duration::from_millis(1);
 /// Largest inject copied through the stack.
 const STACK_INJECT: usize = 256;
 
@@ -282,11 +284,19 @@ impl FabricLink {
             return true;
         };
         self.sleepers.fetch_add(1, SeqCst);
-        if self.generation.load(SeqCst) != token || !self.ep.may_sleep() {
-            // Something is pending that only a poll reveals.
+        if self.generation.load(SeqCst) != token {
+            // Another thread's poll took completions since the token.
             self.sleepers.fetch_sub(1, SeqCst);
             return true;
         }
+        // The provider may have work only a poll does (a connection being
+        // made to a peer that is not polling yet): then sleep briefly, so
+        // that a rank waiting on such a peer does not spin.
+        let (timeout, quiet) = if self.ep.may_sleep() {
+            (timeout, true)
+        } else {
+            (timeout.min(PENDING_NAP), false)
+        };
         let mut fds = [
             nix::libc::pollfd {
                 fd,
@@ -311,7 +321,7 @@ impl FabricLink {
             // SAFETY: reads 8 bytes into `count` from our eventfd (non-blocking).
             unsafe { nix::libc::read(self.wake.as_raw_fd(), count.as_mut_ptr().cast(), 8) };
         }
-        n != 0
+        n != 0 || !quiet
     }
 
     /// Wakes the threads sleeping in [`sleep`](Self::sleep): a poll took
@@ -478,7 +488,9 @@ impl FabricLink {
                     st.owing.push(peer);
                 }
             }
-            Err(e) => fatal(self.me, &format!("returning credits to rank {peer}: {e}")),
+            // The peer is gone (finalized and closed, or failed: then the
+            // launcher ends the job): its credits no longer matter.
+            Err(_) => p.owed = 0,
         }
     }
 
@@ -735,6 +747,13 @@ impl Transport for FabricLink {
         Err(Error::Unsupported(format!(
             "rank {peer} is on another host: no direct reads over the fabric yet"
         )))
+    }
+
+    unsafe fn busy(&self) -> bool {
+        // SAFETY: data path (the caller's contract).
+        let st = unsafe { &*self.state.get() };
+        // Owed credits do not count: a peer that left needs none.
+        !st.backlog.is_empty() || !st.direct_retry.is_empty() || st.free_sends.len() < SEND_SLOTS
     }
 
     fn eager_limit(&self, _peer: usize) -> Option<usize> {

@@ -248,6 +248,11 @@ impl Transport for Router {
         unsafe { self.fabric.take_direct_done(done) }
     }
 
+    unsafe fn busy(&self) -> bool {
+        // SAFETY: the caller's contract.
+        unsafe { self.fabric.busy() }
+    }
+
     fn parallel_peers(&self) -> bool {
         self.shm.parallel_peers()
     }

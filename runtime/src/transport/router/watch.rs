@@ -24,6 +24,10 @@ const WATCH_SLICE: Duration = Duration::from_millis(10);
 struct Flags {
     /// Threads of the rank asleep on its doorbell.
     armed: u32,
+    /// Wake-ups so far (a thread disarming): after ringing, the watcher
+    /// waits for this to move, not for `armed` to reach 0, which a thread
+    /// that wakes and sleeps again may never let it see.
+    wakes: u64,
     /// The router is going away.
     closing: bool,
 }
@@ -66,8 +70,9 @@ impl Watcher {
             f.armed += 1;
         } else {
             f.armed = f.armed.saturating_sub(1);
+            f.wakes += 1;
         }
-        if was != (f.armed > 0) {
+        if was != (f.armed > 0) || !armed {
             self.shared.changed.notify_one();
         }
     }
@@ -101,8 +106,9 @@ fn watch(shared: &Shared, fabric: &FabricLink, shm: &ShmTransport) {
         if arrived && f.armed > 0 {
             shm.ring_own();
             // Until the rank has woken and polled, the descriptor may stay
-            // readable: wait for it to disarm rather than ring again.
-            while f.armed > 0 && !f.closing {
+            // readable: wait for a wake-up rather than ring again.
+            let rung = f.wakes;
+            while f.wakes == rung && f.armed > 0 && !f.closing {
                 f = shared
                     .changed
                     .wait_timeout(f, WATCH_SLICE)
