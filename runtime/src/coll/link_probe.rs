@@ -4,10 +4,11 @@
 //!
 //! Runs only when the job spans nodes and the job's model left both at
 //! their defaults (a model file that sets them is used as it is). World
-//! rank 0 and the lowest rank of another node ping-pong 8 bytes and 256 KiB
-//! a few times over the engine itself (before any communicator exists, on
-//! a context no communicator uses); rank 0 then sends the two figures to
-//! every other rank, so every rank selects alike.
+//! rank 0 and the lowest rank of another node ping-pong 8 bytes and
+//! 128 KiB a few times (under 2 MB on the link) over the engine itself
+//! (before any communicator exists, on a context no communicator uses);
+//! rank 0 then sends the two figures to every other rank, so every rank
+//! selects alike.
 
 use super::inter::{DEFAULT_INTER_ALPHA, DEFAULT_INTER_BETA};
 use super::select::Model;
@@ -21,7 +22,7 @@ const PROBE_CONTEXT: u32 = u32::MAX - 1;
 const PING: i32 = 1;
 const RESULT: i32 = 2;
 const SMALL: usize = 8;
-const LARGE: usize = 256 << 10;
+const LARGE: usize = 128 << 10;
 
 /// Fills in `model`'s inter-node latency and bandwidth by measuring (see
 /// the module docs); `node_of_rank` is the launcher's placement.
@@ -39,9 +40,15 @@ pub(crate) fn measure(
     }
     let figures = if me == 0 {
         let small = round_trip(engine, partner, SMALL, 20, true)?;
-        let large = round_trip(engine, partner, LARGE, 8, true)?;
+        let large = round_trip(engine, partner, LARGE, 6, true)?;
         let alpha = small / 2.0;
-        let beta = ((large - small) / 2.0 / (LARGE - SMALL) as f64).max(1e-12);
+        // A loaded machine can make the small round trip look as slow as
+        // the large one: then take the large one's rate whole.
+        let beta = if large > 2.0 * small {
+            (large - small) / 2.0 / (LARGE - SMALL) as f64
+        } else {
+            large / 2.0 / LARGE as f64
+        };
         let bytes = encode([alpha, beta]);
         for r in 1..node_of_rank.len() {
             send(engine, r, RESULT, &bytes)?;
@@ -54,7 +61,7 @@ pub(crate) fn measure(
     } else {
         if me == partner {
             round_trip(engine, 0, SMALL, 20, false)?;
-            round_trip(engine, 0, LARGE, 8, false)?;
+            round_trip(engine, 0, LARGE, 6, false)?;
         }
         let mut bytes = [0u8; 16];
         recv(engine, 0, RESULT, &mut bytes)?;
