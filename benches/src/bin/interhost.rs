@@ -29,6 +29,8 @@ use oxmpi_tests::hosts::TestHosts;
 /// Message sizes of the latency table.
 const SIZES: [usize; 3] = [8, 64 << 10, 1 << 20];
 const TCP_PORT: u16 = 47123;
+/// Seconds one benchmark job may take.
+const JOB_LIMIT_S: u32 = 120;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -87,18 +89,25 @@ fn run(args: &[String]) -> Result<(), String> {
     let ssh = write_ssh_wrapper(&work, &hosts)?;
     let mut table: Vec<(String, Vec<Option<f64>>)> = Vec::new();
     let mut notes = Vec::new();
+    let mut crossed_note = None;
     for s in &setups {
         let mut best: Vec<Option<f64>> = vec![None; SIZES.len() + 2];
         for _ in 0..runs {
             let before = hosts.rx_bytes(0) + hosts.rx_bytes(1);
-            let lat = launch(&hosts, s, &ssh, &[1, 1], &s.p2p, &["latency", "quick"])?;
+            let mut failed = |e: String| {
+                notes.push(format!("{}: {}", s.name, e.lines().next().unwrap_or("")));
+                Vec::new()
+            };
+            let lat = launch(&hosts, s, &ssh, &[1, 1], &s.p2p, &["latency", "quick"])
+                .unwrap_or_else(&mut failed);
             let crossed = hosts.rx_bytes(0) + hosts.rx_bytes(1) - before;
-            if s.name == "oxmpi" && notes.is_empty() {
-                notes.push(format!(
+            if s.name == "oxmpi" && crossed_note.is_none() {
+                crossed_note = Some(format!(
                     "OxMPI's latency run moved {crossed} bytes over the link"
                 ));
             }
-            let bw = launch(&hosts, s, &ssh, &[1, 1], &s.p2p, &["bandwidth", "quick"])?;
+            let bw = launch(&hosts, s, &ssh, &[1, 1], &s.p2p, &["bandwidth", "quick"])
+                .unwrap_or_else(&mut failed);
             let ar = launch(
                 &hosts,
                 s,
@@ -106,7 +115,8 @@ fn run(args: &[String]) -> Result<(), String> {
                 &[2, 2],
                 &s.coll,
                 &["quick", "allreduce", "sizes=8,1048576"],
-            )?;
+            )
+            .unwrap_or_else(&mut failed);
             let mut figures: Vec<Option<f64>> = SIZES
                 .iter()
                 .map(|&n| pick(&lat, "latency", n, "lat_us_min"))
@@ -125,6 +135,7 @@ fn run(args: &[String]) -> Result<(), String> {
         table.push((s.name.to_string(), best));
     }
     table.push(("raw TCP".into(), tcp_limits(&hosts)?));
+    notes.extend(crossed_note);
     write_report(&table, &notes, runs)?;
     let _ = std::fs::remove_dir_all(&work);
     Ok(())
@@ -208,8 +219,14 @@ fn launch(
         }
     };
     cmd.arg(exe).args(args);
+    // A hung job (it happens to the peers too) must not stall the runner.
+    let mut limited = Command::new("timeout");
+    limited
+        .args(["-k", "5", &JOB_LIMIT_S.to_string()])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
     let started = Instant::now();
-    let out = cmd.output().map_err(|e| format!("{}: {e}", s.name))?;
+    let out = limited.output().map_err(|e| format!("{}: {e}", s.name))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
         return Err(format!(
@@ -289,21 +306,20 @@ fn tcp_server() -> Result<(), String> {
     let l = TcpListener::bind(("0.0.0.0", TCP_PORT)).map_err(|e| e.to_string())?;
     let (mut s, _) = l.accept().map_err(|e| e.to_string())?;
     s.set_nodelay(true).map_err(|e| e.to_string())?;
-    let mut buf = vec![0u8; 1 << 20];
+    s.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let mut buf = vec![0u8; 8 + (1 << 20)];
     loop {
-        let mut len = [0u8; 8];
-        if s.read_exact(&mut len).is_err() {
+        if spin_read(&mut s, &mut buf[..8]).is_err() {
             return Ok(());
         }
-        let n = u64::from_le_bytes(len) as usize;
-        spin_read(&mut s, &mut buf[..n])?;
-        s.write_all(&buf[..n]).map_err(|e| e.to_string())?;
+        let n = u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")) as usize;
+        spin_read(&mut s, &mut buf[8..8 + n])?;
+        spin_write(&mut s, &buf[8..8 + n])?;
     }
 }
 
-/// Reads exactly `buf.len()` bytes, spinning on a non-blocking socket.
+/// Reads exactly `buf.len()` bytes from a non-blocking socket, spinning.
 fn spin_read(s: &mut TcpStream, buf: &mut [u8]) -> Result<(), String> {
-    s.set_nonblocking(true).map_err(|e| e.to_string())?;
     let mut got = 0;
     while got < buf.len() {
         match s.read(&mut buf[got..]) {
@@ -313,25 +329,41 @@ fn spin_read(s: &mut TcpStream, buf: &mut [u8]) -> Result<(), String> {
             Err(e) => return Err(e.to_string()),
         }
     }
-    s.set_nonblocking(false).map_err(|e| e.to_string())
+    Ok(())
 }
 
-/// Prints the half round trip (us) at each size, best of 5 rounds.
+/// Writes all of `buf` to a non-blocking socket, spinning.
+fn spin_write(s: &mut TcpStream, buf: &[u8]) -> Result<(), String> {
+    let mut put = 0;
+    while put < buf.len() {
+        match s.write(&buf[put..]) {
+            Ok(n) => put += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Ok(())
+}
+
+/// Prints the half round trip (us) at each size, best of 5 rounds: the
+/// client sends an 8-byte length and the message, the server echoes the
+/// message; both spin on non-blocking sockets (no sleeping in the kernel).
 fn tcp_client(peer: &str) -> Result<(), String> {
     let mut s = TcpStream::connect((peer, TCP_PORT)).map_err(|e| e.to_string())?;
     s.set_nodelay(true).map_err(|e| e.to_string())?;
-    let mut buf = vec![7u8; 1 << 20];
+    s.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let mut out = vec![7u8; 8 + (1 << 20)];
+    let mut back = vec![0u8; 1 << 20];
     let mut line = Vec::new();
     for &n in &SIZES {
+        out[..8].copy_from_slice(&(n as u64).to_le_bytes());
         let iters = if n <= 64 << 10 { 1000 } else { 100 };
         let mut best = f64::MAX;
         for _ in 0..5 {
             let t = Instant::now();
             for _ in 0..iters {
-                let mut msg = (n as u64).to_le_bytes().to_vec();
-                msg.extend_from_slice(&buf[..n]);
-                s.write_all(&msg).map_err(|e| e.to_string())?;
-                spin_read(&mut s, &mut buf[..n])?;
+                spin_write(&mut s, &out[..8 + n])?;
+                spin_read(&mut s, &mut back[..n])?;
             }
             best = best.min(t.elapsed().as_secs_f64() * 1e6 / iters as f64 / 2.0);
         }
