@@ -108,6 +108,38 @@ fn run_roles(test: &str, family: &str, roles: &[&str], env: &[(&str, &str)]) {
     );
 }
 
+/// Three hosts: every pair of ranks of a 1+1+1 job, and a 2+1+1 job by
+/// node, crosses a host boundary in some direction.
+#[test]
+fn three_hosts() {
+    let Some(h) = hosts(3, "three_hosts") else {
+        return;
+    };
+    let layouts: [(&[usize], &[&str]); 2] =
+        [(&[1, 1, 1], &[]), (&[2, 1, 1], &["--map-by", "node"])];
+    let roles = [
+        "p2p:basic",
+        "p2p:order",
+        "p2p:flood",
+        "p2p:large",
+        "p2p:threads",
+        "coll:allreduce",
+        "coll:bcast",
+        "coll:allgather",
+        "coll:hier",
+    ];
+    for (ranks, extra) in layouts {
+        for role in roles {
+            let out = role_job_on(&h, ranks, extra, role, &[], LIMIT);
+            assert!(out.success(), "{role} on {ranks:?}:\n{}", out.describe());
+        }
+    }
+    assert!(
+        h.leftover_processes().is_empty(),
+        "processes left on the hosts"
+    );
+}
+
 #[test]
 fn point_to_point_semantics_across_hosts() {
     run_roles(
