@@ -407,52 +407,61 @@ impl FabricLink {
             let Some(slot) = st.free_sends.pop() else {
                 return false;
             };
-            // SAFETY: send slot `slot` is free: nothing else reads or writes it.
+            // SAFETY: send slot `slot` is taken: nothing else reads or writes it.
             let buf = unsafe { std::slice::from_raw_parts_mut(self.tx_buf(slot), len) };
             fill(buf);
-            st.free_sends.push(slot);
-            if !self.post(st, peer, buf) {
+            if !self.send_slot(st, peer, slot, len) {
                 st.backlog.push_back((peer, buf.to_vec()));
+                st.free_sends.push(slot);
             }
         }
         st.peers[peer].as_mut().expect("checked above").credits -= 1;
         true
     }
 
-    /// Posts one packet to `peer` (its credit already taken), piggybacking
-    /// the credits owed to it: injected when small, else copied into a
-    /// send slot (unless `bytes` is that slot already). False when the
+    /// Posts one packet to `peer` (its credit already taken): injected
+    /// when small, else copied into a free send slot. False when the
     /// provider or the send slots have no room now.
     fn post(&self, st: &mut State, peer: usize, bytes: &[u8]) -> bool {
-        let p = st.peers[peer].expect("a fabric peer");
-        let tag = self.tag(p.owed, 0);
-        let outcome = if bytes.len() <= self.ep.inject_size() {
-            self.ep.inject(bytes, p.addr, tag)
-        } else {
-            let Some(slot) = st.free_sends.pop() else {
-                return false;
-            };
-            let buf = self.tx_buf(slot);
-            if buf.cast_const() != bytes.as_ptr() {
-                // SAFETY: the slot is free and `bytes` lies elsewhere.
-                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf, bytes.len()) };
-            }
-            // SAFETY: the slot and its context stay valid and untouched
-            // until the send's completion returns the slot.
-            let posted = unsafe {
-                self.ep.send(
-                    buf,
-                    bytes.len(),
-                    p.addr,
-                    tag,
-                    self.context(self.receives + slot),
-                )
-            };
-            if !matches!(posted, Ok(Posted::Yes)) {
-                st.free_sends.push(slot);
-            }
-            posted
+        if bytes.len() <= self.ep.inject_size() {
+            let p = st.peers[peer].expect("a fabric peer");
+            return self.posted(st, peer, self.ep.inject(bytes, p.addr, self.tag(p.owed, 0)));
+        }
+        let Some(slot) = st.free_sends.pop() else {
+            return false;
         };
+        // SAFETY: the slot is taken and `bytes` (a backlog entry) lies elsewhere.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.tx_buf(slot), bytes.len()) };
+        if !self.send_slot(st, peer, slot, bytes.len()) {
+            st.free_sends.push(slot);
+            return false;
+        }
+        true
+    }
+
+    /// Sends the first `len` bytes of taken send slot `slot` to `peer`,
+    /// piggybacking the credits owed to it. On success the slot comes back
+    /// with the send's completion; on false (no room now) it stays the
+    /// caller's.
+    fn send_slot(&self, st: &mut State, peer: usize, slot: usize, len: usize) -> bool {
+        let p = st.peers[peer].expect("a fabric peer");
+        // SAFETY: the slot and its context stay valid and untouched until
+        // the send's completion returns the slot.
+        let outcome = unsafe {
+            self.ep.send(
+                self.tx_buf(slot),
+                len,
+                p.addr,
+                self.tag(p.owed, 0),
+                self.context(self.receives + slot),
+            )
+        };
+        self.posted(st, peer, outcome)
+    }
+
+    /// What posting a packet to `peer` did: taken (its owed credits went
+    /// with it), refused for now, or a failure that ends this rank.
+    fn posted(&self, st: &mut State, peer: usize, outcome: Result<Posted, Error>) -> bool {
         match outcome {
             Ok(Posted::Yes) => {
                 st.peers[peer].as_mut().expect("a fabric peer").owed = 0;
