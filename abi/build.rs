@@ -179,6 +179,9 @@ const EXTRA_EXPORTS: &[&str] = &[
     "MPI_F08_STATUS_IGNORE",
     "MPI_F08_STATUSES_IGNORE",
     "MPI_T_PVAR_ALL_HANDLES",
+    // GPU support queries, defined in Rust (src/api/gpu.rs).
+    "MPIX_Query_cuda_support",
+    "MPIX_GPU_query_support",
 ];
 
 fn exports(funcs: &[Func]) -> String {

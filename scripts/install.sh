@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs OxMPI under a prefix:
 #   bin/      oxrun, mpirun and mpiexec (links to oxrun), mpicc, mpicxx
-#   include/  mpi.h, mpio.h (the MPICH ABI)
+#   include/  mpi.h, mpio.h (the MPICH ABI), mpi-ext.h (GPU queries)
 #   lib/      libmpi.so.12 (soname libmpi.so.12), libmpi.so, libmpich.so.12
 #             and libmpich.so (links to it); pkgconfig/mpi.pc, mpich.pc
 #
@@ -47,7 +47,7 @@ ln -sf oxrun "$prefix/bin/mpiexec"
 install -m 0755 abi/wrappers/mpicc "$prefix/bin/mpicc"
 install -m 0755 abi/wrappers/mpicc "$prefix/bin/mpicxx"
 
-install -m 0644 abi/include/mpi.h abi/include/mpio.h "$prefix/include/"
+install -m 0644 abi/include/mpi.h abi/include/mpio.h abi/include/mpi-ext.h "$prefix/include/"
 
 install -m 0755 "$target/libmpi.so" "$prefix/lib/libmpi.so.12"
 ln -sf libmpi.so.12 "$prefix/lib/libmpi.so"
@@ -73,4 +73,4 @@ pc mpi "OxMPI $version, an MPI library with the MPICH ABI (libmpi.so.12)" "$vers
 # Version: the MPICH release whose ABI this is, for `mpich >= X` checks.
 pc mpich "OxMPI $version, binary compatible with MPICH 4.0.2 (libmpi.so.12)" "4.0.2"
 
-echo "installed OxMPI in $prefix: bin/{oxrun,mpirun,mpiexec,mpicc,mpicxx}, include/{mpi.h,mpio.h}, lib/{libmpi.so.12,libmpi.so,libmpich.so.12,libmpich.so}, lib/pkgconfig/{mpi,mpich}.pc"
+echo "installed OxMPI in $prefix: bin/{oxrun,mpirun,mpiexec,mpicc,mpicxx}, include/{mpi.h,mpio.h,mpi-ext.h}, lib/{libmpi.so.12,libmpi.so,libmpich.so.12,libmpich.so}, lib/pkgconfig/{mpi,mpich}.pc"

@@ -287,6 +287,9 @@ typedef struct ADIOI_FileD *MPI_File;
 #define MPIX_GPU_SUPPORT_CUDA (0)
 #define MPIX_GPU_SUPPORT_ZE (1)
 #define MPIX_GPU_SUPPORT_HIP (2)
+int MPIX_GPU_query_support(int gpu_type, int *is_supported);
+/* Open MPI's name: 1 when CUDA device buffers are accepted (also in mpi-ext.h). */
+int MPIX_Query_cuda_support(void);
 
 /* ---- Status ---- */
 /* The count is in bytes: count_lo holds the low 32 bits, bits 31..1 of

@@ -211,6 +211,22 @@ pub static CMA_PTRACER: Setting<Vec<String>> = Setting::new(Entry {
     kind: Kind::List(CMA_PTRACERS),
 });
 
+/// Values of [`CUDA`].
+///
+/// See the example on [`Kind`].
+pub const CUDA_MODES: &[&str] = &["auto", "on", "off"];
+
+/// Whether buffers may be CUDA device memory.
+///
+/// See the example on [`get_from`].
+pub static CUDA: Setting<Vec<String>> = Setting::new(Entry {
+    name: "cuda",
+    env: "OXMPI_CUDA",
+    default: "auto",
+    doc: "device buffers: auto (when a CUDA driver with a device loads), on (a job without one fails at init), off (buffers are host memory; the driver is never loaded)",
+    kind: Kind::List(CUDA_MODES),
+});
+
 /// Rendezvous messages at least this large are copied by both sides at once.
 ///
 /// See the example on [`get_from`].
@@ -451,6 +467,7 @@ pub static REGISTRY: &[&Entry] = &[
     &SHM_MEMFD.entry,
     &CMA.entry,
     &CMA_PTRACER.entry,
+    &CUDA.entry,
     &CMA_SPLIT_MIN.entry,
     &RNDV_PROTOCOL.entry,
     &OFI_PROVIDER.entry,
@@ -690,6 +707,8 @@ pub struct Config {
     pub cma: bool,
     /// [`CMA_PTRACER`] (one of [`CMA_PTRACERS`]).
     pub cma_ptracer: String,
+    /// [`CUDA`]: `auto`, `on` or `off`.
+    pub cuda: String,
     /// [`CMA_SPLIT_MIN`].
     pub cma_split_min: usize,
     /// [`RNDV_PROTOCOL`] (one of [`RNDV_PROTOCOLS`]).
@@ -741,6 +760,10 @@ impl Config {
                 .into_iter()
                 .next()
                 .unwrap_or_else(|| "parent".into()),
+            cuda: get_from(&CUDA, &lookup)?
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| "auto".into()),
             cma_split_min: get_from(&CMA_SPLIT_MIN, &lookup)?,
             rndv_protocol: get_from(&RNDV_PROTOCOL, &lookup)?
                 .into_iter()

@@ -43,6 +43,14 @@ pub enum Error {
         /// Why: libfabric's error text and code, or the loader's.
         reason: String,
     },
+    /// The CUDA driver or NVRTC failed on a device buffer.
+    #[error("{what}: {reason}")]
+    Device {
+        /// The driver call or step that failed (e.g. "cuMemcpy").
+        what: &'static str,
+        /// The driver's error name and code, or why the device path is unavailable.
+        reason: String,
+    },
     /// A rank argument is outside the communicator.
     #[error("invalid rank {value} for argument `{arg}`: the communicator has {size} ranks")]
     InvalidRank {

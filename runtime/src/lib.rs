@@ -15,7 +15,7 @@ pub mod error;
 mod fast_hash;
 pub mod group;
 pub mod info;
-pub(crate) mod mem;
+pub mod mem;
 pub mod ops;
 pub mod p2p;
 pub(crate) mod progress;

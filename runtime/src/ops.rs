@@ -262,7 +262,7 @@ fn builtin_reducer(op: BuiltinOp, ty: ElemType) -> Reducer {
             })
         })
     });
-    Reducer::Static(&**f)
+    Reducer::Builtin(&**f, op, ty)
 }
 
 fn op_name(op: BuiltinOp) -> String {
@@ -323,7 +323,7 @@ mod tests {
         for op in BuiltinOp::ALL {
             for ty in ElemType::ALL {
                 let f = builtin_reducer(op, ty);
-                assert!(matches!(f, Reducer::Static(_)), "built-ins are lent");
+                assert!(matches!(f, Reducer::Builtin(..)), "built-ins are lent");
                 assert_eq!(addr(&f), addr(&builtin_reducer(op, ty)));
                 assert!(!seen.contains(&addr(&f)));
                 seen.push(addr(&f));

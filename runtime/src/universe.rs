@@ -106,6 +106,8 @@ pub fn init_thread(_required: Threading) -> Result<(Universe, Threading), Error>
 
 fn start() -> Result<Universe, Error> {
     let config = crate::config::Config::from_env()?;
+    // Before any buffer is seen: whether some may be device memory.
+    crate::mem::cuda::activate(&config.cuda)?;
     let mut boot = bootstrap::connect()?;
     let (rank, size) = (boot.rank(), boot.size());
     // Rank 0 decides the collective cost model for everyone; the

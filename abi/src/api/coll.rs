@@ -746,6 +746,20 @@ unsafe fn reduce_local(
     if n == 0 {
         return Ok(());
     }
+    if oxmpi::mem::cuda::is_device(a) || oxmpi::mem::cuda::is_device(b) {
+        // Device memory: through host copies of both operands.
+        let (mut input, mut inout) = (vec![0u8; n], vec![0u8; n]);
+        // SAFETY: MPI's contract: both hold `n` bytes.
+        unsafe {
+            oxmpi::mem::cuda::copy(input.as_mut_ptr(), a, n)?;
+            oxmpi::mem::cuda::copy(inout.as_mut_ptr(), b, n)?;
+        }
+        f(&input, &mut inout)?;
+        // SAFETY: as above.
+        unsafe { oxmpi::mem::cuda::copy(b, inout.as_ptr(), n) }?;
+        // SAFETY: the program's buffer is there.
+        return Ok(unsafe { sg.0.finish() }?);
+    }
     // SAFETY: MPI's contract: both hold `count` elements (or are packed
     // temporaries of them).
     let (input, inout) = unsafe {

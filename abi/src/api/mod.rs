@@ -12,6 +12,7 @@ pub mod datatype_p2p;
 pub mod datatype_query;
 pub mod env;
 pub mod errh;
+pub mod gpu;
 pub mod graph;
 pub mod grequest;
 pub mod group;

@@ -111,6 +111,12 @@ unsafe fn copy_out(plan: &Plan) -> Result<Vec<u8>, AbiError> {
             Class::BUFFER,
             format!("null buffer with {len} bytes to send"),
         )),
+        &Plan::Bytes { ptr, len } if oxmpi::mem::cuda::is_device(ptr) => {
+            let mut data = vec![0u8; len];
+            // SAFETY: the caller's contract: `len` bytes of device memory.
+            unsafe { oxmpi::mem::cuda::copy_from_device(&mut data, ptr) }?;
+            Ok(data)
+        }
         // SAFETY: the caller's contract.
         &Plan::Bytes { ptr, len } => Ok(unsafe { std::slice::from_raw_parts(ptr, len) }.to_vec()),
     }

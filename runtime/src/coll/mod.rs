@@ -21,6 +21,7 @@ pub mod inter;
 pub(crate) mod link_probe;
 mod neighbor;
 pub mod nodes;
+mod on_device;
 pub mod persistent;
 mod planned;
 mod reduce;
@@ -125,7 +126,8 @@ impl Comm {
         }
     }
 
-    fn plan(&self, sched: Schedule) -> Planned<'_> {
+    fn plan(&self, mut sched: Schedule) -> Planned<'_> {
+        sched.place_on_device();
         Planned::new(self, sched)
     }
 

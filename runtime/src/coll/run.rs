@@ -145,10 +145,7 @@ impl Engine {
                     }
                     StepState::Running(id) => {
                         if let Some(outcome) = self.reqs.take_finished(ReqId(id)) {
-                            if let Err(e) = outcome.and_then(crate::status::Status::check) {
-                                run.sched.error.get_or_insert(e);
-                            }
-                            run.sched.finish(s);
+                            step_done(run, s, outcome);
                             changed = true;
                         }
                     }
@@ -166,7 +163,14 @@ impl Engine {
     fn start_step(&mut self, run: &mut Running, s: usize) {
         match run.sched.steps[s] {
             Step::Send { to, tag, buf } => {
-                let ptr = run.sched.ptr(buf);
+                let ptr = match run.sched.send_from(s, buf) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        run.sched.error.get_or_insert(e);
+                        run.sched.finish(s);
+                        return;
+                    }
+                };
                 // SAFETY: the schedule's buffers outlive it (see Schedule).
                 let id =
                     unsafe { self.start_send(to, run.context, run.rank, tag, ptr, buf.len, false) };
@@ -176,7 +180,7 @@ impl Engine {
                 }
             }
             Step::Recv { from, tag, buf } => {
-                let ptr = run.sched.ptr(buf);
+                let ptr = run.sched.recv_into(s, buf);
                 let pattern = Pattern {
                     context: run.context,
                     source: SourceSel::Rank(from),
@@ -187,15 +191,24 @@ impl Engine {
                 run.sched.state[s] = StepState::Running(id.0);
                 // It may have matched an unexpected message at once.
                 if let Some(outcome) = self.reqs.take_finished(id) {
-                    if let Err(e) = outcome.and_then(crate::status::Status::check) {
-                        run.sched.error.get_or_insert(e);
-                    }
-                    run.sched.finish(s);
+                    step_done(run, s, outcome);
                 }
             }
             Step::Reduce { .. } | Step::Copy { .. } => run.sched.run_local(s),
         }
     }
+}
+
+/// Step `s` (a send or receive) finished with `outcome`: a receive into
+/// device memory moves its bytes on, an error is kept.
+fn step_done(run: &mut Running, s: usize, outcome: Result<crate::status::Status, Error>) {
+    let moved = outcome
+        .and_then(crate::status::Status::check)
+        .and_then(|st| run.sched.received(s, st.count));
+    if let Err(e) = moved {
+        run.sched.error.get_or_insert(e);
+    }
+    run.sched.finish(s);
 }
 
 impl Runtime {

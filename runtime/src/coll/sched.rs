@@ -10,6 +10,7 @@
 use std::sync::Arc;
 
 use crate::error::Error;
+use crate::ops::{BuiltinOp, ElemType};
 
 /// Where a step's bytes live.
 #[derive(Debug, Clone, Copy)]
@@ -50,8 +51,10 @@ pub type ReduceFn = dyn Fn(&[u8], &mut [u8]) -> Result<(), Error> + Send + Sync;
 /// reference count touched per call, per step), a user one is shared.
 #[derive(Clone)]
 pub enum Reducer {
-    /// A function that is never freed (the built-in operations' table).
-    Static(&'static ReduceFn),
+    /// A built-in operation on an element type: its host function, never
+    /// freed (the built-in operations' table), and its identity, which
+    /// picks the device kernel for device buffers.
+    Builtin(&'static ReduceFn, BuiltinOp, ElemType),
     /// A function shared with its operation (user operations).
     Shared(Arc<ReduceFn>),
 }
@@ -71,7 +74,7 @@ impl std::ops::Deref for Reducer {
     #[inline]
     fn deref(&self) -> &ReduceFn {
         match self {
-            Reducer::Static(f) => *f,
+            Reducer::Builtin(f, ..) => *f,
             Reducer::Shared(f) => &**f,
         }
     }
@@ -197,6 +200,8 @@ pub struct Schedule {
     pub(crate) remaining: usize,
     /// First error met (a reduction failing, a truncated receive).
     pub(crate) error: Option<Error>,
+    /// Set when the caller's buffers are device memory (see `on_device.rs`).
+    pub(crate) device: Option<Box<super::on_device::DeviceRun>>,
 }
 
 // SAFETY: user buffer pointers are only dereferenced by the engine under its
@@ -236,6 +241,7 @@ impl Schedule {
             spare: shell.spare,
             remaining: 0,
             error: None,
+            device: None,
         }
     }
 
@@ -346,7 +352,10 @@ impl Schedule {
         match buf.base {
             // SAFETY: offsets stay inside the buffer the algorithm described.
             Base::User(p) => unsafe { p.add(buf.offset) },
-            Base::Temp(i) => self.temps[i][buf.offset..].as_mut_ptr(),
+            Base::Temp(i) => match self.device_temp(i, buf.offset) {
+                Some(p) => p,
+                None => self.temps[i][buf.offset..].as_mut_ptr(),
+            },
         }
     }
 
@@ -357,6 +366,13 @@ impl Schedule {
             Step::Copy { src, dst } => (*src, *dst, None),
             _ => return,
         };
+        if self.device.is_some() {
+            if let Err(e) = self.run_local_on_device(src, dst, op) {
+                self.error.get_or_insert(e);
+            }
+            self.finish(i);
+            return;
+        }
         let len = src.len.min(dst.len);
         let s = self.ptr(src);
         let d = self.ptr(dst);

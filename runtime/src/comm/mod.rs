@@ -20,6 +20,7 @@ mod barrier;
 pub mod context;
 pub mod create;
 mod p2p;
+pub(crate) mod p2p_device;
 mod p2p_plan;
 mod p2p_view;
 mod partitioned;

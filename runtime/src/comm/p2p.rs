@@ -59,6 +59,11 @@ impl Comm {
         if buf.is_null() && len > 0 {
             return Err(null_buffer(len, true));
         }
+        if len > 0 && crate::mem::cuda::is_device(buf) {
+            let src = super::p2p_device::bytes_at(buf, len)?;
+            // SAFETY: the caller's contract.
+            return unsafe { self.isend_device(src, dest, tag, sync) };
+        }
         let id = self.rt().engine().start_send(
             peer,
             self.inner.context,
@@ -102,6 +107,11 @@ impl Comm {
         }
         if buf.is_null() && cap > 0 {
             return Err(null_buffer(cap, false));
+        }
+        if cap > 0 && crate::mem::cuda::is_device(buf) {
+            let dst = super::p2p_device::bytes_at(buf, cap)?;
+            // SAFETY: the caller's contract.
+            return unsafe { self.irecv_device(dst, source, tag) };
         }
         let id = self
             .rt()
@@ -147,6 +157,11 @@ impl Comm {
         if buf.is_null() && len > 0 {
             return Err(null_buffer(len, true));
         }
+        if len > 0 && crate::mem::cuda::is_device(buf) {
+            let src = super::p2p_device::bytes_at(buf, len)?;
+            // SAFETY: the caller's contract.
+            return unsafe { self.send_device(src, dest, tag, sync) };
+        }
         let rt = self.rt();
         let context = self.inner.context;
         let me = self.rank();
@@ -182,6 +197,11 @@ impl Comm {
         }
         if buf.is_null() && cap > 0 {
             return Err(null_buffer(cap, false));
+        }
+        if cap > 0 && crate::mem::cuda::is_device(buf) {
+            let dst = super::p2p_device::bytes_at(buf, cap)?;
+            // SAFETY: the caller's contract.
+            return unsafe { self.recv_device(dst, source, tag) };
         }
         let rt = self.rt();
         // SAFETY: waited on below, before `buf` is released.

@@ -78,6 +78,10 @@ impl Comm {
             }
             Plan::Typed(src) => src,
         };
+        if src.on_device() {
+            // SAFETY: the caller's contract.
+            return unsafe { self.isend_device(src.clone(), dest, tag, sync) };
+        }
         let rt = self.rt();
         let Some((peer, cursor)) = self.typed_send(src, dest, tag)? else {
             return Ok(Request::finished(rt.clone(), Status::empty()));
@@ -129,6 +133,10 @@ impl Comm {
             }
             Plan::Typed(src) => src,
         };
+        if src.on_device() {
+            // SAFETY: the caller's contract.
+            return unsafe { self.send_device(src.clone(), dest, tag, sync) };
+        }
         let Some((peer, cursor)) = self.typed_send(src, dest, tag)? else {
             return Ok(());
         };
@@ -181,6 +189,10 @@ impl Comm {
             &Plan::Bytes { ptr, len } => return unsafe { self.irecv_raw(ptr, len, source, tag) },
             Plan::Typed(dst) => dst,
         };
+        if dst.on_device() {
+            // SAFETY: the caller's contract.
+            return unsafe { self.irecv_device(dst.clone(), source, tag) };
+        }
         let rt = self.rt();
         let Some(cursor) = self.typed_recv(dst, source, tag)? else {
             return Ok(Request::finished(rt.clone(), Status::empty()));
@@ -218,6 +230,10 @@ impl Comm {
             &Plan::Bytes { ptr, len } => return unsafe { self.recv_raw(ptr, len, source, tag) },
             Plan::Typed(dst) => dst,
         };
+        if dst.on_device() {
+            // SAFETY: the caller's contract.
+            return unsafe { self.recv_device(dst.clone(), source, tag) };
+        }
         let Some(cursor) = self.typed_recv(dst, source, tag)? else {
             return Ok(Status::empty());
         };
@@ -235,6 +251,10 @@ impl Comm {
         h: crate::p2p::engine::MessageHandle,
         dst: &Placed,
     ) -> Result<Request<'static>, Error> {
+        if dst.on_device() {
+            // SAFETY: the caller's contract.
+            return unsafe { self.mrecv_device(h, dst.clone()) };
+        }
         let cursor = dst.cursor()?;
         // SAFETY: the caller's contract.
         let id = unsafe { self.rt().engine().start_mrecv_typed(h, cursor) };

@@ -11,11 +11,19 @@ use std::fmt;
 
 use libloading::Library;
 
-/// Library names tried for the CUDA driver, in order.
-pub const CUDA_LIBRARIES: &[&str] = &["libcuda.so.1", "libcuda.so"];
-/// Library names tried for NVRTC, in order (found via the dynamic loader's
-/// search path, so `LD_LIBRARY_PATH` applies).
-pub const NVRTC_LIBRARIES: &[&str] = &["libnvrtc.so.12", "libnvrtc.so"];
+/// Library names tried for the CUDA driver, in the order cudarc tries
+/// them, so that the library probed is the one cudarc loads later.
+pub fn cuda_libraries() -> Vec<String> {
+    let mut names = cudarc::get_lib_name_candidates("cuda");
+    names.extend(cudarc::get_lib_name_candidates("nvcuda"));
+    names
+}
+
+/// Library names tried for NVRTC, in cudarc's order (found via the dynamic
+/// loader's search path, so `LD_LIBRARY_PATH` applies).
+pub fn nvrtc_libraries() -> Vec<String> {
+    cudarc::get_lib_name_candidates("nvrtc")
+}
 
 /// A CUDA version as the driver or NVRTC reports it.
 ///
@@ -99,18 +107,26 @@ mod checked {
 
     /// Opens the first library of `names` that loads; the error lists every
     /// name tried with the loader's reason.
-    pub fn open_first(names: &[&str]) -> Result<(Library, String), String> {
-        let mut failures = Vec::new();
+    pub fn open_first<S: AsRef<str>>(names: &[S]) -> Result<(Library, String), String> {
+        let mut first_failure = None;
         for name in names {
+            let name = name.as_ref();
             // SAFETY: loading runs the library's initialisers; the CUDA and
             // NVRTC libraries have no initialisers with preconditions.
             match unsafe { Library::new(name) } {
-                Ok(lib) => return Ok((lib, (*name).to_string())),
+                Ok(lib) => return Ok((lib, name.to_string())),
                 // The loader's message already names the library.
-                Err(e) => failures.push(e.to_string()),
+                Err(e) => {
+                    first_failure.get_or_insert(e.to_string());
+                }
             }
         }
-        Err(format!("not loadable: {}", failures.join("; ")))
+        let tried: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
+        Err(format!(
+            "not loadable ({}; tried {})",
+            first_failure.unwrap_or_default(),
+            tried.join(", ")
+        ))
     }
 
     /// The function `name` of `lib`, copied out as a plain function pointer.
@@ -165,11 +181,11 @@ mod checked {
 /// Probes the CUDA driver: loads it, reads its version, initialises it and
 /// names every device. Never panics; every failure lands in `why_absent`.
 pub fn probe_gpu() -> GpuProbe {
-    probe_gpu_from(CUDA_LIBRARIES)
+    probe_gpu_from(&cuda_libraries())
 }
 
 /// [`probe_gpu`] with an explicit list of library names to try.
-pub fn probe_gpu_from(names: &[&str]) -> GpuProbe {
+pub fn probe_gpu_from<S: AsRef<str>>(names: &[S]) -> GpuProbe {
     let mut probe = GpuProbe::default();
     let (lib, name) = match checked::open_first(names) {
         Ok(found) => found,
@@ -242,11 +258,11 @@ fn query_driver(lib: &Library, probe: &mut GpuProbe) -> Result<(), String> {
 
 /// Probes NVRTC: loads it and asks `nvrtcVersion`. Never panics.
 pub fn probe_nvrtc() -> NvrtcProbe {
-    probe_nvrtc_from(NVRTC_LIBRARIES)
+    probe_nvrtc_from(&nvrtc_libraries())
 }
 
 /// [`probe_nvrtc`] with an explicit list of library names to try.
-pub fn probe_nvrtc_from(names: &[&str]) -> NvrtcProbe {
+pub fn probe_nvrtc_from<S: AsRef<str>>(names: &[S]) -> NvrtcProbe {
     let mut probe = NvrtcProbe::default();
     let (lib, name) = match checked::open_first(names) {
         Ok(found) => found,

@@ -74,6 +74,11 @@ impl Message {
     /// ```
     pub unsafe fn irecv_raw(self, buf: *mut u8, cap: usize) -> Result<Request<'static>, Error> {
         match self.handle {
+            Some(h) if cap > 0 && crate::mem::cuda::is_device(buf) => {
+                let dst = crate::comm::p2p_device::bytes_at(buf, cap)?;
+                // SAFETY: forwarded from the caller's contract.
+                unsafe { self.comm.mrecv_device(h, dst) }
+            }
             // SAFETY: forwarded from the caller's contract.
             Some(h) => Ok(unsafe { self.comm.start_mrecv(h, buf, cap) }),
             None => Ok(Request::finished(self.comm.rt().clone(), Status::empty())),

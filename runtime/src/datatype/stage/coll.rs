@@ -52,6 +52,9 @@ pub struct CollStage {
     /// After completion: `placed.len` bytes of `bufs[i]` from `offset` go
     /// to `placed`, as `(placed, i, offset)`.
     unpacks: Vec<(Placed, usize, usize)>,
+    /// A receive's stage: only the bytes the message brought are unpacked
+    /// (the status's count), the rest of the buffer keeps its contents.
+    received_only: bool,
 }
 
 // SAFETY: the addresses are the operation's buffers, which it owns until
@@ -90,6 +93,20 @@ impl CollStage {
         if p.dt.is_contiguous() {
             return at.wrapping_offset(p.dt.true_lb());
         }
+        let (i, ptr) = self.temp(p.len);
+        self.place(p, i, 0, dir);
+        ptr
+    }
+
+    /// Like [`stage`](Self::stage), but device memory is always staged
+    /// through a host temporary, contiguous or not: for paths that hand
+    /// the buffer to the CPU or a transport (point-to-point). A receive's
+    /// stage (`Dir::Out`) unpacks only the bytes that arrived.
+    pub fn stage_on_host(&mut self, p: Placed, dir: Dir) -> *mut u8 {
+        if p.len == 0 || !super::device::on_device(&p) {
+            return self.stage(p, dir);
+        }
+        self.received_only |= dir == Dir::Out;
         let (i, ptr) = self.temp(p.len);
         self.place(p, i, 0, dir);
         ptr
@@ -178,10 +195,16 @@ impl CollStage {
     ///
     /// See the example on [`CollStage`].
     pub unsafe fn finish(&self) -> Result<(), Error> {
+        // SAFETY: the caller's contract.
+        unsafe { self.finish_bytes(usize::MAX) }
+    }
+
+    /// [`finish`](Self::finish), unpacking at most `bytes` of each place.
+    unsafe fn finish_bytes(&self, bytes: usize) -> Result<(), Error> {
         for (p, i, offset) in &self.unpacks {
             let (a, b) = Self::range(&self.bufs, p, *i, *offset)?;
             // SAFETY: the caller's contract.
-            unsafe { p.unpack(&self.bufs[*i][a..b], p.len) }?;
+            unsafe { p.unpack(&self.bufs[*i][a..b], p.len.min(bytes)) }?;
         }
         Ok(())
     }
@@ -205,6 +228,8 @@ impl CollStage {
     /// ```
     pub unsafe fn complete(&self, r: Result<Status, Error>) -> Result<Status, Error> {
         match r {
+            // SAFETY: the caller's contract.
+            Ok(s) if self.received_only => unsafe { self.finish_bytes(s.count) }.map(|()| s),
             // SAFETY: the caller's contract.
             Ok(s) => unsafe { self.finish() }.map(|()| s),
             Err(e) => Err(e),

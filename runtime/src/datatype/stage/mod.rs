@@ -38,6 +38,7 @@
 //! ```
 
 mod coll;
+mod device;
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -121,6 +122,22 @@ impl Placed {
         })
     }
 
+    /// Whether the elements are in CUDA device memory (false at once when
+    /// no driver is active).
+    ///
+    /// ```
+    /// use oxmpi::datatype::stage::Placed;
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let x = [0u8; 4];
+    /// let p = Placed::new(&Datatype::basic(BasicType::Byte), x.as_ptr(), 4)?;
+    /// assert!(!p.on_device());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    #[inline]
+    pub fn on_device(&self) -> bool {
+        device::on_device(self)
+    }
+
     /// A [`Cursor`](super::Cursor) at the start of the elements' packed
     /// stream (what point-to-point moves a typed buffer with).
     ///
@@ -162,6 +179,10 @@ impl Placed {
     /// See the example on [`CollStage`].
     pub unsafe fn pack_into(&self, out: &mut [u8]) -> Result<(), Error> {
         count_staged(out.len());
+        if device::on_device(self) {
+            // SAFETY: the caller's contract.
+            return unsafe { device::pack_into(self, out) };
+        }
         // SAFETY: the caller's contract.
         unsafe { self.dt.pack_raw(self.buf as *const u8, self.count, 0, out) }
     }
@@ -176,6 +197,10 @@ impl Placed {
     pub unsafe fn unpack(&self, tmp: &[u8], bytes: usize) -> Result<(), Error> {
         let n = bytes.min(tmp.len()).min(self.len);
         count_staged(n);
+        if device::on_device(self) {
+            // SAFETY: the caller's contract.
+            return unsafe { device::unpack(self, &tmp[..n]) };
+        }
         // SAFETY: the caller's contract.
         unsafe {
             self.dt
