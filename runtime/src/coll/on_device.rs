@@ -4,8 +4,9 @@
 //! reductions of built-in operations run the NVRTC-compiled kernels, and
 //! only sends and receives pass through host bounce buffers (the engine
 //! and transports see host memory only). Other operations (user functions,
-//! MINLOC, logical and bit ops) bring their operands to the host, apply
-//! the host function and copy the result back.
+//! MINLOC, logical and bit ops), and every operation when NVRTC is missing,
+//! bring their operands to the host, apply the host function and copy the
+//! result back.
 
 use std::collections::HashSet;
 
@@ -160,7 +161,7 @@ impl Schedule {
             Reducer::Shared(_) => None,
         };
         match kernel {
-            Some(k) if self.on_device(src) && self.on_device(dst) => {
+            Some(k) if self.on_device(src) && self.on_device(dst) && cuda::kernels_available() => {
                 // SAFETY: both are `len` bytes of device memory in `ctx`.
                 unsafe { cuda::reduce_on_device(k, d, s, len, ctx) }
             }

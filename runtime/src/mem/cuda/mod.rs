@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 
 pub use classify::{classify, Classified};
 pub use copy::{copy, copy_from_device, copy_to_device, DevBuf};
-pub use reduce::{reduce_on_device, DeviceReduce};
+pub use reduce::{kernels_available, reduce_on_device, DeviceReduce};
 
 use super::cuda_probe;
 use crate::error::Error;

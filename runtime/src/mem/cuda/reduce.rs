@@ -43,6 +43,12 @@ impl DeviceReduce {
     }
 }
 
+/// Whether the reduction kernels can run: NVRTC loaded and compiled them
+/// (once per process). Without it, device reductions go through the host.
+pub fn kernels_available() -> bool {
+    ptx().is_ok()
+}
+
 /// The PTX of the reduction kernels, compiled at first use.
 fn ptx() -> Result<&'static CString, Error> {
     static PTX: OnceLock<Result<CString, String>> = OnceLock::new();

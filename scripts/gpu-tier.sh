@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The GPU tier on a machine with a CUDA GPU and driver: device buffers
+# through the C ABI (tests/c_abi/gpu_buffers.c at 1-4 ranks, every result
+# checked) and the device benchmarks (benches/c/gpu_bench.c, nccl-tests
+# style, at 2 and 4 ranks). Without a GPU, the same programs run on the
+# CUDA driver test double in `cargo test -p oxmpi-tests --test gpu`.
+#
+# usage: scripts/gpu-tier.sh                build here (release) and run
+#        scripts/gpu-tier.sh --stage DIR    build, and put in DIR what a run needs
+#        scripts/gpu-tier.sh --from DIR     run from a staged DIR (no cargo there)
+#        options: --max-bytes N (benchmark sizes up to N, default 64 MiB)
+#                 --out FILE (benchmark lines also go to FILE)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=all
+dir=""
+max_bytes=$((64 << 20))
+out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --stage) mode=stage; dir="${2:?--stage needs a directory}"; shift 2 ;;
+    --from) mode=run; dir="${2:?--from needs a directory}"; shift 2 ;;
+    --max-bytes) max_bytes="${2:?}"; shift 2 ;;
+    --out) out="${2:?}"; shift 2 ;;
+    *) echo "gpu-tier: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+[ -n "$dir" ] || dir="target/gpu-tier"
+
+stage() {
+  scripts/install.sh --prefix "$dir"
+  dir="$(cd "$dir" && pwd)"
+  "$dir/bin/mpicc" -O2 -Wall -Wextra -Werror -I tests/c_abi -o "$dir/bin/gpu_buffers" tests/c_abi/gpu_buffers.c
+  "$dir/bin/mpicc" -O2 -Wall -Wextra -Werror -o "$dir/bin/gpu_bench" benches/c/gpu_bench.c
+  # The launcher's own libraries that a bare machine may lack (hwloc).
+  for lib in $(ldd "$dir/bin/oxrun" | awk '/libhwloc/ {print $3}'); do
+    cp -L "$lib" "$dir/lib/"
+  done
+  echo "gpu-tier: staged in $dir"
+}
+
+# A folder with libnvrtc.so for cudarc, from whatever CUDA install is there.
+nvrtc_dir() {
+  local found
+  found="$(ls /usr/local/cuda/lib64/libnvrtc.so* /usr/local/cuda*/lib64/libnvrtc.so* \
+    /usr/lib/x86_64-linux-gnu/libnvrtc.so* \
+    "$(python3 -c 'import sys; print(sys.prefix)' 2>/dev/null)"/lib/python3*/site-packages/nvidia/*/lib/libnvrtc.so* \
+    2>/dev/null | grep -v builtins | head -n 1 || true)"
+  [ -n "$found" ] || return 0
+  mkdir -p "$dir/nvrtc"
+  ln -sf "$found" "$dir/nvrtc/libnvrtc.so"
+  echo "$dir/nvrtc:$(dirname "$found")"
+}
+
+run() {
+  dir="$(cd "$dir" && pwd)"
+  local extra
+  extra="$(nvrtc_dir)"
+  export LD_LIBRARY_PATH="$dir/lib${extra:+:$extra}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "gpu-tier: LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  "$dir/bin/oxrun" --info | grep -E '^(cuda|nvrtc)' || true
+  local failed=0
+  for n in 1 2 3 4; do
+    if "$dir/bin/oxrun" -n "$n" --timeout 300 "$dir/bin/gpu_buffers" | grep -q '^PASS gpu_buffers'; then
+      echo "gpu-tier: gpu_buffers at $n ranks: PASS"
+    else
+      echo "gpu-tier: gpu_buffers at $n ranks: FAIL"
+      failed=1
+    fi
+  done
+  for n in 2 4; do
+    "$dir/bin/oxrun" -n "$n" --timeout 300 "$dir/bin/gpu_bench" "$max_bytes" | tee -a "${out:-/dev/null}"
+  done
+  return $failed
+}
+
+case $mode in
+  stage) stage ;;
+  run) run ;;
+  all) stage && run ;;
+esac

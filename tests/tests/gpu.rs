@@ -1,0 +1,194 @@
+//! The GPU path without a GPU: CUDA device buffers through the C ABI on the
+//! workspace's CUDA driver test double (`tests/cuda-double`, installed as
+//! `libcuda.so.1` on the library path). Device memory there is unreadable
+//! by the CPU, so any path that touches a device pointer crashes the rank;
+//! its kernels are `kernels/cuda/reduce.cu` compiled for the host, and
+//! `CUDA_DOUBLE_LOG` names every kernel launched, which shows reductions
+//! ran on the "device". NVRTC (the PyPI wheel `scripts/setup.sh` installs)
+//! compiles the kernels as on a real machine.
+//!
+//! Run with `cargo build --workspace && cargo test -p oxmpi-tests --test gpu`.
+
+#[path = "c_abi_harness/mod.rs"]
+mod harness;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use harness::*;
+
+/// `target/<profile>/cuda-double/` holding `libcuda.so.1` and `libcuda.so`,
+/// links to the double built by `cargo build --workspace`.
+fn double_dir() -> PathBuf {
+    let profile = target_profile_dir();
+    let lib = profile.join("liboxmpi_cuda_double.so");
+    assert!(
+        lib.is_file(),
+        "{} is missing: run `cargo build --workspace` (same profile as the tests) first",
+        lib.display()
+    );
+    let dir = profile.join("cuda-double");
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["libcuda.so.1", "libcuda.so"] {
+        let link = dir.join(name);
+        if std::fs::read_link(&link).ok().as_deref() != Some(lib.as_path()) {
+            let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+            std::os::unix::fs::symlink(&lib, &tmp).unwrap();
+            std::fs::rename(&tmp, &link).unwrap();
+        }
+    }
+    dir
+}
+
+/// NVRTC's folder, installed by `scripts/setup.sh`.
+fn nvrtc_dir() -> PathBuf {
+    let dir = repo_root().join("target/nvrtc/nvidia/cuda_nvrtc/lib");
+    assert!(
+        dir.is_dir(),
+        "NVRTC is missing at {}: run scripts/setup.sh",
+        dir.display()
+    );
+    dir
+}
+
+/// What a run printed and the kernels the double launched.
+struct GpuRun {
+    out: JobOutcome,
+    kernels: Vec<String>,
+}
+
+/// Runs `name` (built `way`) with `ranks` ranks on the double, with extra
+/// environment `env`.
+fn run_on_double(name: &str, way: Way, ranks: usize, env: &[(&str, &str)]) -> GpuRun {
+    let exe = build(name, way);
+    let scratch = ScratchDir::new();
+    let log = scratch.path().join("kernels.log");
+    let mut path = vec![double_dir(), nvrtc_dir()];
+    if way == Way::MpichBinary {
+        path.insert(0, prefix().join("lib"));
+    }
+    let mut cmd = Command::new(oxrun());
+    cmd.arg("-n")
+        .arg(ranks.to_string())
+        .arg(&exe)
+        .current_dir(scratch.path())
+        .env("TMPDIR", scratch.path())
+        .env("LD_LIBRARY_PATH", std::env::join_paths(&path).unwrap())
+        .env("CUDA_DOUBLE_LOG", &log);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = run_command(cmd, JOB_TIMEOUT);
+    assert!(
+        !out.timed_out,
+        "{name} ({way:?}) with {ranks} ranks hung\n{}",
+        out.describe()
+    );
+    let kernels = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
+        .collect();
+    GpuRun { out, kernels }
+}
+
+fn assert_passed(run: &GpuRun, name: &str, what: &str) {
+    let pass = format!("PASS {name}");
+    assert!(
+        run.out.success() && run.out.stdout.lines().any(|l| l.trim_end() == pass),
+        "{name} {what} failed\n{}",
+        run.out.describe()
+    );
+    assert!(
+        !run.out.outlived,
+        "{name} {what}: processes outlived the launcher\n{}",
+        run.out.describe()
+    );
+}
+
+/// The reductions of gpu_buffers.c ran as device kernels: SUM/MAX/MIN/PROD
+/// on doubles, SUM on floats and long longs, MAX on ints (the reduce-
+/// scatter). One rank reduces nothing (no partner), so only from 2 ranks.
+fn assert_device_reductions(run: &GpuRun, ranks: usize) {
+    if ranks < 2 {
+        return;
+    }
+    for kernel in [
+        "oxmpi_sum_f64",
+        "oxmpi_max_f64",
+        "oxmpi_min_f64",
+        "oxmpi_prod_f64",
+        "oxmpi_sum_f32",
+        "oxmpi_sum_i64",
+        "oxmpi_max_i32",
+    ] {
+        assert!(
+            run.kernels.iter().any(|k| k == kernel),
+            "{ranks} ranks: {kernel} was never launched on the device; launched: {:?}\n{}",
+            run.kernels,
+            run.out.describe()
+        );
+    }
+}
+
+fn check_gpu_buffers(way: Way) {
+    for ranks in 1..=MAX_RANKS {
+        let run = run_on_double("gpu_buffers", way, ranks, &[]);
+        assert_passed(&run, "gpu_buffers", &format!("({way:?}, {ranks} ranks)"));
+        assert_device_reductions(&run, ranks);
+    }
+}
+
+/// An MPICH-built program on OxMPI's library.
+#[test]
+fn mpich_binary_with_device_buffers() {
+    check_gpu_buffers(Way::MpichBinary);
+}
+
+/// The same program built with OxMPI's `mpicc`.
+#[test]
+fn our_mpicc_with_device_buffers() {
+    check_gpu_buffers(Way::Ours);
+}
+
+/// `OXMPI_CUDA=on` without a driver fails at `MPI_Init` with a message that
+/// says why; `off` with the double present makes device buffers unknown, so
+/// `MPIX_Query_cuda_support()` reads 0 (the program reports it and fails).
+#[test]
+fn cuda_modes() {
+    let exe = build("gpu_buffers", Way::MpichBinary);
+    let scratch = ScratchDir::new();
+    let mut cmd = Command::new(oxrun());
+    cmd.args(["-n", "1"])
+        .arg(&exe)
+        .current_dir(scratch.path())
+        .env("TMPDIR", scratch.path())
+        .env("LD_LIBRARY_PATH", prefix().join("lib"))
+        .env("OXMPI_CUDA", "on");
+    let out = run_command(cmd, JOB_TIMEOUT);
+    // Without libcuda the program itself stops first, before MPI_Init.
+    assert!(!out.success(), "{}", out.describe());
+
+    let hello = build("env", Way::MpichBinary);
+    let mut cmd = Command::new(oxrun());
+    cmd.args(["-n", "1"])
+        .arg(&hello)
+        .current_dir(scratch.path())
+        .env("TMPDIR", scratch.path())
+        .env("LD_LIBRARY_PATH", prefix().join("lib"))
+        .env("OXMPI_CUDA", "on");
+    let out = run_command(cmd, JOB_TIMEOUT);
+    let text = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        !out.success() && text.contains("OXMPI_CUDA=on") && text.contains("no usable CUDA device"),
+        "OXMPI_CUDA=on without a driver must fail naming why\n{}",
+        out.describe()
+    );
+
+    let run = run_on_double("gpu_buffers", Way::MpichBinary, 1, &[("OXMPI_CUDA", "off")]);
+    assert!(
+        !run.out.success() && run.out.stderr.contains("MPIX_Query_cuda_support() = 0"),
+        "OXMPI_CUDA=off must report no CUDA support\n{}",
+        run.out.describe()
+    );
+}
