@@ -1,5 +1,7 @@
 //! Copies between host and device memory, and device scratch buffers.
 
+use std::sync::Mutex;
+
 use cudarc::driver::{result, sys};
 
 use super::classify::classify;
@@ -69,20 +71,48 @@ pub unsafe fn copy_to_device(dst: *mut u8, src: &[u8]) -> Result<(), Error> {
 pub struct DevBuf {
     ptr: sys::CUdeviceptr,
     len: usize,
+    /// Bytes allocated (a pooled buffer may be larger than `len`).
+    cap: usize,
     ctx: sys::CUcontext,
 }
 
 // SAFETY: a device address and a context handle, usable from any thread.
 unsafe impl Send for DevBuf {}
 
+/// Device scratch freed recently, kept for the next collective: `cuMemAlloc`
+/// and `cuMemFree` are slow and the free synchronises the device. At most
+/// [`POOL_BUFFERS`] buffers of at most [`POOL_BYTES`] bytes in all.
+static POOL: Mutex<Vec<(usize, sys::CUdeviceptr, usize)>> = Mutex::new(Vec::new());
+const POOL_BUFFERS: usize = 16;
+const POOL_BYTES: usize = 1 << 30;
+
+/// A pooled buffer of context `ctx` with room for `len` bytes (and not
+/// more than twice that), taken out of the pool.
+fn from_pool(ctx: sys::CUcontext, len: usize) -> Option<DevBuf> {
+    let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
+    let i = pool
+        .iter()
+        .position(|&(c, _, cap)| c == ctx as usize && cap >= len && cap / 2 <= len)?;
+    let (_, ptr, cap) = pool.swap_remove(i);
+    Some(DevBuf { ptr, len, cap, ctx })
+}
+
 impl DevBuf {
     /// `len` bytes (at least one) of device memory in context `ctx`.
     pub fn new(len: usize, ctx: usize) -> Result<DevBuf, Error> {
         let ctx = ctx as sys::CUcontext;
+        if let Some(b) = from_pool(ctx, len.max(1)) {
+            return Ok(b);
+        }
         let _in = Entered::enter(ctx)?;
         // SAFETY: the context is current.
         let ptr = check("cuMemAlloc", unsafe { result::malloc_sync(len.max(1)) })?;
-        Ok(DevBuf { ptr, len, ctx })
+        Ok(DevBuf {
+            ptr,
+            len,
+            cap: len.max(1),
+            ctx,
+        })
     }
 
     /// The device address.
@@ -103,6 +133,14 @@ impl DevBuf {
 
 impl Drop for DevBuf {
     fn drop(&mut self) {
+        {
+            let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
+            let pooled: usize = pool.iter().map(|&(_, _, cap)| cap).sum();
+            if pool.len() < POOL_BUFFERS && pooled + self.cap <= POOL_BYTES {
+                pool.push((self.ctx as usize, self.ptr, self.cap));
+                return;
+            }
+        }
         if let Ok(_in) = Entered::enter(self.ctx) {
             // SAFETY: allocated by `new` in this context, freed once.
             let _ = unsafe { result::free_sync(self.ptr) };
