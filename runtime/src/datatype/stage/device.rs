@@ -1,5 +1,5 @@
-//! Packing from and unpacking into device memory: the bytes the elements
-//! touch are copied to a host shadow with the same layout, packed or
+//! Packing from and unpacking into device memory: a contiguous type is one
+//! copy each way; otherwise the bytes the elements touch are copied to a host shadow with the same layout, packed or
 //! unpacked there by the host code, and (for unpacking) copied back whole,
 //! gaps included as they were read, so bytes outside the elements keep
 //! their values.
@@ -44,6 +44,12 @@ unsafe fn shadow(p: &Placed) -> Result<(Vec<u8>, isize), Error> {
 /// # Safety
 /// As [`Placed::pack_into`].
 pub(super) unsafe fn pack_into(p: &Placed, out: &mut [u8]) -> Result<(), Error> {
+    if p.dt.is_contiguous() {
+        let first = (p.buf as *const u8).wrapping_offset(p.dt.true_lb());
+        let n = out.len().min(p.len);
+        // SAFETY: the caller's contract: the elements are `p.len` bytes there.
+        return unsafe { cuda::copy_from_device(&mut out[..n], first) };
+    }
     // SAFETY: the caller's contract.
     let (host, lo) = unsafe { shadow(p) }?;
     let base = host.as_ptr().wrapping_offset(-lo);
@@ -56,6 +62,12 @@ pub(super) unsafe fn pack_into(p: &Placed, out: &mut [u8]) -> Result<(), Error> 
 /// # Safety
 /// As [`Placed::unpack`].
 pub(super) unsafe fn unpack(p: &Placed, tmp: &[u8]) -> Result<(), Error> {
+    if p.dt.is_contiguous() {
+        // One run: the bytes go straight to their place, no shadow.
+        let first = (p.buf as *mut u8).wrapping_offset(p.dt.true_lb());
+        // SAFETY: the caller's contract: room for `p.len` >= `tmp.len()` bytes.
+        return unsafe { cuda::copy_to_device(first, tmp) };
+    }
     // SAFETY: the caller's contract.
     let (mut host, lo) = unsafe { shadow(p) }?;
     let base = host.as_mut_ptr().wrapping_offset(-lo);
