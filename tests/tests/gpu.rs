@@ -15,7 +15,10 @@ mod harness;
 use std::path::PathBuf;
 use std::process::Command;
 
+use cudarc::driver::CudaContext;
 use harness::*;
+use oxmpi::ops::Op;
+use oxmpi_tests::role_job;
 
 /// `target/<profile>/cuda-double/` holding `libcuda.so.1` and `libcuda.so`,
 /// links to the double built by `cargo build --workspace`.
@@ -191,4 +194,99 @@ fn cuda_modes() {
         "OXMPI_CUDA=off must report no CUDA support\n{}",
         run.out.describe()
     );
+}
+
+/// Entry point of the child ranks of the Rust API roles; a no-op in a
+/// normal test run.
+#[test]
+fn role_entry() {
+    if let Ok(role) = std::env::var(oxmpi_tests::ROLE_VAR) {
+        assert_eq!(role, "device_slices", "unknown role {role}");
+        device_slices_role();
+    }
+}
+
+/// cudarc device slices through the Rust API: send/recv around a ring,
+/// bcast, allreduce (SUM on f32 and MAX on i64: device kernels), reduce
+/// and allgather, each checked against the serial result.
+fn device_slices_role() {
+    let universe = oxmpi::init().expect("init");
+    let world = universe.world();
+    let (me, p) = (world.rank(), world.size());
+    let stream = CudaContext::new(0).expect("context").default_stream();
+
+    let n = 1000;
+    let mine: Vec<f32> = (0..n).map(|i| (me * 1000 + i) as f32).collect();
+    let dmine = stream.clone_htod(&mine).unwrap();
+    let mut got = stream.alloc_zeros::<f32>(n as usize).unwrap();
+    let (right, left) = ((me + 1) % p, (me + p - 1) % p);
+    if me % 2 == 0 {
+        world.send_device(&dmine, right, 1).unwrap();
+        world.recv_device(&mut got, left, 1).unwrap();
+    } else {
+        world.recv_device(&mut got, left, 1).unwrap();
+        world.send_device(&dmine, right, 1).unwrap();
+    }
+    let want: Vec<f32> = (0..n).map(|i| (left * 1000 + i) as f32).collect();
+    assert_eq!(stream.clone_dtoh(&got).unwrap(), want, "ring send/recv");
+
+    let mut b = stream.clone_htod(&[me + 5; 7]).unwrap();
+    world.bcast_device(&mut b, p - 1).unwrap();
+    assert_eq!(stream.clone_dtoh(&b).unwrap(), [p + 4; 7], "bcast");
+
+    let mut sum = stream.alloc_zeros::<f32>(n as usize).unwrap();
+    world.allreduce_device(&dmine, &mut sum, &Op::SUM).unwrap();
+    let want: Vec<f32> = (0..n)
+        .map(|i| (0..p).map(|r| (r * 1000 + i) as f32).sum())
+        .collect();
+    assert_eq!(stream.clone_dtoh(&sum).unwrap(), want, "allreduce sum");
+
+    let big = stream.clone_htod(&[me as i64 * 3 - 7; 33]).unwrap();
+    let mut max = stream.alloc_zeros::<i64>(33).unwrap();
+    world.reduce_device(&big, &mut max, &Op::MAX, 0).unwrap();
+    if me == 0 {
+        assert_eq!(
+            stream.clone_dtoh(&max).unwrap(),
+            [(p as i64 - 1) * 3 - 7; 33],
+            "reduce max"
+        );
+    }
+
+    let block = stream.clone_htod(&[me as u8; 3]).unwrap();
+    let mut all = stream.alloc_zeros::<u8>(3 * p as usize).unwrap();
+    world.allgather_device(&block, &mut all).unwrap();
+    let want: Vec<u8> = (0..p as u8).flat_map(|r| [r; 3]).collect();
+    assert_eq!(stream.clone_dtoh(&all).unwrap(), want, "allgather");
+    world.barrier().unwrap();
+}
+
+/// The Rust API with cudarc device slices, on the double, at 1-4 ranks;
+/// the reductions ran as device kernels.
+#[test]
+fn rust_api_with_device_slices() {
+    let scratch = ScratchDir::new();
+    let log = scratch.path().join("kernels.log");
+    let path = std::env::join_paths([double_dir(), nvrtc_dir()]).unwrap();
+    for ranks in 1..=MAX_RANKS {
+        let _ = std::fs::remove_file(&log);
+        let env = [
+            ("LD_LIBRARY_PATH", path.clone()),
+            ("CUDA_DOUBLE_LOG", log.clone().into_os_string()),
+        ];
+        let out = role_job(&oxrun(), ranks, "device_slices", &env, JOB_TIMEOUT);
+        assert!(
+            out.success(),
+            "device_slices at {ranks} ranks\n{}",
+            out.describe()
+        );
+        let kernels = std::fs::read_to_string(&log).unwrap_or_default();
+        if ranks > 1 {
+            for k in ["oxmpi_sum_f32", "oxmpi_max_i64"] {
+                assert!(
+                    kernels.contains(k),
+                    "{ranks} ranks: {k} not launched:\n{kernels}"
+                );
+            }
+        }
+    }
 }

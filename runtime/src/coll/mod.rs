@@ -15,6 +15,7 @@ mod bcast;
 mod blocks;
 pub mod calibrate;
 pub(crate) mod ctx;
+mod device_slices;
 pub(crate) mod fold;
 mod gather;
 pub mod inter;

@@ -62,7 +62,7 @@ impl Comm {
         if len > 0 && crate::mem::cuda::is_device(buf) {
             let src = super::p2p_device::bytes_at(buf, len)?;
             // SAFETY: the caller's contract.
-            return unsafe { self.isend_device(src, dest, tag, sync) };
+            return unsafe { self.isend_staged(src, dest, tag, sync) };
         }
         let id = self.rt().engine().start_send(
             peer,
@@ -111,7 +111,7 @@ impl Comm {
         if cap > 0 && crate::mem::cuda::is_device(buf) {
             let dst = super::p2p_device::bytes_at(buf, cap)?;
             // SAFETY: the caller's contract.
-            return unsafe { self.irecv_device(dst, source, tag) };
+            return unsafe { self.irecv_staged(dst, source, tag) };
         }
         let id = self
             .rt()
@@ -160,7 +160,7 @@ impl Comm {
         if len > 0 && crate::mem::cuda::is_device(buf) {
             let src = super::p2p_device::bytes_at(buf, len)?;
             // SAFETY: the caller's contract.
-            return unsafe { self.send_device(src, dest, tag, sync) };
+            return unsafe { self.send_staged(src, dest, tag, sync) };
         }
         let rt = self.rt();
         let context = self.inner.context;
@@ -201,7 +201,7 @@ impl Comm {
         if cap > 0 && crate::mem::cuda::is_device(buf) {
             let dst = super::p2p_device::bytes_at(buf, cap)?;
             // SAFETY: the caller's contract.
-            return unsafe { self.recv_device(dst, source, tag) };
+            return unsafe { self.recv_staged(dst, source, tag) };
         }
         let rt = self.rt();
         // SAFETY: waited on below, before `buf` is released.

@@ -3,9 +3,13 @@
 //! device when a receive completes, only the bytes that arrived), so the
 //! engine and the transports only ever see host memory. Non-contiguous
 //! types over device memory are packed and unpacked through a host shadow
-//! of the bytes they touch (see `datatype::stage`).
+//! of the bytes they touch (see `datatype::stage`). The Rust API's
+//! entry points for cudarc device slices are here too.
+
+use cudarc::driver::{DevicePtr, DevicePtrMut};
 
 use super::Comm;
+use crate::buffer::Scalar;
 use crate::datatype::stage::{CollStage, Dir, Placed};
 use crate::datatype::{BasicType, Datatype};
 use crate::error::Error;
@@ -24,7 +28,7 @@ impl Comm {
     /// The elements are readable (on the device) for the whole call.
     #[cold]
     #[inline(never)]
-    pub(crate) unsafe fn isend_device(
+    pub(crate) unsafe fn isend_staged(
         &self,
         src: Placed,
         dest: i32,
@@ -47,7 +51,7 @@ impl Comm {
     /// The elements are writable (on the device) until the request completes.
     #[cold]
     #[inline(never)]
-    pub(crate) unsafe fn irecv_device(
+    pub(crate) unsafe fn irecv_staged(
         &self,
         dst: Placed,
         source: i32,
@@ -64,10 +68,10 @@ impl Comm {
     /// Starts receiving a matched message into device memory.
     ///
     /// # Safety
-    /// As [`Comm::irecv_device`].
+    /// As [`Comm::irecv_staged`].
     #[cold]
     #[inline(never)]
-    pub(crate) unsafe fn mrecv_device(
+    pub(crate) unsafe fn mrecv_staged(
         &self,
         h: crate::p2p::engine::MessageHandle,
         dst: Placed,
@@ -83,10 +87,10 @@ impl Comm {
     /// A blocking send of device memory.
     ///
     /// # Safety
-    /// As [`Comm::isend_device`].
+    /// As [`Comm::isend_staged`].
     #[cold]
     #[inline(never)]
-    pub(crate) unsafe fn send_device(
+    pub(crate) unsafe fn send_staged(
         &self,
         src: Placed,
         dest: i32,
@@ -94,7 +98,7 @@ impl Comm {
         sync: bool,
     ) -> Result<(), Error> {
         // SAFETY: the caller's contract; waited on here.
-        unsafe { self.isend_device(src, dest, tag, sync) }?
+        unsafe { self.isend_staged(src, dest, tag, sync) }?
             .wait()
             .map(|_| ())
     }
@@ -102,16 +106,66 @@ impl Comm {
     /// A blocking receive into device memory.
     ///
     /// # Safety
-    /// As [`Comm::irecv_device`].
+    /// As [`Comm::irecv_staged`].
     #[cold]
     #[inline(never)]
-    pub(crate) unsafe fn recv_device(
+    pub(crate) unsafe fn recv_staged(
         &self,
         dst: Placed,
         source: i32,
         tag: i32,
     ) -> Result<Status, Error> {
         // SAFETY: the caller's contract; waited on here.
-        unsafe { self.irecv_device(dst, source, tag) }?.wait()
+        unsafe { self.irecv_staged(dst, source, tag) }?.wait()
+    }
+}
+
+impl Comm {
+    /// Sends a cudarc device slice (`MPI_Send` on device memory): its
+    /// stream is synchronised first, then the data moves as for any device
+    /// buffer.
+    ///
+    /// ```no_run
+    /// use cudarc::driver::CudaContext;
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let stream = CudaContext::new(0).unwrap().default_stream();
+    /// if world.rank() == 0 {
+    ///     let data = stream.clone_htod(&[1.0f32, 2.0]).unwrap();
+    ///     world.send_device(&data, 1, 0)?;
+    /// } else if world.rank() == 1 {
+    ///     let mut got = stream.alloc_zeros::<f32>(2).unwrap();
+    ///     world.recv_device(&mut got, 0, 0)?;
+    ///     assert_eq!(stream.clone_dtoh(&got).unwrap(), [1.0, 2.0]);
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn send_device<T: Scalar, S: DevicePtr<T>>(
+        &self,
+        buf: &S,
+        dest: i32,
+        tag: i32,
+    ) -> Result<(), Error> {
+        crate::mem::cuda::settle(buf)?;
+        let stream = buf.stream().clone();
+        let (ptr, _read) = buf.device_ptr(&stream);
+        // SAFETY: the slice's `num_bytes` of device memory, borrowed for the call.
+        unsafe { self.send_raw(ptr as *const u8, buf.num_bytes(), dest, tag, false) }
+    }
+
+    /// Receives into a cudarc device slice (`MPI_Recv` on device memory).
+    ///
+    /// See the example on [`Comm::send_device`].
+    pub fn recv_device<T: Scalar, S: DevicePtrMut<T>>(
+        &self,
+        buf: &mut S,
+        source: i32,
+        tag: i32,
+    ) -> Result<Status, Error> {
+        crate::mem::cuda::settle(buf)?;
+        let stream = buf.stream().clone();
+        let len = buf.num_bytes();
+        let (ptr, _write) = buf.device_ptr_mut(&stream);
+        // SAFETY: the slice's bytes, borrowed mutably for the call.
+        unsafe { self.recv_raw(ptr as *mut u8, len, source, tag) }
     }
 }

@@ -80,7 +80,7 @@ impl Comm {
         };
         if src.on_device() {
             // SAFETY: the caller's contract.
-            return unsafe { self.isend_device(src.clone(), dest, tag, sync) };
+            return unsafe { self.isend_staged(src.clone(), dest, tag, sync) };
         }
         let rt = self.rt();
         let Some((peer, cursor)) = self.typed_send(src, dest, tag)? else {
@@ -135,7 +135,7 @@ impl Comm {
         };
         if src.on_device() {
             // SAFETY: the caller's contract.
-            return unsafe { self.send_device(src.clone(), dest, tag, sync) };
+            return unsafe { self.send_staged(src.clone(), dest, tag, sync) };
         }
         let Some((peer, cursor)) = self.typed_send(src, dest, tag)? else {
             return Ok(());
@@ -191,7 +191,7 @@ impl Comm {
         };
         if dst.on_device() {
             // SAFETY: the caller's contract.
-            return unsafe { self.irecv_device(dst.clone(), source, tag) };
+            return unsafe { self.irecv_staged(dst.clone(), source, tag) };
         }
         let rt = self.rt();
         let Some(cursor) = self.typed_recv(dst, source, tag)? else {
@@ -232,7 +232,7 @@ impl Comm {
         };
         if dst.on_device() {
             // SAFETY: the caller's contract.
-            return unsafe { self.recv_device(dst.clone(), source, tag) };
+            return unsafe { self.recv_staged(dst.clone(), source, tag) };
         }
         let Some(cursor) = self.typed_recv(dst, source, tag)? else {
             return Ok(Status::empty());
@@ -253,7 +253,7 @@ impl Comm {
     ) -> Result<Request<'static>, Error> {
         if dst.on_device() {
             // SAFETY: the caller's contract.
-            return unsafe { self.mrecv_device(h, dst.clone()) };
+            return unsafe { self.mrecv_staged(h, dst.clone()) };
         }
         let cursor = dst.cursor()?;
         // SAFETY: the caller's contract.

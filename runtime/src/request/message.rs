@@ -77,7 +77,7 @@ impl Message {
             Some(h) if cap > 0 && crate::mem::cuda::is_device(buf) => {
                 let dst = crate::comm::p2p_device::bytes_at(buf, cap)?;
                 // SAFETY: forwarded from the caller's contract.
-                unsafe { self.comm.mrecv_device(h, dst) }
+                unsafe { self.comm.mrecv_staged(h, dst) }
             }
             // SAFETY: forwarded from the caller's contract.
             Some(h) => Ok(unsafe { self.comm.start_mrecv(h, buf, cap) }),

@@ -21,6 +21,7 @@ use std::sync::OnceLock;
 
 pub use classify::{classify, Classified};
 pub use copy::{copy, copy_from_device, copy_to_device, DevBuf};
+pub(crate) use ctx::device_error;
 pub use reduce::{kernels_available, reduce_on_device, DeviceReduce};
 
 use super::cuda_probe;
@@ -119,4 +120,12 @@ pub fn kind_of(ptr: *const u8) -> MemKind {
 #[inline(always)]
 pub fn is_device(ptr: *const u8) -> bool {
     active() && !ptr.is_null() && kind_of(ptr).is_device()
+}
+
+/// Waits for the work queued on a cudarc slice's stream: the data a send
+/// reads is complete, a receive's buffer is no longer in use.
+pub(crate) fn settle<T, S: cudarc::driver::DeviceSlice<T>>(buf: &S) -> Result<(), Error> {
+    buf.stream()
+        .synchronize()
+        .map_err(|e| device_error("cuStreamSynchronize", e))
 }
