@@ -5,8 +5,8 @@ mod common;
 use std::ffi::c_void;
 
 use common::{alloc, fails, free, ok, setup};
-use oxmpi_cuda_double::abi::{pointer_attr as attr, Handle};
 use oxmpi_cuda_double as cu;
+use oxmpi_cuda_double::abi::{pointer_attr as attr, Handle};
 
 const INVALID_VALUE: u32 = 1;
 const NOT_FOUND: u32 = 500;
@@ -119,7 +119,7 @@ fn page_locked_and_managed_memory() {
 #[test]
 fn unknown_pointers() {
     setup();
-    let plain = vec![0u8; 64];
+    let plain = [0u8; 64];
     let p = plain.as_ptr() as u64;
     assert_eq!(word(p, attr::MEMORY_TYPE), Err(INVALID_VALUE));
     fails(
@@ -148,9 +148,7 @@ fn unknown_pointers() {
             (&mut id as *mut u64).cast(),
             (&mut host as *mut u64).cast(),
         ];
-        ok(unsafe {
-            cu::cuPointerGetAttributes(6, attributes.as_ptr(), data.as_mut_ptr(), ptr)
-        });
+        ok(unsafe { cu::cuPointerGetAttributes(6, attributes.as_ptr(), data.as_mut_ptr(), ptr) });
         (ty, managed, ordinal, ctx as u64, id, host)
     };
     assert_eq!(query(p), (0, 0, 0, 0, 0, 0));
