@@ -69,16 +69,23 @@ pub fn install_dir(artifact: &Path, dir: &Path) -> std::io::Result<()> {
 }
 
 /// The built library: `$CUDA_DOUBLE_LIB` if set, else [`ARTIFACT_NAME`]
-/// next to the running executable or one directory up (where cargo puts
-/// it for test binaries in `target/<profile>/deps`).
+/// in `deps/` next to the running executable, next to it, or one directory
+/// up. `deps/` comes first: cargo refreshes the copy there whenever it
+/// builds this crate (also as a dependency), the one in `target/<profile>/`
+/// only on `cargo build -p oxmpi-cuda-double`.
 pub fn find_artifact() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("CUDA_DOUBLE_LIB") {
         return Some(path.into());
     }
     let exe = std::env::current_exe().ok()?;
-    exe.ancestors()
-        .skip(1)
-        .take(2)
-        .map(|dir| dir.join(ARTIFACT_NAME))
-        .find(|p| p.is_file())
+    let dir = exe.parent()?;
+    [
+        Some(dir.join("deps")),
+        Some(dir.to_path_buf()),
+        dir.parent().map(Path::to_path_buf),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|d| d.join(ARTIFACT_NAME))
+    .find(|p| p.is_file())
 }
