@@ -208,3 +208,30 @@ fn mem_get_info_counts_allocations() {
         2, // CUDA_ERROR_OUT_OF_MEMORY
     );
 }
+
+#[test]
+fn freeing_closes_the_memfd() {
+    // Alone in a process, so that no other test opens or closes files.
+    common::assert_passed(&common::rerun(
+        "freeing_closes_the_memfd_alone",
+        "alone",
+        &[],
+    ));
+}
+
+#[test]
+fn freeing_closes_the_memfd_alone() {
+    if common::role().is_none() {
+        return;
+    }
+    setup();
+    let open_fds = || std::fs::read_dir("/proc/self/fd").unwrap().count();
+    free(alloc(64)); // the first allocation reserves the address space
+    let before = open_fds();
+    let all: Vec<u64> = (0..50).map(|_| alloc(10_000)).collect();
+    assert_eq!(open_fds(), before + 50);
+    for d in all {
+        free(d);
+    }
+    assert_eq!(open_fds(), before);
+}
