@@ -90,10 +90,14 @@ driver_api! {
         alloc(dptr, bytesize, Kind::Managed)
     }
 
-    /// `cuMemFree_v2`: only the start of a device or managed allocation.
+    /// `cuMemFree_v2`: only the start of a device or managed allocation;
+    /// 0 is accepted and ignored (as NVIDIA's driver does).
     fn cuMemFree_v2[cuMemFree](dptr: CUdeviceptr) {
         let mut st = state::lock()?;
         st.current()?;
+        if dptr == 0 {
+            return Ok(());
+        }
         st.mem.release(dptr as usize, &[Kind::Device, Kind::Managed])
     }
 
@@ -140,7 +144,9 @@ driver_api! {
         record_host(&mut st, addr, bytesize, false)
     }
 
-    /// `cuMemHostUnregister`: only the start of a registered range.
+    /// `cuMemHostUnregister`: only the start of a registered range;
+    /// memory from `cuMemAllocHost` is `INVALID_VALUE`, unknown memory
+    /// `HOST_MEMORY_NOT_REGISTERED` (as NVIDIA's driver answers).
     fn cuMemHostUnregister(p: *mut c_void) {
         let mut st = state::lock()?;
         st.current()?;
@@ -149,7 +155,8 @@ driver_api! {
                 st.mem.host.remove(&(p as usize));
                 Ok(())
             }
-            _ => Err(code::HOST_MEMORY_NOT_REGISTERED),
+            Some(_) => Err(code::INVALID_VALUE),
+            None => Err(code::HOST_MEMORY_NOT_REGISTERED),
         }
     }
 

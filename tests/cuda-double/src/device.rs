@@ -14,6 +14,9 @@ pub const DRIVER_VERSION: c_int = 12080;
 /// The device name every device reports.
 pub const DEVICE_NAME: &str = "OxMPI CUDA double";
 
+/// `CU_DEVICE_ATTRIBUTE_MAX` in CUDA 12.8's `cuda.h`.
+const DEVICE_ATTRIBUTE_MAX: c_int = 144;
+
 /// Device count from `CUDA_DOUBLE_DEVICES` (default 1; unreadable values
 /// count as 1; capped at [`MAX_DEVICES`]).
 fn device_count_from_env() -> i32 {
@@ -128,10 +131,12 @@ driver_api! {
         put_str(name, len, DEVICE_NAME)
     }
 
-    /// `cuDeviceGetAttribute`: Hopper-like values; unknown attributes are 0.
+    /// `cuDeviceGetAttribute`: Hopper-like values; attributes of CUDA 12.8
+    /// that the double does not model are 0, values outside that enum are
+    /// `INVALID_VALUE` (as NVIDIA's driver answers).
     fn cuDeviceGetAttribute(value: *mut c_int, attrib: c_int, device: CUdevice) {
         state::lock()?.check_device(device)?;
-        if attrib <= 0 {
+        if !(1..DEVICE_ATTRIBUTE_MAX).contains(&attrib) {
             return Err(code::INVALID_VALUE);
         }
         put(value, attribute(attrib, device))

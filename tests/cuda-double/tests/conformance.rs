@@ -137,6 +137,8 @@ const PTX: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\n\
 fn driver_answers_like_the_real_one() {
     let lib = library();
     let cu = Cu::load(&lib);
+    // Calls that crash a real driver are made on the double only.
+    let real = std::env::var_os("CUDA_CONFORMANCE_LIB").is_some();
     let mut r = Report::default();
     let null = std::ptr::null_mut();
     unsafe {
@@ -146,8 +148,7 @@ fn driver_answers_like_the_real_one() {
         r.note("driver version", v);
         r.eq("cuInit", (cu.init)(0), 0);
         let mut a = 0;
-        r.eq("attribute 9999", (cu.attr)(&mut a, 9999, 0), 0);
-        r.note("attribute 9999 (real drivers may say INVALID_VALUE)", a);
+        r.eq("attribute 9999", (cu.attr)(&mut a, 9999, 0), 1);
         for (attr, name) in [
             (75, "cc major"),
             (41, "unified addressing"),
@@ -238,12 +239,17 @@ fn driver_answers_like_the_real_one() {
             attribute(&cu, 2, d, false),
             Err(1),
         );
-        r.eq(
-            "cuMemcpy from freed device memory",
-            (cu.memcpy)(buf.as_mut_ptr() as u64, d, 4),
-            1,
-        );
-        r.note("cuMemFree(0)", (cu.free)(0));
+        // The real driver takes an address it does not know as host memory
+        // here and faults (seen on an H100, driver 580); the double says
+        // INVALID_VALUE. Only the double is asked.
+        if !real {
+            r.eq(
+                "cuMemcpy from freed device memory",
+                (cu.memcpy)(buf.as_mut_ptr() as u64, d, 4),
+                1,
+            );
+        }
+        r.eq("cuMemFree(0)", (cu.free)(0), 0);
         let mut d2 = 0u64;
         (cu.alloc)(&mut d2, 1000);
         r.note("same address after free + alloc", d2 == d);
@@ -265,7 +271,8 @@ fn driver_answers_like_the_real_one() {
             (cu.range)(&mut base, &mut size, host),
             500,
         );
-        r.eq("unknown: attributes", attributes(&cu, host), (0, [0; 6]));
+        let pageable = [0, 0, 0xffff_fffe, 0, 0, host]; // ordinal -2, host pointer
+        r.eq("unknown: attributes", attributes(&cu, host), (0, pageable));
         let (code, vals) = attributes(&cu, d2 + 3);
         r.eq(
             "device: attributes type/managed/ordinal/host",
@@ -300,7 +307,7 @@ fn driver_answers_like_the_real_one() {
             Ok(hp + 10),
         );
         r.note("host: range size", attribute(&cu, 12, hp, true));
-        r.eq("unregister allocated host memory", (cu.unregister)(p), 713);
+        r.eq("unregister allocated host memory", (cu.unregister)(p), 1);
         r.eq("free host", (cu.free_host)(p), 0);
         let mut user = vec![0u8; 3 * 4096];
         let up = user.as_mut_ptr().cast::<c_void>();
@@ -323,7 +330,9 @@ fn driver_answers_like_the_real_one() {
         r.eq("ipc get (interior)", (cu.ipc_get)(&mut h, d2 + 8), 0);
         let mut opened = 0u64;
         r.eq("ipc open own handle", (cu.ipc_open)(&mut opened, h, 1), 201);
-        r.note("ipc open garbage", (cu.ipc_open)(&mut opened, [1; 64], 1));
+        if !real {
+            r.note("ipc open garbage", (cu.ipc_open)(&mut opened, [1; 64], 1));
+        }
         r.eq("ipc close of non-imported", (cu.ipc_close)(d2), 1);
         (cu.free)(d2);
 

@@ -130,11 +130,16 @@ fn three_devices() {
         (1, 1024),
         (16, 132),
         (115, 0),
-        (9999, 0),
+        (143, 0),
     ];
     for (attr, want) in attrs {
         assert_eq!(attribute(attr, 2), want, "attribute {attr}");
     }
+    // Outside CUDA 12.8's enum.
+    fails(
+        unsafe { cu::cuDeviceGetAttribute(&mut 0, 9999, 0) },
+        INVALID_VALUE,
+    );
 
     // Device 2's primary context: allocations there report ordinal 2.
     let mut ctx: Handle = std::ptr::null_mut();

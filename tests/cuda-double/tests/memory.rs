@@ -127,6 +127,7 @@ fn bad_copies_allocs_and_frees_are_invalid_value() {
         fails(cu::cuMemAlloc_v2(&mut 0, 0), INVALID_VALUE);
         fails(cu::cuMemFree_v2(d + 4), INVALID_VALUE);
         fails(cu::cuMemFree_v2(buf.as_ptr() as u64), INVALID_VALUE);
+        ok(cu::cuMemFree_v2(0)); // as cudaFree(NULL)
     }
     free(d);
     unsafe {
@@ -170,7 +171,7 @@ fn page_locked_host_memory() {
     ok(unsafe { cu::cuMemHostGetDevicePointer_v2(&mut dp, p, 0) });
     assert_eq!(dp, p as u64);
     unsafe {
-        fails(cu::cuMemHostUnregister(p), 713); // allocated, not registered
+        fails(cu::cuMemHostUnregister(p), INVALID_VALUE); // allocated, not registered
         ok(cu::cuMemFreeHost(p));
         fails(cu::cuMemFreeHost(p), INVALID_VALUE);
     }

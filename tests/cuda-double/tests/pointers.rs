@@ -127,7 +127,8 @@ fn unknown_pointers() {
         NOT_FOUND,
     );
 
-    // cuPointerGetAttributes: success, and zeros for memory it does not know.
+    // cuPointerGetAttributes: success, and pageable host memory for memory
+    // it does not know (device ordinal -2, the host pointer itself).
     let d = alloc(64);
     let attributes = [
         attr::MEMORY_TYPE,
@@ -151,7 +152,7 @@ fn unknown_pointers() {
         ok(unsafe { cu::cuPointerGetAttributes(6, attributes.as_ptr(), data.as_mut_ptr(), ptr) });
         (ty, managed, ordinal, ctx as u64, id, host)
     };
-    assert_eq!(query(p), (0, 0, 0, 0, 0, 0));
+    assert_eq!(query(p), (0, 0, -2, 0, 0, p));
     let (ty, managed, ordinal, ctx, id, host) = query(d + 3);
     assert_eq!((ty, managed, ordinal, host), (2, 0, 0, 0));
     assert!(ctx != 0 && id != 0);
