@@ -5,7 +5,7 @@
 // (compile without -ftz and without fast math): integers wrap, float MIN/MAX
 // propagate NaN and order -0 < +0, f16/bf16 widen to f32, compute, and round
 // to nearest even once. kernels/tests/cuda_on_host.rs checks this by
-// compiling this file as host C++.
+// compiling this file as host C++ behind host_shim.h.
 
 typedef unsigned short ox_u16;
 typedef unsigned int ox_u32;

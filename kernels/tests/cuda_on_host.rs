@@ -1,7 +1,7 @@
 //! Runs the CUDA source's arithmetic on the host: `cuda/reduce.cu` is
-//! compiled as plain C++ (`$CXX`, default `c++`) behind a shim that defines
-//! the CUDA qualifiers, a one-thread grid and the bit-cast / rounding
-//! intrinsics, and every kernel is compared byte for byte with the CPU
+//! compiled as plain C++ (`$CXX`, default `c++`) behind `cuda/host_shim.h`,
+//! which defines the CUDA qualifiers, a one-thread grid and the bit-cast /
+//! rounding intrinsics, and every kernel is compared byte for byte with the CPU
 //! kernels (any NaN matches any NaN) on inputs full of NaNs, signed zeros, infinities, subnormals and
 //! overflowing integers. No GPU or CUDA install needed.
 
@@ -11,22 +11,8 @@ use std::process::Command;
 use oxmpi_kernels::gpu::{self, Form};
 use oxmpi_kernels::{reduce, reduce3, ElemType};
 
-const SHIM: &str = r#"
-#include <cstring>
-#define __global__
-#define __device__
-#define __forceinline__ inline
-struct ox_dim3 { unsigned x; };
-static const ox_dim3 blockIdx = {0}, threadIdx = {0}, blockDim = {1}, gridDim = {1};
-static inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
-static inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
-static inline long long __double_as_longlong(double d) { long long u; std::memcpy(&u, &d, 8); return u; }
-static inline double __longlong_as_double(long long u) { double d; std::memcpy(&d, &u, 8); return d; }
-static inline float __fadd_rn(float a, float b) { return a + b; }
-static inline float __fmul_rn(float a, float b) { return a * b; }
-static inline double __dadd_rn(double a, double b) { return a + b; }
-static inline double __dmul_rn(double a, double b) { return a * b; }
-"#;
+/// The host shim shared with the CUDA test double (tests/cuda-double).
+const SHIM: &str = include_str!("../cuda/host_shim.h");
 
 /// Builds the host library once per test process.
 fn build() -> PathBuf {
