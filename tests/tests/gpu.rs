@@ -21,15 +21,21 @@ use oxmpi::ops::Op;
 use oxmpi_tests::role_job;
 
 /// `target/<profile>/cuda-double/` holding `libcuda.so.1` and `libcuda.so`,
-/// links to the double built by `cargo build --workspace`.
+/// links to the double that cargo built (`deps/` first: cargo refreshes
+/// that copy on every build of the crate, the one beside it only on
+/// `cargo build`).
 fn double_dir() -> PathBuf {
     let profile = target_profile_dir();
-    let lib = profile.join("liboxmpi_cuda_double.so");
-    assert!(
-        lib.is_file(),
-        "{} is missing: run `cargo build --workspace` (same profile as the tests) first",
-        lib.display()
-    );
+    let name = "liboxmpi_cuda_double.so";
+    let lib = [profile.join("deps").join(name), profile.join(name)]
+        .into_iter()
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "{name} is missing under {}: run `cargo build --workspace` (same profile as the tests) first",
+                profile.display()
+            )
+        });
     let dir = profile.join("cuda-double");
     std::fs::create_dir_all(&dir).unwrap();
     for name in ["libcuda.so.1", "libcuda.so"] {

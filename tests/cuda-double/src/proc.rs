@@ -76,6 +76,17 @@ fn error_text(error: CUresult) -> Option<(&'static str, &'static str)> {
 }
 
 driver_api! {
+    /// `cuGetExportTable`: the driver's private tables, which the double
+    /// does not have. NVRTC loads `libcuda.so.1`, calls `cuInit` and asks
+    /// for one; NOT_FOUND (with a null table) makes it go on without,
+    /// where a missing symbol made it dereference a null table.
+    fn cuGetExportTable(table: *mut *const c_void, _id: *const c_void) {
+        if !table.is_null() {
+            put(table, std::ptr::null())?;
+        }
+        Err(code::NOT_FOUND)
+    }
+
     /// `cuGetProcAddress` (CUDA 11.3 signature): `NOT_FOUND` for names the
     /// double does not export.
     fn cuGetProcAddress(symbol: *const c_char, pfn: *mut *mut c_void, version: c_int, _flags: u64) {
