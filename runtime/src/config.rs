@@ -227,6 +227,28 @@ pub static CUDA: Setting<Vec<String>> = Setting::new(Entry {
     kind: Kind::List(CUDA_MODES),
 });
 
+/// Whether device messages to ranks of the same host go by CUDA IPC.
+///
+/// See the example on [`get_from`].
+pub static CUDA_IPC: Setting<bool> = Setting::new(Entry {
+    name: "cuda_ipc",
+    env: "OXMPI_CUDA_IPC",
+    default: "on",
+    doc: "send large device messages to ranks of the same host by CUDA IPC (one device-to-device copy by the receiver) instead of through host memory",
+    kind: Kind::Bool,
+});
+
+/// Smallest device message sent by CUDA IPC.
+///
+/// See the example on [`get_from`].
+pub static CUDA_IPC_MIN: Setting<usize> = Setting::new(Entry {
+    name: "cuda_ipc_min",
+    env: "OXMPI_CUDA_IPC_MIN",
+    default: "32k",
+    doc: "smallest device message sent to a rank of the same host by CUDA IPC",
+    kind: Kind::Bytes,
+});
+
 /// Rendezvous messages at least this large are copied by both sides at once.
 ///
 /// See the example on [`get_from`].
@@ -468,6 +490,8 @@ pub static REGISTRY: &[&Entry] = &[
     &CMA.entry,
     &CMA_PTRACER.entry,
     &CUDA.entry,
+    &CUDA_IPC.entry,
+    &CUDA_IPC_MIN.entry,
     &CMA_SPLIT_MIN.entry,
     &RNDV_PROTOCOL.entry,
     &OFI_PROVIDER.entry,
@@ -709,6 +733,10 @@ pub struct Config {
     pub cma_ptracer: String,
     /// [`CUDA`]: `auto`, `on` or `off`.
     pub cuda: String,
+    /// [`CUDA_IPC`].
+    pub cuda_ipc: bool,
+    /// [`CUDA_IPC_MIN`].
+    pub cuda_ipc_min: usize,
     /// [`CMA_SPLIT_MIN`].
     pub cma_split_min: usize,
     /// [`RNDV_PROTOCOL`] (one of [`RNDV_PROTOCOLS`]).
@@ -764,6 +792,8 @@ impl Config {
                 .into_iter()
                 .next()
                 .unwrap_or_else(|| "auto".into()),
+            cuda_ipc: get_from(&CUDA_IPC, &lookup)?,
+            cuda_ipc_min: get_from(&CUDA_IPC_MIN, &lookup)?,
             cma_split_min: get_from(&CMA_SPLIT_MIN, &lookup)?,
             rndv_protocol: get_from(&RNDV_PROTOCOL, &lookup)?
                 .into_iter()

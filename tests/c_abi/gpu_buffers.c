@@ -6,7 +6,8 @@
  * computation. Calls: Sendrecv, Isend/Irecv, Bcast with a vector datatype
  * (the gaps must keep their bytes), Allreduce (SUM/MAX/MIN/PROD, also in
  * place), Iallreduce, Reduce, Allgather, Alltoall, Reduce_scatter_block, a
- * host-to-device mix, and MPIX_Query_cuda_support() == 1.
+ * host-to-device mix, CUDA IPC of a freed and reallocated buffer, and
+ * MPIX_Query_cuda_support() == 1.
  * Prints "PASS gpu_buffers" from rank 0.
  */
 #include "abicheck.h"
@@ -339,6 +340,32 @@ static void test_host_device_mix(void)
     device_free(din);
 }
 
+/* Large messages to a rank of the same host go by CUDA IPC: a buffer freed
+   and allocated again (often at the same address) must be read anew, never
+   through a mapping of the old allocation. */
+static void test_ipc_reallocated(void)
+{
+    enum { N = 1 << 16 }; /* 256 KiB of ints: above OXMPI_CUDA_IPC_MIN */
+    if (size < 2 || rank > 1)
+        return;
+    int *h = malloc(N * sizeof *h);
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < N; i++)
+            h[i] = rank == 0 ? round * 1000000 + i : -1;
+        void *d = to_device(h, N * sizeof *h);
+        if (rank == 0) {
+            MPI_CHECK(MPI_Send(d, N, MPI_INT, 1, 10 + round, MPI_COMM_WORLD));
+        } else {
+            MPI_CHECK(MPI_Recv(d, N, MPI_INT, 0, 10 + round, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            from_device(h, d, N * sizeof *h);
+            for (int i = 0; i < N; i++)
+                CHECK(h[i] == round * 1000000 + i, "round %d: [%d] = %d", round, i, h[i]);
+        }
+        device_free(d);
+    }
+    free(h);
+}
+
 int main(int argc, char **argv)
 {
     cuda_start();
@@ -355,6 +382,7 @@ int main(int argc, char **argv)
     test_allgather_alltoall();
     test_reduce_scatter_block();
     test_host_device_mix();
+    test_ipc_reallocated();
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0)
         printf("PASS gpu_buffers\n");

@@ -60,10 +60,12 @@ fn nvrtc_dir() -> PathBuf {
     dir
 }
 
-/// What a run printed and the kernels the double launched.
+/// What a run printed, the kernels the double launched and how many IPC
+/// mappings it made.
 struct GpuRun {
     out: JobOutcome,
     kernels: Vec<String>,
+    ipc_opens: usize,
 }
 
 /// Runs `name` (built `way`) with `ranks` ranks on the double, with extra
@@ -93,12 +95,18 @@ fn run_on_double(name: &str, way: Way, ranks: usize, env: &[(&str, &str)]) -> Gp
         "{name} ({way:?}) with {ranks} ranks hung\n{}",
         out.describe()
     );
-    let kernels = std::fs::read_to_string(&log)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
-        .collect();
-    GpuRun { out, kernels }
+    let log = std::fs::read_to_string(&log).unwrap_or_default();
+    let events = |what: &str| -> Vec<String> {
+        log.lines()
+            .filter(|l| l.starts_with(what))
+            .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
+            .collect()
+    };
+    GpuRun {
+        out,
+        kernels: events("launch "),
+        ipc_opens: events("ipc_open ").len(),
+    }
 }
 
 fn assert_passed(run: &GpuRun, name: &str, what: &str) {
@@ -145,6 +153,30 @@ fn check_gpu_buffers(way: Way) {
         let run = run_on_double("gpu_buffers", way, ranks, &[]);
         assert_passed(&run, "gpu_buffers", &format!("({way:?}, {ranks} ranks)"));
         assert_device_reductions(&run, ranks);
+        // Large device messages between ranks of the host went by CUDA
+        // IPC: at least the three reallocated buffers were mapped.
+        assert!(
+            ranks < 2 || run.ipc_opens >= 3,
+            "{ranks} ranks: {} IPC mappings, expected at least 3\n{}",
+            run.ipc_opens,
+            run.out.describe()
+        );
+    }
+}
+
+/// With `OXMPI_CUDA_IPC=0` every device message goes through host memory:
+/// same results, no IPC mapping.
+#[test]
+fn device_buffers_without_ipc() {
+    for ranks in [2, 3] {
+        let run = run_on_double(
+            "gpu_buffers",
+            Way::MpichBinary,
+            ranks,
+            &[("OXMPI_CUDA_IPC", "0")],
+        );
+        assert_passed(&run, "gpu_buffers", &format!("(no IPC, {ranks} ranks)"));
+        assert_eq!(run.ipc_opens, 0, "OXMPI_CUDA_IPC=0 still mapped buffers");
     }
 }
 

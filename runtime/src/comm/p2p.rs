@@ -60,6 +60,10 @@ impl Comm {
             return Err(null_buffer(len, true));
         }
         if len > 0 && crate::mem::cuda::is_device(buf) {
+            // SAFETY: the caller's contract.
+            if let Some(r) = unsafe { self.isend_ipc(buf, len, dest, tag) }? {
+                return Ok(r);
+            }
             let src = super::p2p_device::bytes_at(buf, len)?;
             // SAFETY: the caller's contract.
             return unsafe { self.isend_staged(src, dest, tag, sync) };
@@ -158,6 +162,10 @@ impl Comm {
             return Err(null_buffer(len, true));
         }
         if len > 0 && crate::mem::cuda::is_device(buf) {
+            // SAFETY: the caller's contract; waited on here.
+            if let Some(r) = unsafe { self.isend_ipc(buf, len, dest, tag) }? {
+                return r.wait().map(|_| ());
+            }
             let src = super::p2p_device::bytes_at(buf, len)?;
             // SAFETY: the caller's contract.
             return unsafe { self.send_staged(src, dest, tag, sync) };

@@ -22,6 +22,38 @@ pub(crate) fn bytes_at(buf: *const u8, len: usize) -> Result<Placed, Error> {
 }
 
 impl Comm {
+    /// Starts a send of device memory to a rank of this host by CUDA IPC
+    /// when the engine chooses it for this size and peer; `None` otherwise
+    /// (also when the buffer cannot be exported: it goes through the host).
+    ///
+    /// # Safety
+    /// `buf..buf+len` is device memory, readable until the request completes.
+    pub(crate) unsafe fn isend_ipc(
+        &self,
+        buf: *const u8,
+        len: usize,
+        dest: i32,
+        tag: i32,
+    ) -> Result<Option<Request<'static>>, Error> {
+        let Some(peer) = self.dest("dest", dest)? else {
+            return Ok(None);
+        };
+        let rt = self.rt();
+        if !rt.engine().ipc_to(peer, len) {
+            return Ok(None);
+        }
+        let Ok(desc) = crate::mem::cuda::ipc::export(buf, len) else {
+            return Ok(None);
+        };
+        let (context, me) = (self.inner.context, self.rank());
+        // SAFETY: the caller's contract.
+        let id = unsafe {
+            rt.engine()
+                .start_send_ipc(peer, context, me, tag, buf, len, &desc.encode())
+        };
+        Ok(Some(Request::pending(rt.clone(), id)))
+    }
+
     /// Starts a send of device memory through a host temporary.
     ///
     /// # Safety
@@ -59,10 +91,29 @@ impl Comm {
     ) -> Result<Request<'static>, Error> {
         let mut stage = CollStage::default();
         let cap = dst.len;
+        let contiguous = dst.dt.is_contiguous();
+        let first = (dst.buf as *mut u8).wrapping_offset(dst.dt.true_lb());
         let tmp = stage.stage_on_host(dst, Dir::Out);
-        // SAFETY: the temporary lives in the stage, which the request keeps.
-        let r = unsafe { self.irecv_raw(tmp, cap, source, tag) }?;
-        Ok(r.with_stage(Some(stage)))
+        if !contiguous || source == crate::status::PROC_NULL {
+            // SAFETY: the temporary lives in the stage, which the request keeps.
+            let r = unsafe { self.irecv_raw(tmp, cap, source, tag) }?;
+            return Ok(r.with_stage(Some(stage)));
+        }
+        self.source(source)?;
+        Self::recv_tag(tag)?;
+        // A message sent by CUDA IPC may go straight to the device buffer.
+        let alias = crate::p2p::engine::DeviceAlias {
+            dst: first as usize,
+            delivered: stage.delivered_flag(),
+        };
+        let rt = self.rt();
+        // SAFETY: the temporary lives in the stage, which the request
+        // keeps; the device buffer is the caller's, writable until then.
+        let id = unsafe {
+            rt.engine()
+                .start_recv_aliased(self.pattern(source, tag), tmp, cap, alias)
+        };
+        Ok(Request::pending(rt.clone(), id).with_stage(Some(stage)))
     }
 
     /// Starts receiving a matched message into device memory.

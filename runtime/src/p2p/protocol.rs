@@ -15,7 +15,8 @@
 //! Split (56 bytes): 0 kind | 8 send_id | 16 recv_id | 24 addr (receiver's buffer) | 32 offset
 //!                   | 40 len | 48 pid u32 (receiver): "write bytes [offset, offset+len) to addr+offset"
 //! Wrote (24 bytes, as Ack): byte 1 = 1 when the sender's write failed
-//! Flags (byte 1 of Eager / Rts): FLAG_SYNC (wants an Ack), FLAG_PACKED (Rts: no address);
+//! Flags (byte 1 of Eager / Rts): FLAG_SYNC (wants an Ack), FLAG_PACKED (Rts: no address),
+//!   FLAG_IPC (Rts: device memory; an 80-byte CUDA IPC description follows the header);
 //! (byte 1 of Cts): FLAG_DIRECT (recv_id is a direct-transfer key)
 //! ```
 //!
@@ -74,6 +75,10 @@ impl Kind {
 
 /// Flag: the sender wants an Ack when the message is matched (MPI_Ssend).
 pub const FLAG_SYNC: u8 = 1;
+/// Flag (Rts): the data is CUDA device memory the receiver opens by IPC;
+/// the Rts is followed by the buffer's IPC description
+/// ([`crate::mem::cuda::IpcDesc`]), and the receiver copies, then sends Fin.
+pub const FLAG_IPC: u8 = 8;
 /// Flag (Cts): the receiver posted a direct receive through the transport;
 /// the Cts's receive id is its key, and the sender hands its whole buffer
 /// to the transport (`Transport::post_direct_send`) instead of streaming.

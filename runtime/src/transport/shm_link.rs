@@ -131,6 +131,10 @@ impl Transport for ShmTransport {
         handled
     }
 
+    fn same_host(&self, _peer: usize) -> bool {
+        true
+    }
+
     fn can_read_remote(&self, peer: usize) -> bool {
         self.node.cma_enabled() && self.local(peer).is_some()
     }

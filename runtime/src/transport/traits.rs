@@ -118,6 +118,12 @@ pub(crate) trait Transport: Send + Sync {
         let _ = peer;
         None
     }
+    /// Whether `peer` runs on this host (so CUDA IPC can reach its device
+    /// memory).
+    fn same_host(&self, peer: usize) -> bool {
+        let _ = peer;
+        false
+    }
     /// Whether a bulk transfer with `peer` can move straight between the
     /// two user buffers through the transport itself (a tagged send into
     /// a posted receive: one copy, done by the network).

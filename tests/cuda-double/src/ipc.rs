@@ -113,6 +113,12 @@ unsafe fn open(
     let len = usize::try_from(h.len).map_err(|_| code::INVALID_HANDLE)?;
     let addr = st.mem.place(fd, len, context.device, ctx, Kind::Imported)?;
     st.imports.insert(addr, Import { key, refs: 1 });
+    crate::launch::log_line(&format!(
+        "ipc_open owner={} buffer={} pid={}\n",
+        h.pid,
+        h.buffer_id,
+        std::process::id()
+    ));
     put(dptr, addr as CUdeviceptr)
 }
 

@@ -18,12 +18,20 @@ const MAX_BLOCK_THREADS: u64 = 1024;
 /// Most static + dynamic shared memory a launch may ask for.
 const MAX_SHARED_BYTES: c_uint = 227 << 10;
 
-/// Appends the launch line to `$CUDA_DOUBLE_LOG`, in one `write`.
+/// Appends the launch line to `$CUDA_DOUBLE_LOG`.
 fn log_launch(kernel: &Kernel, n: u64) {
+    log_line(&format!(
+        "launch {} n={n} pid={}\n",
+        kernel.name,
+        std::process::id()
+    ));
+}
+
+/// Appends `line` to `$CUDA_DOUBLE_LOG` (if set), in one `write`.
+pub(crate) fn log_line(line: &str) {
     let Some(path) = std::env::var_os("CUDA_DOUBLE_LOG") else {
         return;
     };
-    let line = format!("launch {} n={n} pid={}\n", kernel.name, std::process::id());
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

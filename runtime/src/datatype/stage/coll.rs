@@ -1,5 +1,8 @@
 //! The temporaries of a collective whose buffers are not contiguous.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use super::Placed;
 use crate::error::Error;
 use crate::status::Status;
@@ -55,6 +58,9 @@ pub struct CollStage {
     /// A receive's stage: only the bytes the message brought are unpacked
     /// (the status's count), the rest of the buffer keeps its contents.
     received_only: bool,
+    /// Set by the engine when the message went straight to the device
+    /// buffer (CUDA IPC): nothing to unpack then.
+    delivered: Option<Arc<AtomicBool>>,
 }
 
 // SAFETY: the addresses are the operation's buffers, which it owns until
@@ -227,6 +233,13 @@ impl CollStage {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub unsafe fn complete(&self, r: Result<Status, Error>) -> Result<Status, Error> {
+        if self
+            .delivered
+            .as_ref()
+            .is_some_and(|d| d.load(Ordering::Acquire))
+        {
+            return r;
+        }
         match r {
             // SAFETY: the caller's contract.
             Ok(s) if self.received_only => unsafe { self.finish_bytes(s.count) }.map(|()| s),
@@ -234,6 +247,14 @@ impl CollStage {
             Ok(s) => unsafe { self.finish() }.map(|()| s),
             Err(e) => Err(e),
         }
+    }
+
+    /// A flag the engine sets when it delivered the message to the device
+    /// buffer itself; the stage then unpacks nothing.
+    pub fn delivered_flag(&mut self) -> Arc<AtomicBool> {
+        self.delivered
+            .get_or_insert_with(|| Arc::new(AtomicBool::new(false)))
+            .clone()
     }
 
     /// The temporaries, for a caller that must keep them alive past the

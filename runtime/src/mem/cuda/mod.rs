@@ -9,11 +9,13 @@
 //! Files: `ctx.rs` (the pointer's context around each driver call, error
 //! conversion), `classify.rs` (memory kind of an address, cached by range
 //! and validated by buffer id), `copy.rs` (copies and device scratch),
-//! `reduce.rs` (NVRTC-compiled reduction kernels, cached per context).
+//! `reduce.rs` (NVRTC-compiled reduction kernels, cached per context),
+//! `ipc.rs` (CUDA IPC handles and mappings, cached by buffer id).
 
 mod classify;
 mod copy;
 mod ctx;
+pub mod ipc;
 mod reduce;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -22,6 +24,7 @@ use std::sync::OnceLock;
 pub use classify::{classify, Classified};
 pub use copy::{copy, copy_from_device, copy_to_device, DevBuf};
 pub(crate) use ctx::device_error;
+pub use ipc::IpcDesc;
 pub use reduce::{kernels_available, reduce_on_device, DeviceReduce};
 
 use super::cuda_probe;

@@ -5,7 +5,7 @@
 
 use super::{typed, Engine, UnexpId};
 use crate::p2p::matching::Envelope;
-use crate::p2p::protocol::{self, Kind, MsgHeader, Packet, FLAG_DIRECT, FLAG_SYNC};
+use crate::p2p::protocol::{self, Kind, MsgHeader, Packet, FLAG_DIRECT, FLAG_IPC, FLAG_SYNC};
 use crate::p2p::request::{Pending, ReqId, ReqState, SendState};
 use crate::p2p::small_copy::copy_bytes;
 use crate::status::Status;
@@ -15,7 +15,7 @@ use crate::status::Status;
 pub(super) struct Unexpected {
     pub(super) header: MsgHeader,
     pub(super) peer: usize,
-    /// Eager bytes received so far (empty for Rts).
+    /// Eager bytes received so far (for an Rts: its CUDA IPC description, if any).
     pub(super) data: Vec<u8>,
     /// All eager bytes are here.
     pub(super) complete: bool,
@@ -112,7 +112,7 @@ impl Engine {
             Some(req) => {
                 if h.kind == Kind::Rts {
                     self.set_matched(req, &h);
-                    self.rendezvous_read(req, peer, &h);
+                    self.rendezvous_read(req, peer, &h, payload);
                     return;
                 }
                 if h.flags & FLAG_SYNC != 0 {
@@ -134,6 +134,10 @@ impl Engine {
             None => {
                 let Some(uid) = queued else { return };
                 if let Some(Some(u)) = self.unexpected.get_mut(uid) {
+                    if h.kind == Kind::Rts && h.flags & FLAG_IPC != 0 {
+                        // The IPC description, for the receive that matches later.
+                        u.data = payload.to_vec();
+                    }
                     if h.kind == Kind::Eager {
                         u.data = self.bufs.take(h.total_len as usize);
                         u.data.extend_from_slice(payload);
@@ -305,6 +309,9 @@ impl Engine {
     }
 
     pub(super) fn finish_recv(&mut self, req: ReqId) {
+        if !self.device_alias.is_empty() {
+            self.device_alias.remove(&req.0);
+        }
         if let Some(ReqState::Pending(Pending::Recv {
             cap,
             matched: Some((source, tag, total)),
@@ -324,8 +331,11 @@ impl Engine {
         let peer = u.peer;
         self.set_matched(req, &h);
         if h.kind == Kind::Rts {
-            self.free_unexpected(uid);
-            self.rendezvous_read(req, peer, &h);
+            let desc = self
+                .free_unexpected(uid)
+                .map(|u| u.data)
+                .unwrap_or_default();
+            self.rendezvous_read(req, peer, &h, &desc);
             return;
         }
         if h.flags & FLAG_SYNC != 0 {

@@ -77,12 +77,29 @@ pub struct Engine {
     iov: Vec<(usize, usize)>,
     /// Smallest message copied cooperatively (0: never).
     split_min: usize,
+    /// Smallest device message sent to a rank of this host by CUDA IPC
+    /// (`usize::MAX`: never).
+    ipc_min: usize,
     /// Read large messages with CMA when possible (else stream them).
     prefer_cma: bool,
     /// Direct transfers the transport is moving for this engine.
     directs: usize,
     /// Eager bytes per peer not yet returned (both directions).
     credit: credit::Credit,
+    /// Receives staged through host memory for a device buffer, by
+    /// request id: where a CUDA IPC message may go directly instead.
+    device_alias: std::collections::HashMap<u64, DeviceAlias>,
+}
+
+/// The device buffer a staged receive stands for: a message that arrives
+/// by CUDA IPC is copied there directly (device to device), and
+/// `delivered` tells the stage not to copy its host temporary over it.
+#[derive(Debug, Clone)]
+pub struct DeviceAlias {
+    /// The device address of the receive's first byte (contiguous).
+    pub dst: usize,
+    /// Set once the message went straight to `dst`.
+    pub delivered: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Engine {
@@ -124,6 +141,8 @@ impl Engine {
             iov: Vec::new(),
             bufs: BufPool::default(),
             split_min: 0,
+            ipc_min: usize::MAX,
+            device_alias: std::collections::HashMap::new(),
             prefer_cma: true,
             directs: 0,
             credit: credit::Credit::new(world_size, 0),
@@ -133,6 +152,12 @@ impl Engine {
     /// Sets the smallest message copied cooperatively (0: never).
     pub fn set_split_min(&mut self, bytes: usize) {
         self.split_min = bytes;
+    }
+
+    /// Sends device messages of at least `bytes` to ranks of this host by
+    /// CUDA IPC (`None`: never).
+    pub fn set_ipc_min(&mut self, bytes: Option<usize>) {
+        self.ipc_min = bytes.unwrap_or(usize::MAX);
     }
 
     /// Chooses how matched rendezvous messages travel: `"cma"` (the
@@ -230,6 +255,51 @@ impl Engine {
         }
     }
 
+    /// Starts a send of device memory to a rank of this host by CUDA IPC:
+    /// an Rts carrying the buffer's IPC description (`desc`); the receiver
+    /// copies out of the mapped buffer and answers Fin, which completes it.
+    ///
+    /// # Safety
+    /// `buf..buf+len` is device memory that stays valid until completion.
+    #[allow(clippy::too_many_arguments)] // a message's envelope
+    pub unsafe fn start_send_ipc(
+        &mut self,
+        peer: usize,
+        context: u32,
+        source: i32,
+        tag: i32,
+        buf: *const u8,
+        len: usize,
+        desc: &[u8],
+    ) -> ReqId {
+        let id = self.reqs.insert(ReqState::Pending(Pending::Send {
+            peer,
+            buf,
+            len,
+            state: SendState::AwaitFin,
+            typed: None,
+        }));
+        let header = MsgHeader {
+            kind: Kind::Rts,
+            flags: protocol::FLAG_IPC,
+            context,
+            source,
+            tag,
+            total_len: len as u64,
+            send_id: id.0,
+            addr: buf as u64,
+            pid: self.pid,
+        };
+        self.push(peer, &[&header.encode()[..header.len()], desc]);
+        id
+    }
+
+    /// Whether a device message of `len` bytes to `peer` goes by CUDA IPC:
+    /// large enough, and `peer` another rank of this host.
+    pub fn ipc_to(&self, peer: usize, len: usize) -> bool {
+        len >= self.ipc_min && peer != self.me && self.transport.same_host(peer)
+    }
+
     /// This engine's world rank.
     pub fn rank(&self) -> usize {
         self.me
@@ -291,6 +361,33 @@ impl Engine {
             received: 0,
             typed,
         }))
+    }
+
+    /// Posts a receive into the host temporary `buf` that stands for the
+    /// device buffer `alias` (see [`DeviceAlias`]) and matches it.
+    ///
+    /// # Safety
+    /// As [`Engine::start_recv`]; `alias.dst` has room for `cap` bytes
+    /// until the request completes.
+    pub unsafe fn start_recv_aliased(
+        &mut self,
+        pattern: Pattern,
+        buf: *mut u8,
+        cap: usize,
+        alias: DeviceAlias,
+    ) -> ReqId {
+        let id = self.new_recv(buf, cap, None);
+        if self.device_alias.len() >= 256 {
+            // Receives that ended another way (cancelled, failed).
+            let reqs = &self.reqs;
+            self.device_alias
+                .retain(|&r, _| matches!(reqs.get(ReqId(r)), Some(ReqState::Pending(_))));
+        }
+        self.device_alias.insert(id.0, alias);
+        if let Some(m) = self.matcher.post(pattern, id) {
+            self.deliver_unexpected(id, m.msg);
+        }
+        id
     }
 
     /// Receives a message removed by a matched probe.

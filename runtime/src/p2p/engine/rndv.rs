@@ -12,7 +12,7 @@
 use super::{slice_mut_or_empty, slice_or_empty, Engine};
 use std::sync::Arc;
 
-use crate::p2p::protocol::{self, Kind, MsgHeader, FLAG_DIRECT, FLAG_PACKED};
+use crate::p2p::protocol::{self, Kind, MsgHeader, FLAG_DIRECT, FLAG_IPC, FLAG_PACKED};
 use crate::p2p::request::{Pending, ReqId, ReqState, SendState};
 use crate::status::Status;
 use crate::transport::Caps;
@@ -185,7 +185,7 @@ impl Engine {
     }
 
     /// A matched rendezvous: read the data directly, or ask for a stream.
-    pub(super) fn rendezvous_read(&mut self, req: ReqId, peer: usize, h: &MsgHeader) {
+    pub(super) fn rendezvous_read(&mut self, req: ReqId, peer: usize, h: &MsgHeader, desc: &[u8]) {
         let (buf, cap, typed) = match self.reqs.get(req) {
             Some(ReqState::Pending(Pending::Recv {
                 buf, cap, typed, ..
@@ -194,6 +194,10 @@ impl Engine {
         };
         let total = h.total_len as usize;
         let n = total.min(cap);
+        if h.flags & FLAG_IPC != 0 {
+            self.ipc_read(req, peer, h, desc, buf, n, typed);
+            return;
+        }
         // A packed (typed) sender has no address to read: it streams.
         let can_read = h.flags & FLAG_PACKED == 0
             && self.prefer_cma
@@ -271,6 +275,57 @@ impl Engine {
             }
         }
         self.push(peer, &[&protocol::ctrl(Kind::Cts, h.send_id, req.0)]);
+    }
+
+    /// A matched Rts of device memory: copy `n` bytes out of the sender's
+    /// buffer, mapped by CUDA IPC, into the receive (a typed one through a
+    /// host temporary), then Fin. A failure fails the receive; the send
+    /// completes either way.
+    #[allow(clippy::too_many_arguments)] // the receive's state, unpacked by the caller
+    fn ipc_read(
+        &mut self,
+        req: ReqId,
+        peer: usize,
+        h: &MsgHeader,
+        desc: &[u8],
+        buf: *mut u8,
+        n: usize,
+        typed: bool,
+    ) {
+        let copied = match crate::mem::cuda::IpcDesc::decode(desc) {
+            None => Err(crate::error::Error::State(format!(
+                "rank {peer} sent device memory without its IPC description"
+            ))),
+            Some(d) => crate::mem::cuda::ipc::open(h.pid, &d).and_then(|src| {
+                if let Some(alias) = self.device_alias.remove(&req.0) {
+                    // SAFETY: the device buffer behind the staged receive
+                    // has room for `cap` >= `n` bytes.
+                    unsafe { crate::mem::cuda::copy(alias.dst as *mut u8, src, n) }?;
+                    alias
+                        .delivered
+                        .store(true, std::sync::atomic::Ordering::Release);
+                    Ok(())
+                } else if typed {
+                    let mut tmp = vec![0u8; n];
+                    // SAFETY: the mapping holds the sender's `total` >= `n` bytes.
+                    unsafe { crate::mem::cuda::copy_from_device(&mut tmp, src) }?;
+                    self.write_recv(req, 0, &tmp);
+                    Ok(())
+                } else {
+                    // SAFETY: the receive buffer has room for `cap` >= `n`
+                    // bytes; the mapping holds the sender's bytes.
+                    unsafe { crate::mem::cuda::copy(buf, src, n) }
+                }
+            }),
+        };
+        self.push(peer, &[&protocol::ctrl(Kind::Fin, h.send_id, 0)]);
+        match copied {
+            Ok(()) => {
+                self.set_received_all(req);
+                self.finish_recv(req);
+            }
+            Err(e) => self.reqs.fail(req, e),
+        }
     }
 
     /// Finishes the direct transfers the transport reports done; whether

@@ -164,6 +164,10 @@ impl Transport for Router {
         near + far
     }
 
+    fn same_host(&self, peer: usize) -> bool {
+        self.route(peer) == Route::Shm
+    }
+
     fn can_read_remote(&self, peer: usize) -> bool {
         self.route(peer) == Route::Shm && self.shm.can_read_remote(peer)
     }
