@@ -71,8 +71,8 @@ pub static TRANSPORTS: &[TransportInfo] = &[
     },
     TransportInfo {
         name: "cuda_ipc",
-        state: TransportState::Planned,
-        note: "CUDA IPC between ranks on one host: only the driver probe exists yet",
+        state: TransportState::Used,
+        note: "device buffers between ranks of one host: large messages by CUDA IPC (the receiver maps the sender's allocation, cached by buffer id, and copies once; OXMPI_CUDA_IPC, OXMPI_CUDA_IPC_MIN); other device messages through host memory",
     },
 ];
 
@@ -120,6 +120,9 @@ pub struct HostReport {
     pub gpu: GpuProbe,
     /// The NVRTC probe.
     pub nvrtc: NvrtcProbe,
+    /// Whether device messages between ranks of this host can go by CUDA
+    /// IPC, and from which size (from the probe and the settings).
+    pub cuda_ipc: String,
     /// The transports and their state.
     pub transports: &'static [TransportInfo],
     /// Every tunable with its current value.
@@ -132,6 +135,7 @@ impl HostReport {
     ///
     /// See the example on [`HostReport`].
     pub fn gather() -> HostReport {
+        let gpu = cuda_probe::probe_gpu();
         HostReport {
             hostname: nix::unistd::gethostname()
                 .map_err(|e| format!("gethostname: {e}"))
@@ -142,11 +146,26 @@ impl HostReport {
                 api_version: ofi::api_version(),
                 providers: ofi::providers().map_err(|e| e.to_string()),
             },
-            gpu: cuda_probe::probe_gpu(),
+            gpu: gpu.clone(),
             nvrtc: cuda_probe::probe_nvrtc(),
+            cuda_ipc: ipc_state(&gpu),
             transports: TRANSPORTS,
             config: config::listing(),
         }
+    }
+}
+
+/// What CUDA IPC does on this host, in words.
+fn ipc_state(gpu: &GpuProbe) -> String {
+    if gpu.why_absent.is_some() {
+        return "unavailable (no CUDA device: see the cuda line)".into();
+    }
+    match (config::get(&config::CUDA_IPC), config::get(&config::CUDA_IPC_MIN)) {
+        (Ok(false), _) => "off (OXMPI_CUDA_IPC=0): device messages go through host memory".into(),
+        (Ok(true), Ok(min)) => format!(
+            "device messages of {min} bytes and more to ranks of this host (OXMPI_CUDA_IPC_MIN)"
+        ),
+        (Err(e), _) | (_, Err(e)) => format!("unknown ({e})"),
     }
 }
 
@@ -169,6 +188,7 @@ impl fmt::Display for HostReport {
         write_fabric(f, &self.fabric)?;
         writeln!(f, "cuda:       {}", self.gpu)?;
         writeln!(f, "nvrtc:      {}", self.nvrtc)?;
+        writeln!(f, "cuda ipc:   {}", self.cuda_ipc)?;
         writeln!(f, "transports:")?;
         for t in self.transports {
             let state = match t.state {
@@ -228,6 +248,7 @@ mod tests {
             "libfabric:",
             "cuda:",
             "nvrtc:",
+            "cuda ipc:",
             "transports:",
             "config:",
         ] {
