@@ -160,7 +160,10 @@ fn ipc_state(gpu: &GpuProbe) -> String {
     if gpu.why_absent.is_some() {
         return "unavailable (no CUDA device: see the cuda line)".into();
     }
-    match (config::get(&config::CUDA_IPC), config::get(&config::CUDA_IPC_MIN)) {
+    match (
+        config::get(&config::CUDA_IPC),
+        config::get(&config::CUDA_IPC_MIN),
+    ) {
         (Ok(false), _) => "off (OXMPI_CUDA_IPC=0): device messages go through host memory".into(),
         (Ok(true), Ok(min)) => format!(
             "device messages of {min} bytes and more to ranks of this host (OXMPI_CUDA_IPC_MIN)"

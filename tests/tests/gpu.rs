@@ -164,6 +164,27 @@ fn check_gpu_buffers(way: Way) {
     }
 }
 
+/// With `OXMPI_CUDA_IPC_MIN=1` every device message between ranks of the
+/// host goes by CUDA IPC, collectives' steps included: same results.
+#[test]
+fn every_device_message_by_ipc() {
+    for ranks in [2, 4] {
+        let run = run_on_double(
+            "gpu_buffers",
+            Way::MpichBinary,
+            ranks,
+            &[("OXMPI_CUDA_IPC_MIN", "1")],
+        );
+        assert_passed(&run, "gpu_buffers", &format!("(all by IPC, {ranks} ranks)"));
+        assert_device_reductions(&run, ranks);
+        assert!(
+            run.ipc_opens > 3 * ranks,
+            "{ranks} ranks: only {} IPC mappings",
+            run.ipc_opens
+        );
+    }
+}
+
 /// With `OXMPI_CUDA_IPC=0` every device message goes through host memory:
 /// same results, no IPC mapping.
 #[test]

@@ -2,17 +2,23 @@
 //! device memory, its schedule runs the same steps with the data kept on
 //! the device: scratch buffers are device memory, copies are device copies,
 //! reductions of built-in operations run the NVRTC-compiled kernels, and
-//! only sends and receives pass through host bounce buffers (the engine
-//! and transports see host memory only). Other operations (user functions,
+//! sends and receives pass through host bounce buffers (the engine and
+//! transports see host memory only), except large ones between ranks of a
+//! host, which go device to device by CUDA IPC. Other operations (user functions,
 //! MINLOC, logical and bit ops), and every operation when NVRTC is missing,
 //! bring their operands to the host, apply the host function and copy the
 //! result back.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
+use super::run::Running;
 use super::sched::{Base, Buf, Reducer, Schedule, Step};
 use crate::error::Error;
 use crate::mem::cuda::{self, DevBuf, DeviceReduce};
+use crate::p2p::engine::{DeviceAlias, Engine};
+use crate::p2p::request::ReqId;
 
 /// What a schedule needs to run on the device.
 #[derive(Default)]
@@ -25,6 +31,8 @@ pub(crate) struct DeviceRun {
     users: HashSet<usize>,
     /// Host bounce buffers of sends and receives in flight, by step.
     bounces: Vec<Option<Vec<u8>>>,
+    /// Receives a CUDA IPC message may fill directly, by step: set when it did.
+    delivered: Vec<Option<Arc<AtomicBool>>>,
 }
 
 impl Schedule {
@@ -72,6 +80,7 @@ impl Schedule {
             run.temps.push(DevBuf::new(t.len(), run.ctx)?);
         }
         run.bounces.resize_with(self.steps.len(), || None);
+        run.delivered.resize_with(self.steps.len(), || None);
         self.device = Some(Box::new(run));
         Ok(())
     }
@@ -107,15 +116,21 @@ impl Schedule {
     }
 
     /// Where step `s` receives `buf` into: a host bounce when it is device
-    /// memory ([`Schedule::received`] moves the bytes on).
-    pub(crate) fn recv_into(&mut self, s: usize, buf: Buf) -> *mut u8 {
+    /// memory ([`Schedule::received`] moves the bytes on), with the device
+    /// range it stands for, which a message sent by CUDA IPC fills directly.
+    pub(crate) fn recv_into(&mut self, s: usize, buf: Buf) -> (*mut u8, Option<DeviceAlias>) {
         if !self.on_device(buf) {
-            return self.ptr(buf);
+            return (self.ptr(buf), None);
         }
+        let dst = self.ptr(buf) as usize;
         let mut bounce = vec![0u8; buf.len];
         let at = bounce.as_mut_ptr();
         self.keep_bounce(s, bounce);
-        at
+        let delivered = Arc::new(AtomicBool::new(false));
+        if let Some(d) = self.device.as_mut() {
+            d.delivered[s] = Some(delivered.clone());
+        }
+        (at, Some(DeviceAlias { dst, delivered }))
     }
 
     fn keep_bounce(&mut self, s: usize, bounce: Vec<u8>) {
@@ -133,6 +148,13 @@ impl Schedule {
         let Some(bounce) = d.bounces[s].take() else {
             return Ok(());
         };
+        if d.delivered[s]
+            .take()
+            .is_some_and(|f| f.load(Ordering::Acquire))
+        {
+            // Came by CUDA IPC, straight into the device buffer.
+            return Ok(());
+        }
         let Step::Recv { buf, .. } = self.steps[s] else {
             return Ok(());
         };
@@ -179,5 +201,28 @@ impl Schedule {
                 unsafe { cuda::copy(d, inout.as_ptr(), len) }
             }
         }
+    }
+}
+
+impl Engine {
+    /// Starts a send step of device memory by CUDA IPC when the engine
+    /// sends such a message to `to` that way (another rank of this host,
+    /// large enough); `None` otherwise.
+    pub(super) fn send_step_by_ipc(
+        &mut self,
+        run: &mut Running,
+        to: usize,
+        tag: i32,
+        buf: Buf,
+    ) -> Option<ReqId> {
+        if run.sched.device.is_none() || !run.sched.on_device(buf) || !self.ipc_to(to, buf.len) {
+            return None;
+        }
+        let ptr = run.sched.ptr(buf);
+        let desc = cuda::ipc::export(ptr, buf.len).ok()?;
+        // SAFETY: the schedule's device buffers outlive the step.
+        Some(unsafe {
+            self.start_send_ipc(to, run.context, run.rank, tag, ptr, buf.len, &desc.encode())
+        })
     }
 }

@@ -163,6 +163,10 @@ impl Engine {
     fn start_step(&mut self, run: &mut Running, s: usize) {
         match run.sched.steps[s] {
             Step::Send { to, tag, buf } => {
+                if let Some(id) = self.send_step_by_ipc(run, to, tag, buf) {
+                    run.sched.state[s] = StepState::Running(id.0);
+                    return;
+                }
                 let ptr = match run.sched.send_from(s, buf) {
                     Ok(p) => p,
                     Err(e) => {
@@ -180,14 +184,19 @@ impl Engine {
                 }
             }
             Step::Recv { from, tag, buf } => {
-                let ptr = run.sched.recv_into(s, buf);
+                let (ptr, alias) = run.sched.recv_into(s, buf);
                 let pattern = Pattern {
                     context: run.context,
                     source: SourceSel::Rank(from),
                     tag: TagSel::Tag(tag),
                 };
                 // SAFETY: as above.
-                let id = unsafe { self.start_recv(pattern, ptr, buf.len) };
+                let id = unsafe {
+                    match alias {
+                        Some(a) => self.start_recv_aliased(pattern, ptr, buf.len, a),
+                        None => self.start_recv(pattern, ptr, buf.len),
+                    }
+                };
                 run.sched.state[s] = StepState::Running(id.0);
                 // It may have matched an unexpected message at once.
                 if let Some(outcome) = self.reqs.take_finished(id) {
