@@ -1,15 +1,33 @@
 #!/usr/bin/env bash
 # Runs every test: formatting, lints, then the whole workspace's tests
 # (unit tests, multi-process runs through oxrun, MPICH-built C programs,
-# network-namespace multi-host runs, fuzz corpora).
+# network-namespace multi-host runs, the GPU tier on the CUDA driver double,
+# fuzz corpora).
+#
+# usage: scripts/test.sh            the full tier (what CI runs)
+#        scripts/test.sh --quick    the inner loop, a few minutes: format, lints,
+#                                   unit tests, single-host multi-rank suites
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+quick=no
+case "${1:-}" in
+  --quick) quick=yes ;;
+  "") ;;
+  *) echo "test.sh: unknown argument '$1' (usage: test.sh [--quick])" >&2; exit 2 ;;
+esac
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 # Integration tests in tests/ run oxrun and link C programs against
 # libmpi.so: build every library and binary first.
 cargo build --workspace
+if [ $quick = yes ]; then
+  cargo test --workspace --lib --bins
+  cargo test -p oxmpi-tests --test p2p_semantics --test comm_communicators --test gpu
+  echo "test: quick tier passed (the full tier: scripts/test.sh)"
+  exit 0
+fi
 # Jobs across hosts run on network-namespace test hosts, which need root.
 if [ "$(id -u)" -ne 0 ]; then
   echo "test: not root: tests/tests/multihost.rs skips its jobs across hosts (namespaces need root)" >&2
