@@ -239,13 +239,7 @@ impl Engine {
                 id
             }
             SendPath::Rendezvous => {
-                let id = self.reqs.insert(ReqState::Pending(Pending::Send {
-                    peer,
-                    buf,
-                    len,
-                    state: SendState::AwaitFin,
-                    typed: None,
-                }));
+                let id = self.awaiting_fin(peer, buf, len);
                 header.kind = Kind::Rts;
                 header.send_id = id.0;
                 header.addr = buf as u64;
@@ -272,13 +266,7 @@ impl Engine {
         len: usize,
         desc: &[u8],
     ) -> ReqId {
-        let id = self.reqs.insert(ReqState::Pending(Pending::Send {
-            peer,
-            buf,
-            len,
-            state: SendState::AwaitFin,
-            typed: None,
-        }));
+        let id = self.awaiting_fin(peer, buf, len);
         let header = MsgHeader {
             kind: Kind::Rts,
             flags: protocol::FLAG_IPC,
@@ -292,6 +280,17 @@ impl Engine {
         };
         self.push(peer, &[&header.encode()[..header.len()], desc]);
         id
+    }
+
+    /// A rendezvous send's request: done when the receiver's Fin comes.
+    fn awaiting_fin(&mut self, peer: usize, buf: *const u8, len: usize) -> ReqId {
+        self.reqs.insert(ReqState::Pending(Pending::Send {
+            peer,
+            buf,
+            len,
+            state: SendState::AwaitFin,
+            typed: None,
+        }))
     }
 
     /// Whether a device message of `len` bytes to `peer` goes by CUDA IPC:
