@@ -249,6 +249,28 @@ pub static CUDA_IPC_MIN: Setting<usize> = Setting::new(Entry {
     kind: Kind::Bytes,
 });
 
+/// Smallest device message staged through the pinned-memory pipeline.
+///
+/// See the example on [`get_from`].
+pub static CUDA_PIPELINE_MIN: Setting<usize> = Setting::new(Entry {
+    name: "cuda_pipeline_min",
+    env: "OXMPI_CUDA_PIPELINE_MIN",
+    default: "1m",
+    doc: "smallest device message (not sent by CUDA IPC) copied to pinned host memory in chunks that are sent as they arrive",
+    kind: Kind::Bytes,
+});
+
+/// Chunk of the device staging pipeline.
+///
+/// See the example on [`get_from`].
+pub static CUDA_PIPELINE_CHUNK: Setting<usize> = Setting::new(Entry {
+    name: "cuda_pipeline_chunk",
+    env: "OXMPI_CUDA_PIPELINE_CHUNK",
+    default: "512k",
+    doc: "bytes per device-to-host copy of the device staging pipeline",
+    kind: Kind::Bytes,
+});
+
 /// Rendezvous messages at least this large are copied by both sides at once.
 ///
 /// See the example on [`get_from`].
@@ -492,6 +514,8 @@ pub static REGISTRY: &[&Entry] = &[
     &CUDA.entry,
     &CUDA_IPC.entry,
     &CUDA_IPC_MIN.entry,
+    &CUDA_PIPELINE_MIN.entry,
+    &CUDA_PIPELINE_CHUNK.entry,
     &CMA_SPLIT_MIN.entry,
     &RNDV_PROTOCOL.entry,
     &OFI_PROVIDER.entry,
@@ -737,6 +761,10 @@ pub struct Config {
     pub cuda_ipc: bool,
     /// [`CUDA_IPC_MIN`].
     pub cuda_ipc_min: usize,
+    /// [`CUDA_PIPELINE_MIN`].
+    pub cuda_pipeline_min: usize,
+    /// [`CUDA_PIPELINE_CHUNK`].
+    pub cuda_pipeline_chunk: usize,
     /// [`CMA_SPLIT_MIN`].
     pub cma_split_min: usize,
     /// [`RNDV_PROTOCOL`] (one of [`RNDV_PROTOCOLS`]).
@@ -794,6 +822,8 @@ impl Config {
                 .unwrap_or_else(|| "auto".into()),
             cuda_ipc: get_from(&CUDA_IPC, &lookup)?,
             cuda_ipc_min: get_from(&CUDA_IPC_MIN, &lookup)?,
+            cuda_pipeline_min: get_from(&CUDA_PIPELINE_MIN, &lookup)?,
+            cuda_pipeline_chunk: get_from(&CUDA_PIPELINE_CHUNK, &lookup)?,
             cma_split_min: get_from(&CMA_SPLIT_MIN, &lookup)?,
             rndv_protocol: get_from(&RNDV_PROTOCOL, &lookup)?
                 .into_iter()

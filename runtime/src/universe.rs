@@ -136,6 +136,7 @@ fn start() -> Result<Universe, Error> {
     let mut engine = Engine::new(rank, size, transport, config.eager_limit);
     engine.set_split_min(config.cma_split_min);
     engine.set_ipc_min(config.cuda_ipc.then_some(config.cuda_ipc_min));
+    engine.set_pipeline(config.cuda_pipeline_min, config.cuda_pipeline_chunk);
     engine.set_eager_budget(config.eager_budget);
     engine.set_rndv_protocol(&config.rndv_protocol);
     crate::coll::link_probe::measure(&mut engine, rank, boot.node_of_rank(), &mut model)?;

@@ -186,17 +186,25 @@ fn every_device_message_by_ipc() {
 }
 
 /// With `OXMPI_CUDA_IPC=0` every device message goes through host memory:
-/// same results, no IPC mapping.
+/// same results, no IPC mapping; also with every device message through the
+/// pinned-memory pipeline in 4 KiB chunks (point-to-point and collective
+/// steps).
 #[test]
 fn device_buffers_without_ipc() {
-    for ranks in [2, 3] {
-        let run = run_on_double(
-            "gpu_buffers",
-            Way::MpichBinary,
-            ranks,
-            &[("OXMPI_CUDA_IPC", "0")],
-        );
-        assert_passed(&run, "gpu_buffers", &format!("(no IPC, {ranks} ranks)"));
+    let no_ipc = [("OXMPI_CUDA_IPC", "0")];
+    let piped = [
+        ("OXMPI_CUDA_IPC", "0"),
+        ("OXMPI_CUDA_PIPELINE_MIN", "1"),
+        ("OXMPI_CUDA_PIPELINE_CHUNK", "4k"),
+    ];
+    for (ranks, env) in [
+        (2, &no_ipc[..]),
+        (3, &no_ipc[..]),
+        (3, &piped[..]),
+        (4, &piped[..]),
+    ] {
+        let run = run_on_double("gpu_buffers", Way::MpichBinary, ranks, env);
+        assert_passed(&run, "gpu_buffers", &format!("({env:?}, {ranks} ranks)"));
         assert_eq!(run.ipc_opens, 0, "OXMPI_CUDA_IPC=0 still mapped buffers");
     }
 }

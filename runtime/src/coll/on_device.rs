@@ -205,24 +205,33 @@ impl Schedule {
 }
 
 impl Engine {
-    /// Starts a send step of device memory by CUDA IPC when the engine
-    /// sends such a message to `to` that way (another rank of this host,
-    /// large enough); `None` otherwise.
-    pub(super) fn send_step_by_ipc(
+    /// Starts a send step of device memory without a host bounce when the
+    /// engine sends such a message to `to` so: by CUDA IPC (another rank
+    /// of this host, large enough) or through the pinned-memory pipeline
+    /// (large); `None` otherwise.
+    pub(super) fn send_step_on_device(
         &mut self,
         run: &mut Running,
         to: usize,
         tag: i32,
         buf: Buf,
     ) -> Option<ReqId> {
-        if run.sched.device.is_none() || !run.sched.on_device(buf) || !self.ipc_to(to, buf.len) {
+        if run.sched.device.is_none() || !run.sched.on_device(buf) {
             return None;
         }
         let ptr = run.sched.ptr(buf);
-        let desc = cuda::ipc::export(ptr, buf.len).ok()?;
-        // SAFETY: the schedule's device buffers outlive the step.
-        Some(unsafe {
-            self.start_send_ipc(to, run.context, run.rank, tag, ptr, buf.len, &desc.encode())
-        })
+        let (context, rank, len) = (run.context, run.rank, buf.len);
+        if self.ipc_to(to, len) {
+            if let Ok(desc) = cuda::ipc::export(ptr, len) {
+                // SAFETY: the schedule's device buffers outlive the step.
+                return Some(unsafe {
+                    self.start_send_ipc(to, context, rank, tag, ptr, len, &desc.encode())
+                });
+            }
+        }
+        let chunk = self.pipe_to(to, len)?;
+        // SAFETY: as above; the buffer is not written while the step runs.
+        let pipe = unsafe { cuda::DevicePipe::start(ptr, len, chunk) }.ok()?;
+        Some(self.start_send_piped(to, context, rank, tag, pipe, len))
     }
 }

@@ -163,7 +163,7 @@ impl Engine {
     fn start_step(&mut self, run: &mut Running, s: usize) {
         match run.sched.steps[s] {
             Step::Send { to, tag, buf } => {
-                if let Some(id) = self.send_step_by_ipc(run, to, tag, buf) {
+                if let Some(id) = self.send_step_on_device(run, to, tag, buf) {
                     run.sched.state[s] = StepState::Running(id.0);
                     return;
                 }

@@ -54,6 +54,35 @@ impl Comm {
         Ok(Some(Request::pending(rt.clone(), id)))
     }
 
+    /// Starts a large send of device memory through the pinned-memory
+    /// pipeline (chunks sent as they arrive in host memory) when the engine
+    /// chooses it for this size and peer; `None` otherwise.
+    ///
+    /// # Safety
+    /// `buf..buf+len` is device memory, unchanged until the request completes.
+    pub(crate) unsafe fn isend_piped(
+        &self,
+        buf: *const u8,
+        len: usize,
+        dest: i32,
+        tag: i32,
+    ) -> Result<Option<Request<'static>>, Error> {
+        let Some(peer) = self.dest("dest", dest)? else {
+            return Ok(None);
+        };
+        let rt = self.rt();
+        let Some(chunk) = rt.engine().pipe_to(peer, len) else {
+            return Ok(None);
+        };
+        // SAFETY: the caller's contract.
+        let pipe = unsafe { crate::mem::cuda::DevicePipe::start(buf, len, chunk) }?;
+        let (context, me) = (self.inner.context, self.rank());
+        let id = rt
+            .engine()
+            .start_send_piped(peer, context, me, tag, pipe, len);
+        Ok(Some(Request::pending(rt.clone(), id)))
+    }
+
     /// Starts a send of device memory through a host temporary.
     ///
     /// # Safety

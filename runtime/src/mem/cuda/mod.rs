@@ -10,12 +10,14 @@
 //! conversion), `classify.rs` (memory kind of an address, cached by range
 //! and validated by buffer id), `copy.rs` (copies and device scratch),
 //! `reduce.rs` (NVRTC-compiled reduction kernels, cached per context),
-//! `ipc.rs` (CUDA IPC handles and mappings, cached by buffer id).
+//! `ipc.rs` (CUDA IPC handles and mappings, cached by buffer id),
+//! `pipe.rs` (a device buffer copied to pinned memory chunk by chunk).
 
 mod classify;
 mod copy;
 mod ctx;
 pub mod ipc;
+mod pipe;
 mod reduce;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -25,6 +27,7 @@ pub use classify::{classify, Classified};
 pub use copy::{copy, copy_from_device, copy_to_device, DevBuf};
 pub(crate) use ctx::device_error;
 pub use ipc::IpcDesc;
+pub use pipe::DevicePipe;
 pub use reduce::{kernels_available, reduce_on_device, DeviceReduce};
 
 use super::cuda_probe;

@@ -80,6 +80,10 @@ pub struct Engine {
     /// Smallest device message sent to a rank of this host by CUDA IPC
     /// (`usize::MAX`: never).
     ipc_min: usize,
+    /// Smallest device message sent through the pinned-memory pipeline,
+    /// and the pipeline's chunk.
+    pipe_min: usize,
+    pipe_chunk: usize,
     /// Read large messages with CMA when possible (else stream them).
     prefer_cma: bool,
     /// Direct transfers the transport is moving for this engine.
@@ -89,6 +93,9 @@ pub struct Engine {
     /// Receives staged through host memory for a device buffer, by
     /// request id: where a CUDA IPC message may go directly instead.
     device_alias: std::collections::HashMap<u64, DeviceAlias>,
+    /// Streaming sends of device memory whose bytes are still arriving in
+    /// pinned host memory, by request id: each streams what has arrived.
+    pipes: std::collections::HashMap<u64, crate::mem::cuda::DevicePipe>,
 }
 
 /// The device buffer a staged receive stands for: a message that arrives
@@ -142,7 +149,10 @@ impl Engine {
             bufs: BufPool::default(),
             split_min: 0,
             ipc_min: usize::MAX,
+            pipe_min: usize::MAX,
+            pipe_chunk: 512 << 10,
             device_alias: std::collections::HashMap::new(),
+            pipes: std::collections::HashMap::new(),
             prefer_cma: true,
             directs: 0,
             credit: credit::Credit::new(world_size, 0),
@@ -282,6 +292,43 @@ impl Engine {
         id
     }
 
+    /// Starts a send of device memory that `pipe` is copying to pinned host
+    /// memory: an Rts without an address (the receiver asks for a stream),
+    /// then Data packets of the bytes that have arrived, so the copy and
+    /// the transfer overlap.
+    #[allow(clippy::too_many_arguments)] // a message's envelope
+    pub fn start_send_piped(
+        &mut self,
+        peer: usize,
+        context: u32,
+        source: i32,
+        tag: i32,
+        pipe: crate::mem::cuda::DevicePipe,
+        len: usize,
+    ) -> ReqId {
+        let id = self.awaiting_fin(peer, pipe.host(), len);
+        if self.pipes.len() >= 64 {
+            // Sends that ended another way (a failed peer).
+            let reqs = &self.reqs;
+            self.pipes
+                .retain(|&r, _| matches!(reqs.get(ReqId(r)), Some(ReqState::Pending(_))));
+        }
+        self.pipes.insert(id.0, pipe);
+        let header = MsgHeader {
+            kind: Kind::Rts,
+            flags: protocol::FLAG_PACKED,
+            context,
+            source,
+            tag,
+            total_len: len as u64,
+            send_id: id.0,
+            addr: 0,
+            pid: self.pid,
+        };
+        self.push(peer, &[&header.encode()[..header.len()]]);
+        id
+    }
+
     /// A rendezvous send's request: done when the receiver's Fin comes.
     fn awaiting_fin(&mut self, peer: usize, buf: *const u8, len: usize) -> ReqId {
         self.reqs.insert(ReqState::Pending(Pending::Send {
@@ -291,6 +338,19 @@ impl Engine {
             state: SendState::AwaitFin,
             typed: None,
         }))
+    }
+
+    /// Device messages of at least `min` bytes that do not go by CUDA IPC
+    /// are staged in chunks of `chunk` bytes, each sent as it arrives.
+    pub fn set_pipeline(&mut self, min: usize, chunk: usize) {
+        self.pipe_min = min;
+        self.pipe_chunk = chunk;
+    }
+
+    /// The pipeline's chunk when a device message of `len` bytes to `peer`
+    /// goes through it (`None`: staged whole).
+    pub fn pipe_to(&self, peer: usize, len: usize) -> Option<usize> {
+        (len >= self.pipe_min && peer != self.me).then_some(self.pipe_chunk)
     }
 
     /// Whether a device message of `len` bytes to `peer` goes by CUDA IPC:

@@ -142,8 +142,18 @@ impl Engine {
             };
             let header = protocol::data_header(recv_id);
             let mut sent = false;
-            while offset < len {
-                let end = (offset + chunk_cap).min(len);
+            // A device send streams what has reached pinned memory so far.
+            let avail = match self.pipes.get_mut(&id.0) {
+                Some(pipe) => {
+                    let ready = pipe.ready();
+                    // Still copying: keep polling rather than sleep.
+                    moved |= ready < len;
+                    ready
+                }
+                None => len,
+            };
+            while offset < avail {
+                let end = (offset + chunk_cap).min(avail);
                 // SAFETY: `&mut self` (see the engine module docs); the
                 // send's buffer stays valid until the request completes.
                 let ok = unsafe {
@@ -176,6 +186,7 @@ impl Engine {
             }
             if offset >= len {
                 self.reqs.complete(id, Status::empty());
+                self.pipes.remove(&id.0);
                 self.streams.swap_remove(i);
             } else {
                 i += 1;
