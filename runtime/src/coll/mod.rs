@@ -128,7 +128,7 @@ impl Comm {
     }
 
     fn plan(&self, mut sched: Schedule) -> Planned<'_> {
-        sched.place_on_device();
+        sched.place_on_device(&self.inner.device_streams);
         Planned::new(self, sched)
     }
 

@@ -25,6 +25,8 @@ use crate::p2p::request::ReqId;
 pub(crate) struct DeviceRun {
     /// The context owning the device buffers (of the first one seen).
     ctx: usize,
+    /// The communicator's stream in that context, for reductions.
+    stream: Option<cuda::StreamRef>,
     /// Device twins of the schedule's temporaries, by index.
     temps: Vec<DevBuf>,
     /// The caller's buffers that are device memory (by base address).
@@ -39,17 +41,17 @@ impl Schedule {
     /// Moves the schedule onto the device if any of the caller's buffers
     /// is device memory (nothing when no driver is active). A failure is
     /// kept as the schedule's error, and no step will run.
-    pub(crate) fn place_on_device(&mut self) {
+    pub(crate) fn place_on_device(&mut self, streams: &cuda::DeviceStreams) {
         if !cuda::active() {
             return;
         }
-        if let Err(e) = self.try_place_on_device() {
+        if let Err(e) = self.try_place_on_device(streams) {
             self.error.get_or_insert(e);
             self.drop_waiting();
         }
     }
 
-    fn try_place_on_device(&mut self) -> Result<(), Error> {
+    fn try_place_on_device(&mut self, streams: &cuda::DeviceStreams) -> Result<(), Error> {
         let mut bases = HashSet::new();
         for step in &self.steps {
             let bufs: [Option<Buf>; 2] = match step {
@@ -76,6 +78,7 @@ impl Schedule {
         if run.users.is_empty() {
             return Ok(());
         }
+        run.stream = Some(streams.get(run.ctx)?);
         for t in &self.temps {
             run.temps.push(DevBuf::new(t.len(), run.ctx)?);
         }
@@ -173,7 +176,9 @@ impl Schedule {
     ) -> Result<(), Error> {
         let len = src.len.min(dst.len);
         let (s, d) = (self.ptr(src), self.ptr(dst));
-        let ctx = self.device.as_ref().map_or(0, |r| r.ctx);
+        let (ctx, stream) = self.device.as_ref().map_or((0, 0), |r| {
+            (r.ctx, r.stream.as_ref().map_or(0, |s| s.stream))
+        });
         let Some(op) = op else {
             // SAFETY: both ranges are `len` bytes of live buffers.
             return unsafe { cuda::copy(d, s, len) };
@@ -185,7 +190,7 @@ impl Schedule {
         match kernel {
             Some(k) if self.on_device(src) && self.on_device(dst) && cuda::kernels_available() => {
                 // SAFETY: both are `len` bytes of device memory in `ctx`.
-                unsafe { cuda::reduce_on_device(k, d, s, len, ctx) }
+                unsafe { cuda::reduce_on_device(k, d, s, len, ctx, stream) }
             }
             _ => {
                 // Through the host: read both operands, apply, write back.

@@ -128,6 +128,8 @@ pub(crate) struct CommInner {
     pub(crate) coll_nodes: crate::coll::nodes::Cached,
     /// Collective algorithms chosen on this communicator, by call class.
     pub(crate) coll_picks: crate::coll::select::Picks,
+    /// Where this communicator's device reductions run (made at first use).
+    pub(crate) device_streams: crate::mem::cuda::DeviceStreams,
 }
 
 /// Context ids of the predefined communicators (each takes two: p2p, collective).
@@ -203,6 +205,7 @@ impl Comm {
                 partitioned: Mutex::default(),
                 coll_nodes: Default::default(),
                 coll_picks: Default::default(),
+                device_streams: Default::default(),
             }),
         }
     }

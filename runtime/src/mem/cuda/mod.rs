@@ -11,7 +11,8 @@
 //! and validated by buffer id), `copy.rs` (copies and device scratch),
 //! `reduce.rs` (NVRTC-compiled reduction kernels, cached per context),
 //! `ipc.rs` (CUDA IPC handles and mappings, cached by buffer id),
-//! `pipe.rs` (a device buffer copied to pinned memory chunk by chunk).
+//! `pipe.rs` (a device buffer copied to pinned memory chunk by chunk),
+//! `streams.rs` (a communicator's streams, one per context).
 
 mod classify;
 mod copy;
@@ -19,6 +20,7 @@ mod ctx;
 pub mod ipc;
 mod pipe;
 mod reduce;
+mod streams;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::OnceLock;
@@ -29,6 +31,7 @@ pub(crate) use ctx::device_error;
 pub use ipc::IpcDesc;
 pub use pipe::DevicePipe;
 pub use reduce::{kernels_available, reduce_on_device, DeviceReduce};
+pub use streams::{DeviceStreams, StreamRef};
 
 use super::cuda_probe;
 use crate::error::Error;

@@ -1,6 +1,6 @@
 //! Reductions as device kernels: the kernels of `kernels/cuda/reduce.cu`
 //! compiled once per process by NVRTC, loaded once per context, launched
-//! on that context's stream of the device path.
+//! on the communicator's stream.
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -68,34 +68,28 @@ fn ptx() -> Result<&'static CString, Error> {
     })
 }
 
-/// A context's loaded module: its stream and the functions looked up so far.
+/// A context's loaded module and the functions looked up so far.
 struct Loaded {
     module: usize,
-    stream: usize,
     functions: HashMap<String, usize>,
 }
 
 static LOADED: Mutex<Option<HashMap<usize, Loaded>>> = Mutex::new(None);
 
-/// Loads `image` in the current context, with a stream for its launches.
+/// Loads `image` in the current context.
 fn load(image: &CString) -> Result<Loaded, Error> {
     // SAFETY: a NUL-terminated PTX image; the context is current.
     let module = check("cuModuleLoadData", unsafe {
         result::module::load_data(image.as_ptr().cast())
     })?;
-    let stream = check(
-        "cuStreamCreate",
-        result::stream::create(result::stream::StreamKind::NonBlocking),
-    )?;
     Ok(Loaded {
         module: module as usize,
-        stream: stream as usize,
         functions: HashMap::new(),
     })
 }
 
-/// The function and stream for `kernel` in context `ctx` (current).
-fn function(ctx: usize, kernel: &str) -> Result<(sys::CUfunction, sys::CUstream), Error> {
+/// The function `kernel` in context `ctx` (current).
+fn function(ctx: usize, kernel: &str) -> Result<sys::CUfunction, Error> {
     let mut all = LOADED.lock().unwrap_or_else(|p| p.into_inner());
     let all = all.get_or_insert_with(HashMap::new);
     let loaded = match all.entry(ctx) {
@@ -113,14 +107,12 @@ fn function(ctx: usize, kernel: &str) -> Result<(sys::CUfunction, sys::CUstream)
         })?;
         loaded.functions.insert(kernel.to_string(), f as usize);
     }
-    Ok((
-        loaded.functions[kernel] as sys::CUfunction,
-        loaded.stream as sys::CUstream,
-    ))
+    Ok(loaded.functions[kernel] as sys::CUfunction)
 }
 
 /// `inout = input op inout` on `len` bytes of device memory in context
-/// `ctx`, returning once the kernel finished.
+/// `ctx`, launched on `stream` (the communicator's), returning once the
+/// kernel finished.
 ///
 /// # Safety
 /// `inout` and `input` are device memory of `ctx` holding `len` bytes
@@ -131,13 +123,15 @@ pub unsafe fn reduce_on_device(
     input: *const u8,
     len: usize,
     ctx: usize,
+    stream: usize,
 ) -> Result<(), Error> {
     let n = (len / r.ty.size()) as u64;
     if n == 0 {
         return Ok(());
     }
     let _in = Entered::enter(ctx as sys::CUcontext)?;
-    let (f, stream) = function(ctx, &r.kernel())?;
+    let f = function(ctx, &r.kernel())?;
+    let stream = stream as sys::CUstream;
     const THREADS: u64 = 256;
     let blocks = n.div_ceil(THREADS).min(65_535) as u32;
     let mut out = inout as sys::CUdeviceptr;
