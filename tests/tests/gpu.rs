@@ -213,6 +213,44 @@ fn our_mpicc_with_device_buffers() {
     check_gpu_buffers(Way::Ours);
 }
 
+/// gpu_calls.c: every other data-moving call on device buffers. From 2
+/// ranks its 16-bit float sums and its scans (the program's only SUM and
+/// MAX on ints) ran as device kernels; MPICH 4.0's mpi.h has no
+/// `MPIX_BFLOAT16`, so only our build sums bfloat16.
+fn check_gpu_calls(way: Way) {
+    for ranks in 1..=MAX_RANKS {
+        let run = run_on_double("gpu_calls", way, ranks, &[]);
+        assert_passed(&run, "gpu_calls", &format!("({way:?}, {ranks} ranks)"));
+        if ranks < 2 {
+            continue;
+        }
+        let mut kernels = vec!["oxmpi_sum_f16", "oxmpi_sum_i32", "oxmpi_max_i32"];
+        if way == Way::Ours {
+            kernels.push("oxmpi_sum_bf16");
+        }
+        for kernel in kernels {
+            assert!(
+                run.kernels.iter().any(|k| k == kernel),
+                "{way:?}, {ranks} ranks: {kernel} was never launched; launched: {:?}\n{}",
+                run.kernels,
+                run.out.describe()
+            );
+        }
+    }
+}
+
+/// gpu_calls.c built with MPICH's `mpicc.mpich`, on OxMPI's library.
+#[test]
+fn mpich_binary_with_device_calls() {
+    check_gpu_calls(Way::MpichBinary);
+}
+
+/// gpu_calls.c built with OxMPI's `mpicc`.
+#[test]
+fn our_mpicc_with_device_calls() {
+    check_gpu_calls(Way::Ours);
+}
+
 /// `OXMPI_CUDA=on` without a driver fails at `MPI_Init` with a message that
 /// says why; `off` with the double present makes device buffers unknown, so
 /// `MPIX_Query_cuda_support()` reads 0 (the program reports it and fails).
