@@ -42,110 +42,189 @@ static void check_status(const MPI_Status *st, MPI_Datatype t, int count, int so
           st->MPI_TAG, count, source, tag);
 }
 
-/* A ring message of n ints rank*10000 + i + salt, received by `recv`. */
-typedef void (*recv_fn)(void *dev, int n, int tag);
+/* How a ring message is sent: every send mode, blocking, non-blocking,
+   persistent, partitioned. */
+enum send_kind {
+    SEND, SSEND, BSEND, RSEND, ISEND, ISSEND, IBSEND, IRSEND,
+    SEND_INIT, SSEND_INIT, BSEND_INIT, RSEND_INIT, PSEND, SEND_KINDS
+};
+static const char *send_names[] = {
+    "Send", "Ssend", "Bsend", "Rsend", "Isend", "Issend", "Ibsend", "Irsend",
+    "Send_init", "Ssend_init", "Bsend_init", "Rsend_init", "Psend_init"};
 
-static void ring_exchange(int n, int tag, int salt, recv_fn recv, const char *what)
+/* How it is received: the first three are posted before the send starts
+   (as Rsend needs), the others after. */
+enum recv_kind { IRECV, RECV_INIT, PRECV, RECV, PROBE, IPROBE, MPROBE, IMPROBE, RECV_KINDS };
+static const char *recv_names[] = {"Irecv", "Recv_init", "Precv_init", "Recv",
+                                   "Probe+Recv", "Iprobe+Recv", "Mprobe+Mrecv",
+                                   "Improbe+Imrecv"};
+enum { PARTS = 4 };
+
+/* Starts sending n ints at `buf` to the right; the request to wait for.
+   A persistent kind creates `*p` on first use and starts it. */
+static MPI_Request send_as(int kind, void *buf, int n, int tag, MPI_Request *p)
+{
+    MPI_Comm w = MPI_COMM_WORLD;
+    MPI_Request r = MPI_REQUEST_NULL;
+    int fresh = *p == MPI_REQUEST_NULL;
+    switch (kind) {
+    case SEND: MPI_CHECK(MPI_Send(buf, n, MPI_INT, right, tag, w)); break;
+    case SSEND: MPI_CHECK(MPI_Ssend(buf, n, MPI_INT, right, tag, w)); break;
+    case BSEND: MPI_CHECK(MPI_Bsend(buf, n, MPI_INT, right, tag, w)); break;
+    case RSEND: MPI_CHECK(MPI_Rsend(buf, n, MPI_INT, right, tag, w)); break;
+    case ISEND: MPI_CHECK(MPI_Isend(buf, n, MPI_INT, right, tag, w, &r)); break;
+    case ISSEND: MPI_CHECK(MPI_Issend(buf, n, MPI_INT, right, tag, w, &r)); break;
+    case IBSEND: MPI_CHECK(MPI_Ibsend(buf, n, MPI_INT, right, tag, w, &r)); break;
+    case IRSEND: MPI_CHECK(MPI_Irsend(buf, n, MPI_INT, right, tag, w, &r)); break;
+    case SEND_INIT:
+        if (fresh)
+            MPI_CHECK(MPI_Send_init(buf, n, MPI_INT, right, tag, w, p));
+        break;
+    case SSEND_INIT:
+        if (fresh)
+            MPI_CHECK(MPI_Ssend_init(buf, n, MPI_INT, right, tag, w, p));
+        break;
+    case BSEND_INIT:
+        if (fresh)
+            MPI_CHECK(MPI_Bsend_init(buf, n, MPI_INT, right, tag, w, p));
+        break;
+    case RSEND_INIT:
+        if (fresh)
+            MPI_CHECK(MPI_Rsend_init(buf, n, MPI_INT, right, tag, w, p));
+        break;
+    case PSEND:
+        if (fresh)
+            MPI_CHECK(MPI_Psend_init(buf, PARTS, n / PARTS, MPI_INT, right, tag, w,
+                                     MPI_INFO_NULL, p));
+        break;
+    }
+    if (kind >= SEND_INIT) {
+        r = *p;
+        MPI_CHECK(MPI_Start(&r));
+        for (int k = 0; kind == PSEND && k < PARTS; k++)
+            MPI_CHECK(MPI_Pready(PARTS - 1 - k, r));
+    }
+    return r;
+}
+
+/* Posts a receive of n ints from the left into `buf` (the pre-posted
+   kinds); the request to wait for. */
+static MPI_Request post_recv(int kind, void *buf, int n, int tag, MPI_Request *p)
+{
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (kind == IRECV)
+        MPI_CHECK(MPI_Irecv(buf, n, MPI_INT, left, tag, MPI_COMM_WORLD, &r));
+    if (kind == IRECV)
+        return r;
+    if (*p == MPI_REQUEST_NULL && kind == RECV_INIT)
+        MPI_CHECK(MPI_Recv_init(buf, n, MPI_INT, left, tag, MPI_COMM_WORLD, p));
+    if (*p == MPI_REQUEST_NULL && kind == PRECV)
+        MPI_CHECK(MPI_Precv_init(buf, PARTS, n / PARTS, MPI_INT, left, tag, MPI_COMM_WORLD,
+                                 MPI_INFO_NULL, p));
+    r = *p;
+    MPI_CHECK(MPI_Start(&r));
+    return r;
+}
+
+/* Receives n ints from the left into `buf` (the other kinds), checking
+   the probe's status too. */
+static void recv_now(int kind, void *buf, int n, int tag, MPI_Status *st)
+{
+    MPI_Comm w = MPI_COMM_WORLD;
+    MPI_Message msg;
+    MPI_Request r;
+    int flag = 0;
+    switch (kind) {
+    case RECV: MPI_CHECK(MPI_Recv(buf, n, MPI_INT, left, tag, w, st)); return;
+    case PROBE: MPI_CHECK(MPI_Probe(MPI_ANY_SOURCE, tag, w, st)); break;
+    case IPROBE:
+        while (!flag)
+            MPI_CHECK(MPI_Iprobe(left, MPI_ANY_TAG, w, &flag, st));
+        break;
+    case MPROBE: MPI_CHECK(MPI_Mprobe(left, tag, w, &msg, st)); break;
+    case IMPROBE:
+        while (!flag)
+            MPI_CHECK(MPI_Improbe(MPI_ANY_SOURCE, tag, w, &flag, &msg, st));
+        break;
+    }
+    check_status(st, MPI_INT, n, left, tag, recv_names[kind]);
+    if (kind == PROBE || kind == IPROBE) {
+        MPI_CHECK(MPI_Recv(buf, n, MPI_INT, st->MPI_SOURCE, st->MPI_TAG, w, st));
+    } else if (kind == MPROBE) {
+        MPI_CHECK(MPI_Mrecv(buf, n, MPI_INT, &msg, st));
+    } else {
+        MPI_CHECK(MPI_Imrecv(buf, n, MPI_INT, &msg, &r));
+        MPI_CHECK(MPI_Wait(&r, st));
+    }
+}
+
+/* n ints around the ring from device to device, sent `s` and received
+   `rk`, twice with new contents (persistent requests restarted). */
+static void ring_case(int s, int rk, int n, int tag)
 {
     int *out = abicheck_malloc(n * sizeof *out), *in = abicheck_malloc(n * sizeof *in);
-    for (int i = 0; i < n; i++)
-        out[i] = rank * 10000 + i + salt;
     fill_ints(in, n, -1);
-    void *dout = to_device(out, n * sizeof *out), *din = to_device(in, n * sizeof *in);
-    MPI_Request req;
-    MPI_CHECK(MPI_Isend(dout, n, MPI_INT, right, tag, MPI_COMM_WORLD, &req));
-    recv(din, n, tag);
-    MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    from_device(in, din, n * sizeof *in);
-    for (int i = 0; i < n; i++)
-        out[i] = left * 10000 + i + salt;
-    check_ints(in, out, n, what);
+    void *dout = to_device(in, n * sizeof *out), *din = to_device(in, n * sizeof *in);
+    MPI_Request sp = MPI_REQUEST_NULL, rp = MPI_REQUEST_NULL;
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < n; i++)
+            out[i] = rank * 10000 + round * 77 + i;
+        set_device(dout, out, n * sizeof *out);
+        set_device(din, (fill_ints(in, n, -1), in), n * sizeof *in);
+        MPI_Request sr, rr = MPI_REQUEST_NULL;
+        MPI_Status st;
+        if (rk <= PRECV) {
+            rr = post_recv(rk, din, n, tag, &rp);
+            MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); /* posted everywhere: Rsend may go */
+            sr = send_as(s, dout, n, tag, &sp);
+            /* A buffered send took its copy: the buffer may change now. */
+            if (s == BSEND || s == IBSEND)
+                set_device(dout, in, n * sizeof *in);
+            MPI_CHECK(MPI_Wait(&rr, &st));
+        } else {
+            sr = send_as(s, dout, n, tag, &sp);
+            recv_now(rk, din, n, tag, &st);
+        }
+        MPI_CHECK(MPI_Wait(&sr, MPI_STATUS_IGNORE));
+        if (rk != PRECV)
+            check_status(&st, MPI_INT, n, left, tag, recv_names[rk]);
+        from_device(in, din, n * sizeof *in);
+        for (int i = 0; i < n; i++)
+            CHECK(in[i] == left * 10000 + round * 77 + i,
+                  "%s -> %s of %d ints, round %d: [%d] = %d", send_names[s], recv_names[rk], n,
+                  round, i, in[i]);
+    }
+    if (sp != MPI_REQUEST_NULL)
+        MPI_CHECK(MPI_Request_free(&sp));
+    if (rp != MPI_REQUEST_NULL)
+        MPI_CHECK(MPI_Request_free(&rp));
     device_free(dout);
     device_free(din);
     free(out);
     free(in);
 }
 
-static void recv_probe(void *dev, int n, int tag)
+/* Every send kind into an Irecv and every receive kind from an Isend (and
+   Send_init into Recv_init, partitioned into partitioned), at an eager
+   and a rendezvous size. */
+static void test_send_recv_kinds(void)
 {
-    MPI_Status st;
-    MPI_CHECK(MPI_Probe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &st));
-    check_status(&st, MPI_INT, n, left, tag, "probe");
-    MPI_CHECK(MPI_Recv(dev, n, MPI_INT, st.MPI_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
-    check_status(&st, MPI_INT, n, left, tag, "recv after probe");
-}
-
-static void recv_mprobe(void *dev, int n, int tag)
-{
-    MPI_Status st;
-    MPI_Message msg;
-    MPI_CHECK(MPI_Mprobe(left, tag, MPI_COMM_WORLD, &msg, &st));
-    check_status(&st, MPI_INT, n, left, tag, "mprobe");
-    MPI_CHECK(MPI_Mrecv(dev, n, MPI_INT, &msg, &st));
-    check_status(&st, MPI_INT, n, left, tag, "mrecv");
-}
-
-static void recv_improbe(void *dev, int n, int tag)
-{
-    MPI_Status st;
-    MPI_Message msg;
-    MPI_Request req;
-    int flag = 0;
-    while (!flag)
-        MPI_CHECK(MPI_Improbe(left, tag, MPI_COMM_WORLD, &flag, &msg, &st));
-    check_status(&st, MPI_INT, n, left, tag, "improbe");
-    MPI_CHECK(MPI_Imrecv(dev, n, MPI_INT, &msg, &req));
-    MPI_CHECK(MPI_Wait(&req, &st));
-    check_status(&st, MPI_INT, n, left, tag, "imrecv");
-}
-
-/* Probe, Mprobe and Improbe receives, eager-sized and large. */
-static void test_probes(void)
-{
-    ring_exchange(1000, 10, 0, recv_probe, "probe+recv");
-    ring_exchange(300000, 11, 1, recv_probe, "probe+recv large");
-    ring_exchange(1000, 12, 2, recv_mprobe, "mprobe+mrecv");
-    ring_exchange(300000, 13, 3, recv_improbe, "improbe+imrecv large");
-    ring_exchange(77, 14, 4, recv_improbe, "improbe+imrecv");
-}
-
-/* Ssend and Bsend from device memory, each into a device receive. */
-static void test_ssend_bsend(void)
-{
-    enum { N = 5000 };
-    int out[N], in[N], want[N];
-    for (int i = 0; i < N; i++) {
-        out[i] = rank * 3 + i;
-        want[i] = left * 3 + i;
-    }
-    fill_ints(in, N, -1);
-    void *dout = to_device(out, sizeof out), *din = to_device(in, sizeof in);
-    MPI_Request req;
-    MPI_Status st;
-    MPI_CHECK(MPI_Irecv(din, N, MPI_INT, left, 20, MPI_COMM_WORLD, &req));
-    MPI_CHECK(MPI_Ssend(dout, N, MPI_INT, right, 20, MPI_COMM_WORLD));
-    MPI_CHECK(MPI_Wait(&req, &st));
-    check_status(&st, MPI_INT, N, left, 20, "ssend");
-    from_device(in, din, sizeof in);
-    check_ints(in, want, N, "ssend");
-
-    int bytes = (int)sizeof out + MPI_BSEND_OVERHEAD;
-    void *attached = abicheck_malloc(bytes);
+    enum { BIG = 300000 };
+    int bytes = 2 * (BIG * (int)sizeof(int) + MPI_BSEND_OVERHEAD);
+    void *attached = abicheck_malloc(bytes), *detached;
     MPI_CHECK(MPI_Buffer_attach(attached, bytes));
-    set_device(din, (fill_ints(in, N, -1), in), sizeof in);
-    MPI_CHECK(MPI_Irecv(din, N, MPI_INT, left, 21, MPI_COMM_WORLD, &req));
-    MPI_CHECK(MPI_Bsend(dout, N, MPI_INT, right, 21, MPI_COMM_WORLD));
-    /* The copy is taken: the device buffer may change at once. */
-    set_device(dout, in, sizeof in);
-    MPI_CHECK(MPI_Wait(&req, &st));
-    check_status(&st, MPI_INT, N, left, 21, "bsend");
-    from_device(in, din, sizeof in);
-    check_ints(in, want, N, "bsend");
-    void *detached;
+    int sizes[2] = {1000, BIG}, tag = 100;
+    for (int k = 0; k < 2; k++) {
+        for (int s = SEND; s < PSEND; s++)
+            ring_case(s, IRECV, sizes[k], tag++);
+        for (int rk = RECV; rk < RECV_KINDS; rk++)
+            ring_case(ISEND, rk, sizes[k], tag++);
+        ring_case(SEND_INIT, RECV_INIT, sizes[k], tag++);
+        ring_case(BSEND_INIT, RECV_INIT, sizes[k], tag++);
+        ring_case(PSEND, PRECV, sizes[k], tag++);
+    }
     MPI_CHECK(MPI_Buffer_detach(&detached, &bytes));
     free(attached);
-    device_free(dout);
-    device_free(din);
 }
 
 static void test_sendrecv_replace(void)
@@ -874,8 +953,7 @@ int main(int argc, char **argv)
     CHECK(size <= 32, "at most 32 ranks (fixed-size arrays), not %d", size);
     CHECK(MPIX_Query_cuda_support() == 1, "MPIX_Query_cuda_support() = %d",
           MPIX_Query_cuda_support());
-    test_probes();
-    test_ssend_bsend();
+    test_send_recv_kinds();
     test_sendrecv_replace();
     test_persistent_p2p();
     test_derived_p2p();
