@@ -1,7 +1,7 @@
 /*
  * CUDA device memory for the GPU test programs, as a CUDA-aware program
  * gets it: the driver API through dlopen("libcuda.so.1"), so the programs
- * build without CUDA. Include after abicheck.h.
+ * build without CUDA; and the checks they share. Include after abicheck.h.
  */
 #ifndef CUDACHECK_H
 #define CUDACHECK_H
@@ -90,6 +90,19 @@ static void from_device(void *host, const void *dev, size_t n)
 static void device_free(void *dev)
 {
     CU_CHECK(cu.free((dev_ptr)(uintptr_t)dev));
+}
+
+/* Sets n ints of `a` to `v`. */
+static inline void fill_ints(int *a, int n, int v)
+{
+    for (int i = 0; i < n; i++)
+        a[i] = v;
+}
+
+static inline void check_ints(const int *got, const int *want, int n, const char *what)
+{
+    for (int i = 0; i < n; i++)
+        CHECK(got[i] == want[i], "%s[%d] = %d, expected %d", what, i, got[i], want[i]);
 }
 
 #endif
