@@ -230,6 +230,131 @@ static void test_sendrecv_replace(void)
     device_free(d);
 }
 
+/* Sendrecv and Isendrecv between device buffers with a vector type on the
+   receive side (its gaps keep -4), and the two replace calls with it. */
+static void test_sendrecv_kinds(void)
+{
+    enum { N = 2000 };
+    MPI_Datatype vec;
+    MPI_CHECK(MPI_Type_vector(N, 1, 2, MPI_INT, &vec));
+    MPI_CHECK(MPI_Type_commit(&vec));
+    static int out[2 * N], want[2 * N];
+    for (int i = 0; i < 2 * N; i++)
+        out[i] = rank * 10000 + i;
+    void *dout = to_device(out, sizeof out), *din = to_device(out, sizeof out);
+    MPI_Status st;
+    for (int k = 0; k < 4; k++) {
+        fill_ints(want, 2 * N, -4);
+        set_device(din, want, sizeof want);
+        int tag = 30 + k;
+        MPI_Request req;
+        if (k == 0) {
+            MPI_CHECK(MPI_Sendrecv(dout, N, MPI_INT, right, tag, din, 1, vec, left, tag,
+                                   MPI_COMM_WORLD, &st));
+        } else if (k == 1) {
+            MPI_CHECK(MPI_Isendrecv(dout, N, MPI_INT, right, tag, din, 1, vec, left, tag,
+                                    MPI_COMM_WORLD, &req));
+            MPI_CHECK(MPI_Wait(&req, &st));
+        } else {
+            /* Replace: every other int goes out and is replaced. */
+            for (int i = 0; i < 2 * N; i++)
+                want[i] = i % 2 ? -4 : rank * 10000 + i / 2;
+            set_device(din, want, sizeof want);
+            if (k == 2) {
+                MPI_CHECK(MPI_Sendrecv_replace(din, 1, vec, right, tag, left, tag,
+                                               MPI_COMM_WORLD, &st));
+            } else {
+                MPI_CHECK(MPI_Isendrecv_replace(din, 1, vec, right, tag, left, tag,
+                                                MPI_COMM_WORLD, &req));
+                MPI_CHECK(MPI_Wait(&req, &st));
+            }
+        }
+        check_status(&st, MPI_INT, N, left, tag, "sendrecv");
+        for (int i = 0; i < N; i++)
+            want[2 * i] = left * 10000 + i;
+        int *got = abicheck_malloc(sizeof want);
+        from_device(got, din, sizeof want);
+        check_ints(got, want, 2 * N, k == 0 ? "sendrecv" : k == 1 ? "isendrecv"
+                                     : k == 2 ? "sendrecv_replace" : "isendrecv_replace");
+        free(got);
+    }
+    MPI_CHECK(MPI_Type_free(&vec));
+    device_free(dout);
+    device_free(din);
+}
+
+/* A big-endian int as external32 stores it. */
+static int big_endian(int v)
+{
+    const unsigned char *b = (const unsigned char *)&v;
+    return (int)((unsigned)b[0] << 24 | (unsigned)b[1] << 16 | (unsigned)b[2] << 8 | b[3]);
+}
+
+/* MPI_Pack / MPI_Unpack and their external32 forms with device memory on
+   either side: 3 ints, then every other int of 2*N (a vector), packed
+   after them; unpacked into a device buffer whose gaps keep -4. */
+static void test_pack(void)
+{
+    enum { N = 100 };
+    MPI_Datatype vec;
+    MPI_CHECK(MPI_Type_vector(N, 1, 2, MPI_INT, &vec));
+    MPI_CHECK(MPI_Type_commit(&vec));
+    int src[2 * N], want[3 + N], got[2 * N], three[3] = {7, 8, 9};
+    for (int i = 0; i < 2 * N; i++)
+        src[i] = i % 2 ? -9 : i * 5 - 3;
+    memcpy(want, three, sizeof three);
+    for (int i = 0; i < N; i++)
+        want[3 + i] = src[2 * i];
+    void *dsrc = to_device(src, sizeof src), *dthree = to_device(three, sizeof three);
+    int bytes = (int)sizeof want;
+    for (int external = 0; external < 2; external++) {
+        for (int on_device = 0; on_device < 2; on_device++) {
+            int host[3 + N];
+            fill_ints(host, 3 + N, -1);
+            void *packed = on_device ? to_device(host, sizeof host) : (void *)host;
+            MPI_Aint apos = 0;
+            int pos = 0;
+            if (external) {
+                MPI_CHECK(MPI_Pack_external("external32", dthree, 3, MPI_INT, packed, bytes,
+                                            &apos));
+                MPI_CHECK(MPI_Pack_external("external32", dsrc, 1, vec, packed, bytes, &apos));
+                pos = (int)apos;
+            } else {
+                MPI_CHECK(MPI_Pack(dthree, 3, MPI_INT, packed, bytes, &pos, MPI_COMM_WORLD));
+                MPI_CHECK(MPI_Pack(dsrc, 1, vec, packed, bytes, &pos, MPI_COMM_WORLD));
+            }
+            CHECK(pos == bytes, "pack (external %d, device %d) ended at %d", external,
+                  on_device, pos);
+            if (on_device)
+                from_device(host, packed, sizeof host);
+            for (int i = 0; i < 3 + N; i++) {
+                int w = external ? big_endian(want[i]) : want[i];
+                CHECK(host[i] == w, "pack (external %d, device %d)[%d] = %d, expected %d",
+                      external, on_device, i, host[i], w);
+            }
+
+            /* Back: the 3 ints skipped, the vector unpacked to the device. */
+            void *ddst = to_device((fill_ints(got, 2 * N, -4), got), sizeof got);
+            pos = 3 * (int)sizeof(int);
+            apos = pos;
+            if (external)
+                MPI_CHECK(MPI_Unpack_external("external32", packed, bytes, &apos, ddst, 1, vec));
+            else
+                MPI_CHECK(MPI_Unpack(packed, bytes, &pos, ddst, 1, vec, MPI_COMM_WORLD));
+            from_device(got, ddst, sizeof got);
+            for (int i = 0; i < 2 * N; i++)
+                CHECK(got[i] == (i % 2 ? -4 : src[i]),
+                      "unpack (external %d, device %d)[%d] = %d", external, on_device, i, got[i]);
+            device_free(ddst);
+            if (on_device)
+                device_free(packed);
+        }
+    }
+    MPI_CHECK(MPI_Type_free(&vec));
+    device_free(dsrc);
+    device_free(dthree);
+}
+
 /* Send_init/Recv_init started three times (Start, then Startall twice),
    with new contents each time. */
 static void test_persistent_p2p(void)
@@ -398,9 +523,11 @@ int main(int argc, char **argv)
           MPIX_Query_cuda_support());
     test_send_recv_kinds();
     test_sendrecv_replace();
+    test_sendrecv_kinds();
     test_persistent_p2p();
     test_derived_p2p();
     test_status_truncate();
+    test_pack();
     abicheck_pass("gpu_calls");
     MPI_CHECK(MPI_Finalize());
     return 0;
