@@ -1,15 +1,16 @@
 /*
- * The data-moving calls gpu_buffers.c leaves out, on CUDA device buffers
- * through the C ABI. Every result is copied back to the host and checked
- * against a serial computation; bytes a call must not write (gaps of
- * displacements and datatypes, the rest of a buffer) are checked too.
- * Point-to-point: Probe/Mprobe/Improbe receives, Ssend, Bsend,
- * Sendrecv_replace, persistent Send_init/Recv_init restarted, derived
- * types, statuses and a truncation. Collectives: Ibcast, Igather, Gatherv,
- * Scatter(v), Allgatherv, Alltoallv/w, Reduce_scatter, Scan, Exscan,
- * Reduce in place, Allreduce with a user op, MINLOC, fp16 and bf16,
- * persistent collectives, neighborhood collectives, Reduce_local.
- * MPIX_BFLOAT16 is left out where mpi.h does not define it (MPICH 4.0).
+ * Point-to-point and packing calls on CUDA device buffers through the C
+ * ABI (gpu_buffers.c has the first few, gpu_colls.c the collectives).
+ * Every result is copied back to the host and checked against a serial
+ * computation; bytes a call must not write (gaps of datatypes, the rest of
+ * a buffer) are checked too. Calls: every send mode (blocking,
+ * non-blocking, persistent, partitioned) into an Irecv and every receive
+ * kind (Recv, Probe, Iprobe, Mprobe, Improbe, Recv_init, Precv_init), at
+ * an eager and a rendezvous size, persistent requests restarted with new
+ * contents (Start, Startall); Sendrecv, Isendrecv, (I)Sendrecv_replace;
+ * derived types (struct, indexed, vector); statuses, MPI_Get_count /
+ * MPI_Get_elements and MPI_ERR_TRUNCATE; Pack/Unpack and
+ * Pack_external/Unpack_external with device memory on either side.
  * Prints "PASS gpu_calls" from rank 0.
  */
 #include "abicheck.h"

@@ -213,30 +213,42 @@ fn our_mpicc_with_device_buffers() {
     check_gpu_buffers(Way::Ours);
 }
 
-/// gpu_calls.c: every other data-moving call on device buffers. From 2
-/// ranks its 16-bit float sums and its scans (the program's only SUM and
-/// MAX on ints) ran as device kernels; MPICH 4.0's mpi.h has no
-/// `MPIX_BFLOAT16`, so only our build sums bfloat16.
-fn check_gpu_calls(way: Way) {
+/// Runs `name` built `way` at 1-4 ranks; from 2 ranks, each of `kernels`
+/// was launched on the device.
+fn check_program(name: &str, way: Way, kernels: &[&str]) {
     for ranks in 1..=MAX_RANKS {
-        let run = run_on_double("gpu_calls", way, ranks, &[]);
-        assert_passed(&run, "gpu_calls", &format!("({way:?}, {ranks} ranks)"));
+        let run = run_on_double(name, way, ranks, &[]);
+        assert_passed(&run, name, &format!("({way:?}, {ranks} ranks)"));
         if ranks < 2 {
             continue;
-        }
-        let mut kernels = vec!["oxmpi_sum_f16", "oxmpi_sum_i32", "oxmpi_max_i32"];
-        if way == Way::Ours {
-            kernels.push("oxmpi_sum_bf16");
         }
         for kernel in kernels {
             assert!(
                 run.kernels.iter().any(|k| k == kernel),
-                "{way:?}, {ranks} ranks: {kernel} was never launched; launched: {:?}\n{}",
+                "{name} ({way:?}, {ranks} ranks): {kernel} was never launched; launched: {:?}\n{}",
                 run.kernels,
                 run.out.describe()
             );
         }
     }
+}
+
+/// gpu_calls.c: point-to-point in every mode and packing, on device
+/// buffers (no reductions).
+fn check_gpu_calls(way: Way) {
+    check_program("gpu_calls", way, &[]);
+}
+
+/// gpu_colls.c: every collective, blocking, non-blocking and persistent,
+/// on device buffers. Its fp16 and bf16 sums and its scans (the program's
+/// only SUM and MAX on ints) ran as device kernels; MPICH 4.0's mpi.h has
+/// no `MPIX_BFLOAT16`, so only our build sums bfloat16.
+fn check_gpu_colls(way: Way) {
+    let mut kernels = vec!["oxmpi_sum_f16", "oxmpi_sum_i32", "oxmpi_max_i32"];
+    if way == Way::Ours {
+        kernels.push("oxmpi_sum_bf16");
+    }
+    check_program("gpu_colls", way, &kernels);
 }
 
 /// gpu_calls.c built with MPICH's `mpicc.mpich`, on OxMPI's library.
@@ -249,6 +261,18 @@ fn mpich_binary_with_device_calls() {
 #[test]
 fn our_mpicc_with_device_calls() {
     check_gpu_calls(Way::Ours);
+}
+
+/// gpu_colls.c built with MPICH's `mpicc.mpich`, on OxMPI's library.
+#[test]
+fn mpich_binary_with_device_collectives() {
+    check_gpu_colls(Way::MpichBinary);
+}
+
+/// gpu_colls.c built with OxMPI's `mpicc`.
+#[test]
+fn our_mpicc_with_device_collectives() {
+    check_gpu_colls(Way::Ours);
 }
 
 /// `OXMPI_CUDA=on` without a driver fails at `MPI_Init` with a message that

@@ -117,7 +117,8 @@ fn plan_derived(p: *const u8, n: usize, datatype: MPI_Datatype) -> Result<Plan, 
 fn staged_placed(plan: Plan) -> Result<Placed, (usize, usize)> {
     match plan {
         Plan::Bytes { ptr, len } if len > 0 && oxmpi::mem::cuda::is_device(ptr) => {
-            Placed::new(&Datatype::basic(BasicType::Byte), ptr, len).map_err(|_| (ptr as usize, len))
+            Placed::new(&Datatype::basic(BasicType::Byte), ptr, len)
+                .map_err(|_| (ptr as usize, len))
         }
         Plan::Bytes { ptr, len } => Err((ptr as usize, len)),
         Plan::Typed(l) => Ok(l),
