@@ -17,6 +17,7 @@ use std::process::Command;
 
 use cudarc::driver::CudaContext;
 use harness::*;
+use oxmpi::coll::select::Coll;
 use oxmpi::ops::Op;
 use oxmpi_tests::role_job;
 
@@ -273,6 +274,35 @@ fn mpich_binary_with_device_collectives() {
 #[test]
 fn our_mpicc_with_device_collectives() {
     check_gpu_colls(Way::Ours);
+}
+
+/// gpu_colls.c with every collective algorithm forced in turn
+/// (`OXMPI_<COLL>_ALGO` for each collective that has it; one that does not
+/// apply falls back), at 3 and 4 ranks: each schedule runs on the device.
+#[test]
+fn device_collectives_under_every_algorithm() {
+    let mut names: Vec<&str> = Coll::ALL
+        .iter()
+        .flat_map(|c| c.algos().iter().map(|a| a.name))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        let vars: Vec<(String, &str)> = Coll::ALL
+            .iter()
+            .filter(|c| c.algos().iter().any(|a| a.name == name))
+            .map(|c| (format!("OXMPI_{}_ALGO", c.name().to_uppercase()), name))
+            .collect();
+        let env: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        for ranks in [3, 4] {
+            let run = run_on_double("gpu_colls", Way::Ours, ranks, &env);
+            assert_passed(
+                &run,
+                "gpu_colls",
+                &format!("({name} forced, {ranks} ranks)"),
+            );
+        }
+    }
 }
 
 /// `OXMPI_CUDA=on` without a driver fails at `MPI_Init` with a message that
