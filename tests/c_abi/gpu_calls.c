@@ -30,6 +30,11 @@ static void check_status(const MPI_Status *st, MPI_Datatype t, int count, int so
           st->MPI_TAG, count, source, tag);
 }
 
+/* The element of ring messages: an int, or an int every 2 ints (a
+   resized type: the gaps must keep their bytes). */
+static MPI_Datatype ring_t;
+static int stride;
+
 /* How a ring message is sent: every send mode, blocking, non-blocking,
    persistent, partitioned. */
 enum send_kind {
@@ -56,33 +61,33 @@ static MPI_Request send_as(int kind, void *buf, int n, int tag, MPI_Request *p)
     MPI_Request r = MPI_REQUEST_NULL;
     int fresh = *p == MPI_REQUEST_NULL;
     switch (kind) {
-    case SEND: MPI_CHECK(MPI_Send(buf, n, MPI_INT, right, tag, w)); break;
-    case SSEND: MPI_CHECK(MPI_Ssend(buf, n, MPI_INT, right, tag, w)); break;
-    case BSEND: MPI_CHECK(MPI_Bsend(buf, n, MPI_INT, right, tag, w)); break;
-    case RSEND: MPI_CHECK(MPI_Rsend(buf, n, MPI_INT, right, tag, w)); break;
-    case ISEND: MPI_CHECK(MPI_Isend(buf, n, MPI_INT, right, tag, w, &r)); break;
-    case ISSEND: MPI_CHECK(MPI_Issend(buf, n, MPI_INT, right, tag, w, &r)); break;
-    case IBSEND: MPI_CHECK(MPI_Ibsend(buf, n, MPI_INT, right, tag, w, &r)); break;
-    case IRSEND: MPI_CHECK(MPI_Irsend(buf, n, MPI_INT, right, tag, w, &r)); break;
+    case SEND: MPI_CHECK(MPI_Send(buf, n, ring_t, right, tag, w)); break;
+    case SSEND: MPI_CHECK(MPI_Ssend(buf, n, ring_t, right, tag, w)); break;
+    case BSEND: MPI_CHECK(MPI_Bsend(buf, n, ring_t, right, tag, w)); break;
+    case RSEND: MPI_CHECK(MPI_Rsend(buf, n, ring_t, right, tag, w)); break;
+    case ISEND: MPI_CHECK(MPI_Isend(buf, n, ring_t, right, tag, w, &r)); break;
+    case ISSEND: MPI_CHECK(MPI_Issend(buf, n, ring_t, right, tag, w, &r)); break;
+    case IBSEND: MPI_CHECK(MPI_Ibsend(buf, n, ring_t, right, tag, w, &r)); break;
+    case IRSEND: MPI_CHECK(MPI_Irsend(buf, n, ring_t, right, tag, w, &r)); break;
     case SEND_INIT:
         if (fresh)
-            MPI_CHECK(MPI_Send_init(buf, n, MPI_INT, right, tag, w, p));
+            MPI_CHECK(MPI_Send_init(buf, n, ring_t, right, tag, w, p));
         break;
     case SSEND_INIT:
         if (fresh)
-            MPI_CHECK(MPI_Ssend_init(buf, n, MPI_INT, right, tag, w, p));
+            MPI_CHECK(MPI_Ssend_init(buf, n, ring_t, right, tag, w, p));
         break;
     case BSEND_INIT:
         if (fresh)
-            MPI_CHECK(MPI_Bsend_init(buf, n, MPI_INT, right, tag, w, p));
+            MPI_CHECK(MPI_Bsend_init(buf, n, ring_t, right, tag, w, p));
         break;
     case RSEND_INIT:
         if (fresh)
-            MPI_CHECK(MPI_Rsend_init(buf, n, MPI_INT, right, tag, w, p));
+            MPI_CHECK(MPI_Rsend_init(buf, n, ring_t, right, tag, w, p));
         break;
     case PSEND:
         if (fresh)
-            MPI_CHECK(MPI_Psend_init(buf, PARTS, n / PARTS, MPI_INT, right, tag, w,
+            MPI_CHECK(MPI_Psend_init(buf, PARTS, n / PARTS, ring_t, right, tag, w,
                                      MPI_INFO_NULL, p));
         break;
     }
@@ -101,13 +106,13 @@ static MPI_Request post_recv(int kind, void *buf, int n, int tag, MPI_Request *p
 {
     MPI_Request r = MPI_REQUEST_NULL;
     if (kind == IRECV)
-        MPI_CHECK(MPI_Irecv(buf, n, MPI_INT, left, tag, MPI_COMM_WORLD, &r));
+        MPI_CHECK(MPI_Irecv(buf, n, ring_t, left, tag, MPI_COMM_WORLD, &r));
     if (kind == IRECV)
         return r;
     if (*p == MPI_REQUEST_NULL && kind == RECV_INIT)
-        MPI_CHECK(MPI_Recv_init(buf, n, MPI_INT, left, tag, MPI_COMM_WORLD, p));
+        MPI_CHECK(MPI_Recv_init(buf, n, ring_t, left, tag, MPI_COMM_WORLD, p));
     if (*p == MPI_REQUEST_NULL && kind == PRECV)
-        MPI_CHECK(MPI_Precv_init(buf, PARTS, n / PARTS, MPI_INT, left, tag, MPI_COMM_WORLD,
+        MPI_CHECK(MPI_Precv_init(buf, PARTS, n / PARTS, ring_t, left, tag, MPI_COMM_WORLD,
                                  MPI_INFO_NULL, p));
     r = *p;
     MPI_CHECK(MPI_Start(&r));
@@ -123,7 +128,7 @@ static void recv_now(int kind, void *buf, int n, int tag, MPI_Status *st)
     MPI_Request r;
     int flag = 0;
     switch (kind) {
-    case RECV: MPI_CHECK(MPI_Recv(buf, n, MPI_INT, left, tag, w, st)); return;
+    case RECV: MPI_CHECK(MPI_Recv(buf, n, ring_t, left, tag, w, st)); return;
     case PROBE: MPI_CHECK(MPI_Probe(MPI_ANY_SOURCE, tag, w, st)); break;
     case IPROBE:
         while (!flag)
@@ -135,30 +140,33 @@ static void recv_now(int kind, void *buf, int n, int tag, MPI_Status *st)
             MPI_CHECK(MPI_Improbe(MPI_ANY_SOURCE, tag, w, &flag, &msg, st));
         break;
     }
-    check_status(st, MPI_INT, n, left, tag, recv_names[kind]);
+    check_status(st, ring_t, n, left, tag, recv_names[kind]);
     if (kind == PROBE || kind == IPROBE) {
-        MPI_CHECK(MPI_Recv(buf, n, MPI_INT, st->MPI_SOURCE, st->MPI_TAG, w, st));
+        MPI_CHECK(MPI_Recv(buf, n, ring_t, st->MPI_SOURCE, st->MPI_TAG, w, st));
     } else if (kind == MPROBE) {
-        MPI_CHECK(MPI_Mrecv(buf, n, MPI_INT, &msg, st));
+        MPI_CHECK(MPI_Mrecv(buf, n, ring_t, &msg, st));
     } else {
-        MPI_CHECK(MPI_Imrecv(buf, n, MPI_INT, &msg, &r));
+        MPI_CHECK(MPI_Imrecv(buf, n, ring_t, &msg, &r));
         MPI_CHECK(MPI_Wait(&r, st));
     }
 }
 
-/* n ints around the ring from device to device, sent `s` and received
-   `rk`, twice with new contents (persistent requests restarted). */
+/* n elements of ring_t around the ring from device to device, sent `s`
+   and received `rk`, twice with new contents (persistent requests
+   restarted); the gaps of the receive buffer keep -1. */
 static void ring_case(int s, int rk, int n, int tag)
 {
-    int *out = abicheck_malloc(n * sizeof *out), *in = abicheck_malloc(n * sizeof *in);
-    fill_ints(in, n, -1);
-    void *dout = to_device(in, n * sizeof *out), *din = to_device(in, n * sizeof *in);
+    int len = n * stride;
+    int *out = abicheck_malloc(len * sizeof *out), *in = abicheck_malloc(len * sizeof *in);
+    fill_ints(in, len, -1);
+    void *dout = to_device(in, len * sizeof *out), *din = to_device(in, len * sizeof *in);
     MPI_Request sp = MPI_REQUEST_NULL, rp = MPI_REQUEST_NULL;
     for (int round = 0; round < 2; round++) {
+        fill_ints(out, len, -9);
         for (int i = 0; i < n; i++)
-            out[i] = rank * 10000 + round * 77 + i;
-        set_device(dout, out, n * sizeof *out);
-        set_device(din, (fill_ints(in, n, -1), in), n * sizeof *in);
+            out[i * stride] = rank * 10000 + round * 77 + i;
+        set_device(dout, out, len * sizeof *out);
+        set_device(din, (fill_ints(in, len, -1), in), len * sizeof *in);
         MPI_Request sr, rr = MPI_REQUEST_NULL;
         MPI_Status st;
         if (rk <= PRECV) {
@@ -167,7 +175,7 @@ static void ring_case(int s, int rk, int n, int tag)
             sr = send_as(s, dout, n, tag, &sp);
             /* A buffered send took its copy: the buffer may change now. */
             if (s == BSEND || s == IBSEND)
-                set_device(dout, in, n * sizeof *in);
+                set_device(dout, in, len * sizeof *in);
             MPI_CHECK(MPI_Wait(&rr, &st));
         } else {
             sr = send_as(s, dout, n, tag, &sp);
@@ -175,12 +183,13 @@ static void ring_case(int s, int rk, int n, int tag)
         }
         MPI_CHECK(MPI_Wait(&sr, MPI_STATUS_IGNORE));
         if (rk != PRECV)
-            check_status(&st, MPI_INT, n, left, tag, recv_names[rk]);
-        from_device(in, din, n * sizeof *in);
-        for (int i = 0; i < n; i++)
-            CHECK(in[i] == left * 10000 + round * 77 + i,
-                  "%s -> %s of %d ints, round %d: [%d] = %d", send_names[s], recv_names[rk], n,
-                  round, i, in[i]);
+            check_status(&st, ring_t, n, left, tag, recv_names[rk]);
+        from_device(in, din, len * sizeof *in);
+        for (int i = 0; i < len; i++) {
+            int want = i % stride ? -1 : left * 10000 + round * 77 + i / stride;
+            CHECK(in[i] == want, "%s -> %s of %d elements (stride %d), round %d: [%d] = %d",
+                  send_names[s], recv_names[rk], n, stride, round, i, in[i]);
+        }
     }
     if (sp != MPI_REQUEST_NULL)
         MPI_CHECK(MPI_Request_free(&sp));
@@ -193,16 +202,21 @@ static void ring_case(int s, int rk, int n, int tag)
 }
 
 /* Every send kind into an Irecv and every receive kind from an Isend (and
-   Send_init into Recv_init, partitioned into partitioned), at an eager
-   and a rendezvous size. */
+   Send_init into Recv_init, partitioned into partitioned): ints at an
+   eager and a rendezvous size, and strided ints (a non-contiguous type). */
 static void test_send_recv_kinds(void)
 {
     enum { BIG = 300000 };
     int bytes = 2 * (BIG * (int)sizeof(int) + MPI_BSEND_OVERHEAD);
     void *attached = abicheck_malloc(bytes), *detached;
     MPI_CHECK(MPI_Buffer_attach(attached, bytes));
-    int sizes[2] = {1000, BIG}, tag = 100;
-    for (int k = 0; k < 2; k++) {
+    MPI_Datatype strided;
+    MPI_CHECK(MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &strided));
+    MPI_CHECK(MPI_Type_commit(&strided));
+    int sizes[3] = {1000, BIG, 4000}, tag = 100;
+    for (int k = 0; k < 3; k++) {
+        ring_t = k < 2 ? MPI_INT : strided;
+        stride = k < 2 ? 1 : 2;
         for (int s = SEND; s < PSEND; s++)
             ring_case(s, IRECV, sizes[k], tag++);
         for (int rk = RECV; rk < RECV_KINDS; rk++)
@@ -211,6 +225,7 @@ static void test_send_recv_kinds(void)
         ring_case(BSEND_INIT, RECV_INIT, sizes[k], tag++);
         ring_case(PSEND, PRECV, sizes[k], tag++);
     }
+    MPI_CHECK(MPI_Type_free(&strided));
     MPI_CHECK(MPI_Buffer_detach(&detached, &bytes));
     free(attached);
 }
