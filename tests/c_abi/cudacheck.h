@@ -99,6 +99,16 @@ static inline void fill_ints(int *a, int n, int v)
         a[i] = v;
 }
 
+/* n ints of device memory, each `v`. */
+static inline void *device_ints(int n, int v)
+{
+    int *host = abicheck_malloc(n * sizeof *host);
+    fill_ints(host, n, v);
+    void *d = to_device(host, n * sizeof *host);
+    free(host);
+    return d;
+}
+
 static inline void check_ints(const int *got, const int *want, int n, const char *what)
 {
     for (int i = 0; i < n; i++)

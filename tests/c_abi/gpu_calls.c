@@ -9,7 +9,8 @@
  * an eager and a rendezvous size, persistent requests restarted with new
  * contents (Start, Startall); Sendrecv, Isendrecv, (I)Sendrecv_replace;
  * derived types (struct, indexed, vector); statuses, MPI_Get_count /
- * MPI_Get_elements and MPI_ERR_TRUNCATE; Pack/Unpack and
+ * MPI_Get_elements and MPI_ERR_TRUNCATE; Test, Testall, Waitany,
+ * Waitsome, Request_free and Cancel on device requests; Pack/Unpack and
  * Pack_external/Unpack_external with device memory on either side.
  * Prints "PASS gpu_calls" from rank 0.
  */
@@ -477,6 +478,72 @@ static void test_derived_p2p(void)
     device_free(dgot);
 }
 
+/* Device receives completed by every kind of completion call (Test,
+   Testall, Waitany, Waitsome), a send freed while it runs, and a
+   cancelled receive (its buffer untouched). */
+static void test_completions(void)
+{
+    enum { N = 3000, K = 4 };
+    static int out[K][N], in[N];
+    void *dout[K], *din[K];
+    MPI_Request sends[K], recvs[K];
+    for (int way = 0; way < 4; way++) {
+        for (int k = 0; k < K; k++) {
+            for (int i = 0; i < N; i++)
+                out[k][i] = rank * 1000 + way * 100 + k * 10 + i;
+            dout[k] = to_device(out[k], sizeof out[k]);
+            din[k] = device_ints(N, -1);
+            MPI_CHECK(MPI_Irecv(din[k], N, MPI_INT, left, 70 + k, MPI_COMM_WORLD, &recvs[k]));
+        }
+        for (int k = 0; k < K; k++)
+            MPI_CHECK(MPI_Isend(dout[k], N, MPI_INT, right, 70 + k, MPI_COMM_WORLD, &sends[k]));
+        int flag = 0, done = 0, idx, outcount, idxs[K];
+        MPI_Status st, sts[K];
+        if (way == 0) {
+            for (int k = 0; k < K; k++)
+                for (flag = 0; !flag;)
+                    MPI_CHECK(MPI_Test(&recvs[k], &flag, &st));
+        } else if (way == 1) {
+            while (!flag)
+                MPI_CHECK(MPI_Testall(K, recvs, &flag, sts));
+        } else if (way == 2) {
+            for (; done < K; done++)
+                MPI_CHECK(MPI_Waitany(K, recvs, &idx, &st));
+        } else {
+            for (; done < K; done += outcount)
+                MPI_CHECK(MPI_Waitsome(K, recvs, &outcount, idxs, sts));
+        }
+        /* The sends are freed, not waited for: they finish on their own
+           (the receives completed, so the data left). */
+        for (int k = 0; k < K; k++)
+            MPI_CHECK(MPI_Request_free(&sends[k]));
+        for (int k = 0; k < K; k++) {
+            int want[N];
+            for (int i = 0; i < N; i++)
+                want[i] = left * 1000 + way * 100 + k * 10 + i;
+            from_device(in, din[k], sizeof in);
+            check_ints(in, want, N, "completion");
+            device_free(din[k]);
+        }
+        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+        for (int k = 0; k < K; k++)
+            device_free(dout[k]);
+    }
+
+    void *d = device_ints(N, -3);
+    MPI_Request r;
+    MPI_Status st;
+    int cancelled = 0, want[N];
+    MPI_CHECK(MPI_Irecv(d, N, MPI_INT, left, 79, MPI_COMM_WORLD, &r));
+    MPI_CHECK(MPI_Cancel(&r));
+    MPI_CHECK(MPI_Wait(&r, &st));
+    MPI_CHECK(MPI_Test_cancelled(&st, &cancelled));
+    CHECK(cancelled, "a device receive nobody sends to was not cancelled");
+    from_device(in, d, sizeof in);
+    check_ints(in, (fill_ints(want, N, -3), want), N, "cancelled receive");
+    device_free(d);
+}
+
 /* A short message into a device buffer (status count), then messages too
    long for the buffer: MPI_ERR_TRUNCATE, and nothing past the buffer
    written. */
@@ -543,6 +610,7 @@ int main(int argc, char **argv)
     test_persistent_p2p();
     test_derived_p2p();
     test_status_truncate();
+    test_completions();
     test_pack();
     abicheck_pass("gpu_calls");
     MPI_CHECK(MPI_Finalize());

@@ -55,15 +55,6 @@ static void check(const int *got, const int *want, int n, const char *what)
     check_ints(got, want, n, name);
 }
 
-static void *device_ints(int n, int v)
-{
-    int *host = abicheck_malloc(n * sizeof *host);
-    fill_ints(host, n, v);
-    void *d = to_device(host, n * sizeof *host);
-    free(host);
-    return d;
-}
-
 /* n ints of device memory, checked against `want` (host). */
 static void check_device(const void *dev, const int *want, int n, const char *what)
 {
