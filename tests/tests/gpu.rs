@@ -166,23 +166,29 @@ fn check_gpu_buffers(way: Way) {
 }
 
 /// With `OXMPI_CUDA_IPC_MIN=1` every device message between ranks of the
-/// host goes by CUDA IPC, collectives' steps included: same results.
+/// host goes by CUDA IPC, collectives' steps included: same results (also
+/// for every send mode, probe, partitioned and truncated receive of
+/// gpu_calls.c and every collective of gpu_colls.c).
 #[test]
 fn every_device_message_by_ipc() {
     for ranks in [2, 4] {
-        let run = run_on_double(
-            "gpu_buffers",
-            Way::MpichBinary,
-            ranks,
-            &[("OXMPI_CUDA_IPC_MIN", "1")],
-        );
-        assert_passed(&run, "gpu_buffers", &format!("(all by IPC, {ranks} ranks)"));
-        assert_device_reductions(&run, ranks);
-        assert!(
-            run.ipc_opens > 3 * ranks,
-            "{ranks} ranks: only {} IPC mappings",
-            run.ipc_opens
-        );
+        for name in ["gpu_buffers", "gpu_calls", "gpu_colls"] {
+            let run = run_on_double(
+                name,
+                Way::MpichBinary,
+                ranks,
+                &[("OXMPI_CUDA_IPC_MIN", "1")],
+            );
+            assert_passed(&run, name, &format!("(all by IPC, {ranks} ranks)"));
+            if name == "gpu_buffers" {
+                assert_device_reductions(&run, ranks);
+            }
+            assert!(
+                run.ipc_opens > 3 * ranks,
+                "{name}, {ranks} ranks: only {} IPC mappings",
+                run.ipc_opens
+            );
+        }
     }
 }
 
@@ -191,14 +197,14 @@ fn every_device_message_by_ipc() {
 #[test]
 fn device_buffers_without_ipc() {
     for ranks in [2, 3] {
-        let run = run_on_double(
-            "gpu_buffers",
-            Way::MpichBinary,
-            ranks,
-            &[("OXMPI_CUDA_IPC", "0")],
-        );
-        assert_passed(&run, "gpu_buffers", &format!("(no IPC, {ranks} ranks)"));
-        assert_eq!(run.ipc_opens, 0, "OXMPI_CUDA_IPC=0 still mapped buffers");
+        for name in ["gpu_buffers", "gpu_calls", "gpu_colls"] {
+            let run = run_on_double(name, Way::MpichBinary, ranks, &[("OXMPI_CUDA_IPC", "0")]);
+            assert_passed(&run, name, &format!("(no IPC, {ranks} ranks)"));
+            assert_eq!(
+                run.ipc_opens, 0,
+                "{name}: OXMPI_CUDA_IPC=0 still mapped buffers"
+            );
+        }
     }
 }
 
