@@ -40,7 +40,7 @@ static int stride;
    persistent, partitioned. */
 enum send_kind {
     SEND, SSEND, BSEND, RSEND, ISEND, ISSEND, IBSEND, IRSEND,
-    SEND_INIT, SSEND_INIT, BSEND_INIT, RSEND_INIT, PSEND, SEND_KINDS
+    SEND_INIT, SSEND_INIT, BSEND_INIT, RSEND_INIT, PSEND
 };
 static const char *send_names[] = {
     "Send", "Ssend", "Bsend", "Rsend", "Isend", "Issend", "Ibsend", "Irsend",
@@ -54,8 +54,8 @@ static const char *recv_names[] = {"Irecv", "Recv_init", "Precv_init", "Recv",
                                    "Improbe+Imrecv"};
 enum { PARTS = 4 };
 
-/* Starts sending n ints at `buf` to the right; the request to wait for.
-   A persistent kind creates `*p` on first use and starts it. */
+/* Starts sending n elements of ring_t at `buf` to the right; the request
+   to wait for. A persistent kind creates `*p` on first use and starts it. */
 static MPI_Request send_as(int kind, void *buf, int n, int tag, MPI_Request *p)
 {
     MPI_Comm w = MPI_COMM_WORLD;
@@ -101,15 +101,15 @@ static MPI_Request send_as(int kind, void *buf, int n, int tag, MPI_Request *p)
     return r;
 }
 
-/* Posts a receive of n ints from the left into `buf` (the pre-posted
+/* Posts a receive of n elements from the left into `buf` (the pre-posted
    kinds); the request to wait for. */
 static MPI_Request post_recv(int kind, void *buf, int n, int tag, MPI_Request *p)
 {
     MPI_Request r = MPI_REQUEST_NULL;
-    if (kind == IRECV)
+    if (kind == IRECV) {
         MPI_CHECK(MPI_Irecv(buf, n, ring_t, left, tag, MPI_COMM_WORLD, &r));
-    if (kind == IRECV)
         return r;
+    }
     if (*p == MPI_REQUEST_NULL && kind == RECV_INIT)
         MPI_CHECK(MPI_Recv_init(buf, n, ring_t, left, tag, MPI_COMM_WORLD, p));
     if (*p == MPI_REQUEST_NULL && kind == PRECV)
@@ -120,8 +120,8 @@ static MPI_Request post_recv(int kind, void *buf, int n, int tag, MPI_Request *p
     return r;
 }
 
-/* Receives n ints from the left into `buf` (the other kinds), checking
-   the probe's status too. */
+/* Receives n elements from the left into `buf` (the other kinds),
+   checking the probe's status too. */
 static void recv_now(int kind, void *buf, int n, int tag, MPI_Status *st)
 {
     MPI_Comm w = MPI_COMM_WORLD;
