@@ -110,6 +110,8 @@ typedef struct ADIOI_FileD *MPI_File;
 #define MPI_C_DOUBLE_COMPLEX ((MPI_Datatype)0x4c001041)
 #define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c002042)
 #define MPIX_C_FLOAT16 ((MPI_Datatype)0x4c000246)
+/* Not in MPICH 4.0.2 (MPICH names it from 4.1 on): OxMPI's own handle. */
+#define MPIX_BFLOAT16 ((MPI_Datatype)0x4c000247)
 /* address, offset and count */
 #define MPI_AINT ((MPI_Datatype)0x4c000843)
 #define MPI_OFFSET ((MPI_Datatype)0x4c000844)

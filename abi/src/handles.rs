@@ -252,6 +252,7 @@ pub const BUILTIN_DATATYPES: &[(MPI_Datatype, &str)] = &[
     (0x4c00_1041, "MPI_C_DOUBLE_COMPLEX"),
     (0x4c00_2042, "MPI_C_LONG_DOUBLE_COMPLEX"),
     (0x4c00_0246, "MPIX_C_FLOAT16"),
+    (0x4c00_0247, "MPIX_BFLOAT16"), // OxMPI's own: MPICH 4.0.2 has none
     (0x4c00_0843, "MPI_AINT"),
     (0x4c00_0844, "MPI_OFFSET"),
     (0x4c00_0845, "MPI_COUNT"),

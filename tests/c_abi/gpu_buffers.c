@@ -11,86 +11,9 @@
  * Prints "PASS gpu_buffers" from rank 0.
  */
 #include "abicheck.h"
-
-#include <dlfcn.h>
-#include <stdint.h>
-#include <string.h>
-
-/* Declared by Open MPI's mpi-ext.h and by OxMPI's mpi.h; MPICH exports it
-   without declaring it. */
-int MPIX_Query_cuda_support(void);
-
-typedef unsigned long long dev_ptr;
-typedef int (*cu_init_fn)(unsigned);
-typedef int (*cu_device_get_fn)(int *, int);
-typedef int (*cu_ctx_retain_fn)(void **, int);
-typedef int (*cu_ctx_set_fn)(void *);
-typedef int (*cu_mem_alloc_fn)(dev_ptr *, size_t);
-typedef int (*cu_mem_free_fn)(dev_ptr);
-typedef int (*cu_htod_fn)(dev_ptr, const void *, size_t);
-typedef int (*cu_dtoh_fn)(void *, dev_ptr, size_t);
-
-static struct {
-    cu_mem_alloc_fn alloc;
-    cu_mem_free_fn free;
-    cu_htod_fn htod;
-    cu_dtoh_fn dtoh;
-} cu;
+#include "cudacheck.h"
 
 static int rank, size;
-
-#define CU_CHECK(call)                                                         \
-    do {                                                                       \
-        int cu_rc_ = (call);                                                   \
-        CHECK(cu_rc_ == 0, "%s returned CUDA error %d", #call, cu_rc_);        \
-    } while (0)
-
-static void *sym(void *lib, const char *name)
-{
-    void *f = dlsym(lib, name);
-    CHECK(f != NULL, "libcuda.so.1 has no %s", name);
-    return f;
-}
-
-static void cuda_start(void)
-{
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-    CHECK(lib != NULL, "cannot load libcuda.so.1: %s", dlerror());
-    cu_init_fn init = (cu_init_fn)sym(lib, "cuInit");
-    cu_device_get_fn device_get = (cu_device_get_fn)sym(lib, "cuDeviceGet");
-    cu_ctx_retain_fn retain = (cu_ctx_retain_fn)sym(lib, "cuDevicePrimaryCtxRetain");
-    cu_ctx_set_fn set_current = (cu_ctx_set_fn)sym(lib, "cuCtxSetCurrent");
-    cu.alloc = (cu_mem_alloc_fn)sym(lib, "cuMemAlloc_v2");
-    cu.free = (cu_mem_free_fn)sym(lib, "cuMemFree_v2");
-    cu.htod = (cu_htod_fn)sym(lib, "cuMemcpyHtoD_v2");
-    cu.dtoh = (cu_dtoh_fn)sym(lib, "cuMemcpyDtoH_v2");
-    int dev = 0;
-    void *ctx = NULL;
-    CU_CHECK(init(0));
-    CU_CHECK(device_get(&dev, 0));
-    CU_CHECK(retain(&ctx, dev));
-    CU_CHECK(set_current(ctx));
-}
-
-/* A device copy of `n` bytes of `host`. */
-static void *to_device(const void *host, size_t n)
-{
-    dev_ptr d = 0;
-    CU_CHECK(cu.alloc(&d, n ? n : 1));
-    if (n)
-        CU_CHECK(cu.htod(d, host, n));
-    return (void *)(uintptr_t)d;
-}
-
-static void from_device(void *host, const void *dev, size_t n)
-{
-    CU_CHECK(cu.dtoh(host, (dev_ptr)(uintptr_t)dev, n));
-}
-
-static void device_free(void *dev)
-{
-    CU_CHECK(cu.free((dev_ptr)(uintptr_t)dev));
-}
 
 static double value(int r, int i) { return r * 1000.0 + i * 0.5; }
 

@@ -17,6 +17,7 @@ use std::process::Command;
 
 use cudarc::driver::CudaContext;
 use harness::*;
+use oxmpi::coll::select::Coll;
 use oxmpi::ops::Op;
 use oxmpi_tests::role_job;
 
@@ -165,23 +166,29 @@ fn check_gpu_buffers(way: Way) {
 }
 
 /// With `OXMPI_CUDA_IPC_MIN=1` every device message between ranks of the
-/// host goes by CUDA IPC, collectives' steps included: same results.
+/// host goes by CUDA IPC, collectives' steps included: same results (also
+/// for every send mode, probe, partitioned and truncated receive of
+/// gpu_calls.c and every collective of gpu_colls.c).
 #[test]
 fn every_device_message_by_ipc() {
     for ranks in [2, 4] {
-        let run = run_on_double(
-            "gpu_buffers",
-            Way::MpichBinary,
-            ranks,
-            &[("OXMPI_CUDA_IPC_MIN", "1")],
-        );
-        assert_passed(&run, "gpu_buffers", &format!("(all by IPC, {ranks} ranks)"));
-        assert_device_reductions(&run, ranks);
-        assert!(
-            run.ipc_opens > 3 * ranks,
-            "{ranks} ranks: only {} IPC mappings",
-            run.ipc_opens
-        );
+        for name in ["gpu_buffers", "gpu_calls", "gpu_colls"] {
+            let run = run_on_double(
+                name,
+                Way::MpichBinary,
+                ranks,
+                &[("OXMPI_CUDA_IPC_MIN", "1")],
+            );
+            assert_passed(&run, name, &format!("(all by IPC, {ranks} ranks)"));
+            if name == "gpu_buffers" {
+                assert_device_reductions(&run, ranks);
+            }
+            assert!(
+                run.ipc_opens > 3 * ranks,
+                "{name}, {ranks} ranks: only {} IPC mappings",
+                run.ipc_opens
+            );
+        }
     }
 }
 
@@ -203,9 +210,14 @@ fn device_buffers_without_ipc() {
         (3, &piped[..]),
         (4, &piped[..]),
     ] {
-        let run = run_on_double("gpu_buffers", Way::MpichBinary, ranks, env);
-        assert_passed(&run, "gpu_buffers", &format!("({env:?}, {ranks} ranks)"));
-        assert_eq!(run.ipc_opens, 0, "OXMPI_CUDA_IPC=0 still mapped buffers");
+        for name in ["gpu_buffers", "gpu_calls", "gpu_colls"] {
+            let run = run_on_double(name, Way::MpichBinary, ranks, env);
+            assert_passed(&run, name, &format!("({env:?}, {ranks} ranks)"));
+            assert_eq!(
+                run.ipc_opens, 0,
+                "{name}: OXMPI_CUDA_IPC=0 still mapped buffers"
+            );
+        }
     }
 }
 
@@ -219,6 +231,97 @@ fn mpich_binary_with_device_buffers() {
 #[test]
 fn our_mpicc_with_device_buffers() {
     check_gpu_buffers(Way::Ours);
+}
+
+/// Runs `name` built `way` at 1-4 ranks; from 2 ranks, each of `kernels`
+/// was launched on the device.
+fn check_program(name: &str, way: Way, kernels: &[&str]) {
+    for ranks in 1..=MAX_RANKS {
+        let run = run_on_double(name, way, ranks, &[]);
+        assert_passed(&run, name, &format!("({way:?}, {ranks} ranks)"));
+        if ranks < 2 {
+            continue;
+        }
+        for kernel in kernels {
+            assert!(
+                run.kernels.iter().any(|k| k == kernel),
+                "{name} ({way:?}, {ranks} ranks): {kernel} was never launched; launched: {:?}\n{}",
+                run.kernels,
+                run.out.describe()
+            );
+        }
+    }
+}
+
+/// gpu_calls.c: point-to-point in every mode and packing, on device
+/// buffers (no reductions).
+fn check_gpu_calls(way: Way) {
+    check_program("gpu_calls", way, &[]);
+}
+
+/// gpu_colls.c: every collective, blocking, non-blocking and persistent,
+/// on device buffers. Its fp16 and bf16 sums and its scans (the program's
+/// only SUM and MAX on ints) ran as device kernels; MPICH 4.0's mpi.h has
+/// no `MPIX_BFLOAT16`, so only our build sums bfloat16.
+fn check_gpu_colls(way: Way) {
+    let mut kernels = vec!["oxmpi_sum_f16", "oxmpi_sum_i32", "oxmpi_max_i32"];
+    if way == Way::Ours {
+        kernels.push("oxmpi_sum_bf16");
+    }
+    check_program("gpu_colls", way, &kernels);
+}
+
+/// gpu_calls.c built with MPICH's `mpicc.mpich`, on OxMPI's library.
+#[test]
+fn mpich_binary_with_device_calls() {
+    check_gpu_calls(Way::MpichBinary);
+}
+
+/// gpu_calls.c built with OxMPI's `mpicc`.
+#[test]
+fn our_mpicc_with_device_calls() {
+    check_gpu_calls(Way::Ours);
+}
+
+/// gpu_colls.c built with MPICH's `mpicc.mpich`, on OxMPI's library.
+#[test]
+fn mpich_binary_with_device_collectives() {
+    check_gpu_colls(Way::MpichBinary);
+}
+
+/// gpu_colls.c built with OxMPI's `mpicc`.
+#[test]
+fn our_mpicc_with_device_collectives() {
+    check_gpu_colls(Way::Ours);
+}
+
+/// gpu_colls.c with every collective algorithm forced in turn
+/// (`OXMPI_<COLL>_ALGO` for each collective that has it; one that does not
+/// apply falls back), at 3 and 4 ranks: each schedule runs on the device.
+#[test]
+fn device_collectives_under_every_algorithm() {
+    let mut names: Vec<&str> = Coll::ALL
+        .iter()
+        .flat_map(|c| c.algos().iter().map(|a| a.name))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        let vars: Vec<(String, &str)> = Coll::ALL
+            .iter()
+            .filter(|c| c.algos().iter().any(|a| a.name == name))
+            .map(|c| (format!("OXMPI_{}_ALGO", c.name().to_uppercase()), name))
+            .collect();
+        let env: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        for ranks in [3, 4] {
+            let run = run_on_double("gpu_colls", Way::Ours, ranks, &env);
+            assert_passed(
+                &run,
+                "gpu_colls",
+                &format!("({name} forced, {ranks} ranks)"),
+            );
+        }
+    }
 }
 
 /// `OXMPI_CUDA=on` without a driver fails at `MPI_Init` with a message that

@@ -107,6 +107,7 @@ pub fn elem_type(name: &str) -> Option<ElemType> {
         "MPI_FLOAT" | "MPI_REAL" | "MPI_REAL4" => F32,
         "MPI_DOUBLE" | "MPI_DOUBLE_PRECISION" | "MPI_REAL8" => F64,
         "MPIX_C_FLOAT16" => F16,
+        "MPIX_BFLOAT16" => Bf16,
         "MPI_C_BOOL" | "MPI_CXX_BOOL" => Bool,
         "MPI_C_FLOAT_COMPLEX" | "MPI_CXX_FLOAT_COMPLEX" | "MPI_COMPLEX" | "MPI_COMPLEX8" => {
             ComplexF32

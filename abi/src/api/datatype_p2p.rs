@@ -26,7 +26,7 @@ use std::sync::OnceLock;
 
 pub use oxmpi::datatype::stage::Plan;
 use oxmpi::datatype::stage::{CollStage, Placed};
-use oxmpi::datatype::Datatype;
+use oxmpi::datatype::{BasicType, Datatype};
 use oxmpi::{Error, Status};
 
 use super::datatype_query::committed;
@@ -112,13 +112,27 @@ fn plan_derived(p: *const u8, n: usize, datatype: MPI_Datatype) -> Result<Plan, 
     Ok(Plan::new(&dt, p, n)?)
 }
 
-/// The buffer of a partitioned send (`MPI_Psend_init`): `(address,
-/// bytes, stage)`; a non-contiguous type is packed into the stage's
-/// temporary buffer at each start (the partitioned channel moves bytes).
-pub fn partitioned_send(plan: Plan) -> (usize, usize, Option<Stage>) {
+/// `plan` as placed elements when its bytes cannot be used in place by a
+/// channel that moves host bytes: a non-contiguous type, or device memory.
+fn staged_placed(plan: Plan) -> Result<Placed, (usize, usize)> {
     match plan {
-        Plan::Bytes { ptr, len } => (ptr as usize, len, None),
-        Plan::Typed(l) => {
+        Plan::Bytes { ptr, len } if len > 0 && oxmpi::mem::cuda::is_device(ptr) => {
+            Placed::new(&Datatype::basic(BasicType::Byte), ptr, len)
+                .map_err(|_| (ptr as usize, len))
+        }
+        Plan::Bytes { ptr, len } => Err((ptr as usize, len)),
+        Plan::Typed(l) => Ok(l),
+    }
+}
+
+/// The buffer of a partitioned send (`MPI_Psend_init`): `(address,
+/// bytes, stage)`; a non-contiguous type or device memory is packed into
+/// the stage's temporary buffer at each start (the partitioned channel
+/// moves host bytes).
+pub fn partitioned_send(plan: Plan) -> (usize, usize, Option<Stage>) {
+    match staged_placed(plan) {
+        Err((ptr, len)) => (ptr, len, None),
+        Ok(l) => {
             let tmp = vec![0u8; l.len];
             let (p, len) = (tmp.as_ptr() as usize, tmp.len());
             (p, len, Some(Stage::PersistentSend(l, tmp)))
@@ -127,12 +141,12 @@ pub fn partitioned_send(plan: Plan) -> (usize, usize, Option<Stage>) {
 }
 
 /// The buffer of a partitioned receive (`MPI_Precv_init`): `(address,
-/// capacity, stage)`; a non-contiguous type is unpacked from the stage's
-/// temporary at each completion.
+/// capacity, stage)`; a non-contiguous type or device memory is unpacked
+/// from the stage's temporary at each completion.
 pub fn partitioned_recv(plan: Plan) -> (usize, usize, Option<Stage>) {
-    match plan {
-        Plan::Bytes { ptr, len } => (ptr as usize, len, None),
-        Plan::Typed(l) => {
+    match staged_placed(plan) {
+        Err((ptr, len)) => (ptr, len, None),
+        Ok(l) => {
             let mut tmp = vec![0u8; l.len];
             let (p, len) = (tmp.as_mut_ptr() as usize, tmp.len());
             (p, len, Some(Stage::PersistentRecv(l, tmp)))

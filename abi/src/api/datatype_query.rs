@@ -7,7 +7,9 @@
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::Arc;
 
+use oxmpi::datatype::stage::Placed;
 use oxmpi::datatype::Datatype;
+use oxmpi::mem::cuda;
 
 use super::datatype::{self as dtm, combiner, lookup, Child, TypeEntry};
 use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
@@ -544,7 +546,8 @@ impl Rep {
         .map_err(|e| AbiError::new(Class::COUNT, e.to_string()))
     }
 
-    /// Packs `count` elements at `inbuf` into all of `dst`.
+    /// Packs `count` elements at `inbuf` (host or device memory) into all
+    /// of `dst`.
     ///
     /// # Safety
     /// As [`Datatype::pack_raw`].
@@ -555,16 +558,18 @@ impl Rep {
         count: usize,
         dst: &mut [u8],
     ) -> Result<(), oxmpi::Error> {
-        // SAFETY: the caller's contract.
+        // SAFETY: the caller's contract; device elements are read through a
+        // host copy of their span.
         unsafe {
-            match self {
-                Rep::Native => t.pack_raw(inbuf, count, 0, dst),
-                Rep::External32 => t.pack_external32_raw(inbuf, count, dst),
-            }
+            Placed::new(t, inbuf, count)?.on_host(false, |at| match self {
+                Rep::Native => t.pack_raw(at, count, 0, dst),
+                Rep::External32 => t.pack_external32_raw(at, count, dst),
+            })
         }
     }
 
-    /// Unpacks all of `src`, `count` elements, to `outbuf`.
+    /// Unpacks all of `src`, `count` elements, to `outbuf` (host or device
+    /// memory).
     ///
     /// # Safety
     /// As [`Datatype::unpack_raw`].
@@ -575,12 +580,13 @@ impl Rep {
         count: usize,
         src: &[u8],
     ) -> Result<(), oxmpi::Error> {
-        // SAFETY: the caller's contract.
+        // SAFETY: the caller's contract; device elements are written through
+        // a host copy of their span, copied back.
         unsafe {
-            match self {
-                Rep::Native => t.unpack_raw(outbuf, count, 0, src),
-                Rep::External32 => t.unpack_external32_raw(outbuf, count, src),
-            }
+            Placed::new(t, outbuf, count)?.on_host(true, |at| match self {
+                Rep::Native => t.unpack_raw(at, count, 0, src),
+                Rep::External32 => t.unpack_external32_raw(at, count, src),
+            })
         }
     }
 }
@@ -615,12 +621,23 @@ pub unsafe fn pack(
         ));
     }
     if len > 0 {
-        let out = out_ptr(outbuf, "outbuf")?.cast::<u8>();
-        // SAFETY: MPI's contract: outbuf has `outsize` bytes, inbuf holds
-        // the elements; they do not overlap.
-        unsafe {
-            let dst = std::slice::from_raw_parts_mut(out.add(pos), len);
-            rep.pack(&t, inbuf.cast(), n, dst)?;
+        let out = out_ptr(outbuf, "outbuf")?.cast::<u8>().wrapping_add(pos);
+        if cuda::is_device(out) {
+            // A device `outbuf` gets the packed bytes through host memory.
+            let mut tmp = vec![0u8; len];
+            // SAFETY: MPI's contract: inbuf holds the elements; `out` has
+            // room for `len` bytes.
+            unsafe {
+                rep.pack(&t, inbuf.cast(), n, &mut tmp)?;
+                cuda::copy_to_device(out, &tmp)?;
+            }
+        } else {
+            // SAFETY: MPI's contract: outbuf has `outsize` bytes, inbuf
+            // holds the elements; they do not overlap.
+            unsafe {
+                let dst = std::slice::from_raw_parts_mut(out, len);
+                rep.pack(&t, inbuf.cast(), n, dst)?;
+            }
         }
     }
     Ok((pos + len) as i64)
@@ -659,10 +676,22 @@ pub unsafe fn unpack(
         if inbuf.is_null() {
             return Err(AbiError::new(Class::ARG, "`inbuf` is a null pointer"));
         }
+        let at = inbuf.cast::<u8>().wrapping_add(pos);
+        let mut host = Vec::new();
+        if cuda::is_device(at) {
+            // A device `inbuf`'s packed bytes are read into host memory.
+            host.resize(len, 0);
+            // SAFETY: MPI's contract: inbuf has `len` bytes from `pos`.
+            unsafe { cuda::copy_from_device(&mut host, at) }?;
+        }
         // SAFETY: MPI's contract: inbuf has `insize` bytes, outbuf room
         // for the elements; they do not overlap.
         unsafe {
-            let src = std::slice::from_raw_parts(inbuf.cast::<u8>().add(pos), len);
+            let src = if host.is_empty() {
+                std::slice::from_raw_parts(at, len)
+            } else {
+                &host[..]
+            };
             rep.unpack(&t, outbuf.cast(), n, src)?;
         }
     }

@@ -88,7 +88,14 @@ pub fn build(name: &str, way: Way) -> PathBuf {
         .join(tag);
     let exe = out_dir.join(name);
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let mut inputs = vec![src.clone(), source_dir().join("abicheck.h")];
+    let mut inputs = vec![src.clone()];
+    // The shared headers (abicheck.h, cudacheck.h).
+    inputs.extend(
+        std::fs::read_dir(source_dir())
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "h")),
+    );
     if way == Way::Ours {
         inputs.push(prefix().join("include/mpi.h"));
         inputs.push(prefix().join("lib/libmpi.so.12"));

@@ -1,8 +1,8 @@
 //! Packing from and unpacking into device memory: a contiguous type is one
-//! copy each way; otherwise the bytes the elements touch are copied to a host shadow with the same layout, packed or
-//! unpacked there by the host code, and (for unpacking) copied back whole,
-//! gaps included as they were read, so bytes outside the elements keep
-//! their values.
+//! copy each way; otherwise the bytes the elements touch are copied to a
+//! host shadow with the same layout, packed or unpacked there by the host
+//! code, and (for unpacking) copied back whole, gaps included as they were
+//! read, so bytes outside the elements keep their values.
 
 use super::Placed;
 use crate::error::Error;
@@ -50,11 +50,8 @@ pub(super) unsafe fn pack_into(p: &Placed, out: &mut [u8]) -> Result<(), Error> 
         // SAFETY: the caller's contract: the elements are `p.len` bytes there.
         return unsafe { cuda::copy_from_device(&mut out[..n], first) };
     }
-    // SAFETY: the caller's contract.
-    let (host, lo) = unsafe { shadow(p) }?;
-    let base = host.as_ptr().wrapping_offset(-lo);
-    // SAFETY: the layout at `base` stays inside `host` (the span).
-    unsafe { p.dt.pack_raw(base, p.count, 0, out) }
+    // SAFETY: the caller's contract; the layout stays inside the span.
+    unsafe { through_shadow(p, false, |base| p.dt.pack_raw(base, p.count, 0, out)) }
 }
 
 /// [`Placed::unpack`] for device memory (`tmp` holds the bytes to unpack).
@@ -68,12 +65,28 @@ pub(super) unsafe fn unpack(p: &Placed, tmp: &[u8]) -> Result<(), Error> {
         // SAFETY: the caller's contract: room for `p.len` >= `tmp.len()` bytes.
         return unsafe { cuda::copy_to_device(first, tmp) };
     }
+    // SAFETY: the caller's contract; the layout stays inside the span.
+    unsafe { through_shadow(p, true, |base| p.dt.unpack_raw(base, p.count, 0, tmp)) }
+}
+
+/// Runs `f` on a host shadow of the bytes `p` touches, given the address
+/// that stands for `p.buf` in it; with `write_back`, the shadow (gaps as
+/// they were read) is copied back to the device afterwards.
+///
+/// # Safety
+/// `p`'s elements are device memory; `f` stays inside their span.
+pub(super) unsafe fn through_shadow<R>(
+    p: &Placed,
+    write_back: bool,
+    f: impl FnOnce(*mut u8) -> Result<R, Error>,
+) -> Result<R, Error> {
     // SAFETY: the caller's contract.
     let (mut host, lo) = unsafe { shadow(p) }?;
-    let base = host.as_mut_ptr().wrapping_offset(-lo);
-    // SAFETY: the layout at `base` stays inside `host` (the span).
-    unsafe { p.dt.unpack_raw(base, p.count, 0, tmp) }?;
-    let first = (p.buf as *mut u8).wrapping_offset(lo);
-    // SAFETY: the caller's contract: the span is the elements' memory.
-    unsafe { cuda::copy_to_device(first, &host) }
+    let r = f(host.as_mut_ptr().wrapping_offset(-lo))?;
+    if write_back {
+        let first = (p.buf as *mut u8).wrapping_offset(lo);
+        // SAFETY: the caller's contract: the span is the elements' memory.
+        unsafe { cuda::copy_to_device(first, &host) }?;
+    }
+    Ok(r)
 }

@@ -138,6 +138,36 @@ impl Placed {
         device::on_device(self)
     }
 
+    /// Runs `f` with a host address laid out as the buffer, for CPU code
+    /// over the type's layout (external32 conversion): the buffer itself,
+    /// or for device memory a host copy of the bytes the elements touch,
+    /// copied back afterwards (gaps as they were read) when `write_back`.
+    ///
+    /// # Safety
+    /// The buffer holds the elements; `f` stays inside the bytes they touch.
+    ///
+    /// ```
+    /// use oxmpi::datatype::stage::Placed;
+    /// use oxmpi::datatype::{BasicType, Datatype};
+    /// let x = [5u8; 4];
+    /// let p = Placed::new(&Datatype::basic(BasicType::Byte), x.as_ptr(), 4)?;
+    /// // SAFETY: `x` holds the elements; `f` only compares the address.
+    /// let same = unsafe { p.on_host(false, |base| Ok(base.cast_const() == x.as_ptr())) }?;
+    /// assert!(same); // host memory: no copy
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub unsafe fn on_host<R>(
+        &self,
+        write_back: bool,
+        f: impl FnOnce(*mut u8) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        if device::on_device(self) {
+            // SAFETY: the caller's contract.
+            return unsafe { device::through_shadow(self, write_back, f) };
+        }
+        f(self.buf as *mut u8)
+    }
+
     /// A [`Cursor`](super::Cursor) at the start of the elements' packed
     /// stream (what point-to-point moves a typed buffer with).
     ///
