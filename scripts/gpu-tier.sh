@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU tier on a machine with a CUDA GPU and driver: device buffers
-# through the C ABI (tests/c_abi/gpu_buffers.c at 1-4 ranks, every result
-# checked) and the device benchmarks (benches/c/gpu_bench.c, nccl-tests
+# through the C ABI (tests/c_abi/gpu_{buffers,calls,colls}.c at 1-4 ranks,
+# every result checked) and the device benchmarks (benches/c/gpu_bench.c, nccl-tests
 # style, at 2 and 4 ranks). Without a GPU, the same programs run on the
 # CUDA driver test double in `cargo test -p oxmpi-tests --test gpu`.
 #
@@ -31,7 +31,9 @@ done
 stage() {
   scripts/install.sh --prefix "$dir"
   dir="$(cd "$dir" && pwd)"
-  "$dir/bin/mpicc" -O2 -Wall -Wextra -Werror -I tests/c_abi -o "$dir/bin/gpu_buffers" tests/c_abi/gpu_buffers.c
+  for prog in gpu_buffers gpu_calls gpu_colls; do
+    "$dir/bin/mpicc" -O2 -Wall -Wextra -Werror -I tests/c_abi -o "$dir/bin/$prog" "tests/c_abi/$prog.c"
+  done
   "$dir/bin/mpicc" -O2 -Wall -Wextra -Werror -o "$dir/bin/gpu_bench" benches/c/gpu_bench.c
   # The launcher's own libraries that a bare machine may lack (hwloc).
   for lib in $(ldd "$dir/bin/oxrun" | awk '/libhwloc/ {print $3}'); do
@@ -61,13 +63,15 @@ run() {
   echo "gpu-tier: LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
   "$dir/bin/oxrun" --info | grep -E '^(cuda|nvrtc)' || true
   local failed=0
-  for n in 1 2 3 4; do
-    if "$dir/bin/oxrun" -n "$n" --timeout 300 "$dir/bin/gpu_buffers" | grep -q '^PASS gpu_buffers'; then
-      echo "gpu-tier: gpu_buffers at $n ranks: PASS"
-    else
-      echo "gpu-tier: gpu_buffers at $n ranks: FAIL"
-      failed=1
-    fi
+  for prog in gpu_buffers gpu_calls gpu_colls; do
+    for n in 1 2 3 4; do
+      if "$dir/bin/oxrun" -n "$n" --timeout 300 "$dir/bin/$prog" | grep -q "^PASS $prog"; then
+        echo "gpu-tier: $prog at $n ranks: PASS"
+      else
+        echo "gpu-tier: $prog at $n ranks: FAIL"
+        failed=1
+      fi
+    done
   done
   for n in 2 4; do
     "$dir/bin/oxrun" -n "$n" --timeout 300 "$dir/bin/gpu_bench" "$max_bytes" | tee -a "${out:-/dev/null}"
