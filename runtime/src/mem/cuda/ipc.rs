@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use cudarc::driver::{result, sys};
 
 use super::classify::classify;
-use super::ctx::{check, Entered};
+use super::ctx::{check, device_error, Entered};
 use crate::error::Error;
 
 /// Bytes of an encoded [`IpcDesc`].
@@ -136,19 +136,30 @@ pub fn open(pid: u32, d: &IpcDesc) -> Result<*const u8, Error> {
     }
     let ctx = opening_context()?;
     let _in = Entered::enter(ctx)?;
-    let mut base: sys::CUdeviceptr = 0;
-    let handle = sys::CUipcMemHandle_st {
-        reserved: d.handle.map(|b| b as std::ffi::c_char),
-    };
-    // SAFETY: a handle another process of this host made; the context is current.
-    check("cuIpcOpenMemHandle", unsafe {
-        sys::cuIpcOpenMemHandle_v2(
-            &mut base,
-            handle,
-            sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
-        )
-        .result()
-    })?;
+    let base = match map(d) {
+        // The driver sub-allocates small buffers from larger blocks and maps
+        // a block once per process: a mapping of another buffer of the same
+        // block (maybe freed since) is in the way. Mappings are only used
+        // inside a copy, so this process's mappings of `pid`'s memory can
+        // all go, and the open is tried again.
+        Err(sys::CUresult::CUDA_ERROR_ALREADY_MAPPED) => {
+            let stale: Vec<(u32, u64)> = opened
+                .order
+                .iter()
+                .copied()
+                .filter(|k| k.0 == pid)
+                .collect();
+            for k in stale {
+                if let Some((b, c)) = opened.map.remove(&k) {
+                    close(b, c);
+                }
+            }
+            opened.order.retain(|k| k.0 != pid);
+            map(d)
+        }
+        other => other,
+    }
+    .map_err(|e| device_error("cuIpcOpenMemHandle", result::DriverError(e)))?;
     if opened.order.len() >= MAX_OPEN {
         if let Some(old) = opened.order.pop_front() {
             if let Some((b, c)) = opened.map.remove(&old) {
@@ -159,6 +170,25 @@ pub fn open(pid: u32, d: &IpcDesc) -> Result<*const u8, Error> {
     opened.map.insert(key, (base as usize, ctx as usize));
     opened.order.push_back(key);
     Ok((base as *const u8).wrapping_add(d.offset as usize))
+}
+
+/// Maps the allocation `d` describes in the current context.
+fn map(d: &IpcDesc) -> Result<sys::CUdeviceptr, sys::CUresult> {
+    let mut base: sys::CUdeviceptr = 0;
+    let handle = sys::CUipcMemHandle_st {
+        reserved: d.handle.map(|b| b as std::ffi::c_char),
+    };
+    // SAFETY: a handle another process of this host made; the context is current.
+    match unsafe {
+        sys::cuIpcOpenMemHandle_v2(
+            &mut base,
+            handle,
+            sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
+        )
+    } {
+        sys::CUresult::CUDA_SUCCESS => Ok(base),
+        e => Err(e),
+    }
 }
 
 /// Unmaps a mapping `open` made.
