@@ -133,7 +133,14 @@ impl Schedule {
         if let Some(d) = self.device.as_mut() {
             d.delivered[s] = Some(delivered.clone());
         }
-        (at, Some(DeviceAlias { dst, delivered }))
+        (
+            at,
+            Some(DeviceAlias {
+                dst,
+                delivered,
+                copied: 0,
+            }),
+        )
     }
 
     fn keep_bounce(&mut self, s: usize, bounce: Vec<u8>) {

@@ -134,6 +134,7 @@ impl Comm {
         let alias = crate::p2p::engine::DeviceAlias {
             dst: first as usize,
             delivered: stage.delivered_flag(),
+            copied: 0,
         };
         let rt = self.rt();
         // SAFETY: the temporary lives in the stage, which the request

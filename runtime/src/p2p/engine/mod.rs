@@ -99,14 +99,17 @@ pub struct Engine {
 }
 
 /// The device buffer a staged receive stands for: a message that arrives
-/// by CUDA IPC is copied there directly (device to device), and
-/// `delivered` tells the stage not to copy its host temporary over it.
+/// by CUDA IPC is copied there directly (device to device), a streamed one
+/// chunk by chunk as it arrives, and `delivered` tells the stage not to
+/// copy its host temporary over it.
 #[derive(Debug, Clone)]
 pub struct DeviceAlias {
     /// The device address of the receive's first byte (contiguous).
     pub dst: usize,
-    /// Set once the message went straight to `dst`.
+    /// Set once the whole message is in `dst`.
     pub delivered: Arc<std::sync::atomic::AtomicBool>,
+    /// Leading bytes of a streamed message already copied to `dst`.
+    pub copied: usize,
 }
 
 impl Engine {

@@ -97,14 +97,55 @@ impl Engine {
             _ => return,
         };
         self.write_recv(req, offset, bytes);
-        if let Some(ReqState::Pending(Pending::Recv {
+        if let Some(&ReqState::Pending(Pending::Recv {
+            buf,
+            cap,
             matched: Some((_, _, total)),
             received,
             ..
         })) = self.reqs.get(req)
         {
-            if *received >= *total {
+            let done = received >= total;
+            if !self.device_alias.is_empty() {
+                self.stream_to_device(req, buf, received.min(cap), done);
+            }
+            if done {
                 self.finish_recv(req);
+            }
+        }
+    }
+
+    /// A streamed receive that stands for a device buffer: each full chunk
+    /// that arrived (and the rest at the end) goes on to the device now,
+    /// overlapping the rest of the transfer; once all is there the stage
+    /// has nothing to copy.
+    fn stream_to_device(&mut self, req: ReqId, tmp: *mut u8, arrived: usize, done: bool) {
+        let chunk = self.pipe_chunk;
+        let Some(alias) = self.device_alias.get_mut(&req.0) else {
+            return;
+        };
+        let n = arrived.saturating_sub(alias.copied);
+        if n == 0 || (n < chunk && !done) {
+            return;
+        }
+        let (dst, src) = (
+            (alias.dst + alias.copied) as *mut u8,
+            tmp.wrapping_add(alias.copied),
+        );
+        // SAFETY: `tmp` holds `arrived` received bytes; the device buffer
+        // behind the receive has room for its capacity.
+        match unsafe { crate::mem::cuda::copy(dst, src, n) } {
+            Ok(()) => {
+                alias.copied = arrived;
+                if done {
+                    alias
+                        .delivered
+                        .store(true, std::sync::atomic::Ordering::Release);
+                }
+            }
+            Err(e) => {
+                self.device_alias.remove(&req.0);
+                self.reqs.fail(req, e);
             }
         }
     }
