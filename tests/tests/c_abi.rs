@@ -84,7 +84,7 @@ three_ways!(
     nonblocking,
     probe,
     errors,
-    errors2,
+    errhandlers,
     profile,
     coll,
     coll_types,
@@ -226,7 +226,7 @@ fn errors_are_fatal_by_default() {
     }
 }
 
-/// Each predefined handler ends the job its way (`errors2 <mode>`): the
+/// Each predefined handler ends the job its way (`errhandlers <mode>`): the
 /// exit status is the error class (low byte for an added class, as MPICH's
 /// launcher reports it) and OxMPI's message names the function. MPICH
 /// 4.0.2 asserts on `MPI_ERRORS_ABORT`, so that mode runs the OxMPI ways only.
@@ -235,23 +235,23 @@ fn handlers_end_the_job() {
     for way in [Way::Hydra, Way::Ours, Way::MpichBinary] {
         for (mode, exit, func, text) in [
             ("fatal", 7, "MPI_Bcast", "MPI_ERR_ROOT"),
-            ("added", 1, "MPI_Comm_call_errhandler", "errors2 added"),
+            ("added", 1, "MPI_Comm_call_errhandler", "errhandlers added"),
             ("abort", 6, "MPI_Send", "MPI_ERR_RANK"),
         ] {
             if way == Way::Hydra && mode == "abort" {
                 continue;
             }
-            let out = run("errors2", way, 2, &[mode]);
+            let out = run("errhandlers", way, 2, &[mode]);
             assert_eq!(
                 out.code,
                 Some(exit),
-                "errors2 {mode} ({way:?})\n{}",
+                "errhandlers {mode} ({way:?})\n{}",
                 out.describe()
             );
             assert!(!out.stdout.contains("NOT FATAL"), "{}", out.describe());
             assert!(
                 !out.outlived,
-                "errors2 {mode}: processes outlived the launcher\n{}",
+                "errhandlers {mode}: processes outlived the launcher\n{}",
                 out.describe()
             );
             if way != Way::Hydra {
@@ -260,7 +260,7 @@ fn handlers_end_the_job() {
                     out.stderr
                         .lines()
                         .any(|l| l.contains(&line) && l.contains(text)),
-                    "errors2 {mode} ({way:?}): no message naming {func} and `{text}`\n{}",
+                    "errhandlers {mode} ({way:?}): no message naming {func} and `{text}`\n{}",
                     out.describe()
                 );
                 assert_printed_once(&out.stderr);

@@ -4,7 +4,7 @@
 use oxmpi::coll::Blocks;
 use oxmpi::{Comm, Error};
 
-use crate::roles2::{
+use crate::exchange_roles::{
     check_blocks, input, inputs, reversed_gapped, vcount, COUNTS, LARGE, UNTOUCHED,
 };
 

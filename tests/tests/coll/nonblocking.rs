@@ -5,7 +5,7 @@ use oxmpi::coll::Blocks;
 use oxmpi::ops::Op;
 use oxmpi::{Comm, Error, Request};
 
-use crate::roles2::{input, inputs, matmul_op, matrices, product, vcount, UNTOUCHED};
+use crate::exchange_roles::{input, inputs, matmul_op, matrices, product, vcount, UNTOUCHED};
 
 /// Every kind of the new collectives started twice, then waited newest first.
 pub fn check(world: &Comm) -> Result<(), Error> {

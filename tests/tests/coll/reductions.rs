@@ -5,7 +5,7 @@
 use oxmpi::ops::Op;
 use oxmpi::{Comm, Error};
 
-use crate::roles2::{
+use crate::exchange_roles::{
     input, inputs, matmul_op, matrices, product, vcount, COUNTS, LARGE, UNTOUCHED,
 };
 

@@ -1,5 +1,5 @@
 /*
- * Error handling, the rest of it. Without arguments (prints "PASS errors2"):
+ * Error handlers and error checks beyond errors.c. Without arguments (prints "PASS errhandlers"):
  *
  * - MPI_ERRORS_RETURN: a null status where MPI needs one (MPI_STATUS_IGNORE
  *   is the way to ignore it) is MPI_ERR_ARG in MPI_Recv, MPI_Wait, MPI_Test,
@@ -22,7 +22,7 @@
  *   fatal    MPI_ERRORS_ARE_FATAL set on a duplicate of MPI_COMM_WORLD:
  *            MPI_Bcast with root = size ends the job with MPI_ERR_ROOT (7);
  *   added    MPI_Comm_call_errhandler on MPI_COMM_WORLD (fatal by default)
- *            with a code of an added class whose string is "errors2 added";
+ *            with a code of an added class whose string is "errhandlers added";
  *   abort    MPI_ERRORS_ABORT on MPI_COMM_WORLD, then MPI_Send to rank = size
  *            (MPI_ERR_RANK, 6). MPICH 4.0.2 does not know MPI_ERRORS_ABORT
  *            (MPI_Comm_set_errhandler asserts): OxMPI only.
@@ -148,14 +148,14 @@ static void added_codes(void)
     MPI_CHECK(MPI_Error_class(code3, &cls));
     CHECK(cls == MPI_ERR_ARG, "class of code %d added to MPI_ERR_ARG is %d", code3, cls);
 
-    MPI_CHECK(MPI_Add_error_string(c1, "errors2 class one"));
-    MPI_CHECK(MPI_Add_error_string(code1, "errors2 code one"));
+    MPI_CHECK(MPI_Add_error_string(c1, "errhandlers class one"));
+    MPI_CHECK(MPI_Add_error_string(code1, "errhandlers code one"));
     /* (Not the string of code3: MPICH 4.0.2 answers with another code's.) */
-    expect_string(c1, "errors2 class one");
-    expect_string(code1, "errors2 code one");
+    expect_string(c1, "errhandlers class one");
+    expect_string(code1, "errhandlers code one");
     /* A string can be replaced. */
-    MPI_CHECK(MPI_Add_error_string(code1, "errors2 code one, again"));
-    expect_string(code1, "errors2 code one, again");
+    MPI_CHECK(MPI_Add_error_string(code1, "errhandlers code one, again"));
+    expect_string(code1, "errhandlers code one, again");
 
     /* A user handler sees the added code. */
     MPI_Comm dup;
@@ -226,7 +226,7 @@ static void end_through_handler(const char *how)
         int cls, code;
         MPI_CHECK(MPI_Add_error_class(&cls));
         MPI_CHECK(MPI_Add_error_code(cls, &code));
-        MPI_CHECK(MPI_Add_error_string(code, "errors2 added"));
+        MPI_CHECK(MPI_Add_error_string(code, "errhandlers added"));
         MPI_Comm_call_errhandler(MPI_COMM_WORLD, code);
     } else if (strcmp(how, "abort") == 0) {
         MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ABORT));
@@ -253,7 +253,7 @@ int main(int argc, char **argv)
     in_place_misuse();
     added_codes();
     mpi1_names_and_user_handlers();
-    abicheck_pass("errors2");
+    abicheck_pass("errhandlers");
     MPI_CHECK(MPI_Finalize());
     return 0;
 }

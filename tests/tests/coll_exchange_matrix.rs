@@ -1,4 +1,4 @@
-//! The second collective matrix (issue 4): gather, scatter, gatherv,
+//! The exchange collective matrix: gather, scatter, gatherv,
 //! scatterv, allgatherv, alltoall, alltoallv, alltoallw, reduce_scatter,
 //! reduce_scatter_block, scan, exscan. Every algorithm forced (and the
 //! choice checked in the selection log) x rank counts 1..9 x sizes 0, 1,
@@ -8,12 +8,12 @@
 
 #[path = "coll/exchange.rs"]
 mod exchange;
+#[path = "coll/exchange_roles.rs"]
+mod exchange_roles;
 #[path = "coll/nonblocking.rs"]
 mod nonblocking;
 #[path = "coll/reductions.rs"]
 mod reductions;
-#[path = "coll/roles2.rs"]
-mod roles2;
 #[path = "coll/rooted.rs"]
 mod rooted;
 
@@ -27,7 +27,7 @@ use oxmpi_tests::{oxrun, role_job, JobOutcome};
 #[test]
 fn role_entry() {
     if let Ok(role) = std::env::var("OXMPI_TEST_ROLE") {
-        roles2::run(&role);
+        exchange_roles::run(&role);
     }
 }
 

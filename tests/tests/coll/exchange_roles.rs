@@ -1,4 +1,4 @@
-//! Rank programs of the second collective matrix (gather, scatter, the v
+//! Rank programs of the exchange collective matrix (gather, scatter, the v
 //! variants, alltoall*, reduce_scatter*, scan, exscan): shared inputs and
 //! helpers, error cases, and many non-blocking collectives at once. Every
 //! result is compared with a serial computation of the same exact inputs.
