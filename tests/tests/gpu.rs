@@ -124,45 +124,44 @@ fn assert_passed(run: &GpuRun, name: &str, what: &str) {
     );
 }
 
-/// The reductions of gpu_buffers.c ran as device kernels: SUM/MAX/MIN/PROD
-/// on doubles, SUM on floats and long longs, MAX on ints (the reduce-
-/// scatter). One rank reduces nothing (no partner), so only from 2 ranks.
-fn assert_device_reductions(run: &GpuRun, ranks: usize) {
-    if ranks < 2 {
-        return;
-    }
-    for kernel in [
-        "oxmpi_sum_f64",
-        "oxmpi_max_f64",
-        "oxmpi_min_f64",
-        "oxmpi_prod_f64",
-        "oxmpi_sum_f32",
-        "oxmpi_sum_i64",
-        "oxmpi_max_i32",
-    ] {
+/// The reductions of gpu_buffers.c that run as device kernels: SUM/MAX/
+/// MIN/PROD on doubles, SUM on floats and long longs, MAX on ints (the
+/// reduce-scatter).
+const BUFFERS_KERNELS: [&str; 7] = [
+    "oxmpi_sum_f64",
+    "oxmpi_max_f64",
+    "oxmpi_min_f64",
+    "oxmpi_prod_f64",
+    "oxmpi_sum_f32",
+    "oxmpi_sum_i64",
+    "oxmpi_max_i32",
+];
+
+/// Each of `kernels` was launched on the device in `run` (`what` names
+/// the run). One rank reduces nothing (no partner), so callers check from
+/// 2 ranks.
+fn assert_launched(run: &GpuRun, what: &str, kernels: &[&str]) {
+    for kernel in kernels {
         assert!(
             run.kernels.iter().any(|k| k == kernel),
-            "{ranks} ranks: {kernel} was never launched on the device; launched: {:?}\n{}",
+            "{what}: {kernel} was never launched on the device; launched: {:?}\n{}",
             run.kernels,
             run.out.describe()
         );
     }
 }
 
-fn check_gpu_buffers(way: Way) {
-    for ranks in 1..=MAX_RANKS {
-        let run = run_on_double("gpu_buffers", way, ranks, &[]);
-        assert_passed(&run, "gpu_buffers", &format!("({way:?}, {ranks} ranks)"));
-        assert_device_reductions(&run, ranks);
-        // Large device messages between ranks of the host went by CUDA
-        // IPC: at least the three reallocated buffers were mapped.
-        assert!(
-            ranks < 2 || run.ipc_opens >= 3,
-            "{ranks} ranks: {} IPC mappings, expected at least 3\n{}",
-            run.ipc_opens,
-            run.out.describe()
-        );
+/// gpu_buffers.c's reductions ran as device kernels (from 2 ranks).
+fn assert_device_reductions(run: &GpuRun, ranks: usize) {
+    if ranks >= 2 {
+        assert_launched(run, &format!("{ranks} ranks"), &BUFFERS_KERNELS);
     }
+}
+
+fn check_gpu_buffers(way: Way) {
+    // Large device messages between ranks of the host went by CUDA IPC: at
+    // least the three reallocated buffers were mapped.
+    check_program("gpu_buffers", way, &BUFFERS_KERNELS, 3);
 }
 
 /// With `OXMPI_CUDA_IPC_MIN=1` every device message between ranks of the
@@ -234,29 +233,30 @@ fn our_mpicc_with_device_buffers() {
 }
 
 /// Runs `name` built `way` at 1-4 ranks; from 2 ranks, each of `kernels`
-/// was launched on the device.
-fn check_program(name: &str, way: Way, kernels: &[&str]) {
+/// was launched on the device and at least `min_ipc_opens` IPC mappings
+/// were made.
+fn check_program(name: &str, way: Way, kernels: &[&str], min_ipc_opens: usize) {
     for ranks in 1..=MAX_RANKS {
         let run = run_on_double(name, way, ranks, &[]);
-        assert_passed(&run, name, &format!("({way:?}, {ranks} ranks)"));
+        let what = format!("{name} ({way:?}, {ranks} ranks)");
+        assert_passed(&run, name, &what);
         if ranks < 2 {
             continue;
         }
-        for kernel in kernels {
-            assert!(
-                run.kernels.iter().any(|k| k == kernel),
-                "{name} ({way:?}, {ranks} ranks): {kernel} was never launched; launched: {:?}\n{}",
-                run.kernels,
-                run.out.describe()
-            );
-        }
+        assert_launched(&run, &what, kernels);
+        assert!(
+            run.ipc_opens >= min_ipc_opens,
+            "{what}: {} IPC mappings, expected at least {min_ipc_opens}\n{}",
+            run.ipc_opens,
+            run.out.describe()
+        );
     }
 }
 
 /// gpu_calls.c: point-to-point in every mode and packing, on device
 /// buffers (no reductions).
 fn check_gpu_calls(way: Way) {
-    check_program("gpu_calls", way, &[]);
+    check_program("gpu_calls", way, &[], 0);
 }
 
 /// gpu_colls.c: every collective, blocking, non-blocking and persistent,
@@ -268,7 +268,7 @@ fn check_gpu_colls(way: Way) {
     if way == Way::Ours {
         kernels.push("oxmpi_sum_bf16");
     }
-    check_program("gpu_colls", way, &kernels);
+    check_program("gpu_colls", way, &kernels, 0);
 }
 
 /// gpu_calls.c built with MPICH's `mpicc.mpich`, on OxMPI's library.

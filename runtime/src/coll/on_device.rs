@@ -232,18 +232,11 @@ impl Engine {
             return None;
         }
         let ptr = run.sched.ptr(buf);
-        let (context, rank, len) = (run.context, run.rank, buf.len);
-        if self.ipc_to(to, len) {
-            if let Ok(desc) = cuda::ipc::export(ptr, len) {
-                // SAFETY: the schedule's device buffers outlive the step.
-                return Some(unsafe {
-                    self.start_send_ipc(to, context, rank, tag, ptr, len, &desc.encode())
-                });
-            }
-        }
-        let chunk = self.pipe_to(to, len)?;
-        // SAFETY: as above; the buffer is not written while the step runs.
-        let pipe = unsafe { cuda::DevicePipe::start(ptr, len, chunk) }.ok()?;
-        Some(self.start_send_piped(to, context, rank, tag, pipe, len))
+        // SAFETY: the schedule's device buffers outlive the step and are
+        // not written while it runs. A pipeline that cannot start leaves
+        // the step to the host bounce.
+        unsafe { self.start_send_device(to, run.context, run.rank, tag, ptr, buf.len) }
+            .ok()
+            .flatten()
     }
 }

@@ -61,11 +61,7 @@ impl Comm {
         }
         if len > 0 && crate::mem::cuda::is_device(buf) {
             // SAFETY: the caller's contract.
-            if let Some(r) = unsafe { self.isend_ipc(buf, len, dest, tag) }? {
-                return Ok(r);
-            }
-            // SAFETY: the caller's contract.
-            if let Some(r) = unsafe { self.isend_piped(buf, len, dest, tag) }? {
+            if let Some(r) = unsafe { self.isend_device(buf, len, dest, tag) }? {
                 return Ok(r);
             }
             let src = super::p2p_device::bytes_at(buf, len)?;
@@ -167,11 +163,7 @@ impl Comm {
         }
         if len > 0 && crate::mem::cuda::is_device(buf) {
             // SAFETY: the caller's contract; waited on here.
-            if let Some(r) = unsafe { self.isend_ipc(buf, len, dest, tag) }? {
-                return r.wait().map(|_| ());
-            }
-            // SAFETY: as above.
-            if let Some(r) = unsafe { self.isend_piped(buf, len, dest, tag) }? {
+            if let Some(r) = unsafe { self.isend_device(buf, len, dest, tag) }? {
                 return r.wait().map(|_| ());
             }
             let src = super::p2p_device::bytes_at(buf, len)?;

@@ -22,13 +22,14 @@ pub(crate) fn bytes_at(buf: *const u8, len: usize) -> Result<Placed, Error> {
 }
 
 impl Comm {
-    /// Starts a send of device memory to a rank of this host by CUDA IPC
-    /// when the engine chooses it for this size and peer; `None` otherwise
-    /// (also when the buffer cannot be exported: it goes through the host).
+    /// Starts a send of device memory that needs no host bounce (CUDA IPC
+    /// to a rank of this host, or the pinned pipeline for large messages)
+    /// when the engine chooses one for this size and peer; `None`
+    /// otherwise (the caller stages it).
     ///
     /// # Safety
-    /// `buf..buf+len` is device memory, readable until the request completes.
-    pub(crate) unsafe fn isend_ipc(
+    /// `buf..buf+len` is device memory, unchanged until the request completes.
+    pub(crate) unsafe fn isend_device(
         &self,
         buf: *const u8,
         len: usize,
@@ -39,48 +40,13 @@ impl Comm {
             return Ok(None);
         };
         let rt = self.rt();
-        if !rt.engine().ipc_to(peer, len) {
-            return Ok(None);
-        }
-        let Ok(desc) = crate::mem::cuda::ipc::export(buf, len) else {
-            return Ok(None);
-        };
         let (context, me) = (self.inner.context, self.rank());
         // SAFETY: the caller's contract.
         let id = unsafe {
             rt.engine()
-                .start_send_ipc(peer, context, me, tag, buf, len, &desc.encode())
-        };
-        Ok(Some(Request::pending(rt.clone(), id)))
-    }
-
-    /// Starts a large send of device memory through the pinned-memory
-    /// pipeline (chunks sent as they arrive in host memory) when the engine
-    /// chooses it for this size and peer; `None` otherwise.
-    ///
-    /// # Safety
-    /// `buf..buf+len` is device memory, unchanged until the request completes.
-    pub(crate) unsafe fn isend_piped(
-        &self,
-        buf: *const u8,
-        len: usize,
-        dest: i32,
-        tag: i32,
-    ) -> Result<Option<Request<'static>>, Error> {
-        let Some(peer) = self.dest("dest", dest)? else {
-            return Ok(None);
-        };
-        let rt = self.rt();
-        let Some(chunk) = rt.engine().pipe_to(peer, len) else {
-            return Ok(None);
-        };
-        // SAFETY: the caller's contract.
-        let pipe = unsafe { crate::mem::cuda::DevicePipe::start(buf, len, chunk) }?;
-        let (context, me) = (self.inner.context, self.rank());
-        let id = rt
-            .engine()
-            .start_send_piped(peer, context, me, tag, pipe, len);
-        Ok(Some(Request::pending(rt.clone(), id)))
+                .start_send_device(peer, context, me, tag, buf, len)
+        }?;
+        Ok(id.map(|id| Request::pending(rt.clone(), id)))
     }
 
     /// Starts a send of device memory through a host temporary.

@@ -5,6 +5,7 @@
 //! so the `Async` forms are the synchronous ones plus a stream check.
 
 use std::ffi::c_void;
+use std::sync::MutexGuard;
 
 use crate::abi::{code, CUdeviceptr, CUresult, Handle};
 use crate::guard::driver_api;
@@ -28,6 +29,16 @@ impl Operand {
     }
 }
 
+/// The driver state, with a current context and `stream` (when given) valid.
+fn lock_for(stream: Option<Handle>) -> Result<MutexGuard<'static, State>, CUresult> {
+    let st = state::lock()?;
+    st.current()?;
+    if let Some(stream) = stream {
+        st.check_stream(stream as usize)?;
+    }
+    Ok(st)
+}
+
 /// Copies `len` bytes; `stream` is checked when given.
 ///
 /// # Safety
@@ -38,11 +49,7 @@ unsafe fn copy(
     len: usize,
     stream: Option<Handle>,
 ) -> Result<(), CUresult> {
-    let st = state::lock()?;
-    st.current()?;
-    if let Some(stream) = stream {
-        st.check_stream(stream as usize)?;
-    }
+    let st = lock_for(stream)?;
     if len == 0 {
         return Ok(());
     }
@@ -60,11 +67,7 @@ fn memset(
     count: usize,
     stream: Option<Handle>,
 ) -> Result<(), CUresult> {
-    let st = state::lock()?;
-    st.current()?;
-    if let Some(stream) = stream {
-        st.check_stream(stream as usize)?;
-    }
+    let st = lock_for(stream)?;
     let size = pattern.len();
     if dst as usize % size != 0 {
         return Err(code::INVALID_VALUE);

@@ -1,11 +1,10 @@
 //! Copies between host and device memory, and device scratch buffers.
 
-use std::sync::Mutex;
-
 use cudarc::driver::{result, sys};
 
 use super::classify::classify;
 use super::ctx::{check, Entered};
+use super::pool::Pool;
 use crate::error::Error;
 
 /// The context of whichever of `a`, `b` is device memory (null: neither).
@@ -79,30 +78,17 @@ pub struct DevBuf {
 // SAFETY: a device address and a context handle, usable from any thread.
 unsafe impl Send for DevBuf {}
 
-/// Device scratch freed recently, kept for the next collective: `cuMemAlloc`
-/// and `cuMemFree` are slow and the free synchronises the device. At most
-/// [`POOL_BUFFERS`] buffers of at most [`POOL_BYTES`] bytes in all.
-static POOL: Mutex<Vec<(usize, sys::CUdeviceptr, usize)>> = Mutex::new(Vec::new());
-const POOL_BUFFERS: usize = 16;
-const POOL_BYTES: usize = 1 << 30;
-
-/// A pooled buffer of context `ctx` with room for `len` bytes (and not
-/// more than twice that), taken out of the pool.
-fn from_pool(ctx: sys::CUcontext, len: usize) -> Option<DevBuf> {
-    let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
-    let i = pool
-        .iter()
-        .position(|&(c, _, cap)| c == ctx as usize && cap >= len && cap / 2 <= len)?;
-    let (_, ptr, cap) = pool.swap_remove(i);
-    Some(DevBuf { ptr, len, cap, ctx })
-}
+/// Device scratch freed recently, kept for the next collective (at most
+/// 16 buffers, 1 GiB in all).
+static POOL: Pool = Pool::new(16, 1 << 30);
 
 impl DevBuf {
     /// `len` bytes (at least one) of device memory in context `ctx`.
     pub fn new(len: usize, ctx: usize) -> Result<DevBuf, Error> {
         let ctx = ctx as sys::CUcontext;
-        if let Some(b) = from_pool(ctx, len.max(1)) {
-            return Ok(b);
+        if let Some((ptr, cap)) = POOL.take(ctx as usize, len.max(1)) {
+            let ptr = ptr as sys::CUdeviceptr;
+            return Ok(DevBuf { ptr, len, cap, ctx });
         }
         let _in = Entered::enter(ctx)?;
         // SAFETY: the context is current.
@@ -133,13 +119,8 @@ impl DevBuf {
 
 impl Drop for DevBuf {
     fn drop(&mut self) {
-        {
-            let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
-            let pooled: usize = pool.iter().map(|&(_, _, cap)| cap).sum();
-            if pool.len() < POOL_BUFFERS && pooled + self.cap <= POOL_BYTES {
-                pool.push((self.ctx as usize, self.ptr, self.cap));
-                return;
-            }
+        if POOL.give(self.ctx as usize, self.ptr as usize, self.cap) {
+            return;
         }
         if let Ok(_in) = Entered::enter(self.ctx) {
             // SAFETY: allocated by `new` in this context, freed once.

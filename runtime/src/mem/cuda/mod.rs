@@ -19,6 +19,7 @@ mod copy;
 mod ctx;
 pub mod ipc;
 mod pipe;
+mod pool;
 mod reduce;
 mod streams;
 

@@ -4,19 +4,15 @@
 //! messages that do not go by CUDA IPC (other hosts, `OXMPI_CUDA_IPC=0`).
 //! [`DevicePipe::ready`] says how many leading bytes have arrived.
 
-use std::sync::Mutex;
-
 use cudarc::driver::{result, sys};
 
 use super::classify::classify;
 use super::ctx::{check, Entered};
+use super::pool::Pool;
 use crate::error::Error;
 
-/// Pinned host buffers kept for the next pipe: (context, address, bytes).
-/// At most [`POOL_BUFFERS`] buffers of [`POOL_BYTES`] bytes in all.
-static PINNED: Mutex<Vec<(usize, usize, usize)>> = Mutex::new(Vec::new());
-const POOL_BUFFERS: usize = 8;
-const POOL_BYTES: usize = 256 << 20;
+/// Pinned host buffers kept for the next pipe (at most 8, 256 MiB in all).
+static PINNED: Pool = Pool::new(8, 256 << 20);
 
 /// A device buffer on its way to pinned host memory.
 pub struct DevicePipe {
@@ -121,11 +117,10 @@ impl Drop for DevicePipe {
                 let _ = result::stream::destroy(self.stream);
             }
         }
-        let mut pool = PINNED.lock().unwrap_or_else(|p| p.into_inner());
-        let pooled: usize = pool.iter().map(|&(_, _, c)| c).sum();
-        if pool.len() < POOL_BUFFERS && pooled + self.cap <= POOL_BYTES {
-            pool.push((self.ctx as usize, self.host as usize, self.cap));
-        } else if let Ok(_in) = Entered::enter(self.ctx) {
+        if PINNED.give(self.ctx as usize, self.host as usize, self.cap) {
+            return;
+        }
+        if let Ok(_in) = Entered::enter(self.ctx) {
             // SAFETY: allocated by `pinned`, freed once.
             let _ = unsafe { result::free_host(self.host.cast()) };
         }
@@ -135,15 +130,8 @@ impl Drop for DevicePipe {
 /// Pinned host memory of at least `len` bytes for context `ctx` (current):
 /// from the pool when one fits (and is not more than twice the size).
 fn pinned(ctx: sys::CUcontext, len: usize) -> Result<(*mut u8, usize), Error> {
-    {
-        let mut pool = PINNED.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(i) = pool
-            .iter()
-            .position(|&(c, _, cap)| c == ctx as usize && cap >= len && cap / 2 <= len)
-        {
-            let (_, host, cap) = pool.swap_remove(i);
-            return Ok((host as *mut u8, cap));
-        }
+    if let Some((host, cap)) = PINNED.take(ctx as usize, len.max(1)) {
+        return Ok((host as *mut u8, cap));
     }
     // SAFETY: the context is current; portable: usable from any context.
     let host = check("cuMemHostAlloc", unsafe {

@@ -28,9 +28,11 @@ use super::small_copy::copy_bytes;
 use crate::status::Status;
 use crate::transport::Transport;
 use arrive::{probe_status, Assembly, Unexpected};
+pub use device::DeviceAlias;
 
 mod arrive;
 mod credit;
+mod device;
 mod outq;
 mod rndv;
 #[cfg(test)]
@@ -98,20 +100,6 @@ pub struct Engine {
     pipes: std::collections::HashMap<u64, crate::mem::cuda::DevicePipe>,
 }
 
-/// The device buffer a staged receive stands for: a message that arrives
-/// by CUDA IPC is copied there directly (device to device), a streamed one
-/// chunk by chunk as it arrives, and `delivered` tells the stage not to
-/// copy its host temporary over it.
-#[derive(Debug, Clone)]
-pub struct DeviceAlias {
-    /// The device address of the receive's first byte (contiguous).
-    pub dst: usize,
-    /// Set once the whole message is in `dst`.
-    pub delivered: Arc<std::sync::atomic::AtomicBool>,
-    /// Leading bytes of a streamed message already copied to `dst`.
-    pub copied: usize,
-}
-
 impl Engine {
     /// An engine for world rank `me` over `transport`.
     pub fn new(
@@ -165,12 +153,6 @@ impl Engine {
     /// Sets the smallest message copied cooperatively (0: never).
     pub fn set_split_min(&mut self, bytes: usize) {
         self.split_min = bytes;
-    }
-
-    /// Sends device messages of at least `bytes` to ranks of this host by
-    /// CUDA IPC (`None`: never).
-    pub fn set_ipc_min(&mut self, bytes: Option<usize>) {
-        self.ipc_min = bytes.unwrap_or(usize::MAX);
     }
 
     /// Chooses how matched rendezvous messages travel: `"cma"` (the
@@ -262,76 +244,6 @@ impl Engine {
         }
     }
 
-    /// Starts a send of device memory to a rank of this host by CUDA IPC:
-    /// an Rts carrying the buffer's IPC description (`desc`); the receiver
-    /// copies out of the mapped buffer and answers Fin, which completes it.
-    ///
-    /// # Safety
-    /// `buf..buf+len` is device memory that stays valid until completion.
-    #[allow(clippy::too_many_arguments)] // a message's envelope
-    pub unsafe fn start_send_ipc(
-        &mut self,
-        peer: usize,
-        context: u32,
-        source: i32,
-        tag: i32,
-        buf: *const u8,
-        len: usize,
-        desc: &[u8],
-    ) -> ReqId {
-        let id = self.awaiting_fin(peer, buf, len);
-        let header = MsgHeader {
-            kind: Kind::Rts,
-            flags: protocol::FLAG_IPC,
-            context,
-            source,
-            tag,
-            total_len: len as u64,
-            send_id: id.0,
-            addr: buf as u64,
-            pid: self.pid,
-        };
-        self.push(peer, &[&header.encode()[..header.len()], desc]);
-        id
-    }
-
-    /// Starts a send of device memory that `pipe` is copying to pinned host
-    /// memory: an Rts without an address (the receiver asks for a stream),
-    /// then Data packets of the bytes that have arrived, so the copy and
-    /// the transfer overlap.
-    #[allow(clippy::too_many_arguments)] // a message's envelope
-    pub fn start_send_piped(
-        &mut self,
-        peer: usize,
-        context: u32,
-        source: i32,
-        tag: i32,
-        pipe: crate::mem::cuda::DevicePipe,
-        len: usize,
-    ) -> ReqId {
-        let id = self.awaiting_fin(peer, pipe.host(), len);
-        if self.pipes.len() >= 64 {
-            // Sends that ended another way (a failed peer).
-            let reqs = &self.reqs;
-            self.pipes
-                .retain(|&r, _| matches!(reqs.get(ReqId(r)), Some(ReqState::Pending(_))));
-        }
-        self.pipes.insert(id.0, pipe);
-        let header = MsgHeader {
-            kind: Kind::Rts,
-            flags: protocol::FLAG_PACKED,
-            context,
-            source,
-            tag,
-            total_len: len as u64,
-            send_id: id.0,
-            addr: 0,
-            pid: self.pid,
-        };
-        self.push(peer, &[&header.encode()[..header.len()]]);
-        id
-    }
-
     /// A rendezvous send's request: done when the receiver's Fin comes.
     fn awaiting_fin(&mut self, peer: usize, buf: *const u8, len: usize) -> ReqId {
         self.reqs.insert(ReqState::Pending(Pending::Send {
@@ -341,25 +253,6 @@ impl Engine {
             state: SendState::AwaitFin,
             typed: None,
         }))
-    }
-
-    /// Device messages of at least `min` bytes that do not go by CUDA IPC
-    /// are staged in chunks of `chunk` bytes, each sent as it arrives.
-    pub fn set_pipeline(&mut self, min: usize, chunk: usize) {
-        self.pipe_min = min;
-        self.pipe_chunk = chunk;
-    }
-
-    /// The pipeline's chunk when a device message of `len` bytes to `peer`
-    /// goes through it (`None`: staged whole).
-    pub fn pipe_to(&self, peer: usize, len: usize) -> Option<usize> {
-        (len >= self.pipe_min && peer != self.me).then_some(self.pipe_chunk)
-    }
-
-    /// Whether a device message of `len` bytes to `peer` goes by CUDA IPC:
-    /// large enough, and `peer` another rank of this host.
-    pub fn ipc_to(&self, peer: usize, len: usize) -> bool {
-        len >= self.ipc_min && peer != self.me && self.transport.same_host(peer)
     }
 
     /// This engine's world rank.
@@ -439,12 +332,8 @@ impl Engine {
         alias: DeviceAlias,
     ) -> ReqId {
         let id = self.new_recv(buf, cap, None);
-        if self.device_alias.len() >= 256 {
-            // Receives that ended another way (cancelled, failed).
-            let reqs = &self.reqs;
-            self.device_alias
-                .retain(|&r, _| matches!(reqs.get(ReqId(r)), Some(ReqState::Pending(_))));
-        }
+        // Entries of receives that ended another way (cancelled, failed).
+        device::prune(&mut self.device_alias, &self.reqs, 256);
         self.device_alias.insert(id.0, alias);
         if let Some(m) = self.matcher.post(pattern, id) {
             self.deliver_unexpected(id, m.msg);
