@@ -16,12 +16,11 @@ use thiserror::Error as ThisError;
 /// What kind of value a tunable takes (how it is parsed and documented).
 ///
 /// ```
-/// use oxmpi::config::{Kind, ALLREDUCE_ALGO, COLL_ALGOS, DEBUG, DEBUG_CATEGORIES};
+/// use oxmpi::config::{Kind, DEBUG, DEBUG_CATEGORIES};
 /// use oxmpi::config::{CMA_PTRACER, CMA_PTRACERS, RNDV_PROTOCOL, RNDV_PROTOCOLS};
 /// assert_eq!(DEBUG.entry.kind, Kind::List(DEBUG_CATEGORIES));
 /// assert_eq!(CMA_PTRACER.entry.kind, Kind::List(CMA_PTRACERS));
 /// assert_eq!(RNDV_PROTOCOL.entry.kind, Kind::List(RNDV_PROTOCOLS));
-/// assert_eq!(ALLREDUCE_ALGO.entry.kind, Kind::List(COLL_ALGOS));
 /// assert_eq!(Kind::Bytes.to_string(), "bytes");
 /// assert_eq!(Kind::List(&["a", "b"]).to_string(), "list of a|b");
 /// ```
@@ -378,130 +377,15 @@ pub static COLL_NODES: Setting<usize> = Setting::new(Entry {
     kind: Kind::Count,
 });
 
-/// Algorithm names a collective override may name (checked per collective at selection).
-///
-/// See the example on [`Kind`].
-pub const COLL_ALGOS: &[&str] = &[
-    "recursive_doubling",
-    "rabenseifner",
-    "ring",
-    "reduce_bcast",
-    "binomial",
-    "scatter_allgather",
-    "chain",
-    "bruck",
-    "linear",
-    "pairwise",
-    "scattered",
-    "recursive_halving",
-    "hierarchical",
-];
-
-macro_rules! coll_override {
-    ($name:ident, $short:literal, $env:literal, $coll:literal) => {
-        #[doc = concat!("Forces the ", $coll, " algorithm (empty: chosen by the cost model).")]
-        #[doc = ""]
-        #[doc = concat!(
-                    "Read it with `config::get(&",
-                    stringify!($name),
-                    ")` ([`get`]); see the example on [`REGISTRY`], which checks every override."
-                )]
-        pub static $name: Setting<Vec<String>> = Setting::new(Entry {
-            name: $short,
-            env: $env,
-            default: "",
-            doc: concat!(
-                "force the ",
-                $coll,
-                " algorithm (falls back, logged, when it does not apply)"
-            ),
-            kind: Kind::List(COLL_ALGOS),
-        });
-    };
-}
-coll_override!(
-    ALLREDUCE_ALGO,
-    "allreduce_algo",
-    "OXMPI_ALLREDUCE_ALGO",
-    "allreduce"
-);
-coll_override!(BCAST_ALGO, "bcast_algo", "OXMPI_BCAST_ALGO", "broadcast");
-coll_override!(REDUCE_ALGO, "reduce_algo", "OXMPI_REDUCE_ALGO", "reduce");
-coll_override!(
-    ALLGATHER_ALGO,
-    "allgather_algo",
-    "OXMPI_ALLGATHER_ALGO",
-    "allgather"
-);
-
-coll_override!(GATHER_ALGO, "gather_algo", "OXMPI_GATHER_ALGO", "gather");
-coll_override!(
-    GATHERV_ALGO,
-    "gatherv_algo",
-    "OXMPI_GATHERV_ALGO",
-    "gatherv"
-);
-coll_override!(
-    SCATTER_ALGO,
-    "scatter_algo",
-    "OXMPI_SCATTER_ALGO",
-    "scatter"
-);
-coll_override!(
-    SCATTERV_ALGO,
-    "scatterv_algo",
-    "OXMPI_SCATTERV_ALGO",
-    "scatterv"
-);
-coll_override!(
-    ALLGATHERV_ALGO,
-    "allgatherv_algo",
-    "OXMPI_ALLGATHERV_ALGO",
-    "allgatherv"
-);
-coll_override!(
-    ALLTOALL_ALGO,
-    "alltoall_algo",
-    "OXMPI_ALLTOALL_ALGO",
-    "alltoall"
-);
-coll_override!(
-    ALLTOALLV_ALGO,
-    "alltoallv_algo",
-    "OXMPI_ALLTOALLV_ALGO",
-    "alltoallv"
-);
-coll_override!(
-    ALLTOALLW_ALGO,
-    "alltoallw_algo",
-    "OXMPI_ALLTOALLW_ALGO",
-    "alltoallw"
-);
-coll_override!(
-    REDUCE_SCATTER_ALGO,
-    "reduce_scatter_algo",
-    "OXMPI_REDUCE_SCATTER_ALGO",
-    "reduce_scatter"
-);
-coll_override!(
-    REDUCE_SCATTER_BLOCK_ALGO,
-    "reduce_scatter_block_algo",
-    "OXMPI_REDUCE_SCATTER_BLOCK_ALGO",
-    "reduce_scatter_block"
-);
-coll_override!(SCAN_ALGO, "scan_algo", "OXMPI_SCAN_ALGO", "scan");
-coll_override!(EXSCAN_ALGO, "exscan_algo", "OXMPI_EXSCAN_ALGO", "exscan");
-
-/// Every tunable, in the order `--info` prints them.
+/// Every tunable of the layers below the collectives, in the order
+/// `--info` prints them (the collectives' algorithm overrides,
+/// `OXMPI_<COLL>_ALGO`, are defined beside the algorithm registry:
+/// `coll::select::OVERRIDES`).
 ///
 /// ```
-/// use oxmpi::config::{Kind, COLL_ALGOS, REGISTRY};
+/// use oxmpi::config::REGISTRY;
 /// // Every variable is OXMPI_ and the upper-case name.
 /// assert!(REGISTRY.iter().all(|e| e.env == format!("OXMPI_{}", e.name.to_uppercase())));
-/// // The per-collective algorithm overrides, unset by default.
-/// let overrides: Vec<_> = REGISTRY.iter().filter(|e| e.name.ends_with("_algo")).collect();
-/// assert_eq!(overrides.len(), 16);
-/// assert!(overrides.iter().all(|e| e.kind == Kind::List(COLL_ALGOS) && e.default.is_empty()));
 /// ```
 pub static REGISTRY: &[&Entry] = &[
     &EAGER_LIMIT.entry,
@@ -525,22 +409,6 @@ pub static REGISTRY: &[&Entry] = &[
     &DEBUG.entry,
     &COLL_MODEL.entry,
     &COLL_NODES.entry,
-    &ALLREDUCE_ALGO.entry,
-    &BCAST_ALGO.entry,
-    &REDUCE_ALGO.entry,
-    &ALLGATHER_ALGO.entry,
-    &GATHER_ALGO.entry,
-    &GATHERV_ALGO.entry,
-    &SCATTER_ALGO.entry,
-    &SCATTERV_ALGO.entry,
-    &ALLGATHERV_ALGO.entry,
-    &ALLTOALL_ALGO.entry,
-    &ALLTOALLV_ALGO.entry,
-    &ALLTOALLW_ALGO.entry,
-    &REDUCE_SCATTER_ALGO.entry,
-    &REDUCE_SCATTER_BLOCK_ALGO.entry,
-    &SCAN_ALGO.entry,
-    &EXSCAN_ALGO.entry,
 ];
 
 /// A tunable's value could not be read.
@@ -867,9 +735,21 @@ type RawValue = Result<(String, Origin), ConfigError>;
 /// print!("{table}"); // the tunables part of `oxrun --info`
 /// ```
 pub fn listing() -> Listing {
+    listing_with(&[])
+}
+
+/// [`listing`] with `more` tunables after the registry's (those a higher
+/// layer defines, such as the collectives' algorithm overrides).
+///
+/// ```
+/// use oxmpi::config::{listing_with, CMA};
+/// assert!(listing_with(&[&CMA.entry]).to_string().matches("OXMPI_CMA ").count() >= 2);
+/// ```
+pub fn listing_with(more: &[&'static Entry]) -> Listing {
     Listing {
         rows: REGISTRY
             .iter()
+            .chain(more)
             .map(|entry| (*entry, raw(entry, &env_lookup)))
             .collect(),
     }
@@ -877,7 +757,12 @@ pub fn listing() -> Listing {
 
 impl fmt::Display for Listing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let width = REGISTRY.iter().map(|e| e.env.len()).max().unwrap_or(0);
+        let width = self
+            .rows
+            .iter()
+            .map(|(e, _)| e.env.len())
+            .max()
+            .unwrap_or(0);
         for (entry, value) in &self.rows {
             let shown = match value {
                 Ok((text, Origin::Default)) => format!("{text:?} (default)"),

@@ -150,7 +150,7 @@ impl HostReport {
             nvrtc: cuda_probe::probe_nvrtc(),
             cuda_ipc: ipc_state(&gpu),
             transports: TRANSPORTS,
-            config: config::listing(),
+            config: config::listing_with(crate::coll::select::OVERRIDES),
         }
     }
 }

@@ -55,6 +55,35 @@ fn forced(role: &str, var: &str, coll: &str, algos: &[&str]) {
 }
 
 #[test]
+fn an_unknown_algorithm_name_fails_listing_that_collectives_algorithms_only() {
+    use oxmpi::coll::select::Coll;
+    let out = job(1, "allreduce", &[("OXMPI_ALLREDUCE_ALGO", "nonsense")]);
+    assert!(
+        !out.success(),
+        "ran with an unknown algorithm:\n{}",
+        out.describe()
+    );
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.contains("OXMPI_ALLREDUCE_ALGO") && l.contains("nonsense"))
+        .unwrap_or_else(|| panic!("no message naming the variable:\n{}", out.stderr));
+    let allreduce: Vec<&str> = Coll::Allreduce.algos().iter().map(|a| a.name).collect();
+    for name in &allreduce {
+        assert!(line.contains(name), "{name} missing from: {line}");
+    }
+    for &coll in Coll::ALL {
+        for other in coll.algos().iter().filter(|a| !allreduce.contains(&a.name)) {
+            assert!(
+                !line.contains(other.name),
+                "{} listed in: {line}",
+                other.name
+            );
+        }
+    }
+}
+
+#[test]
 fn allreduce_every_algorithm() {
     forced(
         "allreduce",

@@ -71,12 +71,9 @@ impl Comm {
             _ => vec![],
         };
         let ctx = self.coll_ctx();
-        use algos::allgather::*;
-        match self.pick(Coll::Allgather, block, true).name {
-            "recursive_doubling" => recursive_doubling::build(&ctx, &mut s, buf, block, &after),
-            "bruck" => bruck::build(&ctx, &mut s, buf, block, &after),
-            _ => ring::build(&ctx, &mut s, buf, block, &after),
-        };
+        let algo = self.pick(Coll::Allgather, block, true);
+        let call = algos::allgather::Gathered { buf, block };
+        algos::allgather::build(algo, &ctx, &mut s, &call, &after);
         Ok(self.plan(s))
     }
 

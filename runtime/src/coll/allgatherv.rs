@@ -1,6 +1,6 @@
 //! Allgatherv: every rank's block (any size) gathered on every rank.
 
-use super::algos::allgatherv::{recursive_doubling, ring};
+use super::algos::allgatherv;
 use super::blocks::{span, Blocks};
 use super::sched::Schedule;
 use super::select::Coll;
@@ -97,10 +97,8 @@ impl Comm {
             }
         }
         let ctx = self.coll_ctx();
-        match self.pick(Coll::Allgatherv, blocks.total() / p, true).name {
-            "recursive_doubling" => recursive_doubling::build(&ctx, &mut s, &parts, &after),
-            _ => ring::build(&ctx, &mut s, &parts, &after),
-        };
+        let algo = self.pick(Coll::Allgatherv, blocks.total() / p, true);
+        allgatherv::build(algo, &ctx, &mut s, &parts, &after);
         Ok(self.plan(s))
     }
 

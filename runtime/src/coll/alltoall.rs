@@ -1,8 +1,8 @@
 //! Alltoall, alltoallv and alltoallw: every rank sends a block to every rank.
 
-use super::algos::alltoall::{bruck, pairwise, scattered};
+use super::algos::alltoall;
 use super::blocks::{per_rank, same_len, span, Blocks};
-use super::sched::{Buf, Schedule};
+use super::sched::Schedule;
 use super::select::Coll;
 use super::Planned;
 use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
@@ -73,13 +73,14 @@ impl Comm {
                 (tmp, c.into_iter().collect())
             }
         };
-        let cut = |b: Buf| -> Vec<Buf> { (0..p).map(|j| b.slice(j * block, block)).collect() };
         let ctx = self.coll_ctx();
-        match self.pick(Coll::Alltoall, block, true).name {
-            "bruck" => bruck::build(&ctx, &mut s, sbuf, rbuf, block, &after),
-            "scattered" => scattered::build(&ctx, &mut s, &cut(sbuf), &cut(rbuf), &after),
-            _ => pairwise::build(&ctx, &mut s, &cut(sbuf), &cut(rbuf), &after),
+        let algo = self.pick(Coll::Alltoall, block, true);
+        let call = alltoall::Even {
+            send: sbuf,
+            recv: rbuf,
+            block,
         };
+        alltoall::build(algo, &ctx, &mut s, &call, &after);
         Ok(self.plan(s))
     }
 
@@ -309,10 +310,12 @@ impl Comm {
             }
         };
         let ctx = self.coll_ctx();
-        match self.pick(coll, avg, true).name {
-            "scattered" => scattered::build(&ctx, &mut s, &sparts, &rparts, &after),
-            _ => pairwise::build(&ctx, &mut s, &sparts, &rparts, &after),
+        let algo = self.pick(coll, avg, true);
+        let call = alltoall::Parts {
+            send: &sparts,
+            recv: &rparts,
         };
+        alltoall::build_v(algo, &ctx, &mut s, &call, &after);
         Ok(self.plan(s))
     }
 

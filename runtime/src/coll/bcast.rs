@@ -56,14 +56,9 @@ impl Comm {
         let mut s = Schedule::new();
         let b = Schedule::user(buf, len);
         let ctx = self.coll_ctx();
-        use algos::bcast::{build, hierarchical};
-        match self.pick(Coll::Bcast, len, true).name {
-            "hierarchical" => {
-                let plan = hierarchical::plan(self.rt().selector.model(), &self.args(len, true));
-                hierarchical::build(&ctx, self.coll_nodes(), &plan, &mut s, b, root, &[])
-            }
-            name => build(name, &ctx, &mut s, b, root, &[]),
-        };
+        let algo = self.pick(Coll::Bcast, len, true);
+        let call = algos::bcast::Broadcast { buf: b, root };
+        algos::bcast::build(algo, &ctx, &mut s, &call, &[]);
         Ok(self.plan(s))
     }
 

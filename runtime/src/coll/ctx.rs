@@ -1,5 +1,7 @@
 //! What an algorithm knows about the call: ranks, peers and tags.
 
+use super::model::Model;
+use super::nodes::NodeView;
 use super::sched::{Schedule, Step};
 use super::tag;
 
@@ -14,6 +16,11 @@ pub struct Ctx<'a> {
     pub world_of: std::borrow::Cow<'a, [usize]>,
     /// This call's sequence number on the communicator.
     pub seq: u32,
+    /// The node of every rank (node-aware algorithms plan with it); `None`
+    /// in a view of part of the communicator ([`Ctx::within`]).
+    pub nodes: Option<&'a NodeView>,
+    /// The job's cost model (node-aware algorithms plan their phases with it).
+    pub model: &'a Model,
 }
 
 impl Ctx<'_> {
@@ -63,6 +70,8 @@ impl Ctx<'_> {
             size: group.ranks.len(),
             world_of: std::borrow::Cow::Borrowed(group.world),
             seq: self.seq,
+            nodes: None,
+            model: self.model,
         };
         let first = s.steps.len();
         let out = build(&sub, s);
@@ -127,6 +136,8 @@ mod tests {
             size: 8,
             world_of: std::borrow::Cow::Owned((0..8).map(|r| 10 * r).collect()),
             seq: 3,
+            nodes: None,
+            model: &Model::SHM,
         };
         let mut s = Schedule::new();
         let none = Schedule::user(std::ptr::null_mut(), 0);

@@ -1,8 +1,8 @@
 //! Gather and gatherv: every rank's block collected at the root.
 
-use super::algos::gather::{binomial, linear};
+use super::algos::gather;
 use super::blocks::{in_place_not_root, per_rank, root_needs, same_len, span, Blocks};
-use super::sched::{Buf, Schedule};
+use super::sched::Schedule;
 use super::select::Coll;
 use super::Planned;
 use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
@@ -76,13 +76,14 @@ impl Comm {
             _ => vec![],
         };
         let ctx = self.coll_ctx();
-        match self.pick(Coll::Gather, block, true).name {
-            "linear" => {
-                let parts: Vec<Buf> = (0..p).map(|r| all.slice(r * block, block)).collect();
-                linear::build(&ctx, &mut s, mine, &parts, root, &after)
-            }
-            _ => binomial::build(&ctx, &mut s, mine, all, block, root, &after),
+        let algo = self.pick(Coll::Gather, block, true);
+        let call = gather::Even {
+            mine,
+            all,
+            block,
+            root,
         };
+        gather::build(algo, &ctx, &mut s, &call, &after);
         Ok(self.plan(s))
     }
 
@@ -275,8 +276,13 @@ impl Comm {
             (Schedule::user(ptr as *mut u8, send_bytes), vec![])
         };
         let ctx = self.coll_ctx();
-        let _ = self.pick(Coll::Gatherv, send_bytes, true);
-        linear::build(&ctx, &mut s, mine, &parts, root, &after);
+        let algo = self.pick(Coll::Gatherv, send_bytes, true);
+        let call = gather::Parts {
+            mine,
+            parts: &parts,
+            root,
+        };
+        gather::build_v(algo, &ctx, &mut s, &call, &after);
         Ok(self.plan(s))
     }
 

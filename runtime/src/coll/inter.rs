@@ -19,8 +19,7 @@
 //! a simple approximation, good enough to rank the algorithms, not to time
 //! them.
 
-use super::algos::{Args, Layout};
-use super::select::{Coll, Model};
+use super::model::{Args, Layout, Model};
 
 /// Network latency until one is measured: 2 us per message.
 ///
@@ -41,9 +40,10 @@ pub const DEFAULT_INTER_ALPHA: f64 = 2e-6;
 /// ```
 pub const DEFAULT_INTER_BETA: f64 = 1.0 / 10e9;
 
-/// How a flat algorithm's messages meet node boundaries.
+/// How an algorithm's messages meet node boundaries (each algorithm
+/// states its own in the registry, `algos/`).
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Pattern {
+pub enum Pattern {
     /// Partners at distances 1, 2, 4, ..., the same bytes each round: the
     /// lg N farthest rounds cross, with every rank's message (c = q).
     Butterfly,
@@ -63,21 +63,9 @@ enum Pattern {
     /// A root with everyone (linear gather and scatter): the share of
     /// peers off the root's node crosses, through the root's link (c = 1).
     Rooted,
-}
-
-fn pattern(coll: Coll, algo: &str) -> Pattern {
-    match (coll, algo) {
-        (Coll::Scan | Coll::Exscan, "linear") => Pattern::Neighbour,
-        (_, "linear") => Pattern::Rooted,
-        (Coll::Allreduce | Coll::Scan | Coll::Exscan, "recursive_doubling")
-        | (Coll::Alltoall, "bruck") => Pattern::Butterfly,
-        (_, "recursive_doubling" | "rabenseifner" | "recursive_halving" | "bruck") => {
-            Pattern::Halving
-        }
-        (_, "binomial" | "reduce_bcast") => Pattern::Tree,
-        (_, "ring" | "chain" | "scatter_allgather") => Pattern::Neighbour,
-        _ => Pattern::Pairs,
-    }
+    /// A node-aware algorithm: its cost prices each phase on its own links
+    /// already, so [`Model::across`] leaves the model as it is.
+    NodeAware,
 }
 
 impl Model {
@@ -99,26 +87,28 @@ impl Model {
         }
     }
 
-    /// The single-node model that flat algorithm `algo` of `coll` behaves
-    /// like on `a`'s layout (itself on one node; see the module docs).
+    /// The single-node model that an algorithm with communication
+    /// `pattern` behaves like on `a`'s layout (itself on one node; see the
+    /// module docs).
     ///
     /// ```
     /// use oxmpi::coll::algos::{Args, Layout};
-    /// use oxmpi::coll::select::{Coll, Model};
+    /// use oxmpi::coll::inter::Pattern;
+    /// use oxmpi::coll::select::Model;
     /// let m = Model::SHM;
     /// let one = Args::new(16, 4096, true);
-    /// assert_eq!(m.across(Coll::Allreduce, "ring", &one).alpha, m.alpha); // one node: itself
+    /// assert_eq!(m.across(Pattern::Neighbour, &one).alpha, m.alpha); // one node: itself
     /// let four = one.on(Layout::blocks(16, 4));
-    /// let ring = m.across(Coll::Allreduce, "ring", &four);
+    /// let ring = m.across(Pattern::Neighbour, &four);
     /// assert!(ring.alpha > m.alpha && ring.beta > m.beta); // each step waits for the network
     /// ```
-    pub fn across(&self, coll: Coll, algo: &str, a: &Args) -> Model {
+    pub fn across(&self, pattern: Pattern, a: &Args) -> Model {
         let Layout {
             nodes,
             per_node,
             blocked,
         } = a.layout;
-        if nodes < 2 || a.ranks < 2 {
+        if nodes < 2 || a.ranks < 2 || pattern == Pattern::NodeAware {
             return *self;
         }
         let (p, q) = (a.ranks as f64, per_node as f64);
@@ -131,13 +121,14 @@ impl Model {
             (1.0, 1.0)
         };
         // (share of rounds, share of bytes, messages per node link).
-        let (fa, fb, c) = match pattern(coll, algo) {
+        let (fa, fb, c) = match pattern {
             Pattern::Butterfly => (rounds, rounds, q),
             Pattern::Halving => (rounds, far, q),
             Pattern::Tree => (rounds, rounds, 1.0),
             Pattern::Neighbour => (1.0, 1.0, if blocked { 1.0 } else { q }),
             Pattern::Pairs => (off, off, q),
             Pattern::Rooted => (off, off, 1.0),
+            Pattern::NodeAware => (0.0, 0.0, 1.0),
         };
         Model {
             alpha: self.alpha + fa * (self.inter_alpha - self.alpha),
@@ -150,7 +141,16 @@ impl Model {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coll::select::choose;
+    use crate::coll::algos::{choose, Coll};
+
+    /// The pattern the registry gives algorithm `name` of `coll`.
+    fn pattern(coll: Coll, name: &str) -> Pattern {
+        coll.algos()
+            .iter()
+            .find(|i| i.name == name)
+            .map(|i| i.pattern)
+            .unwrap_or_else(|| panic!("{coll:?} has no {name}"))
+    }
 
     fn on(ranks: usize, nodes: usize, bytes: usize) -> Args {
         Args::new(ranks, bytes, true).on(Layout::blocks(ranks, nodes))
@@ -169,7 +169,7 @@ mod tests {
         }
         // One node: unchanged.
         let a = on(8, 1, 1 << 20);
-        assert_eq!(m.across(Coll::Allreduce, "ring", &a).beta, m.beta);
+        assert_eq!(m.across(pattern(Coll::Allreduce, "ring"), &a).beta, m.beta);
     }
 
     #[test]
@@ -177,11 +177,11 @@ mod tests {
         let m = Model::SHM;
         let a = on(16, 2, 0);
         // Butterfly: 1 of 4 rounds crosses, 8 ranks share the link.
-        let b = m.across(Coll::Allreduce, "recursive_doubling", &a);
+        let b = m.across(pattern(Coll::Allreduce, "recursive_doubling"), &a);
         assert!((b.alpha - (m.alpha + 0.25 * (m.inter_alpha - m.alpha))).abs() < 1e-15);
         assert!((b.beta - (m.beta + 0.25 * (8.0 * m.inter_beta - m.beta))).abs() < 1e-18);
         // A ring: every step crosses, one message per node.
-        let r = m.across(Coll::Allreduce, "ring", &a);
+        let r = m.across(pattern(Coll::Allreduce, "ring"), &a);
         assert_eq!((r.alpha, r.beta), (m.inter_alpha, m.inter_beta));
         // Nodes that are not blocks: every round crosses.
         let scattered = Args {
@@ -192,7 +192,7 @@ mod tests {
             ..a
         };
         assert_eq!(
-            m.across(Coll::Bcast, "binomial", &scattered).alpha,
+            m.across(pattern(Coll::Bcast, "binomial"), &scattered).alpha,
             m.inter_alpha
         );
         assert_eq!(m.inter().alpha, m.inter_alpha);

@@ -20,9 +20,11 @@ pub(crate) mod fold;
 mod gather;
 pub mod inter;
 pub(crate) mod link_probe;
+pub mod model;
 mod neighbor;
 pub mod nodes;
 mod on_device;
+pub mod overrides;
 pub mod persistent;
 mod planned;
 mod reduce;
@@ -124,6 +126,8 @@ impl Comm {
             size: self.size() as usize,
             world_of: std::borrow::Cow::Borrowed(&self.inner.world_of),
             seq,
+            nodes: Some(self.coll_nodes()),
+            model: self.rt().selector.model(),
         }
     }
 

@@ -87,15 +87,8 @@ impl Comm {
             op: &f,
             commutative,
         };
-        use algos::allreduce::{build, hierarchical};
-        match self.pick(Coll::Allreduce, n, commutative).name {
-            "hierarchical" => {
-                let plan =
-                    hierarchical::plan(self.rt().selector.model(), &self.args(n, commutative));
-                hierarchical::build(&ctx, self.coll_nodes(), &plan, &mut s, &r, &after)
-            }
-            name => build(name, &ctx, &mut s, &r, &after),
-        };
+        let algo = self.pick(Coll::Allreduce, n, commutative);
+        algos::allreduce::build(algo, &ctx, &mut s, &r, &after);
         Ok(self.plan(s))
     }
 
@@ -189,16 +182,15 @@ impl Comm {
             }
         };
         let ctx = self.coll_ctx();
-        let _ = self.pick(Coll::Reduce, n, op.is_commutative());
-        algos::reduce::binomial::build_in_place(
-            &ctx,
-            &mut s,
-            acc,
+        let commutative = op.is_commutative();
+        let algo = self.pick(Coll::Reduce, n, commutative);
+        let call = algos::reduce::ToRoot {
+            buf: acc,
             root,
-            &f,
-            op.is_commutative(),
-            &after,
-        );
+            op: &f,
+            commutative,
+        };
+        algos::reduce::build(algo, &ctx, &mut s, &call, &after);
         Ok(self.plan(s))
     }
 

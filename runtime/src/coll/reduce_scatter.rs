@@ -1,7 +1,7 @@
 //! Reduce_scatter and reduce_scatter_block: a reduction whose result is
 //! cut into per-rank blocks, block r ending on rank r.
 
-use super::algos::reduce_scatter::{pairwise, recursive_halving};
+use super::algos::reduce_scatter;
 use super::blocks::{per_rank, same_len, Blocks};
 use super::sched::Schedule;
 use super::select::Coll;
@@ -122,15 +122,15 @@ impl Comm {
         };
         let ctx = self.coll_ctx();
         let commutative = op.is_commutative();
-        match self.pick(coll, n, commutative).name {
-            "recursive_halving" => {
-                recursive_halving::build(&ctx, &mut s, input, &off, out, &f, &after)
-            }
-            _ => {
-                let parts: Vec<_> = (0..p).map(|r| input.slice(off[r], bytes[r])).collect();
-                pairwise::build(&ctx, &mut s, &parts, out, &f, commutative, &after)
-            }
+        let algo = self.pick(coll, n, commutative);
+        let call = reduce_scatter::Split {
+            input,
+            off: &off,
+            out,
+            op: &f,
+            commutative,
         };
+        reduce_scatter::build(algo, &ctx, &mut s, &call, &after);
         Ok(self.plan(s))
     }
 

@@ -1,6 +1,6 @@
 //! Scan and exscan: prefix reductions in rank order.
 
-use super::algos::scan::{linear, recursive_doubling};
+use super::algos::scan;
 use super::blocks::same_len;
 use super::sched::Schedule;
 use super::select::Coll;
@@ -154,12 +154,15 @@ impl Comm {
         let exclusive = coll == Coll::Exscan;
         let ctx = self.coll_ctx();
         let commutative = op.is_commutative();
-        match self.pick(coll, n, commutative).name {
-            "linear" => linear::build(&ctx, &mut s, input, out, &f, exclusive, &[]),
-            _ => {
-                recursive_doubling::build(&ctx, &mut s, input, out, &f, commutative, exclusive, &[])
-            }
+        let algo = self.pick(coll, n, commutative);
+        let call = scan::Prefix {
+            input,
+            out,
+            op: &f,
+            commutative,
+            exclusive,
         };
+        scan::build(algo, &ctx, &mut s, &call, &[]);
         Ok(self.plan(s))
     }
 

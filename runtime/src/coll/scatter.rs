@@ -1,8 +1,8 @@
 //! Scatter and scatterv: the root's blocks handed out, one per rank.
 
-use super::algos::scatter::{binomial, linear};
+use super::algos::scatter;
 use super::blocks::{in_place_not_root, per_rank, root_needs, same_len, span, Blocks};
-use super::sched::{Buf, Schedule};
+use super::sched::Schedule;
 use super::select::Coll;
 use super::Planned;
 use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
@@ -80,13 +80,14 @@ impl Comm {
             _ => vec![],
         };
         let ctx = self.coll_ctx();
-        match self.pick(Coll::Scatter, block, true).name {
-            "linear" => {
-                let parts: Vec<Buf> = (0..p).map(|r| all.slice(r * block, block)).collect();
-                linear::build(&ctx, &mut s, &parts, mine, root, &after)
-            }
-            _ => binomial::build(&ctx, &mut s, all, mine, block, root, &after),
+        let algo = self.pick(Coll::Scatter, block, true);
+        let call = scatter::Even {
+            mine,
+            all,
+            block,
+            root,
         };
+        scatter::build(algo, &ctx, &mut s, &call, &after);
         Ok(self.plan(s))
     }
 
@@ -282,8 +283,13 @@ impl Comm {
             (vec![], Schedule::user(ptr, recv_bytes))
         };
         let ctx = self.coll_ctx();
-        let _ = self.pick(Coll::Scatterv, recv_bytes, true);
-        linear::build(&ctx, &mut s, &parts, mine, root, &after);
+        let algo = self.pick(Coll::Scatterv, recv_bytes, true);
+        let call = scatter::Parts {
+            mine,
+            parts: &parts,
+            root,
+        };
+        scatter::build_v(algo, &ctx, &mut s, &call, &after);
         Ok(self.plan(s))
     }
 

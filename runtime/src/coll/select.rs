@@ -11,392 +11,12 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use super::algos::{self, AlgoInfo, Args};
-use crate::config::{self, Setting};
+use crate::config;
 use crate::fast_hash::FastMap;
 
-/// Collectives with a choice of algorithms.
-///
-/// ```
-/// use oxmpi::coll::select::Coll;
-/// assert_eq!(Coll::from_name("reduce_scatter"), Some(Coll::ReduceScatter));
-/// assert_eq!(Coll::ReduceScatter.name(), "reduce_scatter"); // as in OXMPI_REDUCE_SCATTER_ALGO
-/// assert_eq!(Coll::ALL.len(), 16);
-/// let names: Vec<&str> = Coll::Bcast.algos().iter().map(|a| a.name).collect();
-/// assert_eq!(names, ["binomial", "scatter_allgather", "chain", "hierarchical"]);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Coll {
-    /// MPI_Allreduce.
-    Allreduce,
-    /// MPI_Bcast.
-    Bcast,
-    /// MPI_Reduce.
-    Reduce,
-    /// MPI_Allgather.
-    Allgather,
-    /// MPI_Gather.
-    Gather,
-    /// MPI_Gatherv.
-    Gatherv,
-    /// MPI_Scatter.
-    Scatter,
-    /// MPI_Scatterv.
-    Scatterv,
-    /// MPI_Allgatherv.
-    Allgatherv,
-    /// MPI_Alltoall.
-    Alltoall,
-    /// MPI_Alltoallv.
-    Alltoallv,
-    /// MPI_Alltoallw.
-    Alltoallw,
-    /// MPI_Reduce_scatter.
-    ReduceScatter,
-    /// MPI_Reduce_scatter_block.
-    ReduceScatterBlock,
-    /// MPI_Scan.
-    Scan,
-    /// MPI_Exscan.
-    Exscan,
-}
-
-impl Coll {
-    /// Every collective, in the order `--info` lists their overrides.
-    ///
-    /// See the example on [`Coll`].
-    pub const ALL: &'static [Coll] = &[
-        Coll::Allreduce,
-        Coll::Bcast,
-        Coll::Reduce,
-        Coll::Allgather,
-        Coll::Gather,
-        Coll::Gatherv,
-        Coll::Scatter,
-        Coll::Scatterv,
-        Coll::Allgatherv,
-        Coll::Alltoall,
-        Coll::Alltoallv,
-        Coll::Alltoallw,
-        Coll::ReduceScatter,
-        Coll::ReduceScatterBlock,
-        Coll::Scan,
-        Coll::Exscan,
-    ];
-
-    /// Lower-case name, as in `OXMPI_ALLREDUCE_ALGO`.
-    ///
-    /// See the example on [`Coll`].
-    pub fn name(self) -> &'static str {
-        match self {
-            Coll::Allreduce => "allreduce",
-            Coll::Bcast => "bcast",
-            Coll::Reduce => "reduce",
-            Coll::Allgather => "allgather",
-            Coll::Gather => "gather",
-            Coll::Gatherv => "gatherv",
-            Coll::Scatter => "scatter",
-            Coll::Scatterv => "scatterv",
-            Coll::Allgatherv => "allgatherv",
-            Coll::Alltoall => "alltoall",
-            Coll::Alltoallv => "alltoallv",
-            Coll::Alltoallw => "alltoallw",
-            Coll::ReduceScatter => "reduce_scatter",
-            Coll::ReduceScatterBlock => "reduce_scatter_block",
-            Coll::Scan => "scan",
-            Coll::Exscan => "exscan",
-        }
-    }
-
-    /// Parses a name.
-    ///
-    /// See the example on [`Coll`].
-    pub fn from_name(name: &str) -> Option<Coll> {
-        Coll::ALL.iter().copied().find(|c| c.name() == name)
-    }
-
-    /// The algorithms implementing it, in tie-break order.
-    ///
-    /// See the example on [`Coll`].
-    pub fn algos(self) -> &'static [AlgoInfo] {
-        match self {
-            Coll::Allreduce => algos::allreduce::ALL,
-            Coll::Bcast => algos::bcast::ALL,
-            Coll::Reduce => algos::reduce::ALL,
-            Coll::Allgather => algos::allgather::ALL,
-            Coll::Gather => algos::gather::ALL,
-            Coll::Gatherv => algos::gather::ALL_V,
-            Coll::Scatter => algos::scatter::ALL,
-            Coll::Scatterv => algos::scatter::ALL_V,
-            Coll::Allgatherv => algos::allgatherv::ALL,
-            Coll::Alltoall => algos::alltoall::ALL,
-            Coll::Alltoallv | Coll::Alltoallw => algos::alltoall::ALL_V,
-            Coll::ReduceScatter | Coll::ReduceScatterBlock => algos::reduce_scatter::ALL,
-            Coll::Scan | Coll::Exscan => algos::scan::ALL,
-        }
-    }
-
-    fn setting(self) -> &'static Setting<Vec<String>> {
-        match self {
-            Coll::Allreduce => &config::ALLREDUCE_ALGO,
-            Coll::Bcast => &config::BCAST_ALGO,
-            Coll::Reduce => &config::REDUCE_ALGO,
-            Coll::Allgather => &config::ALLGATHER_ALGO,
-            Coll::Gather => &config::GATHER_ALGO,
-            Coll::Gatherv => &config::GATHERV_ALGO,
-            Coll::Scatter => &config::SCATTER_ALGO,
-            Coll::Scatterv => &config::SCATTERV_ALGO,
-            Coll::Allgatherv => &config::ALLGATHERV_ALGO,
-            Coll::Alltoall => &config::ALLTOALL_ALGO,
-            Coll::Alltoallv => &config::ALLTOALLV_ALGO,
-            Coll::Alltoallw => &config::ALLTOALLW_ALGO,
-            Coll::ReduceScatter => &config::REDUCE_SCATTER_ALGO,
-            Coll::ReduceScatterBlock => &config::REDUCE_SCATTER_BLOCK_ALGO,
-            Coll::Scan => &config::SCAN_ALGO,
-            Coll::Exscan => &config::EXSCAN_ALGO,
-        }
-    }
-
-    /// What [`Args::bytes`] means for this collective (for `--explain`).
-    pub(crate) fn bytes_meaning(self) -> &'static str {
-        match self {
-            Coll::Gather | Coll::Scatter | Coll::Allgather => "each rank's block",
-            Coll::Gatherv | Coll::Scatterv | Coll::Allgatherv => {
-                "the average block (total / ranks)"
-            }
-            Coll::Alltoall => "the block for each peer",
-            Coll::Alltoallv | Coll::Alltoallw => "the average block for each peer",
-            Coll::ReduceScatter | Coll::ReduceScatterBlock => "each rank's whole input",
-            _ => "each rank's buffer",
-        }
-    }
-}
-
-/// Machine parameters: seconds per message, per byte moved, per byte
-/// reduced; messages between nodes have their own (see [`super::inter`]).
-///
-/// ```
-/// use oxmpi::coll::algos::Args;
-/// use oxmpi::coll::select::{Coll, Model};
-/// // A slower network: 5 us per message, 1 GB/s, reductions at 10 GB/s.
-/// let net = Model { alpha: 5e-6, beta: 1e-9, gamma: 1e-10, ..Model::SHM };
-/// let a = Args::new(16, 8, true);
-/// let t = net.predict(Coll::Allreduce, "recursive_doubling", &a);
-/// assert!(t > 4.0 * net.alpha); // lg 16 = 4 rounds of at least one message
-/// println!("{}", net.encode());
-/// ```
-#[derive(Debug, Clone, Copy)]
-pub struct Model {
-    /// Latency of one message (alpha).
-    pub alpha: f64,
-    /// Transfer time per byte (beta).
-    pub beta: f64,
-    /// Reduction time per byte (gamma).
-    pub gamma: f64,
-    /// Latency of one message between nodes.
-    pub inter_alpha: f64,
-    /// Transfer time per byte between nodes (one message on the link).
-    pub inter_beta: f64,
-}
-
-impl Model {
-    /// Shared memory on the 2-core development machine: the least-squares
-    /// fit of `coll --model` over runs with a core per rank
-    /// (benches/results/coll_model.txt): 0.4 us per message, 13.3 GB/s
-    /// transfers, 10 GB/s reductions. Used as `OXMPI_COLL_MODEL=builtin`;
-    /// jobs normally use a model measured where they run (see
-    /// [`super::calibrate`]).
-    ///
-    /// ```
-    /// use oxmpi::coll::select::Model;
-    /// let m = Model::SHM;
-    /// assert!(m.alpha < 1e-6 && m.beta < m.gamma); // sub-microsecond, copies beat reductions
-    /// ```
-    pub const SHM: Model = Model {
-        alpha: 0.399e-6,
-        beta: 1.0 / 13.33e9,
-        gamma: 1.0 / 10.05e9,
-        inter_alpha: super::inter::DEFAULT_INTER_ALPHA,
-        inter_beta: super::inter::DEFAULT_INTER_BETA,
-    };
-
-    /// Predicted seconds for `algo` of `coll` on `a` (on its layout: a
-    /// flat algorithm's messages between nodes cost more, see
-    /// [`Model::across`]).
-    ///
-    /// ```
-    /// use oxmpi::coll::algos::Args;
-    /// use oxmpi::coll::select::{Coll, Model};
-    /// let m = Model::SHM;
-    /// let small = Args::new(8, 8, true);
-    /// let big = Args::new(8, 64 << 20, true);
-    /// let ring = |a| m.predict(Coll::Allreduce, "ring", a);
-    /// let rd = |a| m.predict(Coll::Allreduce, "recursive_doubling", a);
-    /// assert!(rd(&small) < ring(&small)); // fewer messages win small
-    /// assert!(ring(&big) < rd(&big)); // less data moved wins big
-    /// assert!(m.predict(Coll::Bcast, "no_such_algo", &small).is_infinite());
-    /// ```
-    pub fn predict(&self, coll: Coll, algo: &str, a: &Args) -> f64 {
-        match (coll, algo) {
-            (Coll::Allreduce, "hierarchical") => {
-                algos::allreduce::hierarchical::plan(self, a).predicted
-            }
-            (Coll::Bcast, "hierarchical") => algos::bcast::hierarchical::plan(self, a).predicted,
-            _ => self.across(coll, algo, a).predict_flat(coll, algo, a),
-        }
-    }
-
-    /// [`Model::predict`] for a flat algorithm on one node.
-    fn predict_flat(&self, coll: Coll, algo: &str, a: &Args) -> f64 {
-        let p = a.ranks.max(1) as f64;
-        let n = a.bytes as f64;
-        let lg = (a.ranks.max(1) as f64).log2().ceil();
-        let (al, be, ga) = (self.alpha, self.beta, self.gamma);
-        let frac = (p - 1.0) / p;
-        // Folding a non-power-of-two group costs an exchange each way.
-        let fold = if a.ranks.is_power_of_two() {
-            0.0
-        } else {
-            2.0 * (al + n * be) + n * ga
-        };
-        match (coll, algo) {
-            (Coll::Allreduce, "recursive_doubling") => lg * (al + n * be + n * ga) + fold,
-            (Coll::Allreduce, "rabenseifner") => {
-                2.0 * lg * al + 2.0 * n * frac * be + n * frac * ga + fold
-            }
-            (Coll::Allreduce, "ring") => 2.0 * (p - 1.0) * al + 2.0 * n * frac * be + n * frac * ga,
-            (Coll::Allreduce, "reduce_bcast") => 2.0 * lg * (al + n * be) + lg * n * ga,
-            (Coll::Bcast, "binomial") => lg * (al + n * be),
-            (Coll::Bcast, "scatter_allgather") => (lg + p - 1.0) * al + 2.0 * n * frac * be,
-            (Coll::Bcast, "chain") => {
-                let seg = (algos::bcast::chain::MIN_SEGMENT as f64)
-                    .max(n / 4096.0)
-                    .min(n.max(1.0));
-                (p - 2.0 + (n / seg).ceil()).max(1.0) * (al + seg * be)
-            }
-            (Coll::Reduce, "binomial") => lg * (al + n * be + n * ga),
-            // Allgather: n is each rank's block.
-            (Coll::Allgather, "recursive_doubling") => lg * al + n * (p - 1.0) * be,
-            (Coll::Allgather, "bruck") => lg * al + n * (p - 1.0) * be + n * p * be,
-            (Coll::Allgather, "ring") => (p - 1.0) * (al + n * be),
-            _ => self.predict_more(coll, algo, a),
-        }
-    }
-
-    /// [`Model::predict_flat`] for the collectives of issue 4. `n` is what
-    /// [`Coll::bytes_meaning`] says.
-    fn predict_more(&self, coll: Coll, algo: &str, a: &Args) -> f64 {
-        use Coll::*;
-        let p = a.ranks.max(1) as f64;
-        let n = a.bytes as f64;
-        let lg = p.log2().ceil();
-        let (al, be, ga) = (self.alpha, self.beta, self.gamma);
-        let frac = (p - 1.0) / p;
-        match (coll, algo) {
-            // The root receives (p-1) n either way; the tree pays lg p
-            // latencies plus the copy out of its rotated scratch.
-            (Gather | Scatter, "binomial") => lg * al + 2.0 * (p - 1.0) * n * be,
-            (Gather | Gatherv | Scatter | Scatterv, "linear") => (p - 1.0) * (al + n * be),
-            (Allgatherv, "recursive_doubling") => lg * al + n * (p - 1.0) * be,
-            (Allgatherv, "ring") => (p - 1.0) * (al + n * be),
-            // Posting costs each message about alpha/2 of CPU time that
-            // overlapping does not hide; many large messages in flight at
-            // once spill the cache (up to twice the copy time past 1 MiB).
-            (Alltoall | Alltoallv | Alltoallw, "scattered") => {
-                let w = (p - 1.0).min(algos::alltoall::scattered::WINDOW as f64);
-                let spill = (w * n / (1u64 << 20) as f64).min(1.0);
-                al + (p - 1.0) * (al / 2.0 + n * be * (1.0 + spill))
-            }
-            (Alltoall | Alltoallv | Alltoallw, "pairwise") => (p - 1.0) * (al + n * be),
-            // Each round packs, sends and unpacks about half the blocks,
-            // plus the two rotations.
-            (Alltoall, "bruck") => lg * (al + 1.5 * p * n * be) + 2.0 * p * n * be,
-            (ReduceScatter | ReduceScatterBlock, "recursive_halving") => {
-                let fold = if a.ranks.is_power_of_two() {
-                    0.0
-                } else {
-                    al + n * be + n * ga
-                };
-                lg * al + n * frac * (be + ga) + fold
-            }
-            (ReduceScatter | ReduceScatterBlock, "pairwise") => {
-                (p - 1.0) * (al + n / p * (be + ga))
-            }
-            (Scan | Exscan, "recursive_doubling") => lg * (al + n * be + 2.0 * n * ga),
-            (Scan | Exscan, "linear") => (p - 1.0) * (al + n * be + n * ga),
-            _ => f64::INFINITY,
-        }
-    }
-}
-
-/// A decision and how it was reached.
-///
-/// Returned by [`choose`]; see the example there.
-#[derive(Debug, Clone)]
-pub struct Choice {
-    /// The algorithm.
-    pub algo: &'static AlgoInfo,
-    /// Its predicted time in seconds.
-    pub predicted: f64,
-    /// Set when an override was ignored, saying why.
-    pub fallback: Option<String>,
-}
-
-/// Picks the algorithm for `coll` on `a`; `forced` names an override.
-///
-/// ```
-/// use oxmpi::coll::algos::Args;
-/// use oxmpi::coll::select::{choose, Coll, Model};
-/// let a = Args::new(6, 1 << 20, true);
-/// let c = choose(Coll::Allreduce, &a, &Model::SHM, None);
-/// assert!(c.predicted.is_finite() && c.fallback.is_none());
-/// // An override that cannot apply falls back, saying why.
-/// let forced = choose(Coll::Allreduce, &a, &Model::SHM, Some("no_such_algo"));
-/// assert!(forced.fallback.unwrap().contains("does not exist"));
-/// ```
-pub fn choose(coll: Coll, a: &Args, model: &Model, forced: Option<&str>) -> Choice {
-    let candidates = coll.algos();
-    let mut fallback = None;
-    if let Some(name) = forced {
-        match candidates.iter().find(|i| i.name == name) {
-            Some(info) => match info.applicable(a) {
-                Ok(()) => {
-                    return Choice {
-                        algo: info,
-                        predicted: model.predict(coll, info.name, a),
-                        fallback: None,
-                    }
-                }
-                Err(why) => {
-                    fallback = Some(format!(
-                        "forced {} algorithm {name} does not apply: {why}",
-                        coll.name()
-                    ))
-                }
-            },
-            None => {
-                fallback = Some(format!(
-                    "forced {} algorithm {name} does not exist for {}",
-                    coll.name(),
-                    coll.name()
-                ))
-            }
-        }
-    }
-    let mut best: Option<(&'static AlgoInfo, f64)> = None;
-    for info in candidates.iter().filter(|i| i.applicable(a).is_ok()) {
-        let t = model.predict(coll, info.name, a);
-        if best.is_none_or(|(_, bt)| t < bt) {
-            best = Some((info, t));
-        }
-    }
-    // Every collective has an algorithm without preconditions, so `best` is set.
-    let (algo, predicted) = best.unwrap_or((&candidates[0], f64::INFINITY));
-    Choice {
-        algo,
-        predicted,
-        fallback,
-    }
-}
+pub use super::algos::{choose, Choice, Coll};
+pub use super::model::Model;
+pub use super::overrides::OVERRIDES;
 
 /// Every algorithm's prediction for a case, and the choice: what
 /// `oxrun --explain` prints.
@@ -434,8 +54,8 @@ pub fn explain(coll: Coll, a: &Args, model: &Model) -> String {
         let status = match info.applicable(a) {
             Ok(()) => format!(
                 "{:>12.2} us{}",
-                model.predict(coll, info.name, a) * 1e6,
-                phases(coll, info.name, a, model)
+                model.predict_algo(info, a) * 1e6,
+                phases(info, a, model)
             ),
             Err(why) => format!("not applicable: {why}"),
         };
@@ -451,19 +71,14 @@ pub fn explain(coll: Coll, a: &Args, model: &Model) -> String {
 
 /// `" (leaders: X, in nodes: Y)"`: the flat algorithms the phases of a
 /// node-aware algorithm would use; empty for the others.
-fn phases(coll: Coll, algo: &str, a: &Args, model: &Model) -> String {
-    let (leaders, local) = match (coll, algo) {
-        (Coll::Allreduce, "hierarchical") => {
-            let p = algos::allreduce::hierarchical::plan(model, a);
-            (p.leaders, p.local)
+fn phases(info: &AlgoInfo, a: &Args, model: &Model) -> String {
+    match info.phases {
+        Some(phases) => {
+            let (leaders, local) = phases(model, a);
+            format!(" (leaders: {leaders}, in nodes: {local})")
         }
-        (Coll::Bcast, "hierarchical") => {
-            let p = algos::bcast::hierarchical::plan(model, a);
-            (p.leaders, p.local)
-        }
-        _ => return String::new(),
-    };
-    format!(" (leaders: {leaders}, in nodes: {local})")
+        None => String::new(),
+    }
 }
 
 /// `" on N nodes (up to Q per node)"` for a multi-node layout, else empty.
@@ -648,7 +263,7 @@ mod tests {
                 "{c:?}"
             );
             for info in c.algos() {
-                assert!(crate::config::COLL_ALGOS.contains(&info.name));
+                assert!(c.setting().entry.kind.to_string().contains(info.name));
                 let t = Model::SHM.predict(c, info.name, &args(6, 4096, true));
                 assert!(t.is_finite() && t > 0.0, "{c:?} {}", info.name);
             }

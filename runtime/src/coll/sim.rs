@@ -19,6 +19,8 @@ pub fn ctx(rank: usize, size: usize) -> Ctx<'static> {
         size,
         world_of: std::borrow::Cow::Owned((0..size).collect()),
         seq: 1,
+        nodes: None,
+        model: &super::model::Model::SHM,
     }
 }
 

@@ -76,8 +76,8 @@ fn hierarchical_allreduce_every_layout_and_phase_algorithm() {
                     {
                         for local in flat(bcast::ALL) {
                             let plan = allreduce::hierarchical::Plan {
-                                leaders: leaders.name,
-                                local: local.name,
+                                leaders,
+                                local,
                                 predicted: 0.0,
                             };
                             let mut bufs = inputs.clone();
@@ -91,7 +91,7 @@ fn hierarchical_allreduce_every_layout_and_phase_algorithm() {
                                         op: &op,
                                         commutative,
                                     };
-                                    allreduce::hierarchical::build(
+                                    allreduce::hierarchical::build_on(
                                         &ctx(r, p),
                                         &views[r],
                                         &plan,
@@ -130,8 +130,8 @@ fn hierarchical_bcast_every_layout_root_and_phase_algorithm() {
                     for leaders in flat(bcast::ALL) {
                         for local in flat(bcast::ALL) {
                             let plan = bcast::hierarchical::Plan {
-                                leaders: leaders.name,
-                                local: local.name,
+                                leaders,
+                                local,
                                 predicted: 0.0,
                             };
                             let mut bufs: Vec<Vec<u8>> = (0..p)
@@ -141,7 +141,7 @@ fn hierarchical_bcast_every_layout_root_and_phase_algorithm() {
                                 .map(|r| {
                                     let mut s = Schedule::new();
                                     let buf = Schedule::user(bufs[r].as_mut_ptr(), n);
-                                    bcast::hierarchical::build(
+                                    bcast::hierarchical::build_on(
                                         &ctx(r, p),
                                         &views[r],
                                         &plan,

@@ -1,6 +1,9 @@
-//! Collective algorithms: one file per algorithm, each with its
-//! applicability as data ([`AlgoInfo`]) and a `build` function that adds its
-//! steps to a schedule.
+//! The algorithm registry. One file per algorithm holds its whole
+//! definition, an [`AlgoInfo`]: name, applicability, communication
+//! pattern, cost function and schedule builder. Each collective's folder
+//! lists its algorithms in tie-break order and defines the call its
+//! builders take; [`Coll::algos`] maps each collective to its list. Adding
+//! an algorithm is one file plus one line in that list.
 
 pub(crate) mod allgather;
 pub(crate) mod allgatherv;
@@ -12,12 +15,19 @@ pub(crate) mod gather;
 mod hier_tests;
 pub(crate) mod reduce;
 pub(crate) mod reduce_scatter;
+mod registry;
 pub(crate) mod scan;
 pub(crate) mod scatter;
 #[cfg(test)]
 mod tests;
 
-pub use super::nodes::Layout;
+pub use super::model::{Args, Layout};
+pub use registry::{choose, Choice, Coll};
+
+use super::ctx::Ctx;
+use super::inter::Pattern;
+use super::model::Model;
+use super::sched::{Buf, Schedule};
 
 /// What an algorithm requires of the call.
 ///
@@ -42,67 +52,39 @@ pub struct AlgoInfo {
     /// is `commutative_only` a non-commutative operation also needs every
     /// node's ranks to be consecutive ([`Layout::blocked`]).
     pub multi_node: bool,
+    /// How its messages meet node boundaries (prices it across nodes).
+    pub pattern: Pattern,
+    /// Predicted seconds for a call under a model (for a flat algorithm,
+    /// the model [`Model::across`] makes of the call's layout).
+    pub cost: fn(&Model, &Args) -> f64,
+    /// For a node-aware algorithm: the flat algorithms its phases would
+    /// use on a call, (among the leaders, within nodes).
+    pub phases: Option<Phases>,
+    /// Adds its steps to a schedule.
+    pub(crate) build: Build,
 }
 
-/// The facts selection looks at.
-///
-/// ```
-/// use oxmpi::coll::algos::Args;
-/// use oxmpi::coll::select::Coll;
-/// let odd = Args::new(7, 64, true);
-/// let usable: Vec<&str> = Coll::Allreduce
-///     .algos()
-///     .iter()
-///     .filter(|a| a.applicable(&odd).is_ok())
-///     .map(|a| a.name)
-///     .collect();
-/// assert!(usable.contains(&"ring"));
-/// ```
+/// The flat algorithms of a node-aware algorithm's phases on a call:
+/// (among the leaders, within nodes).
+pub type Phases = fn(&Model, &Args) -> (&'static str, &'static str);
+
+/// An algorithm's schedule builder, by the family of collectives it
+/// serves: each family's folder defines the call its builders take.
 #[derive(Debug, Clone, Copy)]
-pub struct Args {
-    /// Ranks in the communicator.
-    pub ranks: usize,
-    /// Bytes per rank (the message size as nccl-tests counts it).
-    pub bytes: usize,
-    /// Whether the operation is commutative (true when there is none).
-    pub commutative: bool,
-    /// How the ranks are spread over nodes.
-    pub layout: Layout,
-}
-
-impl Args {
-    /// A call on `ranks` ranks of one node.
-    ///
-    /// ```
-    /// use oxmpi::coll::algos::{Args, Layout};
-    /// let a = Args::new(8, 1024, true);
-    /// assert_eq!((a.ranks, a.bytes, a.commutative), (8, 1024, true));
-    /// assert_eq!(a.layout, Layout::single(8));
-    /// ```
-    pub fn new(ranks: usize, bytes: usize, commutative: bool) -> Args {
-        Args {
-            ranks,
-            bytes,
-            commutative,
-            layout: Layout::single(ranks),
-        }
-    }
-
-    /// The same call with the ranks spread as `layout` says.
-    ///
-    /// ```
-    /// use oxmpi::coll::algos::{Args, Layout};
-    /// use oxmpi::coll::select::Coll;
-    /// let flat = Args::new(8, 1024, true);
-    /// let two = flat.on(Layout::blocks(8, 2));
-    /// assert_eq!((two.ranks, two.layout.nodes, two.layout.per_node), (8, 2, 4));
-    /// let hier = Coll::Allreduce.algos().iter().find(|a| a.name == "hierarchical").unwrap();
-    /// assert!(hier.applicable(&flat).is_err()); // one node: nothing to be node-aware of
-    /// assert!(hier.applicable(&two).is_ok());
-    /// ```
-    pub fn on(self, layout: Layout) -> Args {
-        Args { layout, ..self }
-    }
+pub(crate) enum Build {
+    Allreduce(fn(&Ctx, &mut Schedule, &allreduce::Reduction<'_>, &[usize]) -> Vec<usize>),
+    Bcast(fn(&Ctx, &mut Schedule, &bcast::Broadcast, &[usize]) -> Vec<usize>),
+    Reduce(fn(&Ctx, &mut Schedule, &reduce::ToRoot<'_>, &[usize]) -> Vec<usize>),
+    Allgather(fn(&Ctx, &mut Schedule, &allgather::Gathered, &[usize]) -> Vec<usize>),
+    Allgatherv(fn(&Ctx, &mut Schedule, &[Buf], &[usize]) -> Vec<usize>),
+    Gather(fn(&Ctx, &mut Schedule, &gather::Even, &[usize]) -> Vec<usize>),
+    Gatherv(fn(&Ctx, &mut Schedule, &gather::Parts<'_>, &[usize]) -> Vec<usize>),
+    Scatter(fn(&Ctx, &mut Schedule, &scatter::Even, &[usize]) -> Vec<usize>),
+    Scatterv(fn(&Ctx, &mut Schedule, &scatter::Parts<'_>, &[usize]) -> Vec<usize>),
+    Alltoall(fn(&Ctx, &mut Schedule, &alltoall::Even, &[usize]) -> Vec<usize>),
+    Alltoallv(fn(&Ctx, &mut Schedule, &alltoall::Parts<'_>, &[usize]) -> Vec<usize>),
+    ReduceScatter(fn(&Ctx, &mut Schedule, &reduce_scatter::Split<'_>, &[usize]) -> Vec<usize>),
+    Scan(fn(&Ctx, &mut Schedule, &scan::Prefix<'_>, &[usize]) -> Vec<usize>),
 }
 
 impl AlgoInfo {
@@ -134,6 +116,30 @@ impl AlgoInfo {
         Ok(())
     }
 }
+
+/// Defines `$name(algo, ctx, s, call, after)` in a family's folder: adds
+/// the steps of `algo`, one of the family's entries (built with
+/// `Build::$variant`), for `call`.
+macro_rules! family_build {
+    ($name:ident, $variant:ident, $call:ty, $default:path) => {
+        /// Adds the steps of `algo`, one of this family's entries.
+        pub(crate) fn $name(
+            algo: &$crate::coll::algos::AlgoInfo,
+            ctx: &$crate::coll::ctx::Ctx,
+            s: &mut $crate::coll::sched::Schedule,
+            call: &$call,
+            after: &[usize],
+        ) -> Vec<usize> {
+            match algo.build {
+                $crate::coll::algos::Build::$variant(f) => f(ctx, s, call, after),
+                // Never taken: `every_entry_builds_for_its_own_family`
+                // checks that each table holds only its family's builders.
+                _ => $default(ctx, s, call, after),
+            }
+        }
+    };
+}
+pub(crate) use family_build;
 
 /// The steps a round ends with: those it added, or `prev` when it added
 /// none (every message of the round was empty).

@@ -26,7 +26,8 @@ fn gather_and_scatter_at_every_root() {
         for block in [0, 1, 12] {
             for root in [0, p / 2, p - 1] {
                 let want: Vec<u8> = (0..p).flat_map(|r| data(r, block)).collect();
-                for algo in ["binomial", "linear"] {
+                for (algo, algo_s) in gather::ALL.iter().zip(scatter::ALL) {
+                    assert_eq!(algo.name, algo_s.name);
                     // Gather.
                     let mut mine: Vec<Vec<u8>> = (0..p).map(|r| data(r, block)).collect();
                     let mut all = vec![0u8; p * block];
@@ -35,17 +36,22 @@ fn gather_and_scatter_at_every_root() {
                         .map(|r| {
                             let mut s = Schedule::new();
                             let (c, m, a) = (ctx(r, p), user(&mut mine[r]), user(&mut all));
-                            let parts: Vec<Buf> =
-                                (0..p).map(|q| a.slice(q * block, block)).collect();
-                            match algo {
-                                "linear" => gather::linear::build(&c, &mut s, m, &parts, root, &[]),
-                                _ => gather::binomial::build(&c, &mut s, m, a, block, root, &[]),
+                            let call = gather::Even {
+                                mine: m,
+                                all: a,
+                                block,
+                                root,
                             };
+                            gather::build(algo, &c, &mut s, &call, &[]);
                             s
                         })
                         .collect();
                     sim::run(scheds);
-                    assert_eq!(all, want, "gather {algo} p={p} block={block} root={root}");
+                    assert_eq!(
+                        all, want,
+                        "gather {} p={p} block={block} root={root}",
+                        algo.name
+                    );
                     // Scatter.
                     let mut src = want.clone();
                     let mut got: Vec<Vec<u8>> = (0..p).map(|_| vec![0u8; block]).collect();
@@ -54,20 +60,24 @@ fn gather_and_scatter_at_every_root() {
                         .map(|r| {
                             let mut s = Schedule::new();
                             let (c, m, a) = (ctx(r, p), user(&mut got[r]), user(&mut src));
-                            let parts: Vec<Buf> =
-                                (0..p).map(|q| a.slice(q * block, block)).collect();
-                            match algo {
-                                "linear" => {
-                                    scatter::linear::build(&c, &mut s, &parts, m, root, &[])
-                                }
-                                _ => scatter::binomial::build(&c, &mut s, a, m, block, root, &[]),
+                            let call = scatter::Even {
+                                mine: m,
+                                all: a,
+                                block,
+                                root,
                             };
+                            scatter::build(algo_s, &c, &mut s, &call, &[]);
                             s
                         })
                         .collect();
                     sim::run(scheds);
                     for (r, g) in got.iter().enumerate() {
-                        assert_eq!(*g, data(r, block), "scatter {algo} p={p} root={root}");
+                        assert_eq!(
+                            *g,
+                            data(r, block),
+                            "scatter {} p={p} root={root}",
+                            algo.name
+                        );
                     }
                 }
             }
@@ -112,15 +122,7 @@ fn allgatherv_uneven_blocks() {
                         let buf = user(b);
                         let parts: Vec<Buf> =
                             (0..p).map(|q| buf.slice(displs[q], counts[q])).collect();
-                        match algo.name {
-                            "ring" => allgatherv::ring::build(&ctx(r, p), &mut s, &parts, &[]),
-                            _ => allgatherv::recursive_doubling::build(
-                                &ctx(r, p),
-                                &mut s,
-                                &parts,
-                                &[],
-                            ),
-                        };
+                        allgatherv::build(algo, &ctx(r, p), &mut s, &parts, &[]);
                         s
                     })
                     .collect();
@@ -154,17 +156,12 @@ fn alltoall_every_algorithm_and_uneven_pairs() {
                     .map(|r| {
                         let mut s = Schedule::new();
                         let (sb, rb) = (user(&mut send[r]), user(&mut recv[r]));
-                        let cut = |b: Buf| -> Vec<Buf> {
-                            (0..p).map(|j| b.slice(j * block, block)).collect()
+                        let call = alltoall::Even {
+                            send: sb,
+                            recv: rb,
+                            block,
                         };
-                        let c = ctx(r, p);
-                        match algo.name {
-                            "bruck" => alltoall::bruck::build(&c, &mut s, sb, rb, block, &[]),
-                            "scattered" => {
-                                alltoall::scattered::build(&c, &mut s, &cut(sb), &cut(rb), &[])
-                            }
-                            _ => alltoall::pairwise::build(&c, &mut s, &cut(sb), &cut(rb), &[]),
-                        };
+                        alltoall::build(algo, &ctx(r, p), &mut s, &call, &[]);
                         s
                     })
                     .collect();
@@ -197,12 +194,11 @@ fn alltoall_every_algorithm_and_uneven_pairs() {
                         rparts.push(rb.slice(ro, size(j, r)));
                         ro += size(j, r);
                     }
-                    match algo.name {
-                        "scattered" => {
-                            alltoall::scattered::build(&ctx(r, p), &mut s, &sparts, &rparts, &[])
-                        }
-                        _ => alltoall::pairwise::build(&ctx(r, p), &mut s, &sparts, &rparts, &[]),
+                    let call = alltoall::Parts {
+                        send: &sparts,
+                        recv: &rparts,
                     };
+                    alltoall::build_v(algo, &ctx(r, p), &mut s, &call, &[]);
                     s
                 })
                 .collect();
@@ -237,31 +233,14 @@ fn reduce_scatter_keeps_rank_order_where_it_claims_to() {
                     .map(|r| {
                         let mut s = Schedule::new();
                         let (i, o) = (user(&mut inp[r]), user(&mut out[r]));
-                        let c = ctx(r, p);
-                        match algo.name {
-                            "recursive_halving" => reduce_scatter::recursive_halving::build(
-                                &c,
-                                &mut s,
-                                i,
-                                &off,
-                                o,
-                                &op,
-                                &[],
-                            ),
-                            _ => {
-                                let parts: Vec<Buf> =
-                                    (0..p).map(|q| i.slice(off[q], lens[q])).collect();
-                                reduce_scatter::pairwise::build(
-                                    &c,
-                                    &mut s,
-                                    &parts,
-                                    o,
-                                    &op,
-                                    commutative,
-                                    &[],
-                                )
-                            }
+                        let call = reduce_scatter::Split {
+                            input: i,
+                            off: &off,
+                            out: o,
+                            op: &op,
+                            commutative,
                         };
+                        reduce_scatter::build(algo, &ctx(r, p), &mut s, &call, &[]);
                         s
                     })
                     .collect();
@@ -300,21 +279,14 @@ fn scan_and_exscan_keep_rank_order() {
                                 let mut s = Schedule::new();
                                 let i = (!in_place).then(|| user(&mut inp[r]));
                                 let (c, o) = (ctx(r, p), user(&mut out[r]));
-                                match algo.name {
-                                    "linear" => {
-                                        scan::linear::build(&c, &mut s, i, o, &op, exclusive, &[])
-                                    }
-                                    _ => scan::recursive_doubling::build(
-                                        &c,
-                                        &mut s,
-                                        i,
-                                        o,
-                                        &op,
-                                        false,
-                                        exclusive,
-                                        &[],
-                                    ),
+                                let call = scan::Prefix {
+                                    input: i,
+                                    out: o,
+                                    op: &op,
+                                    commutative: false,
+                                    exclusive,
                                 };
+                                scan::build(algo, &c, &mut s, &call, &[]);
                                 s
                             })
                             .collect();
@@ -335,5 +307,47 @@ fn scan_and_exscan_keep_rank_order() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn every_entry_builds_for_its_own_family() {
+    use crate::coll::algos::{Build, Coll};
+    for &coll in Coll::ALL {
+        for algo in coll.algos() {
+            let family = matches!(
+                (coll, algo.build),
+                (Coll::Allreduce, Build::Allreduce(_))
+                    | (Coll::Bcast, Build::Bcast(_))
+                    | (Coll::Reduce, Build::Reduce(_))
+                    | (Coll::Allgather, Build::Allgather(_))
+                    | (Coll::Allgatherv, Build::Allgatherv(_))
+                    | (Coll::Gather, Build::Gather(_))
+                    | (Coll::Gatherv, Build::Gatherv(_))
+                    | (Coll::Scatter, Build::Scatter(_))
+                    | (Coll::Scatterv, Build::Scatterv(_))
+                    | (Coll::Alltoall, Build::Alltoall(_))
+                    | (Coll::Alltoallv | Coll::Alltoallw, Build::Alltoallv(_))
+                    | (
+                        Coll::ReduceScatter | Coll::ReduceScatterBlock,
+                        Build::ReduceScatter(_)
+                    )
+                    | (Coll::Scan | Coll::Exscan, Build::Scan(_))
+            );
+            assert!(
+                family,
+                "{coll:?}: {} builds for {:?}",
+                algo.name, algo.build
+            );
+        }
+        let names: Vec<&str> = coll.algos().iter().map(|a| a.name).collect();
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(
+            names.len(),
+            unique.len(),
+            "{coll:?}: a name twice in {names:?}"
+        );
     }
 }

@@ -2,16 +2,22 @@
 //! rotated scratch buffer (position i holds rank rank+i), then rotated into
 //! place.
 
-use crate::coll::algos::AlgoInfo;
+use crate::coll::algos::{AlgoInfo, Build};
 use crate::coll::ctx::Ctx;
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
 use crate::coll::sched::{Buf, Schedule};
 
-/// Applicability.
+/// Its registry entry.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "bruck",
     commutative_only: false,
     pow2_only: false,
     multi_node: false,
+    pattern: Pattern::Halving,
+    cost,
+    phases: None,
+    build: Build::Allgather(build_call),
 };
 
 /// Fills every block of `buf` (`block` bytes each).
@@ -64,4 +70,20 @@ pub(crate) fn build(
     }
     done.extend(last);
     done
+}
+
+/// [`build`] for an allgather call of the registry.
+pub(super) fn build_call(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &super::Gathered,
+    after: &[usize],
+) -> Vec<usize> {
+    build(ctx, s, r.buf, r.block, after)
+}
+
+/// Predicted seconds.
+fn cost(m: &Model, a: &Args) -> f64 {
+    let t = m.terms(a);
+    t.lg * t.al + t.n * (t.p - 1.0) * t.be + t.n * t.p * t.be
 }

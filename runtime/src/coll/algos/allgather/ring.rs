@@ -1,15 +1,21 @@
 //! Ring allgather: p-1 steps, each passing one block to the right.
 
-use crate::coll::algos::AlgoInfo;
+use crate::coll::algos::{AlgoInfo, Build};
 use crate::coll::ctx::Ctx;
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
 use crate::coll::sched::{Buf, Schedule};
 
-/// Applicability.
+/// Its registry entry.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "ring",
     commutative_only: false,
     pow2_only: false,
     multi_node: false,
+    pattern: Pattern::Neighbour,
+    cost,
+    phases: None,
+    build: Build::Allgather(build_call),
 };
 
 /// Fills every block of `buf` (`block` bytes each).
@@ -35,4 +41,20 @@ pub(crate) fn build(
         last = vec![snd, rcv];
     }
     last
+}
+
+/// [`build`] for an allgather call of the registry.
+pub(super) fn build_call(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &super::Gathered,
+    after: &[usize],
+) -> Vec<usize> {
+    build(ctx, s, r.buf, r.block, after)
+}
+
+/// Predicted seconds.
+fn cost(m: &Model, a: &Args) -> f64 {
+    let t = m.terms(a);
+    (t.p - 1.0) * (t.al + t.n * t.be)
 }

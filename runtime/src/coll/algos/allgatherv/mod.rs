@@ -7,6 +7,9 @@ pub(crate) mod recursive_doubling;
 pub(crate) mod ring;
 
 use super::AlgoInfo;
+use crate::coll::sched::Buf;
 
 /// Every allgatherv algorithm, in tie-break order.
 pub(crate) const ALL: &[AlgoInfo] = &[recursive_doubling::INFO, ring::INFO];
+
+super::family_build!(build, Allgatherv, [Buf], ring::build);

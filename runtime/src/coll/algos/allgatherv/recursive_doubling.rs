@@ -3,16 +3,22 @@
 //! its blocks are contiguous in rank order, else scratch copied out at the
 //! end). Power-of-two rank counts only.
 
-use crate::coll::algos::{then, AlgoInfo};
+use crate::coll::algos::{then, AlgoInfo, Build};
 use crate::coll::ctx::Ctx;
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
 use crate::coll::sched::{Base, Buf, Schedule};
 
-/// Applicability.
+/// Its registry entry.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "recursive_doubling",
     commutative_only: false,
     pow2_only: true,
     multi_node: false,
+    pattern: Pattern::Halving,
+    cost,
+    phases: None,
+    build: Build::Allgatherv(build),
 };
 
 /// The whole range when the parts lie back to back in rank order in one buffer.
@@ -76,4 +82,10 @@ pub(crate) fn build(ctx: &Ctx, s: &mut Schedule, parts: &[Buf], after: &[usize])
         .map(|r| s.copy_some(range(buf, r, r + 1), parts[r], &last))
         .collect();
     then(&last, copies)
+}
+
+/// Predicted seconds.
+fn cost(m: &Model, a: &Args) -> f64 {
+    let t = m.terms(a);
+    t.lg * t.al + t.n * (t.p - 1.0) * t.be
 }

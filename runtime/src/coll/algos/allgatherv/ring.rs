@@ -1,16 +1,22 @@
 //! Ring allgatherv: p-1 steps, each passing one block to the right,
 //! received straight into its place. Any block sizes and displacements.
 
-use crate::coll::algos::{then, AlgoInfo};
+use crate::coll::algos::{then, AlgoInfo, Build};
 use crate::coll::ctx::Ctx;
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
 use crate::coll::sched::{Buf, Schedule};
 
-/// Applicability.
+/// Its registry entry.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "ring",
     commutative_only: false,
     pow2_only: false,
     multi_node: false,
+    pattern: Pattern::Neighbour,
+    cost,
+    phases: None,
+    build: Build::Allgatherv(build),
 };
 
 /// Fills every `parts[r]` (the caller's own is already there).
@@ -27,4 +33,10 @@ pub(crate) fn build(ctx: &Ctx, s: &mut Schedule, parts: &[Buf], after: &[usize])
         last = then(&last, [snd, rcv]);
     }
     last
+}
+
+/// Predicted seconds.
+fn cost(m: &Model, a: &Args) -> f64 {
+    let t = m.terms(a);
+    (t.p - 1.0) * (t.al + t.n * t.be)
 }

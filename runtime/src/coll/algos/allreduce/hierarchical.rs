@@ -13,18 +13,26 @@
 //! applicability requires of non-commutative operations.
 
 use super::Reduction;
-use crate::coll::algos::{bcast, reduce, AlgoInfo, Args};
+use crate::coll::algos::{bcast, choose, reduce, AlgoInfo, Args, Build, Coll};
 use crate::coll::ctx::{Ctx, Group};
+use crate::coll::inter::Pattern;
+use crate::coll::model::Model;
 use crate::coll::nodes::NodeView;
 use crate::coll::sched::Schedule;
-use crate::coll::select::{choose, Coll, Model};
 
-/// Applicability.
+/// Its registry entry.
 pub const INFO: AlgoInfo = AlgoInfo {
     name: "hierarchical",
     commutative_only: false,
     pow2_only: false,
     multi_node: true,
+    pattern: Pattern::NodeAware,
+    cost: |m, a| plan(m, a).predicted,
+    phases: Some(|m, a| {
+        let p = plan(m, a);
+        (p.leaders.name, p.local.name)
+    }),
+    build: Build::Allreduce(build_call),
 };
 
 /// The flat algorithms of the phases and the predicted time: every rank
@@ -32,9 +40,9 @@ pub const INFO: AlgoInfo = AlgoInfo {
 #[derive(Debug, Clone, Copy)]
 pub struct Plan {
     /// Allreduce among the leaders.
-    pub leaders: &'static str,
+    pub leaders: &'static AlgoInfo,
     /// Broadcast within each node.
-    pub local: &'static str,
+    pub local: &'static AlgoInfo,
     /// Predicted seconds: the largest node's phases plus the leaders'.
     pub predicted: f64,
 }
@@ -55,14 +63,14 @@ pub fn plan(model: &Model, a: &Args) -> Plan {
         &Args::new(q, a.bytes, a.commutative),
     );
     Plan {
-        leaders: leaders.algo.name,
-        local: local.algo.name,
+        leaders: leaders.algo,
+        local: local.algo,
         predicted: reduce + leaders.predicted + local.predicted,
     }
 }
 
 /// Reduces `r` across all ranks, whose nodes `view` gives.
-pub fn build(
+pub fn build_on(
     ctx: &Ctx,
     view: &NodeView,
     plan: &Plan,
@@ -89,6 +97,32 @@ pub fn build(
         reduced
     };
     ctx.within(local, s, |c, s| {
-        bcast::build(plan.local, c, s, r.buf, 0, &combined)
+        let call = bcast::Broadcast {
+            buf: r.buf,
+            root: 0,
+        };
+        bcast::build(plan.local, c, s, &call, &combined)
     })
+}
+
+/// [`build_on`] for a call of the registry: the nodes and the model come
+/// with `ctx`.
+pub(super) fn build_call(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &super::Reduction,
+    after: &[usize],
+) -> Vec<usize> {
+    match ctx.nodes {
+        Some(view) => {
+            let plan = plan(
+                ctx.model,
+                &Args::new(ctx.size, r.count * r.elem, r.commutative).on(view.layout),
+            );
+            build_on(ctx, view, &plan, s, r, after)
+        }
+        // A view of part of a communicator has no nodes, and selection
+        // never picks a node-aware algorithm there (one node): flat.
+        None => super::recursive_doubling::build(ctx, s, r.buf, r.op, after),
+    }
 }

@@ -7,8 +7,7 @@ pub(crate) mod reduce_bcast;
 pub(crate) mod ring;
 
 use super::AlgoInfo;
-use crate::coll::ctx::Ctx;
-use crate::coll::sched::{Buf, Reducer, Schedule};
+use crate::coll::sched::{Buf, Reducer};
 
 /// Every allreduce algorithm, in tie-break order.
 pub(crate) const ALL: &[AlgoInfo] = &[
@@ -35,19 +34,9 @@ pub struct Reduction<'a> {
     pub commutative: bool,
 }
 
-/// Adds the steps of flat algorithm `name` (recursive doubling for any
-/// other name; [`hierarchical`] takes a node view and is built apart).
-pub fn build(
-    name: &str,
-    ctx: &Ctx,
-    s: &mut Schedule,
-    r: &Reduction,
-    after: &[usize],
-) -> Vec<usize> {
-    match name {
-        "ring" => ring::build(ctx, s, r.buf, r.count, r.elem, r.op, after),
-        "rabenseifner" => rabenseifner::build(ctx, s, r.buf, r.count, r.elem, r.op, after),
-        "reduce_bcast" => reduce_bcast::build(ctx, s, r.buf, r.op, r.commutative, after),
-        _ => recursive_doubling::build(ctx, s, r.buf, r.op, after),
-    }
-}
+super::family_build!(
+    build,
+    Allreduce,
+    Reduction<'_>,
+    recursive_doubling::build_call
+);

@@ -3,17 +3,23 @@
 //! 2n bytes per rank: the bandwidth-optimal choice with few steps.
 //! Combines out of rank order: commutative operations only.
 
-use crate::coll::algos::AlgoInfo;
+use crate::coll::algos::{AlgoInfo, Build};
 use crate::coll::ctx::{block, Ctx};
 use crate::coll::fold::Fold;
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
 use crate::coll::sched::{Buf, Reducer, Schedule};
 
-/// Applicability.
+/// Its registry entry.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "rabenseifner",
     commutative_only: true,
     pow2_only: false,
     multi_node: false,
+    pattern: Pattern::Halving,
+    cost,
+    phases: None,
+    build: Build::Allreduce(build_call),
 };
 
 /// Reduces `buf` (`count` elements of `elem` bytes) across all ranks.
@@ -84,4 +90,20 @@ pub(crate) fn build(
         }
     }
     fold.fold_out(ctx, s, buf, 1 + 2 * rounds, &last)
+}
+
+/// [`build`] for an allreduce call of the registry.
+pub(super) fn build_call(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &super::Reduction,
+    after: &[usize],
+) -> Vec<usize> {
+    build(ctx, s, r.buf, r.count, r.elem, r.op, after)
+}
+
+/// Predicted seconds.
+fn cost(m: &Model, a: &Args) -> f64 {
+    let t = m.terms(a);
+    2.0 * t.lg * t.al + 2.0 * t.n * t.frac * t.be + t.n * t.frac * t.ga + t.fold
 }

@@ -1,17 +1,23 @@
 //! Recursive doubling: lg p rounds of full-buffer exchanges; cheapest in
 //! latency, lg p times the bytes. Keeps rank order, so any operation works.
 
-use crate::coll::algos::AlgoInfo;
+use crate::coll::algos::{AlgoInfo, Build};
 use crate::coll::ctx::Ctx;
 use crate::coll::fold::Fold;
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
 use crate::coll::sched::{Buf, Reducer, Schedule};
 
-/// Applicability.
+/// Its registry entry.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "recursive_doubling",
     commutative_only: false,
     pow2_only: false,
     multi_node: false,
+    pattern: Pattern::Butterfly,
+    cost,
+    phases: None,
+    build: Build::Allreduce(build_call),
 };
 
 /// Reduces `buf` (the caller's contribution, replaced by the result) across all ranks.
@@ -47,4 +53,20 @@ pub(crate) fn build(
         }
     }
     fold.fold_out(ctx, s, buf, 1 + rounds, &last)
+}
+
+/// [`build`] for an allreduce call of the registry.
+pub(super) fn build_call(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &super::Reduction,
+    after: &[usize],
+) -> Vec<usize> {
+    build(ctx, s, r.buf, r.op, after)
+}
+
+/// Predicted seconds.
+fn cost(m: &Model, a: &Args) -> f64 {
+    let t = m.terms(a);
+    t.lg * (t.al + t.n * t.be + t.n * t.ga) + t.fold
 }

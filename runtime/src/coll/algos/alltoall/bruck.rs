@@ -5,16 +5,22 @@
 //! round plus the copies: for small blocks, where latency dominates.
 //! Equal block sizes only.
 
-use crate::coll::algos::AlgoInfo;
+use crate::coll::algos::{AlgoInfo, Build};
 use crate::coll::ctx::Ctx;
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
 use crate::coll::sched::{Buf, Schedule};
 
-/// Applicability.
+/// Its registry entry.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "bruck",
     commutative_only: false,
     pow2_only: false,
     multi_node: false,
+    pattern: Pattern::Butterfly,
+    cost,
+    phases: None,
+    build: Build::Alltoall(build_call),
 };
 
 /// Exchanges `block` bytes with every rank: `send` and `recv` hold `p`
@@ -70,4 +76,21 @@ pub(crate) fn build(
     (0..p)
         .map(|i| s.copy(blk(tmp, i), blk(recv, (rank + p - i) % p), &last))
         .collect()
+}
+
+/// [`build`] for an alltoall call of the registry.
+pub(super) fn build_call(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &super::Even,
+    after: &[usize],
+) -> Vec<usize> {
+    build(ctx, s, r.send, r.recv, r.block, after)
+}
+
+/// Predicted seconds. Each round packs, sends and unpacks about half the blocks,
+/// plus the two rotations.
+fn cost(m: &Model, a: &Args) -> f64 {
+    let t = m.terms(a);
+    t.lg * (t.al + 1.5 * t.p * t.n * t.be) + 2.0 * t.p * t.n * t.be
 }

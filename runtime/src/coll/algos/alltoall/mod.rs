@@ -12,9 +12,50 @@ pub(crate) mod pairwise;
 pub(crate) mod scattered;
 
 use super::AlgoInfo;
+use crate::coll::sched::Buf;
 
 /// Every alltoall algorithm, in tie-break order.
 pub(crate) const ALL: &[AlgoInfo] = &[bruck::INFO, scattered::INFO, pairwise::INFO];
 
 /// Every alltoallv / alltoallw algorithm (they must interoperate, see above).
-pub(crate) const ALL_V: &[AlgoInfo] = &[scattered::INFO, pairwise::INFO];
+pub(crate) const ALL_V: &[AlgoInfo] = &[scattered::INFO_V, pairwise::INFO_V];
+
+/// An alltoall of equal blocks.
+#[derive(Clone, Copy)]
+pub struct Even {
+    /// Block j for rank j, at `j * block`.
+    pub send: Buf,
+    /// Block i from rank i, at `i * block`.
+    pub recv: Buf,
+    /// Bytes per block.
+    pub block: usize,
+}
+
+impl Even {
+    /// `send` cut into the blocks of `p` ranks.
+    pub fn send_parts(&self, p: usize) -> Vec<Buf> {
+        cut(self.send, self.block, p)
+    }
+
+    /// `recv` cut into the blocks of `p` ranks.
+    pub fn recv_parts(&self, p: usize) -> Vec<Buf> {
+        cut(self.recv, self.block, p)
+    }
+}
+
+/// `b` cut into `p` blocks of `block` bytes.
+fn cut(b: Buf, block: usize, p: usize) -> Vec<Buf> {
+    (0..p).map(|j| b.slice(j * block, block)).collect()
+}
+
+/// An alltoallv / alltoallw: blocks of any size.
+#[derive(Clone, Copy)]
+pub struct Parts<'a> {
+    /// Block j for rank j.
+    pub send: &'a [Buf],
+    /// Block i from rank i.
+    pub recv: &'a [Buf],
+}
+
+super::family_build!(build, Alltoall, Even, pairwise::build_call);
+super::family_build!(build_v, Alltoallv, Parts<'_>, pairwise::build_v);

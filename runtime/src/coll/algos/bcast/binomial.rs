@@ -1,16 +1,22 @@
 //! Binomial-tree broadcast: lg p rounds of whole-buffer messages; the
 //! latency-optimal choice for small messages.
 
-use crate::coll::algos::AlgoInfo;
+use crate::coll::algos::{AlgoInfo, Build};
 use crate::coll::ctx::Ctx;
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
 use crate::coll::sched::{Buf, Schedule};
 
-/// Applicability.
+/// Its registry entry.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "binomial",
     commutative_only: false,
     pow2_only: false,
     multi_node: false,
+    pattern: Pattern::Tree,
+    cost,
+    phases: None,
+    build: Build::Bcast(build_call),
 };
 
 /// Broadcasts `buf` from `root`, with messages on tag step `step`.
@@ -48,4 +54,20 @@ pub(crate) fn build(
     } else {
         sends
     }
+}
+
+/// [`build`] for a bcast call of the registry.
+pub(super) fn build_call(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &super::Broadcast,
+    after: &[usize],
+) -> Vec<usize> {
+    build(ctx, s, r.buf, r.root, 0, after)
+}
+
+/// Predicted seconds.
+fn cost(m: &Model, a: &Args) -> f64 {
+    let t = m.terms(a);
+    t.lg * (t.al + t.n * t.be)
 }

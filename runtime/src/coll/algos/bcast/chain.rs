@@ -2,17 +2,23 @@
 //! from the root; each rank forwards a segment as soon as it has it. Time
 //! approaches n/bandwidth plus p segment latencies: for large messages.
 
-use crate::coll::algos::AlgoInfo;
+use crate::coll::algos::{AlgoInfo, Build};
 use crate::coll::ctx::Ctx;
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
 use crate::coll::sched::{Buf, Schedule};
 use crate::coll::tag::STEP_BITS;
 
-/// Applicability.
+/// Its registry entry.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "chain",
     commutative_only: false,
     pow2_only: false,
     multi_node: false,
+    pattern: Pattern::Neighbour,
+    cost,
+    phases: None,
+    build: Build::Bcast(build_call),
 };
 
 /// Smallest segment.
@@ -52,4 +58,22 @@ pub(crate) fn build(
         last.extend(have);
     }
     last
+}
+
+/// [`build`] for a bcast call of the registry.
+pub(super) fn build_call(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &super::Broadcast,
+    after: &[usize],
+) -> Vec<usize> {
+    build(ctx, s, r.buf, r.root, after)
+}
+
+/// Predicted seconds: segments of at least [`MIN_SEGMENT`] bytes flow down
+/// the chain, p - 2 steps to fill it, one per segment after.
+fn cost(m: &Model, a: &Args) -> f64 {
+    let t = m.terms(a);
+    let seg = (MIN_SEGMENT as f64).max(t.n / 4096.0).min(t.n.max(1.0));
+    (t.p - 2.0 + (t.n / seg).ceil()).max(1.0) * (t.al + seg * t.be)
 }

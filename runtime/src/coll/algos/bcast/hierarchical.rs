@@ -5,18 +5,26 @@
 //! leader broadcasts to its node (the root left out) with the flat
 //! algorithm it prefers there. Only the leaders' phase crosses nodes.
 
-use crate::coll::algos::{AlgoInfo, Args};
+use crate::coll::algos::{choose, AlgoInfo, Args, Build, Coll};
 use crate::coll::ctx::{Ctx, Group};
+use crate::coll::inter::Pattern;
+use crate::coll::model::Model;
 use crate::coll::nodes::NodeView;
 use crate::coll::sched::{Buf, Schedule};
-use crate::coll::select::{choose, Coll, Model};
 
-/// Applicability.
+/// Its registry entry.
 pub const INFO: AlgoInfo = AlgoInfo {
     name: "hierarchical",
     commutative_only: false,
     pow2_only: false,
     multi_node: true,
+    pattern: Pattern::NodeAware,
+    cost: |m, a| plan(m, a).predicted,
+    phases: Some(|m, a| {
+        let p = plan(m, a);
+        (p.leaders.name, p.local.name)
+    }),
+    build: Build::Bcast(build_call),
 };
 
 /// Tag step of the root's message to its leader (the only message
@@ -28,9 +36,9 @@ const TO_LEADER_STEP: usize = 0;
 #[derive(Debug, Clone, Copy)]
 pub struct Plan {
     /// Broadcast among the leaders.
-    pub leaders: &'static str,
+    pub leaders: &'static AlgoInfo,
     /// Broadcast within each node.
-    pub local: &'static str,
+    pub local: &'static AlgoInfo,
     /// Predicted seconds (the root's node taken to be the largest, with a
     /// root that is not its leader).
     pub predicted: f64,
@@ -52,14 +60,14 @@ pub fn plan(model: &Model, a: &Args) -> Plan {
         0.0
     };
     Plan {
-        leaders: leaders.algo.name,
-        local: local.algo.name,
+        leaders: leaders.algo,
+        local: local.algo,
         predicted: to_leader + leaders.predicted + local.predicted,
     }
 }
 
 /// Broadcasts `buf` from `root` to all ranks, whose nodes `view` gives.
-pub fn build(
+pub fn build_on(
     ctx: &Ctx,
     view: &NodeView,
     plan: &Plan,
@@ -85,10 +93,15 @@ pub fn build(
             world: &view.leaders_world,
         };
         have = ctx.within(leaders, s, |c, s| {
-            super::build(plan.leaders, c, s, buf, view.node_of[root], &have)
+            let call = super::Broadcast {
+                buf,
+                root: view.node_of[root],
+            };
+            super::build(plan.leaders, c, s, &call, &have)
         });
     }
-    let local = |c: &Ctx, s: &mut Schedule| super::build(plan.local, c, s, buf, 0, &have);
+    let call = super::Broadcast { buf, root: 0 };
+    let local = |c: &Ctx, s: &mut Schedule| super::build(plan.local, c, s, &call, &have);
     match view.local.iter().position(|&r| r == root) {
         Some(at) if root != head => {
             let ranks = [&view.local[..at], &view.local[at + 1..]].concat();
@@ -109,5 +122,27 @@ pub fn build(
             };
             ctx.within(group, s, local)
         }
+    }
+}
+
+/// [`build_on`] for a call of the registry: the nodes and the model come
+/// with `ctx`.
+pub(super) fn build_call(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &super::Broadcast,
+    after: &[usize],
+) -> Vec<usize> {
+    match ctx.nodes {
+        Some(view) => {
+            let plan = plan(
+                ctx.model,
+                &Args::new(ctx.size, r.buf.len, true).on(view.layout),
+            );
+            build_on(ctx, view, &plan, s, r.buf, r.root, after)
+        }
+        // A view of part of a communicator has no nodes, and selection
+        // never picks a node-aware algorithm there (one node): flat.
+        None => super::binomial::build(ctx, s, r.buf, r.root, 0, after),
     }
 }

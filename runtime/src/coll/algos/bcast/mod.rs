@@ -6,8 +6,7 @@ pub(crate) mod hierarchical;
 pub(crate) mod scatter_allgather;
 
 use super::AlgoInfo;
-use crate::coll::ctx::Ctx;
-use crate::coll::sched::{Buf, Schedule};
+use crate::coll::sched::Buf;
 
 /// Every broadcast algorithm, in tie-break order.
 pub(crate) const ALL: &[AlgoInfo] = &[
@@ -17,20 +16,13 @@ pub(crate) const ALL: &[AlgoInfo] = &[
     hierarchical::INFO,
 ];
 
-/// Adds the steps of flat algorithm `name` broadcasting `buf` from `root`
-/// (binomial for any other name; [`hierarchical`] takes a node view and
-/// is built apart).
-pub(crate) fn build(
-    name: &str,
-    ctx: &Ctx,
-    s: &mut Schedule,
-    buf: Buf,
-    root: usize,
-    after: &[usize],
-) -> Vec<usize> {
-    match name {
-        "scatter_allgather" => scatter_allgather::build(ctx, s, buf, root, after),
-        "chain" => chain::build(ctx, s, buf, root, after),
-        _ => binomial::build(ctx, s, buf, root, 0, after),
-    }
+/// A broadcast of `buf` from `root`.
+#[derive(Clone, Copy)]
+pub struct Broadcast {
+    /// The root's data; everyone else's destination.
+    pub buf: Buf,
+    /// The root's rank.
+    pub root: usize,
 }
+
+super::family_build!(build, Bcast, Broadcast, binomial::build_call);

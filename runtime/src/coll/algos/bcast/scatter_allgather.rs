@@ -2,16 +2,22 @@
 //! p blocks, scattered down a binomial tree, then every rank passes blocks
 //! around a ring. About 2n bytes per rank whatever p is: for large messages.
 
-use crate::coll::algos::AlgoInfo;
+use crate::coll::algos::{AlgoInfo, Build};
 use crate::coll::ctx::{block, Ctx};
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
 use crate::coll::sched::{Buf, Schedule};
 
-/// Applicability.
+/// Its registry entry.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "scatter_allgather",
     commutative_only: false,
     pow2_only: false,
     multi_node: false,
+    pattern: Pattern::Neighbour,
+    cost,
+    phases: None,
+    build: Build::Bcast(build_call),
 };
 
 /// Broadcasts `buf` from `root`.
@@ -70,4 +76,20 @@ pub(crate) fn build(
         last = vec![snd, rcv];
     }
     last
+}
+
+/// [`build`] for a bcast call of the registry.
+pub(super) fn build_call(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &super::Broadcast,
+    after: &[usize],
+) -> Vec<usize> {
+    build(ctx, s, r.buf, r.root, after)
+}
+
+/// Predicted seconds.
+fn cost(m: &Model, a: &Args) -> f64 {
+    let t = m.terms(a);
+    (t.lg + t.p - 1.0) * t.al + 2.0 * t.n * t.frac * t.be
 }

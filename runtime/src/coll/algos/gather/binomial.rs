@@ -3,16 +3,22 @@
 //! message: lg p rounds at the root instead of p-1 messages. Equal block
 //! sizes only (gather, not gatherv).
 
-use crate::coll::algos::{subtree, AlgoInfo};
+use crate::coll::algos::{subtree, AlgoInfo, Build};
 use crate::coll::ctx::Ctx;
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
 use crate::coll::sched::{Buf, Schedule};
 
-/// Applicability.
+/// Its registry entry.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "binomial",
     commutative_only: false,
     pow2_only: false,
     multi_node: false,
+    pattern: Pattern::Tree,
+    cost,
+    phases: None,
+    build: Build::Gather(build_call),
 };
 
 /// Gathers `block` bytes per rank: `mine` is this rank's block; at the
@@ -76,4 +82,21 @@ pub(crate) fn build(
         &done,
     );
     a.into_iter().chain([b]).collect()
+}
+
+/// [`build`] for a gather call of the registry.
+pub(super) fn build_call(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &super::Even,
+    after: &[usize],
+) -> Vec<usize> {
+    build(ctx, s, r.mine, r.all, r.block, r.root, after)
+}
+
+/// Predicted seconds. The root receives (p-1) n either way; the tree pays lg p
+/// latencies plus the copy out of its rotated scratch.
+fn cost(m: &Model, a: &Args) -> f64 {
+    let t = m.terms(a);
+    t.lg * t.al + 2.0 * (t.p - 1.0) * t.n * t.be
 }

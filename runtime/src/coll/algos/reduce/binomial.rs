@@ -3,16 +3,22 @@
 //! order (tree rooted at rank 0 for non-commutative operations, then moved
 //! to the root), so any operation works.
 
-use crate::coll::algos::AlgoInfo;
+use crate::coll::algos::{AlgoInfo, Build};
 use crate::coll::ctx::Ctx;
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
 use crate::coll::sched::{Buf, Reducer, Schedule};
 
-/// Applicability.
+/// Its registry entry.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "binomial",
     commutative_only: false,
     pow2_only: false,
     multi_node: false,
+    pattern: Pattern::Tree,
+    cost,
+    phases: None,
+    build: Build::Reduce(build_call),
 };
 
 /// Tag step of the final move to a non-zero root.
@@ -66,4 +72,20 @@ pub(crate) fn build_in_place(
         }
     }
     last
+}
+
+/// [`build`] for a reduce call of the registry.
+pub(super) fn build_call(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &super::ToRoot,
+    after: &[usize],
+) -> Vec<usize> {
+    build_in_place(ctx, s, r.buf, r.root, r.op, r.commutative, after)
+}
+
+/// Predicted seconds.
+fn cost(m: &Model, a: &Args) -> f64 {
+    let t = m.terms(a);
+    t.lg * (t.al + t.n * t.be + t.n * t.ga)
 }

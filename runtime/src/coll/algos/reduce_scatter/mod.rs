@@ -8,6 +8,35 @@ pub(crate) mod pairwise;
 pub(crate) mod recursive_halving;
 
 use super::AlgoInfo;
+use crate::coll::sched::{Buf, Reducer};
 
 /// Every reduce-scatter algorithm, in tie-break order.
 pub(crate) const ALL: &[AlgoInfo] = &[recursive_halving::INFO, pairwise::INFO];
+
+/// A reduce-scatter of `input` (p blocks, block r at byte offsets
+/// `off[r]..off[r + 1]`) into `out` (this rank's block of the result).
+#[derive(Clone, Copy)]
+pub struct Split<'a> {
+    /// Every rank's whole input (not written).
+    pub input: Buf,
+    /// Block offsets, p + 1 of them.
+    pub off: &'a [usize],
+    /// This rank's block of the result.
+    pub out: Buf,
+    /// The operation.
+    pub op: &'a Reducer,
+    /// Whether `op` is commutative.
+    pub commutative: bool,
+}
+
+impl Split<'_> {
+    /// `input` cut into its blocks.
+    pub fn parts(&self) -> Vec<Buf> {
+        self.off
+            .windows(2)
+            .map(|w| self.input.slice(w[0], w[1] - w[0]))
+            .collect()
+    }
+}
+
+super::family_build!(build, ReduceScatter, Split<'_>, pairwise::build_call);

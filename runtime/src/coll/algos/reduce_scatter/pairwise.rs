@@ -5,16 +5,22 @@
 //! combine them in rank order (x_0 op x_1 op ... op x_{p-1}), so any
 //! operation works. Moves n(p-1)/p bytes per rank in p-1 messages.
 
-use crate::coll::algos::{then, AlgoInfo};
+use crate::coll::algos::{then, AlgoInfo, Build};
 use crate::coll::ctx::Ctx;
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
 use crate::coll::sched::{Buf, Reducer, Schedule};
 
-/// Applicability.
+/// Its registry entry.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "pairwise",
     commutative_only: false,
     pow2_only: false,
     multi_node: false,
+    pattern: Pattern::Pairs,
+    cost,
+    phases: None,
+    build: Build::ReduceScatter(build_call),
 };
 
 /// Reduces block `rank` of every rank's `input` into `out`. `parts[r]` is
@@ -64,4 +70,20 @@ pub(crate) fn build(
     let mut done = vec![s.copy(x[p - 1], out, &prefix)];
     done.extend(last);
     done
+}
+
+/// [`build`] for a reducescatter call of the registry.
+pub(super) fn build_call(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &super::Split,
+    after: &[usize],
+) -> Vec<usize> {
+    build(ctx, s, &r.parts(), r.out, r.op, r.commutative, after)
+}
+
+/// Predicted seconds.
+fn cost(m: &Model, a: &Args) -> f64 {
+    let t = m.terms(a);
+    (t.p - 1.0) * (t.al + t.n / t.p * (t.be + t.ga))
 }

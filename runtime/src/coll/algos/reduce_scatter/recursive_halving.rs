@@ -5,17 +5,23 @@
 //! its block from its partner. n(p-1)/p bytes in lg p messages; combines
 //! out of rank order: commutative operations only.
 
-use crate::coll::algos::{then, AlgoInfo};
+use crate::coll::algos::{then, AlgoInfo, Build};
 use crate::coll::ctx::Ctx;
 use crate::coll::fold::Fold;
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
 use crate::coll::sched::{Buf, Reducer, Schedule};
 
-/// Applicability.
+/// Its registry entry.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "recursive_halving",
     commutative_only: true,
     pow2_only: false,
     multi_node: false,
+    pattern: Pattern::Halving,
+    cost,
+    phases: None,
+    build: Build::ReduceScatter(build_call),
 };
 
 /// Reduces block `rank` of every rank's `input` into `out`; `off[r]` is the
@@ -149,4 +155,26 @@ fn power_of_two(
         (lo, hi) = keep;
     }
     last
+}
+
+/// [`build`] for a reducescatter call of the registry.
+pub(super) fn build_call(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &super::Split,
+    after: &[usize],
+) -> Vec<usize> {
+    build(ctx, s, r.input, r.off, r.out, r.op, after)
+}
+
+/// Predicted seconds; a non-power-of-two group first folds its extra
+/// ranks in (one exchange and a reduction).
+fn cost(m: &Model, a: &Args) -> f64 {
+    let t = m.terms(a);
+    let fold = if a.ranks.is_power_of_two() {
+        0.0
+    } else {
+        t.al + t.n * t.be + t.n * t.ga
+    };
+    t.lg * t.al + t.n * t.frac * (t.be + t.ga) + fold
 }

@@ -2,16 +2,22 @@
 //! combines its own contribution and passes the result on. p-1 steps one
 //! after another, each one message of n bytes: for few ranks and large n.
 
-use crate::coll::algos::AlgoInfo;
+use crate::coll::algos::{AlgoInfo, Build};
 use crate::coll::ctx::Ctx;
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
 use crate::coll::sched::{Buf, Reducer, Schedule};
 
-/// Applicability.
+/// Its registry entry.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "linear",
     commutative_only: false,
     pow2_only: false,
     multi_node: false,
+    pattern: Pattern::Neighbour,
+    cost,
+    phases: None,
+    build: Build::Scan(build_call),
 };
 
 /// Computes this rank's (inclusive, or `exclusive`) prefix into `out`.
@@ -64,4 +70,20 @@ pub(crate) fn build(
         return ready;
     }
     vec![s.send(ctx.world(rank + 1), ctx.tag(0), next, &ready)]
+}
+
+/// [`build`] for a scan call of the registry.
+pub(super) fn build_call(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &super::Prefix,
+    after: &[usize],
+) -> Vec<usize> {
+    build(ctx, s, r.input, r.out, r.op, r.exclusive, after)
+}
+
+/// Predicted seconds.
+fn cost(m: &Model, a: &Args) -> f64 {
+    let t = m.terms(a);
+    (t.p - 1.0) * (t.al + t.n * t.be + t.n * t.ga)
 }

@@ -5,16 +5,22 @@
 //! below it appends them to the group total only. Rank order is kept, so
 //! any operation works. ceil(lg p) rounds of n bytes each.
 
-use crate::coll::algos::AlgoInfo;
+use crate::coll::algos::{AlgoInfo, Build};
 use crate::coll::ctx::Ctx;
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
 use crate::coll::sched::{Buf, Reducer, Schedule};
 
-/// Applicability.
+/// Its registry entry.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "recursive_doubling",
     commutative_only: false,
     pow2_only: false,
     multi_node: false,
+    pattern: Pattern::Butterfly,
+    cost,
+    phases: None,
+    build: Build::Scan(build_call),
 };
 
 /// Computes this rank's (inclusive, or `exclusive`) prefix into `out`.
@@ -75,4 +81,29 @@ pub(crate) fn build(
         round += 1;
     }
     last
+}
+
+/// [`build`] for a scan call of the registry.
+pub(super) fn build_call(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &super::Prefix,
+    after: &[usize],
+) -> Vec<usize> {
+    build(
+        ctx,
+        s,
+        r.input,
+        r.out,
+        r.op,
+        r.commutative,
+        r.exclusive,
+        after,
+    )
+}
+
+/// Predicted seconds.
+fn cost(m: &Model, a: &Args) -> f64 {
+    let t = m.terms(a);
+    t.lg * (t.al + t.n * t.be + 2.0 * t.n * t.ga)
 }

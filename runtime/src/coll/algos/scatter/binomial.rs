@@ -2,16 +2,22 @@
 //! blocks in one message, and every rank forwards the parts of its own
 //! subtree: lg p rounds. Equal block sizes only (scatter, not scatterv).
 
-use crate::coll::algos::{subtree, AlgoInfo};
+use crate::coll::algos::{subtree, AlgoInfo, Build};
 use crate::coll::ctx::Ctx;
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
 use crate::coll::sched::{Buf, Schedule};
 
-/// Applicability.
+/// Its registry entry.
 pub(crate) const INFO: AlgoInfo = AlgoInfo {
     name: "binomial",
     commutative_only: false,
     pow2_only: false,
     multi_node: false,
+    pattern: Pattern::Tree,
+    cost,
+    phases: None,
+    build: Build::Scatter(build_call),
 };
 
 /// Scatters `block` bytes per rank from `send` (`p * block` bytes, read at
@@ -67,4 +73,21 @@ pub(crate) fn build(
         done.push(s.copy(tmp.slice(0, block), mine, &ready));
     }
     done
+}
+
+/// [`build`] for a scatter call of the registry.
+pub(super) fn build_call(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    r: &super::Even,
+    after: &[usize],
+) -> Vec<usize> {
+    build(ctx, s, r.all, r.mine, r.block, r.root, after)
+}
+
+/// Predicted seconds. The root sends (p-1) n either way; the tree pays lg p
+/// latencies plus the copy into its rotated scratch.
+fn cost(m: &Model, a: &Args) -> f64 {
+    let t = m.terms(a);
+    t.lg * t.al + 2.0 * (t.p - 1.0) * t.n * t.be
 }
