@@ -16,6 +16,7 @@ mod blocks;
 pub mod calibrate;
 pub(crate) mod ctx;
 mod device_slices;
+mod elementwise;
 pub(crate) mod fold;
 mod gather;
 pub mod inter;

@@ -207,7 +207,7 @@ impl Comm {
     /// ```
     pub fn allreduce<T: Scalar>(&self, send: &[T], recv: &mut [T], op: &Op) -> Result<(), Error> {
         // SAFETY: run to completion before the borrows end.
-        unsafe { self.plan_allreduce_slices(send, recv, op) }?.run()
+        unsafe { self.plan_elementwise(Comm::plan_allreduce, "recv", send, recv, op) }?.run()
     }
 
     /// Non-blocking [`Comm::allreduce`].
@@ -230,24 +230,7 @@ impl Comm {
         op: &Op,
     ) -> Result<Request<'a>, Error> {
         // SAFETY: the request borrows the buffers.
-        Ok(unsafe { self.plan_allreduce_slices(send, recv, op) }?.start())
-    }
-
-    /// Checks the slices of [`Comm::iallreduce`] and plans it.
-    ///
-    /// # Safety
-    /// The slices outlive the planned collective (its run, or its request).
-    unsafe fn plan_allreduce_slices<T: Scalar>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: &Op,
-    ) -> Result<Planned<'_>, Error> {
-        same_len("recv", send.len(), recv.len())?;
-        let (sp, _) = bytes_of(send);
-        let (rp, _) = bytes_of_mut(recv);
-        // SAFETY: the request borrows both slices.
-        unsafe { self.plan_allreduce(Some(sp), rp, Elems::of::<T>(send.len()), op) }
+        Ok(unsafe { self.plan_elementwise(Comm::plan_allreduce, "recv", send, recv, op) }?.start())
     }
 
     /// Allreduce with `buf` as input and output (`MPI_IN_PLACE`).
@@ -261,10 +244,7 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn allreduce_in_place<T: Scalar>(&self, buf: &mut [T], op: &Op) -> Result<(), Error> {
-        let n = buf.len();
-        let (p, _) = bytes_of_mut(buf);
-        // SAFETY: run to completion before `buf`'s borrow ends.
-        unsafe { self.plan_allreduce(None, p, Elems::of::<T>(n), op) }?.run()
+        self.run_in_place(Comm::plan_allreduce, buf, op)
     }
 
     /// Combines every rank's `send` into `recv` at `root` (`MPI_Reduce`);

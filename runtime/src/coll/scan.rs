@@ -1,12 +1,11 @@
 //! Scan and exscan: prefix reductions in rank order.
 
 use super::algos::scan;
-use super::blocks::same_len;
 use super::sched::Schedule;
 use super::select::Coll;
 use super::Elems;
 use super::Planned;
-use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
+use crate::buffer::Scalar;
 use crate::comm::Comm;
 use crate::error::Error;
 use crate::ops::Op;
@@ -180,7 +179,7 @@ impl Comm {
     /// ```
     pub fn scan<T: Scalar>(&self, send: &[T], recv: &mut [T], op: &Op) -> Result<(), Error> {
         // SAFETY: run to completion before the borrows end.
-        unsafe { self.plan_scan_slices(send, recv, op) }?.run()
+        unsafe { self.plan_elementwise(Comm::plan_scan, "recvbuf", send, recv, op) }?.run()
     }
 
     /// Non-blocking [`Comm::scan`].
@@ -201,23 +200,7 @@ impl Comm {
         op: &Op,
     ) -> Result<Request<'a>, Error> {
         // SAFETY: the request borrows the buffers.
-        Ok(unsafe { self.plan_scan_slices(send, recv, op) }?.start())
-    }
-
-    /// Checks the slices of [`Comm::iscan`] and plans it.
-    ///
-    /// # Safety
-    /// The slices outlive the planned collective (its run, or its request).
-    unsafe fn plan_scan_slices<T: Scalar>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: &Op,
-    ) -> Result<Planned<'_>, Error> {
-        same_len("recvbuf", send.len(), recv.len())?;
-        let e = Elems::of::<T>(send.len());
-        // SAFETY: the request borrows both slices.
-        unsafe { self.plan_scan(Some(bytes_of(send).0), bytes_of_mut(recv).0, e, op) }
+        Ok(unsafe { self.plan_elementwise(Comm::plan_scan, "recvbuf", send, recv, op) }?.start())
     }
 
     /// [`Comm::scan`] with the input in `buf`, replaced by the result (`MPI_IN_PLACE`).
@@ -231,9 +214,7 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn scan_in_place<T: Scalar>(&self, buf: &mut [T], op: &Op) -> Result<(), Error> {
-        let e = Elems::of::<T>(buf.len());
-        // SAFETY: run to completion before `buf`'s borrow ends.
-        unsafe { self.plan_scan(None, bytes_of_mut(buf).0, e, op) }?.run()
+        self.run_in_place(Comm::plan_scan, buf, op)
     }
 
     /// Exclusive prefix reduction in rank order (`MPI_Exscan`): rank r > 0's
@@ -249,7 +230,7 @@ impl Comm {
     /// ```
     pub fn exscan<T: Scalar>(&self, send: &[T], recv: &mut [T], op: &Op) -> Result<(), Error> {
         // SAFETY: run to completion before the borrows end.
-        unsafe { self.plan_exscan_slices(send, recv, op) }?.run()
+        unsafe { self.plan_elementwise(Comm::plan_exscan, "recvbuf", send, recv, op) }?.run()
     }
 
     /// Non-blocking [`Comm::exscan`].
@@ -273,23 +254,7 @@ impl Comm {
         op: &Op,
     ) -> Result<Request<'a>, Error> {
         // SAFETY: the request borrows the buffers.
-        Ok(unsafe { self.plan_exscan_slices(send, recv, op) }?.start())
-    }
-
-    /// Checks the slices of [`Comm::iexscan`] and plans it.
-    ///
-    /// # Safety
-    /// The slices outlive the planned collective (its run, or its request).
-    unsafe fn plan_exscan_slices<T: Scalar>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
-        op: &Op,
-    ) -> Result<Planned<'_>, Error> {
-        same_len("recvbuf", send.len(), recv.len())?;
-        let e = Elems::of::<T>(send.len());
-        // SAFETY: the request borrows both slices.
-        unsafe { self.plan_exscan(Some(bytes_of(send).0), bytes_of_mut(recv).0, e, op) }
+        Ok(unsafe { self.plan_elementwise(Comm::plan_exscan, "recvbuf", send, recv, op) }?.start())
     }
 
     /// [`Comm::exscan`] with the input in `buf`, replaced by the result on
@@ -305,8 +270,6 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn exscan_in_place<T: Scalar>(&self, buf: &mut [T], op: &Op) -> Result<(), Error> {
-        let e = Elems::of::<T>(buf.len());
-        // SAFETY: run to completion before `buf`'s borrow ends.
-        unsafe { self.plan_exscan(None, bytes_of_mut(buf).0, e, op) }?.run()
+        self.run_in_place(Comm::plan_exscan, buf, op)
     }
 }
