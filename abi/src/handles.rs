@@ -745,6 +745,15 @@ pub unsafe fn write_status(p: *mut MPI_Status, s: &Status) {
 
 // -------------------------------------------------------------- buffers
 
+/// The status of a null or inactive request.
+pub fn empty_status() -> Status {
+    Status {
+        source: ANY_SOURCE,
+        tag: ANY_TAG,
+        ..Status::empty()
+    }
+}
+
 #[cold]
 fn in_place_p2p(arg: &'static str) -> AbiError {
     AbiError::new(

@@ -9,7 +9,7 @@
 //! the prototypes in `include/mpi.h` and a C file where every `PMPI_X` is a
 //! strong function and `MPI_X` a weak alias of it (the profiling
 //! interface). Implemented functions forward to `oxabi_X` in [`api`]; the
-//! others call [`errors::oxabi_unsupported`], which raises
+//! others call [`raise::oxabi_unsupported`], which raises
 //! `MPI_ERR_UNSUPPORTED_OPERATION` naming the function. Implementing one
 //! more function is: write `oxabi_X`, set its row's `impl` to `rust`.
 //!
@@ -27,6 +27,8 @@
 pub mod api;
 pub mod errors;
 pub mod handles;
+pub mod objects;
+pub mod raise;
 pub mod requests;
 pub mod state;
 

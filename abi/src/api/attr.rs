@@ -18,11 +18,12 @@ use std::sync::OnceLock;
 
 use oxmpi::{AttrValue, Comm, CommId, CopyPolicy, Keyval};
 
-use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{
     self, KeyvalRef, MPI_Comm, ANY_SOURCE, COMM_NULL, COMM_SELF, COMM_WORLD, KEYVAL_INVALID,
     PROC_NULL, SELF_SLOT, WORLD_SLOT,
 };
+use crate::raise::guard;
 use crate::state;
 
 /// `MPI_Comm_copy_attr_function` (and MPI-1's `MPI_Copy_function`).

@@ -31,7 +31,6 @@
 
 use std::ffi::{c_int, c_void};
 
-use oxmpi::coll::persistent::PersistentSeq;
 use oxmpi::coll::{Blocks, Elems, Planned};
 pub use oxmpi::datatype::stage::Dir;
 use oxmpi::datatype::stage::{CollStage, Placed};
@@ -43,15 +42,17 @@ use oxmpi::{Comm, Request};
 mod fast;
 
 use super::datatype::lookup;
-use super::datatype_p2p::Stage;
 use super::datatype_query::committed;
 use super::p2p::store_staged;
-use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{
     self, MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Op, MPI_Request, OpRef, BUILTIN_OPS,
     IN_PLACE,
 };
-use crate::requests::ReqEntry;
+use crate::objects::launch::Launch;
+use crate::objects::request::ReqEntry;
+use crate::objects::stage::Stage;
+use crate::raise::guard;
 use crate::state::{self, UserFn, UserFnC, UserFunc, UserOp};
 
 // ------------------------------------------------------------ datatypes
@@ -813,69 +814,6 @@ pub unsafe extern "C" fn oxabi_Reduce_local_c(
 
 // ----------------------------------------------------- starting each one
 
-/// The runtime call that plans a decoded collective.
-type PlanFn = dyn for<'c> Fn(&'c Comm) -> Result<Planned<'c>, oxmpi::Error>;
-
-/// A collective whose arguments were decoded and checked, ready to start
-/// in the runtime: once for a blocking or non-blocking call, at every
-/// `MPI_Start` for a persistent one (whose tags were reserved at
-/// initialization, [`Launch::persistent`]).
-pub struct Launch {
-    /// The communicator.
-    comm: Comm,
-    /// Plans the runtime's collective on `comm`.
-    plan: Box<PlanFn>,
-    /// A persistent collective's tags.
-    seq: Option<PersistentSeq>,
-}
-
-// SAFETY: besides the communicator and the operation (both shareable
-// between threads), the start function holds addresses of the program's
-// buffers, which MPI lets any thread use; only the thread that starts a
-// persistent request (one at a time: `Persistent::started`) calls it.
-unsafe impl Send for Launch {}
-// SAFETY: as above; calling the function does not mutate what it holds.
-unsafe impl Sync for Launch {}
-
-impl std::fmt::Debug for Launch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Launch")
-            .field("comm", &self.comm)
-            .field("seq", &self.seq)
-            .finish()
-    }
-}
-
-impl Launch {
-    /// The collective's communicator.
-    pub fn comm(&self) -> &Comm {
-        &self.comm
-    }
-
-    /// Makes this a persistent collective: reserves its tags now
-    /// (`MPI_<Coll>_init` is ordered like any collective call; its starts
-    /// need not be).
-    pub fn persistent(mut self) -> Launch {
-        self.seq = Some(self.comm.persistent_coll_seq());
-        self
-    }
-
-    /// Starts the collective.
-    ///
-    /// # Safety
-    /// The program's buffers named when the call was decoded are valid (as
-    /// MPI requires until the operation completes), and the temporaries of
-    /// its [`Stager`] hold the packed data.
-    pub unsafe fn start(&self) -> Result<Request<'static>, AbiError> {
-        let start = || (self.plan)(&self.comm).map(Planned::start);
-        let r = match self.seq {
-            Some(seq) => self.comm.start_persistent(seq, start),
-            None => start(),
-        };
-        Ok(r?)
-    }
-}
-
 /// What a decoded collective becomes: a [`Launch`] kept to start now or
 /// at each `MPI_Start` (non-blocking and persistent calls), or [`Ran`],
 /// the blocking call done at once without boxing its plan.
@@ -900,11 +838,7 @@ impl Sink for Launch {
         comm: &Comm,
         plan: impl for<'c> Fn(&'c Comm) -> Result<Planned<'c>, oxmpi::Error> + 'static,
     ) -> Result<Launch, AbiError> {
-        Ok(Launch {
-            comm: comm.clone(),
-            plan: Box::new(plan),
-            seq: None,
-        })
+        Ok(Launch::new(comm, plan))
     }
 }
 
@@ -1840,7 +1774,7 @@ macro_rules! collective {
         #[no_mangle]
         pub unsafe extern "C" fn $f($($p: $t),*) -> ::std::ffi::c_int {
             $fast_path
-            $crate::errors::guard($name, $crate::errors::ErrObj::Comm($comm), || {
+            $crate::raise::guard($name, $crate::errors::ErrObj::Comm($comm), || {
                 // SAFETY: the caller's contract, forwarded.
                 $crate::api::coll::blocking(|sg| unsafe { $start(sg, $($p),*) })
             })
@@ -1857,7 +1791,7 @@ macro_rules! collective {
             $($p: $t,)*
             request: *mut $crate::handles::MPI_Request,
         ) -> ::std::ffi::c_int {
-            $crate::errors::guard($iname, $crate::errors::ErrObj::Comm($comm), || {
+            $crate::raise::guard($iname, $crate::errors::ErrObj::Comm($comm), || {
                 // SAFETY: the caller's contract, forwarded.
                 unsafe {
                     $crate::api::coll::nonblocking($comm, request, |sg| $start(sg, $($p),*))
@@ -1878,7 +1812,7 @@ macro_rules! collective {
             info: $crate::handles::MPI_Info,
             request: *mut $crate::handles::MPI_Request,
         ) -> ::std::ffi::c_int {
-            $crate::errors::guard($initname, $crate::errors::ErrObj::Comm($comm), || {
+            $crate::raise::guard($initname, $crate::errors::ErrObj::Comm($comm), || {
                 // SAFETY: the caller's contract, forwarded.
                 unsafe {
                     $crate::api::persistent_coll::init($comm, info, request, |sg| {

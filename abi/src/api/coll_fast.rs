@@ -10,8 +10,9 @@ use std::ffi::{c_int, c_void};
 use oxmpi::coll::Elems;
 
 use super::{is_in_place, predefined_reduction, Num};
-use crate::errors::{guard_runtime, ErrObj};
+use crate::errors::ErrObj;
 use crate::handles::{MPI_Comm, MPI_Datatype, MPI_Op};
+use crate::raise::guard_runtime;
 
 /// `MPI_Allreduce` (and `MPI_Allreduce_c`) in the common case.
 ///

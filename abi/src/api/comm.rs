@@ -9,11 +9,13 @@ use oxmpi::{Comm, Comparison, SplitType};
 
 use crate::api::env::put_string;
 use crate::api::group::{group_of, insert_group};
-use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{
     self, Errhandler, MPI_Comm, MPI_Count, MPI_Group, MPI_Request, COMM_NULL, UNDEFINED,
 };
-use crate::requests::{self, ReqEntry};
+use crate::objects::request::ReqEntry;
+use crate::raise::guard;
+use crate::requests;
 use crate::state;
 
 /// `MPI_MAX_OBJECT_NAME`.
@@ -145,7 +147,7 @@ unsafe fn buffer_detach<T>(
             (buffered, st.bsend_buffer.take())
         };
         // Dropping a runtime request waits for it.
-        drop::<Vec<state::Detached>>(pending);
+        drop::<Vec<crate::objects::detached::Detached>>(pending);
         let (a, n) = attached.unwrap_or((0, 0));
         // SAFETY: checked non-null.
         unsafe {
@@ -259,7 +261,7 @@ unsafe fn idup(
     unsafe {
         put_new(comm, Some(new), out);
         *req = requests::insert(ReqEntry::Ready {
-            status: requests::empty_status(),
+            status: handles::empty_status(),
             comm,
         });
     }
@@ -651,7 +653,7 @@ pub unsafe extern "C" fn oxabi_Comm_get_info(comm: MPI_Comm, info_used: *mut c_i
     guard("MPI_Comm_get_info", ErrObj::Comm(comm), || {
         let out = out_ptr(info_used, "info_used")?;
         let pairs = state::lock().comm_entry(comm)?.info.clone();
-        let h = crate::api::info::store(crate::api::info::InfoEntry { pairs });
+        let h = crate::api::info::store(crate::objects::info::InfoEntry { pairs });
         // SAFETY: checked non-null.
         unsafe { *out = h };
         Ok(())

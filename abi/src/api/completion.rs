@@ -5,9 +5,11 @@ use std::ffi::c_int;
 
 use oxmpi::Status;
 
-use crate::errors::{code_for, guard, out_ptr, AbiError, Class, ErrObj};
+use crate::errors::{code_for, out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Request, MPI_Status, UNDEFINED};
-use crate::requests::{self, Outcome, ReqEntry};
+use crate::objects::request::ReqEntry;
+use crate::raise::guard;
+use crate::requests::{self, Outcome};
 use crate::state;
 
 /// The caller's request array.
@@ -101,7 +103,7 @@ pub unsafe extern "C" fn oxabi_Test(
                 Outcome::Pending => *flag = 0,
                 Outcome::Inactive => {
                     *flag = 1;
-                    handles::write_status(status, &requests::empty_status());
+                    handles::write_status(status, &handles::empty_status());
                 }
                 Outcome::Done(c) => {
                     *flag = 1;
@@ -215,7 +217,7 @@ pub unsafe extern "C" fn oxabi_Testall(
         for (i, o) in outcomes.into_iter().enumerate() {
             let (s, e) = match o {
                 Outcome::Done(c) => c.settle(),
-                _ => (requests::empty_status(), None),
+                _ => (handles::empty_status(), None),
             };
             let code = errors.code(i, e);
             // SAFETY: the caller's contract.
@@ -246,7 +248,7 @@ pub unsafe extern "C" fn oxabi_Waitany(
         let status = out_ptr(status, "status")?;
         let (i, (s, e)) = match requests::wait_any(hs)? {
             Some((i, Outcome::Done(c))) => (i as c_int, c.settle()),
-            _ => (UNDEFINED, (requests::empty_status(), None)),
+            _ => (UNDEFINED, (handles::empty_status(), None)),
         };
         // SAFETY: checked non-null.
         unsafe {
@@ -298,7 +300,7 @@ pub unsafe extern "C" fn oxabi_Testany(
             *indx = UNDEFINED;
             *flag = c_int::from(!any_active);
             if !any_active {
-                handles::write_status(status, &requests::empty_status());
+                handles::write_status(status, &handles::empty_status());
             }
         }
         Ok(())

@@ -19,13 +19,12 @@ use std::sync::Arc;
 
 use oxmpi::datatype::{BasicType, Datatype, Distribution};
 
-use super::datatype::{
-    self as dtm, array, child, combiner, contents, count_arg, create, isizes, order_arg, Contents,
-    TypeEntry,
-};
+use super::datatype::{self as dtm, array, child, contents, count_arg, create, isizes, order_arg};
 use super::datatype_query::{self as dq, Rep};
-use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Aint, MPI_Count, MPI_Datatype, UNDEFINED};
+use crate::objects::datatype::{combiner, Contents, TypeEntry};
+use crate::raise::guard;
 use crate::state;
 
 /// `MPI_DISTRIBUTE_BLOCK`.

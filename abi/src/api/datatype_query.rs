@@ -11,9 +11,11 @@ use oxmpi::datatype::stage::Placed;
 use oxmpi::datatype::Datatype;
 use oxmpi::mem::cuda;
 
-use super::datatype::{self as dtm, combiner, lookup, Child, TypeEntry};
-use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use super::datatype::{self as dtm, lookup};
+use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, UNDEFINED};
+use crate::objects::datatype::{combiner, Child, TypeEntry};
+use crate::raise::guard;
 use crate::state;
 
 /// `MPI_MAX_OBJECT_NAME`.
@@ -243,7 +245,9 @@ pub unsafe extern "C" fn oxabi_Type_set_name(
 }
 
 /// The constructor record of a type (`None`: predefined).
-fn contents_of(h: MPI_Datatype) -> Result<Option<Arc<dtm::Contents>>, AbiError> {
+fn contents_of(
+    h: MPI_Datatype,
+) -> Result<Option<Arc<crate::objects::datatype::Contents>>, AbiError> {
     Ok(dtm::entry(h)?.map(|e| e.contents))
 }
 

@@ -4,8 +4,9 @@ use std::ffi::{c_char, c_double, c_int};
 
 use oxmpi::Threading;
 
-use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{Errhandler, MPI_Aint, MPI_Comm, SELF_SLOT, WORLD_SLOT};
+use crate::raise::guard;
 use crate::state::{self, CommEntry};
 
 /// `MPI_MAX_PROCESSOR_NAME`.

@@ -6,8 +6,9 @@
 use std::ffi::{c_char, c_int, CStr};
 
 use crate::api::env::put_string;
-use crate::errors::{self, guard, out_ptr, AbiError, Class, ErrObj};
+use crate::errors::{self, out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, Errhandler, MPI_Comm, MPI_Errhandler, ERRHANDLER_NULL};
+use crate::raise::{self, guard};
 use crate::state::{self, CommErrhandlerFn, UserErrhandler};
 
 /// `MPI_MAX_ERROR_STRING`.
@@ -163,7 +164,7 @@ pub extern "C" fn oxabi_Comm_call_errhandler(comm: MPI_Comm, errorcode: c_int) -
             .unwrap_or_else(|| format!("error code {errorcode} raised by the program"));
         let err = AbiError::new(Class(class), message);
         // The handler's own outcome is not this call's error.
-        let _ = errors::raise_code(
+        let _ = raise::raise_code(
             "MPI_Comm_call_errhandler",
             ErrObj::Comm(comm),
             err,

@@ -1,15 +1,17 @@
 //! Generalized requests (MPI 4.0, 13.2): `MPI_Grequest_start` and
 //! `MPI_Grequest_complete`. The request and when its callbacks run are in
-//! [`crate::requests::generalized`]; waits, tests, `MPI_Request_free`,
+//! [`crate::objects::generalized`]; waits, tests, `MPI_Request_free`,
 //! `MPI_Cancel` and `MPI_Request_get_status` handle them with every other
 //! request.
 
 use std::ffi::{c_int, c_void};
 
-use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Request};
-use crate::requests::generalized::{Callbacks, CancelFn, FreeFn, Grequest, QueryFn};
-use crate::requests::{self, ReqEntry};
+use crate::objects::generalized::{Callbacks, CancelFn, FreeFn, Grequest, QueryFn};
+use crate::objects::request::ReqEntry;
+use crate::raise::guard;
+use crate::requests;
 use crate::state;
 
 /// `MPI_Grequest_start`: a new active request that completes when the

@@ -6,8 +6,9 @@ use std::ffi::c_int;
 
 use oxmpi::Group;
 
-use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, GroupRef, MPI_Group, GROUP_EMPTY, GROUP_NULL, UNDEFINED};
+use crate::raise::guard;
 use crate::state;
 
 /// The group a handle names (cloned).

@@ -7,8 +7,10 @@
 
 use std::ffi::{c_char, c_int, CStr};
 
-use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, InfoRef, MPI_Info, INFO_NULL};
+use crate::objects::info::InfoEntry;
+use crate::raise::guard;
 use crate::state;
 
 use super::datatype_query::write_c_string;
@@ -25,22 +27,6 @@ const ERR_INFO_VALUE: Class = Class(30);
 const ERR_INFO_NOKEY: Class = Class(31);
 /// `MPI_ERR_INFO`.
 const ERR_INFO: Class = Class(28);
-
-/// An info object: keys in insertion order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct InfoEntry {
-    /// (key, value) pairs; keys are unique.
-    pub pairs: Vec<(String, String)>,
-}
-
-impl InfoEntry {
-    fn get(&self, key: &str) -> Option<&str> {
-        self.pairs
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    }
-}
 
 /// The contents of `MPI_INFO_ENV`.
 fn env_info() -> InfoEntry {

@@ -11,10 +11,12 @@ use std::ffi::{c_int, c_void};
 
 use super::datatype_p2p::Plan;
 use super::p2p;
-use crate::errors::{guard, out_ptr, AbiError, ErrObj};
+use crate::errors::{out_ptr, AbiError, ErrObj};
 use crate::handles::{MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request};
-use crate::requests::pair::Pair;
-use crate::requests::{self, ReqEntry};
+use crate::objects::pair::Pair;
+use crate::objects::request::ReqEntry;
+use crate::raise::guard;
+use crate::requests;
 use crate::state;
 
 /// A send's destination and tag.

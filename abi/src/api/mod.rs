@@ -1,6 +1,6 @@
 //! The implemented MPI functions, as `oxabi_<Name>` symbols that the
 //! generated `PMPI_<Name>` shims call (one module per function group).
-//! Every function runs its body through [`crate::errors::guard`].
+//! Every function runs its body through [`crate::raise::guard`].
 
 pub mod attr;
 pub mod coll;

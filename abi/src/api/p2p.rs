@@ -10,14 +10,18 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use oxmpi::{Comm, Request, Status};
 
-use super::datatype_p2p::{self, Plan, Stage};
-use crate::errors::{guard, guard_runtime, out_ptr, AbiError, Class, ErrObj};
+use super::datatype_p2p::{self, Plan};
+use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{
     self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status, MessageRef,
     MESSAGE_NO_PROC, MESSAGE_NULL, PROC_NULL,
 };
-use crate::requests::{self, PersistentOp, ReqEntry, SendMode};
-use crate::state::{self, Detached};
+use crate::objects::detached::Detached;
+use crate::objects::request::{Persistent, PersistentOp, ReqEntry, SendMode};
+use crate::objects::stage::Stage;
+use crate::raise::{guard, guard_runtime};
+use crate::requests;
+use crate::state;
 
 /// Validated buffer arguments (`buf`, `count`, `datatype`).
 #[inline]
@@ -368,7 +372,7 @@ unsafe fn ibsend_impl(
     guard(name, ErrObj::Comm(comm), || {
         let out = out_ptr(request, "request")?;
         bsend(buf, count, datatype, dest, tag, comm)?;
-        let status = requests::empty_status();
+        let status = handles::empty_status();
         // SAFETY: checked non-null.
         unsafe { store_request(out, ReqEntry::Ready { status, comm }) };
         Ok(())
@@ -1256,7 +1260,7 @@ pub(crate) unsafe fn persistent(
         // Collectives are checked by their own decoding (persistent_coll.rs).
         PersistentOp::Coll(_) => {}
     }
-    let p = requests::Persistent {
+    let p = Persistent {
         comm: c,
         op,
         started: false,

@@ -18,9 +18,11 @@ use std::ffi::{c_int, c_void};
 use super::datatype_p2p;
 use super::info::check_hints;
 use super::p2p;
-use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_Request};
-use crate::requests::{self, PersistentOp, ReqEntry};
+use crate::objects::request::{PersistentOp, ReqEntry};
+use crate::raise::guard;
+use crate::requests;
 use crate::state;
 
 /// The body of `MPI_Psend_init` (`send`) and `MPI_Precv_init`.

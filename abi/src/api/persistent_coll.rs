@@ -19,7 +19,7 @@ use super::info::check_hints;
 use super::p2p::store_staged;
 use crate::errors::{out_ptr, AbiError};
 use crate::handles::{MPI_Comm, MPI_Info, MPI_Request};
-use crate::requests::{Persistent, PersistentOp, ReqEntry};
+use crate::objects::request::{Persistent, PersistentOp, ReqEntry};
 
 /// The body of `MPI_<Coll>_init`: decodes the arguments with `decode` and
 /// stores an inactive persistent request in `*request`.

@@ -6,8 +6,9 @@ use std::ffi::c_int;
 use oxmpi::datatype::Datatype;
 
 use super::datatype::lookup;
-use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Count, MPI_Datatype, MPI_Status, UNDEFINED};
+use crate::raise::guard;
 
 /// A status input argument (`MPI_STATUS_IGNORE` is not one).
 ///

@@ -7,8 +7,9 @@ use std::ffi::c_int;
 use oxmpi::{Comm, Topology};
 
 use crate::api::comm::put_new;
-use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{MPI_Comm, UNDEFINED};
+use crate::raise::guard;
 use crate::state;
 
 /// `MPI_GRAPH`.

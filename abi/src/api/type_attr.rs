@@ -18,9 +18,10 @@ use std::ffi::{c_int, c_void};
 use std::sync::{Mutex, MutexGuard};
 
 use super::datatype::lookup;
-use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, KeyvalRef, MPI_Datatype, KEYVAL_INVALID};
-use crate::state::Table;
+use crate::objects::table::Table;
+use crate::raise::guard;
 
 /// `MPI_Type_copy_attr_function`.
 pub type TypeCopyFn = unsafe extern "C" fn(

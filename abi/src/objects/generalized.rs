@@ -22,8 +22,7 @@ use std::ffi::{c_int, c_void};
 use oxmpi::Status;
 
 use crate::errors::AbiError;
-use crate::handles::{self, MPI_Status};
-use crate::requests::empty_status;
+use crate::handles::{self, empty_status, MPI_Status};
 
 /// `MPI_Grequest_query_function`.
 pub type QueryFn = unsafe extern "C" fn(*mut c_void, *mut MPI_Status) -> c_int;

@@ -4,8 +4,8 @@
 
 use oxmpi::{Error, Request, Status};
 
+use super::detached::Detached;
 use crate::errors::{AbiError, Class};
-use crate::state::Detached;
 
 /// Which half of a pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
