@@ -14,9 +14,10 @@
 
 use std::sync::Arc;
 
-use super::coll::{Stager, Started};
-use super::info::check_hints;
-use super::p2p::store_staged;
+use crate::api::coll::buffers::Stager;
+use crate::api::coll::reductions::Started;
+use crate::api::env::info::check_hints;
+use crate::api::p2p::store_staged;
 use crate::errors::{out_ptr, AbiError};
 use crate::handles::{MPI_Comm, MPI_Info, MPI_Request};
 use crate::objects::request::{Persistent, PersistentOp, ReqEntry};

@@ -9,9 +9,9 @@
 
 use std::ffi::c_int;
 
-use super::comm::put_new;
-use super::info::check_hints;
-use super::topo::array;
+use crate::api::comm::put_new;
+use crate::api::env::info::check_hints;
+use crate::api::topo::array;
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{MPI_Comm, MPI_Info};
 use crate::raise::guard;

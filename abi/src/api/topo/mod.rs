@@ -2,6 +2,8 @@
 //! over the runtime's grids (graphs are in `graph.rs`). Ranks are not
 //! reordered: grid rank = rank in the old communicator.
 
+pub mod graph;
+
 use std::ffi::c_int;
 
 use oxmpi::{Comm, Topology};

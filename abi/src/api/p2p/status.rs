@@ -5,7 +5,7 @@ use std::ffi::c_int;
 
 use oxmpi::datatype::Datatype;
 
-use super::datatype::lookup;
+use crate::api::datatype::lookup;
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Count, MPI_Datatype, MPI_Status, UNDEFINED};
 use crate::raise::guard;

@@ -1,4 +1,11 @@
-//! Environment: init and finalize, abort, versions, timers, processor name.
+//! Environmental management (MPI 4.0 chapters 9-11 and 13.2): init and
+//! finalize, abort, versions, timers, processor name (here); error handlers
+//! and codes ([`errh`]), info objects ([`info`]), generalized requests
+//! ([`grequest`]).
+
+pub mod errh;
+pub mod grequest;
+pub mod info;
 
 use std::ffi::{c_char, c_double, c_int};
 

@@ -13,7 +13,7 @@ use crate::objects::info::InfoEntry;
 use crate::raise::guard;
 use crate::state;
 
-use super::datatype_query::write_c_string;
+use crate::api::datatype::query::write_c_string;
 
 /// `MPI_MAX_INFO_KEY`.
 const MAX_INFO_KEY: usize = 255;

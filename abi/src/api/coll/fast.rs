@@ -9,7 +9,9 @@ use std::ffi::{c_int, c_void};
 
 use oxmpi::coll::Elems;
 
-use super::{is_in_place, predefined_reduction, Num};
+use super::buffers::is_in_place;
+use super::datatype::Num;
+use super::reductions::predefined_reduction;
 use crate::errors::ErrObj;
 use crate::handles::{MPI_Comm, MPI_Datatype, MPI_Op};
 use crate::raise::guard_runtime;

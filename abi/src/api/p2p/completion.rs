@@ -472,7 +472,7 @@ pub unsafe extern "C" fn oxabi_Test_cancelled(
     guard("MPI_Test_cancelled", ErrObj::None, || {
         let flag = out_ptr(flag, "flag")?;
         // SAFETY: the caller's contract.
-        let status = unsafe { crate::api::status::status_in(status) }?;
+        let status = unsafe { crate::api::p2p::status::status_in(status) }?;
         // SAFETY: checked non-null.
         unsafe { *flag = c_int::from(handles::status_cancelled(status)) };
         Ok(())

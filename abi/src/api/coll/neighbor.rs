@@ -17,7 +17,11 @@ use std::ffi::{c_int, c_void};
 use oxmpi::coll::Blocks;
 use oxmpi::{Comm, PROC_NULL};
 
-use super::coll::{blocks, bytes, collective, ty, types, Dir, Num, Sink, Stager};
+use crate::api::coll::buffers::{blocks, Dir, Stager};
+use crate::api::coll::collective;
+use crate::api::coll::datatype::{bytes, ty, Num};
+use crate::api::coll::exchanges::types;
+use crate::api::coll::reductions::Sink;
 use crate::errors::{AbiError, Class};
 use crate::handles::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype};
 use crate::state;

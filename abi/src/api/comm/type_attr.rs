@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
 use std::sync::{Mutex, MutexGuard};
 
-use super::datatype::lookup;
+use crate::api::datatype::lookup;
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, KeyvalRef, MPI_Datatype, KEYVAL_INVALID};
 use crate::objects::table::Table;

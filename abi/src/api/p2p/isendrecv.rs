@@ -1,7 +1,7 @@
 //! `MPI_Isendrecv` and `MPI_Isendrecv_replace` (MPI 4.0, 3.10): the
 //! non-blocking forms of `MPI_Sendrecv` / `MPI_Sendrecv_replace`, with the
-//! same buffer handling ([`p2p::buf_plan`], [`p2p::replace_buffers`]) and
-//! start ([`p2p::start_exchange`]). One
+//! same buffer handling ([`p2p::buf_plan`], [`p2p::sendrecv::replace_buffers`]) and
+//! start ([`p2p::sendrecv::start_exchange`]). One
 //! request ([`Pair`]) completes once both the receive and the send have;
 //! its status is the receive's. In the replace form the send goes from a
 //! copy made at the call, so the buffer is overwritten only by the
@@ -9,8 +9,8 @@
 
 use std::ffi::{c_int, c_void};
 
-use super::datatype_p2p::Plan;
-use super::p2p;
+use crate::api::datatype::p2p::Plan;
+use crate::api::p2p;
 use crate::errors::{out_ptr, AbiError, ErrObj};
 use crate::handles::{MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request};
 use crate::objects::pair::Pair;
@@ -44,7 +44,8 @@ unsafe fn start_pair(
     let c = state::comm(comm)?;
     // SAFETY: the caller's contract; the copy `d` may point into moves
     // into the request, its heap block in place.
-    let (r, s) = unsafe { p2p::start_exchange(&c, (&d, to.0, to.1), (&t, from.0, from.1)) }?;
+    let (r, s) =
+        unsafe { p2p::sendrecv::start_exchange(&c, (&d, to.0, to.1), (&t, from.0, from.1)) }?;
     let pair = Box::new(Pair::new(r, s, copy));
     // SAFETY: checked non-null.
     unsafe { *out = requests::insert(ReqEntry::Pair { pair, comm }) };
@@ -170,7 +171,7 @@ unsafe fn isendrecv_replace_impl(
 ) -> c_int {
     guard(name, ErrObj::Comm(comm), || {
         // SAFETY: the caller's contract.
-        let (d, copy, t) = unsafe { p2p::replace_buffers(buf, count, datatype) }?;
+        let (d, copy, t) = unsafe { p2p::sendrecv::replace_buffers(buf, count, datatype) }?;
         // SAFETY: the caller's contract; the send goes from a copy.
         unsafe { start_pair(comm, (d, copy), to, t, from, request) }
     })

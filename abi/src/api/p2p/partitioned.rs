@@ -15,9 +15,9 @@
 
 use std::ffi::{c_int, c_void};
 
-use super::datatype_p2p;
-use super::info::check_hints;
-use super::p2p;
+use crate::api::datatype::p2p as datatype_p2p;
+use crate::api::env::info::check_hints;
+use crate::api::p2p;
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_Request};
 use crate::objects::request::{PersistentOp, ReqEntry};
@@ -93,7 +93,7 @@ unsafe fn init(
             (op, stage)
         };
         // SAFETY: the caller's contract.
-        unsafe { p2p::persistent(comm, op, stage, request) }
+        unsafe { p2p::persistent::persistent(comm, op, stage, request) }
     })
 }
 

@@ -27,7 +27,7 @@ use oxmpi::datatype::stage::Placed;
 pub use oxmpi::datatype::stage::Plan;
 use oxmpi::datatype::{BasicType, Datatype};
 
-use super::datatype_query::committed;
+use crate::api::datatype::query::committed;
 use crate::errors::{AbiError, Class};
 use crate::handles::{self, MPI_Count, MPI_Datatype, Predefined};
 use crate::objects::stage::Stage;

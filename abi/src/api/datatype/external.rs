@@ -19,8 +19,10 @@ use std::sync::Arc;
 
 use oxmpi::datatype::{BasicType, Datatype, Distribution};
 
-use super::datatype::{self as dtm, array, child, contents, count_arg, create, isizes, order_arg};
-use super::datatype_query::{self as dq, Rep};
+use crate::api::datatype::pack::{self as dq, Rep};
+use crate::api::datatype::{
+    self as dtm, array, child, contents, count_arg, create, isizes, order_arg,
+};
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Aint, MPI_Count, MPI_Datatype, UNDEFINED};
 use crate::objects::datatype::{combiner, Contents, TypeEntry};

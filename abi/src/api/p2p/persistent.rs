@@ -1,0 +1,229 @@
+//! Persistent point-to-point requests: `MPI_Send_init` (every mode) and
+//! `MPI_Recv_init`.
+
+use crate::api::p2p::buf_plan;
+use crate::api::p2p::store_staged;
+use crate::errors::{out_ptr, AbiError, ErrObj};
+use crate::handles::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request, PROC_NULL};
+use crate::objects::request::{Persistent, PersistentOp, ReqEntry, SendMode};
+use crate::objects::stage::Stage;
+use crate::raise::guard;
+use crate::state;
+use std::ffi::{c_int, c_void};
+
+/// Makes a persistent request (a partitioned operation's arguments were
+/// checked when its channel was made).
+///
+/// # Safety
+/// `request` is writable (checked here).
+pub(crate) unsafe fn persistent(
+    comm: MPI_Comm,
+    op: PersistentOp,
+    stage: Option<Stage>,
+    request: *mut MPI_Request,
+) -> Result<(), AbiError> {
+    let out = out_ptr(request, "request")?;
+    let c = state::comm(comm)?;
+    // Check the arguments now, as MPI_*_init does; MPI_Start repeats it.
+    match &op {
+        &PersistentOp::Send { dest, tag, .. } => {
+            if !(0..=oxmpi::TAG_UB).contains(&tag) {
+                return Err(oxmpi::Error::InvalidTag {
+                    arg: "tag",
+                    value: tag,
+                    allows_any: false,
+                }
+                .into());
+            }
+            if dest != PROC_NULL && !(0..c.size()).contains(&dest) {
+                return Err(oxmpi::Error::InvalidRank {
+                    arg: "dest",
+                    value: dest,
+                    size: c.size(),
+                }
+                .into());
+            }
+        }
+        &PersistentOp::Recv { source, tag, .. } => {
+            if tag != handles::ANY_TAG && !(0..=oxmpi::TAG_UB).contains(&tag) {
+                return Err(oxmpi::Error::InvalidTag {
+                    arg: "tag",
+                    value: tag,
+                    allows_any: true,
+                }
+                .into());
+            }
+            if source != PROC_NULL
+                && source != handles::ANY_SOURCE
+                && !(0..c.size()).contains(&source)
+            {
+                return Err(oxmpi::Error::InvalidRank {
+                    arg: "source",
+                    value: source,
+                    size: c.size(),
+                }
+                .into());
+            }
+        }
+        PersistentOp::PartitionedSend { .. } | PersistentOp::PartitionedRecv { .. } => {}
+        // Collectives are checked by their own decoding (persistent_coll.rs).
+        PersistentOp::Coll(_) => {}
+    }
+    let p = Persistent {
+        comm: c,
+        op,
+        started: false,
+        active: None,
+    };
+    // SAFETY: checked non-null.
+    unsafe { store_staged(out, ReqEntry::Persistent { p, comm }, stage) };
+    Ok(())
+}
+
+macro_rules! send_init {
+    ($(#[$doc:meta])* $name:ident, $mpi:literal, $cnt:ty, $mode:expr) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `buf` holds `count` elements whenever the request is started;
+        /// `request` is writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            buf: *const c_void,
+            count: $cnt,
+            datatype: MPI_Datatype,
+            dest: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            guard($mpi, ErrObj::Comm(comm), || {
+                let plan = buf_plan(buf, MPI_Count::from(count), datatype)?;
+                let op = PersistentOp::Send {
+                    plan,
+                    dest,
+                    tag,
+                    mode: $mode,
+                };
+                // SAFETY: the caller's contract.
+                unsafe { persistent(comm, op, None, request) }
+            })
+        }
+    };
+}
+
+send_init!(
+    /// `MPI_Send_init`.
+    oxabi_Send_init, "MPI_Send_init", c_int, SendMode::Standard
+);
+send_init!(
+    /// `MPI_Send_init_c`: the large-count form.
+    oxabi_Send_init_c, "MPI_Send_init_c", MPI_Count, SendMode::Standard
+);
+send_init!(
+    /// `MPI_Ssend_init`.
+    oxabi_Ssend_init, "MPI_Ssend_init", c_int, SendMode::Synchronous
+);
+send_init!(
+    /// `MPI_Ssend_init_c`: the large-count form.
+    oxabi_Ssend_init_c, "MPI_Ssend_init_c", MPI_Count, SendMode::Synchronous
+);
+send_init!(
+    /// `MPI_Rsend_init`.
+    oxabi_Rsend_init, "MPI_Rsend_init", c_int, SendMode::Standard
+);
+send_init!(
+    /// `MPI_Rsend_init_c`: the large-count form.
+    oxabi_Rsend_init_c, "MPI_Rsend_init_c", MPI_Count, SendMode::Standard
+);
+send_init!(
+    /// `MPI_Bsend_init`: a standard-mode send each time it is started.
+    oxabi_Bsend_init, "MPI_Bsend_init", c_int, SendMode::Standard
+);
+send_init!(
+    /// `MPI_Bsend_init_c`: the large-count form.
+    oxabi_Bsend_init_c, "MPI_Bsend_init_c", MPI_Count, SendMode::Standard
+);
+
+/// The body of `MPI_Recv_init` and `MPI_Recv_init_c`.
+///
+/// # Safety
+/// As `MPI_Recv_init`.
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn recv_init_impl(
+    name: &'static str,
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || {
+        let plan = buf_plan(buf, count, datatype)?;
+        let op = PersistentOp::Recv { plan, source, tag };
+        // SAFETY: the caller's contract.
+        unsafe { persistent(comm, op, None, request) }
+    })
+}
+
+/// `MPI_Recv_init`.
+///
+/// # Safety
+/// `buf` has room for `count` elements whenever the request is started;
+/// `request` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Recv_init(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        recv_init_impl(
+            "MPI_Recv_init",
+            buf,
+            count.into(),
+            datatype,
+            source,
+            tag,
+            comm,
+            request,
+        )
+    }
+}
+
+/// `MPI_Recv_init_c`: the large-count form.
+///
+/// # Safety
+/// `buf` has room for `count` elements whenever the request is started;
+/// `request` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Recv_init_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        recv_init_impl(
+            "MPI_Recv_init_c",
+            buf,
+            count,
+            datatype,
+            source,
+            tag,
+            comm,
+            request,
+        )
+    }
+}

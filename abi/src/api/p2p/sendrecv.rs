@@ -1,0 +1,288 @@
+//! `MPI_Sendrecv` and `MPI_Sendrecv_replace`, and the exchange that
+//! `MPI_Isendrecv` shares with them.
+
+use crate::api::datatype::p2p::Plan;
+use crate::api::p2p::buf_plan;
+use crate::api::p2p::copy_out;
+use crate::api::p2p::finish;
+use crate::api::p2p::status_arg;
+use crate::errors::{AbiError, ErrObj};
+use crate::handles::{MPI_Comm, MPI_Count, MPI_Datatype, MPI_Status};
+use crate::raise::guard;
+use crate::state;
+use oxmpi::{Comm, Request};
+use std::ffi::{c_int, c_void};
+
+/// Starts a receive and a send together (`MPI_Sendrecv` and
+/// `MPI_Isendrecv`): the receive is cancelled if the send cannot start (so
+/// nothing is left posted). Returns (receive, send).
+///
+/// # Safety
+/// Both buffers stay valid for their lengths until both requests complete.
+pub(crate) unsafe fn start_exchange(
+    c: &Comm,
+    send: (&Plan, c_int, c_int),
+    recv: (&Plan, c_int, c_int),
+) -> Result<(Request<'static>, Request<'static>), AbiError> {
+    let (t, source, recvtag) = recv;
+    // SAFETY: the caller's contract.
+    let r = unsafe { c.irecv_plan(t, source, recvtag) }?;
+    let (d, dest, sendtag) = send;
+    // SAFETY: as above.
+    match unsafe { c.isend_plan(d, dest, sendtag, false) } {
+        Ok(s) => Ok((r, s)),
+        Err(e) => {
+            r.cancel();
+            drop(r);
+            Err(e.into())
+        }
+    }
+}
+
+/// Runs a receive and a send together and waits for both.
+///
+/// # Safety
+/// Both buffers are valid for their lengths; `status` writable or ignored.
+unsafe fn exchange(
+    c: &Comm,
+    send: (&Plan, c_int, c_int),
+    recv: (&Plan, c_int, c_int),
+    status: *mut MPI_Status,
+) -> Result<(), AbiError> {
+    // SAFETY: both requests are waited on before returning.
+    let (r, s) = unsafe { start_exchange(c, send, recv) }?;
+    let sent = s.wait();
+    // SAFETY: the caller's contract.
+    let received = unsafe { finish(r.wait(), status) };
+    sent?;
+    received
+}
+
+/// The body of `MPI_Sendrecv` and `MPI_Sendrecv_c`.
+///
+/// # Safety
+/// As `MPI_Sendrecv`.
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn sendrecv_impl(
+    name: &'static str,
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || {
+        let status = status_arg(status)?;
+        let c = state::comm(comm)?;
+        let d = buf_plan(sendbuf, sendcount, sendtype)?;
+        let t = buf_plan(recvbuf, recvcount, recvtype)?;
+        // SAFETY: the caller's contract.
+        unsafe { exchange(&c, (&d, dest, sendtag), (&t, source, recvtag), status) }
+    })
+}
+
+/// `MPI_Sendrecv`.
+///
+/// # Safety
+/// Buffers hold their counts of elements; `status` is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Sendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        sendrecv_impl(
+            "MPI_Sendrecv",
+            sendbuf,
+            sendcount.into(),
+            sendtype,
+            dest,
+            sendtag,
+            recvbuf,
+            recvcount.into(),
+            recvtype,
+            source,
+            recvtag,
+            comm,
+            status,
+        )
+    }
+}
+
+/// `MPI_Sendrecv_c`: the large-count form.
+///
+/// # Safety
+/// Buffers hold their counts of elements; `status` is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Sendrecv_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        sendrecv_impl(
+            "MPI_Sendrecv_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            dest,
+            sendtag,
+            recvbuf,
+            recvcount,
+            recvtype,
+            source,
+            recvtag,
+            comm,
+            status,
+        )
+    }
+}
+
+/// The body of `MPI_Sendrecv_replace` and `MPI_Sendrecv_replace_c`.
+///
+/// # Safety
+/// As `MPI_Sendrecv_replace`.
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn sendrecv_replace_impl(
+    name: &'static str,
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || {
+        let status = status_arg(status)?;
+        let c = state::comm(comm)?;
+        // SAFETY: the caller's contract.
+        let (d, copy, t) = unsafe { replace_buffers(buf, count, datatype) }?;
+        // SAFETY: `copy` outlives the exchange; `buf` is the caller's.
+        let r = unsafe { exchange(&c, (&d, dest, sendtag), (&t, source, recvtag), status) };
+        drop(copy);
+        r
+    })
+}
+
+/// The buffers of a send-receive in place (`MPI_Sendrecv_replace`,
+/// `MPI_Isendrecv_replace`) on `count` elements of `datatype` at `buf`:
+/// the send goes from a copy (packed if the type is not contiguous; the
+/// returned plan points into it, so keep it until the send completes),
+/// and the receive may land in the buffer at any time.
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`.
+pub(crate) unsafe fn replace_buffers(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+) -> Result<(Plan, Option<Vec<u8>>, Plan), AbiError> {
+    let plan = buf_plan(buf, count, datatype)?;
+    if plan.is_empty() {
+        return Ok((plan.clone(), None, plan));
+    }
+    // SAFETY: the caller's contract.
+    let mut copy = unsafe { copy_out(&plan) }?;
+    let send = Plan::Bytes {
+        ptr: copy.as_mut_ptr(),
+        len: copy.len(),
+    };
+    Ok((send, Some(copy), plan))
+}
+
+/// `MPI_Sendrecv_replace`: sends from a copy, receives into the buffer.
+///
+/// # Safety
+/// `buf` holds `count` elements; `status` is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        sendrecv_replace_impl(
+            "MPI_Sendrecv_replace",
+            buf,
+            count.into(),
+            datatype,
+            dest,
+            sendtag,
+            source,
+            recvtag,
+            comm,
+            status,
+        )
+    }
+}
+
+/// `MPI_Sendrecv_replace_c`: the large-count form.
+///
+/// # Safety
+/// `buf` holds `count` elements; `status` is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Sendrecv_replace_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        sendrecv_replace_impl(
+            "MPI_Sendrecv_replace_c",
+            buf,
+            count,
+            datatype,
+            dest,
+            sendtag,
+            source,
+            recvtag,
+            comm,
+            status,
+        )
+    }
+}
