@@ -66,7 +66,7 @@ use crate::api::coll::reductions::Ran;
 use crate::api::coll::reductions::Started;
 use crate::api::p2p::store_staged;
 use crate::errors::{out_ptr, AbiError};
-use crate::handles::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Op, MPI_Request};
+use crate::handles::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
 use crate::objects::request::ReqEntry;
 pub use oxmpi::datatype::stage::Dir;
 use std::ffi::{c_int, c_void};
@@ -106,56 +106,85 @@ pub(crate) unsafe fn nonblocking(
 }
 
 /// Defines, from a decode function `$start` taking X's parameters (see
-/// [`Started`]): `oxabi_X` (start and wait), `oxabi_IX` (start, hand back
-/// a request) and `oxabi_X_init` (a persistent request, see
-/// [`crate::api::coll::persistent`]). Used for the neighborhood collectives too.
+/// [`Started`]), the three forms of collective `MPI_X`: `oxabi_X` (start
+/// and wait), `oxabi_IX` (start, hand back a request) and `oxabi_X_init`
+/// (a persistent request, see [`crate::api::coll::persistent`]), each in
+/// the classic and the large-count (`_c`) form from the one parameter list
+/// (`Count` and `Disp` in it: `c_int` and `c_int` in the first,
+/// `MPI_Count` and `MPI_Aint` in the second); `int_only` for a collective
+/// without counts. Used for the neighborhood collectives
+/// too.
 ///
 /// With `fast = F`, the blocking function first offers its arguments to
 /// `F` (same parameters after the MPI name), which handles the common case
-/// or returns `None` (see `coll_fast.rs`).
+/// or returns `None` (see `fast.rs`).
 macro_rules! collective {
-    ($name:literal, $iname:literal, $initname:literal, $f:ident, $if:ident, $initf:ident,
-     $start:path, $comm:ident, ($($p:ident: $t:ty),*), fast = $fast:path) => {
-        $crate::api::coll::collective!(@emit $name, $iname, $initname, $f, $if, $initf, $start,
-            $comm, ($($p: $t),*), {
-                // SAFETY: the caller's contract, forwarded.
-                if let Some(rc) = unsafe { $fast($name, $($p),*) } {
-                    return rc;
-                }
-            });
+    ($name:ident / $iname:ident, $start:path, $comm:ident, ($($p:ident: $t:ty),*),
+     fast = $fast:path) => {
+        $crate::api::coll::collective!(@both $name, $iname, $start, $comm, ($($p: $t),*), {
+            // SAFETY: the caller's contract, forwarded.
+            if let Some(rc) = unsafe { $fast(NAME, $($p),*) } {
+                return rc;
+            }
+        });
     };
-    ($name:literal, $iname:literal, $initname:literal, $f:ident, $if:ident, $initf:ident,
-     $start:path, $comm:ident, ($($p:ident: $t:ty),*)) => {
-        $crate::api::coll::collective!(@emit $name, $iname, $initname, $f, $if, $initf, $start,
-            $comm, ($($p: $t),*), {});
+    ($name:ident / $iname:ident, $start:path, $comm:ident, ($($p:ident: $t:ty),*)) => {
+        $crate::api::coll::collective!(@both $name, $iname, $start, $comm, ($($p: $t),*), {});
     };
-    (@emit $name:literal, $iname:literal, $initname:literal, $f:ident, $if:ident, $initf:ident,
-     $start:path, $comm:ident, ($($p:ident: $t:ty),*), $fast_path:block) => {
-        #[doc = concat!("`", $name, "`.")]
+    (int_only $name:ident / $iname:ident, $start:path, $comm:ident, ($($p:ident: $t:ty),*)) => {
+        const _: () = {
+            $crate::api::coll::collective!(@forms "", $name, $iname, $start, $comm,
+                ($($p: $t),*), {});
+        };
+    };
+    (@both $name:ident, $iname:ident, $start:path, $comm:ident, ($($p:ident: $t:ty),*),
+     $fast_path:block) => {
+        const _: () = {
+            #[allow(unused)]
+            type Count = ::std::ffi::c_int;
+            #[allow(unused)]
+            type Disp = ::std::ffi::c_int;
+            $crate::api::coll::collective!(@forms "", $name, $iname, $start, $comm,
+                ($($p: $t),*), $fast_path);
+        };
+        const _: () = {
+            #[allow(unused)]
+            type Count = $crate::handles::MPI_Count;
+            #[allow(unused)]
+            type Disp = $crate::handles::MPI_Aint;
+            $crate::api::coll::collective!(@forms "_c", $name, $iname, $start, $comm,
+                ($($p: $t),*), $fast_path);
+        };
+    };
+    (@forms $sfx:literal, $name:ident, $iname:ident, $start:path, $comm:ident,
+     ($($p:ident: $t:ty),*), $fast_path:block) => {
+        #[doc = concat!("`MPI_", stringify!($name), $sfx, "`.")]
         ///
         /// # Safety
         /// Buffers and arrays hold what MPI specifies for the arguments.
-        #[no_mangle]
-        pub unsafe extern "C" fn $f($($p: $t),*) -> ::std::ffi::c_int {
+        #[export_name = concat!("oxabi_", stringify!($name), $sfx)]
+        pub unsafe extern "C" fn blocking_form($($p: $t),*) -> ::std::ffi::c_int {
+            const NAME: &str = concat!("MPI_", stringify!($name), $sfx);
             $fast_path
-            $crate::raise::guard($name, $crate::errors::ErrObj::Comm($comm), || {
+            $crate::raise::guard(NAME, $crate::errors::ErrObj::Comm($comm), || {
                 // SAFETY: the caller's contract, forwarded.
                 $crate::api::coll::blocking(|sg| unsafe { $start(sg, $($p),*) })
             })
         }
 
-        #[doc = concat!("`", $iname, "`.")]
+        #[doc = concat!("`MPI_", stringify!($iname), $sfx, "`.")]
         ///
         /// # Safety
         /// Buffers and arrays hold what MPI specifies for the arguments;
         /// buffers stay valid until the request completes; `request` is
         /// writable.
-        #[no_mangle]
-        pub unsafe extern "C" fn $if(
+        #[export_name = concat!("oxabi_", stringify!($iname), $sfx)]
+        pub unsafe extern "C" fn nonblocking_form(
             $($p: $t,)*
             request: *mut $crate::handles::MPI_Request,
         ) -> ::std::ffi::c_int {
-            $crate::raise::guard($iname, $crate::errors::ErrObj::Comm($comm), || {
+            const NAME: &str = concat!("MPI_", stringify!($iname), $sfx);
+            $crate::raise::guard(NAME, $crate::errors::ErrObj::Comm($comm), || {
                 // SAFETY: the caller's contract, forwarded.
                 unsafe {
                     $crate::api::coll::nonblocking($comm, request, |sg| $start(sg, $($p),*))
@@ -163,20 +192,23 @@ macro_rules! collective {
             })
         }
 
-        #[doc = concat!("`", $initname, "`: a persistent request that `MPI_Start` launches as `",
-                        $iname, "` with these arguments.")]
+        #[doc = concat!("`MPI_", stringify!($name), "_init", $sfx,
+                        "`: a persistent request that `MPI_Start` launches as `MPI_",
+                        stringify!($iname), "` with these arguments.")]
         ///
         /// # Safety
         /// Buffers and arrays hold what MPI specifies for the arguments
         /// whenever the request is started, until it is freed; `request`
         /// is writable.
-        #[no_mangle]
-        pub unsafe extern "C" fn $initf(
+        #[export_name = concat!("oxabi_", stringify!($name), "_init", $sfx)]
+        pub unsafe extern "C" fn persistent_form(
             $($p: $t,)*
             info: $crate::handles::MPI_Info,
             request: *mut $crate::handles::MPI_Request,
         ) -> ::std::ffi::c_int {
-            $crate::raise::guard($initname, $crate::errors::ErrObj::Comm($comm), || {
+            const NAME: &str =
+                concat!("MPI_", stringify!($name), "_init", $sfx);
+            $crate::raise::guard(NAME, $crate::errors::ErrObj::Comm($comm), || {
                 // SAFETY: the caller's contract, forwarded.
                 unsafe {
                     $crate::api::coll::persistent::init($comm, info, request, |sg| {
@@ -189,75 +221,54 @@ macro_rules! collective {
 }
 pub(crate) use collective;
 
-collective!("MPI_Barrier", "MPI_Ibarrier", "MPI_Barrier_init", oxabi_Barrier, oxabi_Ibarrier, oxabi_Barrier_init, ibarrier, comm,
-    (comm: MPI_Comm));
-collective!("MPI_Bcast", "MPI_Ibcast", "MPI_Bcast_init", oxabi_Bcast, oxabi_Ibcast, oxabi_Bcast_init, ibcast, comm,
-    (buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm));
-collective!("MPI_Reduce", "MPI_Ireduce", "MPI_Reduce_init", oxabi_Reduce, oxabi_Ireduce, oxabi_Reduce_init, ireduce, comm,
-    (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
-     op: MPI_Op, root: c_int, comm: MPI_Comm));
-collective!("MPI_Allreduce", "MPI_Iallreduce", "MPI_Allreduce_init", oxabi_Allreduce, oxabi_Iallreduce, oxabi_Allreduce_init, iallreduce,
-    comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
-     op: MPI_Op, comm: MPI_Comm), fast = fast::allreduce);
-collective!("MPI_Scan", "MPI_Iscan", "MPI_Scan_init", oxabi_Scan, oxabi_Iscan, oxabi_Scan_init, iscan, comm,
-    (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
-     op: MPI_Op, comm: MPI_Comm));
-collective!("MPI_Exscan", "MPI_Iexscan", "MPI_Exscan_init", oxabi_Exscan, oxabi_Iexscan, oxabi_Exscan_init, iexscan, comm,
-    (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype,
-     op: MPI_Op, comm: MPI_Comm));
-collective!("MPI_Gather", "MPI_Igather", "MPI_Gather_init", oxabi_Gather, oxabi_Igather, oxabi_Gather_init, igather, comm,
-    (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-     recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
-collective!("MPI_Gatherv", "MPI_Igatherv", "MPI_Gatherv_init", oxabi_Gatherv, oxabi_Igatherv, oxabi_Gatherv_init, igatherv, comm,
-    (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-     recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int,
-     comm: MPI_Comm));
-collective!("MPI_Scatter", "MPI_Iscatter", "MPI_Scatter_init", oxabi_Scatter, oxabi_Iscatter, oxabi_Scatter_init, iscatter, comm,
-    (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-     recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
-collective!("MPI_Scatterv", "MPI_Iscatterv", "MPI_Scatterv_init", oxabi_Scatterv, oxabi_Iscatterv, oxabi_Scatterv_init, iscatterv, comm,
-    (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int,
-     sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype,
-     root: c_int, comm: MPI_Comm));
-collective!("MPI_Allgather", "MPI_Iallgather", "MPI_Allgather_init", oxabi_Allgather, oxabi_Iallgather, oxabi_Allgather_init, iallgather,
-    comm, (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
-     recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Allgatherv", "MPI_Iallgatherv", "MPI_Allgatherv_init", oxabi_Allgatherv, oxabi_Iallgatherv, oxabi_Allgatherv_init,
-    iallgatherv, comm, (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype,
-     recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int,
-     recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Alltoall", "MPI_Ialltoall", "MPI_Alltoall_init", oxabi_Alltoall, oxabi_Ialltoall, oxabi_Alltoall_init, ialltoall, comm,
-    (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-     recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Alltoallv", "MPI_Ialltoallv", "MPI_Alltoallv_init", oxabi_Alltoallv, oxabi_Ialltoallv, oxabi_Alltoallv_init, ialltoallv,
-    comm, (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int,
-     sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
-     rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Alltoallw", "MPI_Ialltoallw", "MPI_Alltoallw_init", oxabi_Alltoallw, oxabi_Ialltoallw, oxabi_Alltoallw_init, ialltoallw,
-    comm, (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int,
-     sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
-     rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Reduce_scatter", "MPI_Ireduce_scatter", "MPI_Reduce_scatter_init", oxabi_Reduce_scatter, oxabi_Ireduce_scatter, oxabi_Reduce_scatter_init, ireduce_scatter, comm, (sendbuf: *const c_void,
-     recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op,
-     comm: MPI_Comm));
-collective!("MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block", "MPI_Reduce_scatter_block_init", oxabi_Reduce_scatter_block, oxabi_Ireduce_scatter_block, oxabi_Reduce_scatter_block_init, ireduce_scatter_block, comm,
-    (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype,
-     op: MPI_Op, comm: MPI_Comm));
-
-// The large-count (`_c`) forms: `MPI_Count` counts, `MPI_Aint` displacements.
-collective!("MPI_Bcast_c", "MPI_Ibcast_c", "MPI_Bcast_init_c", oxabi_Bcast_c, oxabi_Ibcast_c, oxabi_Bcast_init_c, ibcast, comm, (buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm));
-collective!("MPI_Reduce_c", "MPI_Ireduce_c", "MPI_Reduce_init_c", oxabi_Reduce_c, oxabi_Ireduce_c, oxabi_Reduce_init_c, ireduce, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm));
-collective!("MPI_Allreduce_c", "MPI_Iallreduce_c", "MPI_Allreduce_init_c", oxabi_Allreduce_c, oxabi_Iallreduce_c, oxabi_Allreduce_init_c, iallreduce, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm), fast = fast::allreduce);
-collective!("MPI_Scan_c", "MPI_Iscan_c", "MPI_Scan_init_c", oxabi_Scan_c, oxabi_Iscan_c, oxabi_Scan_init_c, iscan, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
-collective!("MPI_Exscan_c", "MPI_Iexscan_c", "MPI_Exscan_init_c", oxabi_Exscan_c, oxabi_Iexscan_c, oxabi_Exscan_init_c, iexscan, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
-collective!("MPI_Gather_c", "MPI_Igather_c", "MPI_Gather_init_c", oxabi_Gather_c, oxabi_Igather_c, oxabi_Gather_init_c, igather, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
-collective!("MPI_Gatherv_c", "MPI_Igatherv_c", "MPI_Gatherv_init_c", oxabi_Gatherv_c, oxabi_Igatherv_c, oxabi_Gatherv_init_c, igatherv, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
-collective!("MPI_Scatter_c", "MPI_Iscatter_c", "MPI_Scatter_init_c", oxabi_Scatter_c, oxabi_Iscatter_c, oxabi_Scatter_init_c, iscatter, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
-collective!("MPI_Scatterv_c", "MPI_Iscatterv_c", "MPI_Scatterv_init_c", oxabi_Scatterv_c, oxabi_Iscatterv_c, oxabi_Scatterv_init_c, iscatterv, comm, (sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
-collective!("MPI_Allgather_c", "MPI_Iallgather_c", "MPI_Allgather_init_c", oxabi_Allgather_c, oxabi_Iallgather_c, oxabi_Allgather_init_c, iallgather, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Allgatherv_c", "MPI_Iallgatherv_c", "MPI_Allgatherv_init_c", oxabi_Allgatherv_c, oxabi_Iallgatherv_c, oxabi_Allgatherv_init_c, iallgatherv, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Alltoall_c", "MPI_Ialltoall_c", "MPI_Alltoall_init_c", oxabi_Alltoall_c, oxabi_Ialltoall_c, oxabi_Alltoall_init_c, ialltoall, comm, (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Alltoallv_c", "MPI_Ialltoallv_c", "MPI_Alltoallv_init_c", oxabi_Alltoallv_c, oxabi_Ialltoallv_c, oxabi_Alltoallv_init_c, ialltoallv, comm, (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Alltoallw_c", "MPI_Ialltoallw_c", "MPI_Alltoallw_init_c", oxabi_Alltoallw_c, oxabi_Ialltoallw_c, oxabi_Alltoallw_init_c, ialltoallw, comm, (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Reduce_scatter_c", "MPI_Ireduce_scatter_c", "MPI_Reduce_scatter_init_c", oxabi_Reduce_scatter_c, oxabi_Ireduce_scatter_c, oxabi_Reduce_scatter_init_c, ireduce_scatter, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
-collective!("MPI_Reduce_scatter_block_c", "MPI_Ireduce_scatter_block_c", "MPI_Reduce_scatter_block_init_c", oxabi_Reduce_scatter_block_c, oxabi_Ireduce_scatter_block_c, oxabi_Reduce_scatter_block_init_c, ireduce_scatter_block, comm, (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm));
+collective!(int_only Barrier / Ibarrier, ibarrier, comm, (comm: MPI_Comm));
+collective!(Bcast / Ibcast, ibcast, comm,
+    (buffer: *mut c_void, count: Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+collective!(Reduce / Ireduce, ireduce, comm,
+    (sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, datatype: MPI_Datatype, op: MPI_Op,
+    root: c_int, comm: MPI_Comm));
+collective!(Allreduce / Iallreduce, iallreduce, comm,
+    (sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, datatype: MPI_Datatype, op: MPI_Op,
+    comm: MPI_Comm), fast = fast::allreduce);
+collective!(Scan / Iscan, iscan, comm,
+    (sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, datatype: MPI_Datatype, op: MPI_Op,
+    comm: MPI_Comm));
+collective!(Exscan / Iexscan, iexscan, comm,
+    (sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, datatype: MPI_Datatype, op: MPI_Op,
+    comm: MPI_Comm));
+collective!(Gather / Igather, igather, comm,
+    (sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+    recvcount: Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+collective!(Gatherv / Igatherv, igatherv, comm,
+    (sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+    recvcounts: *const Count, displs: *const Disp, recvtype: MPI_Datatype, root: c_int,
+    comm: MPI_Comm));
+collective!(Scatter / Iscatter, iscatter, comm,
+    (sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+    recvcount: Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+collective!(Scatterv / Iscatterv, iscatterv, comm,
+    (sendbuf: *const c_void, sendcounts: *const Count, displs: *const Disp, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcount: Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+collective!(Allgather / Iallgather, iallgather, comm,
+    (sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+    recvcount: Count, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!(Allgatherv / Iallgatherv, iallgatherv, comm,
+    (sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+    recvcounts: *const Count, displs: *const Disp, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!(Alltoall / Ialltoall, ialltoall, comm,
+    (sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+    recvcount: Count, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!(Alltoallv / Ialltoallv, ialltoallv, comm,
+    (sendbuf: *const c_void, sendcounts: *const Count, sdispls: *const Disp, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcounts: *const Count, rdispls: *const Disp, recvtype: MPI_Datatype,
+    comm: MPI_Comm));
+collective!(Alltoallw / Ialltoallw, ialltoallw, comm,
+    (sendbuf: *const c_void, sendcounts: *const Count, sdispls: *const Disp,
+    sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const Count,
+    rdispls: *const Disp, recvtypes: *const MPI_Datatype, comm: MPI_Comm));
+collective!(Reduce_scatter / Ireduce_scatter, ireduce_scatter, comm,
+    (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const Count, datatype: MPI_Datatype,
+    op: MPI_Op, comm: MPI_Comm));
+collective!(Reduce_scatter_block / Ireduce_scatter_block, ireduce_scatter_block, comm,
+    (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: Count, datatype: MPI_Datatype,
+    op: MPI_Op, comm: MPI_Comm));

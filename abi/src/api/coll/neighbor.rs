@@ -12,7 +12,7 @@
 //! out-neighbor (send side). `MPI_IN_PLACE` is not allowed (MPI 4.0,
 //! 7.6).
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_void;
 
 use oxmpi::coll::Blocks;
 use oxmpi::{Comm, PROC_NULL};
@@ -23,7 +23,7 @@ use crate::api::coll::datatype::{bytes, ty, Num};
 use crate::api::coll::exchanges::types;
 use crate::api::coll::reductions::Sink;
 use crate::errors::{AbiError, Class};
-use crate::handles::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype};
+use crate::handles::{MPI_Aint, MPI_Comm, MPI_Datatype};
 use crate::state;
 
 /// Why `MPI_IN_PLACE` is refused.
@@ -257,59 +257,20 @@ unsafe fn ineighbor_alltoallw<C: Num, L: Sink>(
     })
 }
 
-collective!("MPI_Neighbor_allgather", "MPI_Ineighbor_allgather", "MPI_Neighbor_allgather_init",
-    oxabi_Neighbor_allgather, oxabi_Ineighbor_allgather, oxabi_Neighbor_allgather_init,
-    ineighbor_allgather, comm, (sendbuf: *const c_void, sendcount: c_int,
-    sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype,
+collective!(Neighbor_allgather / Ineighbor_allgather, ineighbor_allgather, comm,
+    (sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+    recvcount: Count, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!(Neighbor_allgatherv / Ineighbor_allgatherv, ineighbor_allgatherv, comm,
+    (sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+    recvcounts: *const Count, displs: *const Disp, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!(Neighbor_alltoall / Ineighbor_alltoall, ineighbor_alltoall, comm,
+    (sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
+    recvcount: Count, recvtype: MPI_Datatype, comm: MPI_Comm));
+collective!(Neighbor_alltoallv / Ineighbor_alltoallv, ineighbor_alltoallv, comm,
+    (sendbuf: *const c_void, sendcounts: *const Count, sdispls: *const Disp, sendtype: MPI_Datatype,
+    recvbuf: *mut c_void, recvcounts: *const Count, rdispls: *const Disp, recvtype: MPI_Datatype,
     comm: MPI_Comm));
-collective!("MPI_Neighbor_allgatherv", "MPI_Ineighbor_allgatherv",
-    "MPI_Neighbor_allgatherv_init", oxabi_Neighbor_allgatherv, oxabi_Ineighbor_allgatherv,
-    oxabi_Neighbor_allgatherv_init, ineighbor_allgatherv, comm, (sendbuf: *const c_void,
-    sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int,
-    displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Neighbor_alltoall", "MPI_Ineighbor_alltoall", "MPI_Neighbor_alltoall_init",
-    oxabi_Neighbor_alltoall, oxabi_Ineighbor_alltoall, oxabi_Neighbor_alltoall_init,
-    ineighbor_alltoall, comm, (sendbuf: *const c_void, sendcount: c_int,
-    sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype,
-    comm: MPI_Comm));
-collective!("MPI_Neighbor_alltoallv", "MPI_Ineighbor_alltoallv", "MPI_Neighbor_alltoallv_init",
-    oxabi_Neighbor_alltoallv, oxabi_Ineighbor_alltoallv, oxabi_Neighbor_alltoallv_init,
-    ineighbor_alltoallv, comm, (sendbuf: *const c_void, sendcounts: *const c_int,
-    sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-    recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Neighbor_alltoallw", "MPI_Ineighbor_alltoallw", "MPI_Neighbor_alltoallw_init",
-    oxabi_Neighbor_alltoallw, oxabi_Ineighbor_alltoallw, oxabi_Neighbor_alltoallw_init,
-    ineighbor_alltoallw, comm, (sendbuf: *const c_void, sendcounts: *const c_int,
-    sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void,
-    recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype,
-    comm: MPI_Comm));
-
-// The large-count (`_c`) forms: `MPI_Count` counts, `MPI_Aint` displacements.
-collective!("MPI_Neighbor_allgather_c", "MPI_Ineighbor_allgather_c",
-    "MPI_Neighbor_allgather_init_c", oxabi_Neighbor_allgather_c, oxabi_Ineighbor_allgather_c,
-    oxabi_Neighbor_allgather_init_c, ineighbor_allgather, comm, (sendbuf: *const c_void,
-    sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count,
-    recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Neighbor_allgatherv_c", "MPI_Ineighbor_allgatherv_c",
-    "MPI_Neighbor_allgatherv_init_c", oxabi_Neighbor_allgatherv_c,
-    oxabi_Ineighbor_allgatherv_c, oxabi_Neighbor_allgatherv_init_c, ineighbor_allgatherv, comm,
-    (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint,
-    recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Neighbor_alltoall_c", "MPI_Ineighbor_alltoall_c",
-    "MPI_Neighbor_alltoall_init_c", oxabi_Neighbor_alltoall_c, oxabi_Ineighbor_alltoall_c,
-    oxabi_Neighbor_alltoall_init_c, ineighbor_alltoall, comm, (sendbuf: *const c_void,
-    sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count,
-    recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Neighbor_alltoallv_c", "MPI_Ineighbor_alltoallv_c",
-    "MPI_Neighbor_alltoallv_init_c", oxabi_Neighbor_alltoallv_c, oxabi_Ineighbor_alltoallv_c,
-    oxabi_Neighbor_alltoallv_init_c, ineighbor_alltoallv, comm, (sendbuf: *const c_void,
-    sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype,
-    recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint,
-    recvtype: MPI_Datatype, comm: MPI_Comm));
-collective!("MPI_Neighbor_alltoallw_c", "MPI_Ineighbor_alltoallw_c",
-    "MPI_Neighbor_alltoallw_init_c", oxabi_Neighbor_alltoallw_c, oxabi_Ineighbor_alltoallw_c,
-    oxabi_Neighbor_alltoallw_init_c, ineighbor_alltoallw, comm, (sendbuf: *const c_void,
-    sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype,
-    recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint,
-    recvtypes: *const MPI_Datatype, comm: MPI_Comm));
+collective!(Neighbor_alltoallw / Ineighbor_alltoallw, ineighbor_alltoallw, comm,
+    (sendbuf: *const c_void, sendcounts: *const Count, sdispls: *const MPI_Aint,
+    sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const Count,
+    rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm));

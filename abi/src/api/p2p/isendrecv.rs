@@ -7,12 +7,13 @@
 //! copy made at the call, so the buffer is overwritten only by the
 //! received data.
 
+use crate::api::{large_count, wide};
 use std::ffi::{c_int, c_void};
 
 use crate::api::datatype::p2p::Plan;
 use crate::api::p2p;
 use crate::errors::{out_ptr, AbiError, ErrObj};
-use crate::handles::{MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request};
+use crate::handles::{MPI_Comm, MPI_Datatype, MPI_Request};
 use crate::objects::pair::Pair;
 use crate::objects::request::ReqEntry;
 use crate::raise::guard;
@@ -52,191 +53,58 @@ unsafe fn start_pair(
     Ok(())
 }
 
-/// The body of `MPI_Isendrecv` and `MPI_Isendrecv_c`.
-///
-/// # Safety
-/// As `MPI_Isendrecv`.
-#[allow(clippy::too_many_arguments)] // MPI's parameter list
-unsafe fn isendrecv_impl(
-    name: &'static str,
-    sendbuf: *const c_void,
-    sendcount: MPI_Count,
-    sendtype: MPI_Datatype,
-    to: SendTo,
-    recvbuf: *mut c_void,
-    recvcount: MPI_Count,
-    recvtype: MPI_Datatype,
-    from: RecvFrom,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    guard(name, ErrObj::Comm(comm), || {
-        let d = p2p::buf_plan(sendbuf, sendcount, sendtype)?;
-        let t = p2p::buf_plan(recvbuf, recvcount, recvtype)?;
-        // SAFETY: the caller's contract.
-        unsafe { start_pair(comm, (d, None), to, t, from, request) }
-    })
-}
-
-/// `MPI_Isendrecv`.
-///
-/// # Safety
-/// Buffers hold their counts of elements until the request completes;
-/// `request` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Isendrecv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe {
-        isendrecv_impl(
-            "MPI_Isendrecv",
-            sendbuf,
-            sendcount.into(),
-            sendtype,
-            (dest, sendtag),
-            recvbuf,
-            recvcount.into(),
-            recvtype,
-            (source, recvtag),
-            comm,
-            request,
-        )
+large_count! {
+    /// # Safety
+    /// Buffers hold their counts of elements until the request completes;
+    /// `request` is writable.
+    Isendrecv(
+        sendbuf: *const c_void,
+        sendcount: Count,
+        sendtype: MPI_Datatype,
+        dest: c_int,
+        sendtag: c_int,
+        recvbuf: *mut c_void,
+        recvcount: Count,
+        recvtype: MPI_Datatype,
+        source: c_int,
+        recvtag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        let sendcount = wide(sendcount);
+        let recvcount = wide(recvcount);
+        let (to, from) = ((dest, sendtag), (source, recvtag));
+        guard(NAME, ErrObj::Comm(comm), || {
+            let d = p2p::buf_plan(sendbuf, sendcount, sendtype)?;
+            let t = p2p::buf_plan(recvbuf, recvcount, recvtype)?;
+            // SAFETY: the caller's contract.
+            unsafe { start_pair(comm, (d, None), to, t, from, request) }
+        })
     }
 }
 
-/// `MPI_Isendrecv_c`: the large-count form.
-///
-/// # Safety
-/// Buffers hold their counts of elements until the request completes;
-/// `request` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Isendrecv_c(
-    sendbuf: *const c_void,
-    sendcount: MPI_Count,
-    sendtype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    recvbuf: *mut c_void,
-    recvcount: MPI_Count,
-    recvtype: MPI_Datatype,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe {
-        isendrecv_impl(
-            "MPI_Isendrecv_c",
-            sendbuf,
-            sendcount,
-            sendtype,
-            (dest, sendtag),
-            recvbuf,
-            recvcount,
-            recvtype,
-            (source, recvtag),
-            comm,
-            request,
-        )
-    }
-}
-
-/// The body of `MPI_Isendrecv_replace` and `MPI_Isendrecv_replace_c`.
-///
-/// # Safety
-/// As `MPI_Isendrecv_replace`.
-#[allow(clippy::too_many_arguments)] // MPI's parameter list
-unsafe fn isendrecv_replace_impl(
-    name: &'static str,
-    buf: *mut c_void,
-    count: MPI_Count,
-    datatype: MPI_Datatype,
-    to: SendTo,
-    from: RecvFrom,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    guard(name, ErrObj::Comm(comm), || {
-        // SAFETY: the caller's contract.
-        let (d, copy, t) = unsafe { p2p::sendrecv::replace_buffers(buf, count, datatype) }?;
-        // SAFETY: the caller's contract; the send goes from a copy.
-        unsafe { start_pair(comm, (d, copy), to, t, from, request) }
-    })
-}
-
-/// `MPI_Isendrecv_replace`.
-///
-/// # Safety
-/// `buf` holds `count` elements until the request completes; `request`
-/// is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Isendrecv_replace(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe {
-        isendrecv_replace_impl(
-            "MPI_Isendrecv_replace",
-            buf,
-            count.into(),
-            datatype,
-            (dest, sendtag),
-            (source, recvtag),
-            comm,
-            request,
-        )
-    }
-}
-
-/// `MPI_Isendrecv_replace_c`: the large-count form.
-///
-/// # Safety
-/// `buf` holds `count` elements until the request completes; `request`
-/// is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Isendrecv_replace_c(
-    buf: *mut c_void,
-    count: MPI_Count,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe {
-        isendrecv_replace_impl(
-            "MPI_Isendrecv_replace_c",
-            buf,
-            count,
-            datatype,
-            (dest, sendtag),
-            (source, recvtag),
-            comm,
-            request,
-        )
+large_count! {
+    /// # Safety
+    /// `buf` holds `count` elements until the request completes; `request`
+    /// is writable.
+    Isendrecv_replace(
+        buf: *mut c_void,
+        count: Count,
+        datatype: MPI_Datatype,
+        dest: c_int,
+        sendtag: c_int,
+        source: c_int,
+        recvtag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        let count = wide(count);
+        let (to, from) = ((dest, sendtag), (source, recvtag));
+        guard(NAME, ErrObj::Comm(comm), || {
+            // SAFETY: the caller's contract.
+            let (d, copy, t) = unsafe { p2p::sendrecv::replace_buffers(buf, count, datatype) }?;
+            // SAFETY: the caller's contract; the send goes from a copy.
+            unsafe { start_pair(comm, (d, copy), to, t, from, request) }
+        })
     }
 }

@@ -3,8 +3,9 @@
 
 use crate::api::p2p::buf_plan;
 use crate::api::p2p::store_staged;
+use crate::api::{large_count, wide};
 use crate::errors::{out_ptr, AbiError, ErrObj};
-use crate::handles::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request, PROC_NULL};
+use crate::handles::{self, MPI_Comm, MPI_Datatype, MPI_Request, PROC_NULL};
 use crate::objects::request::{Persistent, PersistentOp, ReqEntry, SendMode};
 use crate::objects::stage::Stage;
 use crate::raise::guard;
@@ -81,149 +82,66 @@ pub(crate) unsafe fn persistent(
 }
 
 macro_rules! send_init {
-    ($(#[$doc:meta])* $name:ident, $mpi:literal, $cnt:ty, $mode:expr) => {
-        $(#[$doc])*
-        ///
-        /// # Safety
-        /// `buf` holds `count` elements whenever the request is started;
-        /// `request` is writable.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            buf: *const c_void,
-            count: $cnt,
-            datatype: MPI_Datatype,
-            dest: c_int,
-            tag: c_int,
-            comm: MPI_Comm,
-            request: *mut MPI_Request,
-        ) -> c_int {
-            guard($mpi, ErrObj::Comm(comm), || {
-                let plan = buf_plan(buf, MPI_Count::from(count), datatype)?;
-                let op = PersistentOp::Send {
-                    plan,
-                    dest,
-                    tag,
-                    mode: $mode,
-                };
-                // SAFETY: the caller's contract.
-                unsafe { persistent(comm, op, None, request) }
-            })
+    ($(#[$doc:meta])* $name:ident, $mode:expr) => {
+        large_count! {
+            $(#[$doc])*
+            ///
+            /// # Safety
+            /// `buf` holds `count` elements whenever the request is started;
+            /// `request` is writable.
+            $name(
+                buf: *const c_void,
+                count: Count,
+                datatype: MPI_Datatype,
+                dest: c_int,
+                tag: c_int,
+                comm: MPI_Comm,
+                request: *mut MPI_Request,
+            ) -> c_int {
+                guard(NAME, ErrObj::Comm(comm), || {
+                    let plan = buf_plan(buf, wide(count), datatype)?;
+                    let op = PersistentOp::Send {
+                        plan,
+                        dest,
+                        tag,
+                        mode: $mode,
+                    };
+                    // SAFETY: the caller's contract.
+                    unsafe { persistent(comm, op, None, request) }
+                })
+            }
         }
     };
 }
 
+send_init!(Send_init, SendMode::Standard);
+send_init!(Ssend_init, SendMode::Synchronous);
+send_init!(Rsend_init, SendMode::Standard);
 send_init!(
-    /// `MPI_Send_init`.
-    oxabi_Send_init, "MPI_Send_init", c_int, SendMode::Standard
-);
-send_init!(
-    /// `MPI_Send_init_c`: the large-count form.
-    oxabi_Send_init_c, "MPI_Send_init_c", MPI_Count, SendMode::Standard
-);
-send_init!(
-    /// `MPI_Ssend_init`.
-    oxabi_Ssend_init, "MPI_Ssend_init", c_int, SendMode::Synchronous
-);
-send_init!(
-    /// `MPI_Ssend_init_c`: the large-count form.
-    oxabi_Ssend_init_c, "MPI_Ssend_init_c", MPI_Count, SendMode::Synchronous
-);
-send_init!(
-    /// `MPI_Rsend_init`.
-    oxabi_Rsend_init, "MPI_Rsend_init", c_int, SendMode::Standard
-);
-send_init!(
-    /// `MPI_Rsend_init_c`: the large-count form.
-    oxabi_Rsend_init_c, "MPI_Rsend_init_c", MPI_Count, SendMode::Standard
-);
-send_init!(
-    /// `MPI_Bsend_init`: a standard-mode send each time it is started.
-    oxabi_Bsend_init, "MPI_Bsend_init", c_int, SendMode::Standard
-);
-send_init!(
-    /// `MPI_Bsend_init_c`: the large-count form.
-    oxabi_Bsend_init_c, "MPI_Bsend_init_c", MPI_Count, SendMode::Standard
+    /// A standard-mode send each time it is started.
+    Bsend_init,
+    SendMode::Standard
 );
 
-/// The body of `MPI_Recv_init` and `MPI_Recv_init_c`.
-///
-/// # Safety
-/// As `MPI_Recv_init`.
-#[allow(clippy::too_many_arguments)] // MPI's parameter list
-unsafe fn recv_init_impl(
-    name: &'static str,
-    buf: *mut c_void,
-    count: MPI_Count,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    guard(name, ErrObj::Comm(comm), || {
-        let plan = buf_plan(buf, count, datatype)?;
-        let op = PersistentOp::Recv { plan, source, tag };
-        // SAFETY: the caller's contract.
-        unsafe { persistent(comm, op, None, request) }
-    })
-}
-
-/// `MPI_Recv_init`.
-///
-/// # Safety
-/// `buf` has room for `count` elements whenever the request is started;
-/// `request` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Recv_init(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe {
-        recv_init_impl(
-            "MPI_Recv_init",
-            buf,
-            count.into(),
-            datatype,
-            source,
-            tag,
-            comm,
-            request,
-        )
-    }
-}
-
-/// `MPI_Recv_init_c`: the large-count form.
-///
-/// # Safety
-/// `buf` has room for `count` elements whenever the request is started;
-/// `request` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Recv_init_c(
-    buf: *mut c_void,
-    count: MPI_Count,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe {
-        recv_init_impl(
-            "MPI_Recv_init_c",
-            buf,
-            count,
-            datatype,
-            source,
-            tag,
-            comm,
-            request,
-        )
+large_count! {
+    /// # Safety
+    /// `buf` has room for `count` elements whenever the request is started;
+    /// `request` is writable.
+    Recv_init(
+        buf: *mut c_void,
+        count: Count,
+        datatype: MPI_Datatype,
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        let count = wide(count);
+        guard(NAME, ErrObj::Comm(comm), || {
+            let plan = buf_plan(buf, count, datatype)?;
+            let op = PersistentOp::Recv { plan, source, tag };
+            // SAFETY: the caller's contract.
+            unsafe { persistent(comm, op, None, request) }
+        })
     }
 }

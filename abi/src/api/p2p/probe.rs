@@ -5,9 +5,10 @@ use crate::api::p2p::buf_plan;
 use crate::api::p2p::finish;
 use crate::api::p2p::status_arg;
 use crate::api::p2p::store_request;
+use crate::api::{large_count, wide};
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{
-    self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status, MessageRef,
+    self, MPI_Comm, MPI_Datatype, MPI_Message, MPI_Request, MPI_Status, MessageRef,
     MESSAGE_NO_PROC, MESSAGE_NULL, PROC_NULL,
 };
 use crate::objects::request::ReqEntry;
@@ -155,143 +156,75 @@ fn no_proc_status() -> Status {
     Status::empty()
 }
 
-/// The body of `MPI_Mrecv` and `MPI_Mrecv_c`.
-///
-/// # Safety
-/// As `MPI_Mrecv`.
-#[allow(clippy::too_many_arguments)] // MPI's parameter list
-unsafe fn mrecv_impl(
-    name: &'static str,
-    buf: *mut c_void,
-    count: MPI_Count,
-    datatype: MPI_Datatype,
-    message: *mut MPI_Message,
-    status: *mut MPI_Status,
-) -> c_int {
-    guard(name, ErrObj::None, || {
-        let mh = out_ptr(message, "message")?;
-        let status = status_arg(status)?;
-        let t = buf_plan(buf, count, datatype)?;
-        // SAFETY: checked non-null.
-        let taken = take_message(unsafe { *mh })?;
-        // SAFETY: checked non-null.
-        unsafe { *mh = MESSAGE_NULL };
-        let Some((msg, comm)) = taken else {
+large_count! {
+    /// # Safety
+    /// `buf` has room for `count` elements; `message` is writable; `status`
+    /// is writable or ignored.
+    Mrecv(
+        buf: *mut c_void,
+        count: Count,
+        datatype: MPI_Datatype,
+        message: *mut MPI_Message,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        let count = wide(count);
+        guard(NAME, ErrObj::None, || {
+            let mh = out_ptr(message, "message")?;
+            let status = status_arg(status)?;
+            let t = buf_plan(buf, count, datatype)?;
+            // SAFETY: checked non-null.
+            let taken = take_message(unsafe { *mh })?;
+            // SAFETY: checked non-null.
+            unsafe { *mh = MESSAGE_NULL };
+            let Some((msg, comm)) = taken else {
+                // SAFETY: checked above.
+                unsafe { handles::write_status(status, &no_proc_status()) };
+                return Ok(());
+            };
+            // SAFETY: waited on before returning.
+            let r =
+                unsafe { msg.irecv_plan(&t) }.map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm)))?;
             // SAFETY: checked above.
-            unsafe { handles::write_status(status, &no_proc_status()) };
-            return Ok(());
-        };
-        // SAFETY: waited on before returning.
-        let r =
-            unsafe { msg.irecv_plan(&t) }.map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm)))?;
-        // SAFETY: checked above.
-        unsafe { finish(r.wait(), status) }.map_err(|e| e.on(ErrObj::Comm(comm)))
-    })
+            unsafe { finish(r.wait(), status) }.map_err(|e| e.on(ErrObj::Comm(comm)))
+        })
+    }
 }
 
-/// `MPI_Mrecv`.
-///
-/// # Safety
-/// `buf` has room for `count` elements; `message` is writable; `status`
-/// is writable or ignored.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Mrecv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    message: *mut MPI_Message,
-    status: *mut MPI_Status,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe { mrecv_impl("MPI_Mrecv", buf, count.into(), datatype, message, status) }
-}
-
-/// `MPI_Mrecv_c`: the large-count form.
-///
-/// # Safety
-/// `buf` has room for `count` elements; `message` is writable; `status`
-/// is writable or ignored.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Mrecv_c(
-    buf: *mut c_void,
-    count: MPI_Count,
-    datatype: MPI_Datatype,
-    message: *mut MPI_Message,
-    status: *mut MPI_Status,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe { mrecv_impl("MPI_Mrecv_c", buf, count, datatype, message, status) }
-}
-
-/// The body of `MPI_Imrecv` and `MPI_Imrecv_c`.
-///
-/// # Safety
-/// As `MPI_Imrecv`.
-#[allow(clippy::too_many_arguments)] // MPI's parameter list
-unsafe fn imrecv_impl(
-    name: &'static str,
-    buf: *mut c_void,
-    count: MPI_Count,
-    datatype: MPI_Datatype,
-    message: *mut MPI_Message,
-    request: *mut MPI_Request,
-) -> c_int {
-    guard(name, ErrObj::None, || {
-        let mh = out_ptr(message, "message")?;
-        let out = out_ptr(request, "request")?;
-        let t = buf_plan(buf, count, datatype)?;
-        // SAFETY: checked non-null.
-        let taken = take_message(unsafe { *mh })?;
-        // SAFETY: checked non-null.
-        unsafe { *mh = MESSAGE_NULL };
-        let entry = match taken {
-            None => ReqEntry::Ready {
-                status: no_proc_status(),
-                comm: handles::COMM_SELF,
-            },
-            Some((msg, comm)) => {
-                // SAFETY: the caller keeps the buffer until completion.
-                let r = unsafe { msg.irecv_plan(&t) }
-                    .map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm)))?;
-                ReqEntry::Active { req: Some(r), comm }
-            }
-        };
-        // SAFETY: checked non-null.
-        unsafe { store_request(out, entry) };
-        Ok(())
-    })
-}
-
-/// `MPI_Imrecv`.
-///
-/// # Safety
-/// `buf` has room for `count` elements until completion; `message` and
-/// `request` are writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Imrecv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    message: *mut MPI_Message,
-    request: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe { imrecv_impl("MPI_Imrecv", buf, count.into(), datatype, message, request) }
-}
-
-/// `MPI_Imrecv_c`: the large-count form.
-///
-/// # Safety
-/// `buf` has room for `count` elements until completion; `message` and
-/// `request` are writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Imrecv_c(
-    buf: *mut c_void,
-    count: MPI_Count,
-    datatype: MPI_Datatype,
-    message: *mut MPI_Message,
-    request: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe { imrecv_impl("MPI_Imrecv_c", buf, count, datatype, message, request) }
+large_count! {
+    /// # Safety
+    /// `buf` has room for `count` elements until completion; `message` and
+    /// `request` are writable.
+    Imrecv(
+        buf: *mut c_void,
+        count: Count,
+        datatype: MPI_Datatype,
+        message: *mut MPI_Message,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        let count = wide(count);
+        guard(NAME, ErrObj::None, || {
+            let mh = out_ptr(message, "message")?;
+            let out = out_ptr(request, "request")?;
+            let t = buf_plan(buf, count, datatype)?;
+            // SAFETY: checked non-null.
+            let taken = take_message(unsafe { *mh })?;
+            // SAFETY: checked non-null.
+            unsafe { *mh = MESSAGE_NULL };
+            let entry = match taken {
+                None => ReqEntry::Ready {
+                    status: no_proc_status(),
+                    comm: handles::COMM_SELF,
+                },
+                Some((msg, comm)) => {
+                    // SAFETY: the caller keeps the buffer until completion.
+                    let r = unsafe { msg.irecv_plan(&t) }
+                        .map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm)))?;
+                    ReqEntry::Active { req: Some(r), comm }
+                }
+            };
+            // SAFETY: checked non-null.
+            unsafe { store_request(out, entry) };
+            Ok(())
+        })
+    }
 }

@@ -1,10 +1,11 @@
 //! Receives, blocking and non-blocking.
 
-use crate::api::datatype::p2p::{self as datatype_p2p};
+use crate::api::datatype::p2p as datatype_p2p;
 use crate::api::p2p::buf_plan;
 use crate::api::p2p::finish;
 use crate::api::p2p::status_arg;
 use crate::api::p2p::store_request;
+use crate::api::{large_count, wide};
 use crate::errors::{out_ptr, ErrObj};
 use crate::handles::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request, MPI_Status};
 use crate::objects::request::ReqEntry;
@@ -76,151 +77,77 @@ unsafe fn recv_general(
     })
 }
 
-macro_rules! blocking_recv {
-    ($(#[$doc:meta])* $name:ident, $mpi:literal, $cnt:ty) => {
-        $(#[$doc])*
-        ///
-        /// # Safety
-        /// `buf` has room for `count` elements; `status` is writable or ignored.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            buf: *mut c_void,
-            count: $cnt,
-            datatype: MPI_Datatype,
-            source: c_int,
-            tag: c_int,
-            comm: MPI_Comm,
-            status: *mut MPI_Status,
-        ) -> c_int {
-            let count = MPI_Count::from(count);
-            // The common case: a predefined communicator, a contiguous
-            // predefined type, a status to fill or ignore. (A function per
-            // name, as for sends: one shared body would not be inlined.)
-            if let (Some(c), Some((ptr, cap)), false) = (
-                state::predefined_comm(comm),
-                datatype_p2p::contiguous_bytes(buf, count, datatype),
-                status.is_null(), // an error: `recv_general` reports it
-            ) {
-                // Only the runtime call runs under the panic guard, so that
-                // the guard's frame stays small enough to be inlined here.
-                // The status is written inside and only a failure comes out
-                // (boxed): handing the whole `Result<Status, Error>` out
-                // made the common case copy it field by field, reading back
-                // stores of other widths (store-forwarding stalls).
-                let r = catch_unwind(AssertUnwindSafe(move || {
-                    // SAFETY: blocking; MPI's contract: `buf` has room for
-                    // `cap` bytes.
-                    match unsafe { c.recv_raw(ptr, cap, source, tag) } {
-                        // SAFETY: `status` was checked above.
-                        Ok(s) => unsafe {
-                            handles::write_status(status, &s);
-                            None
-                        },
-                        Err(e) => Some(Box::new(e)),
-                    }
-                }));
-                if let Ok(None) = r {
-                    return 0;
+large_count! {
+    /// # Safety
+    /// `buf` has room for `count` elements; `status` is writable or ignored.
+    Recv(
+        buf: *mut c_void,
+        count: Count,
+        datatype: MPI_Datatype,
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        let count = wide(count);
+        // The common case: a predefined communicator, a contiguous
+        // predefined type, a status to fill or ignore. (A function per
+        // name, as for sends: one shared body would not be inlined.)
+        if let (Some(c), Some((ptr, cap)), false) = (
+            state::predefined_comm(comm),
+            datatype_p2p::contiguous_bytes(buf, count, datatype),
+            status.is_null(), // an error: `recv_general` reports it
+        ) {
+            // Only the runtime call runs under the panic guard, so that
+            // the guard's frame stays small enough to be inlined here.
+            // The status is written inside and only a failure comes out
+            // (boxed): handing the whole `Result<Status, Error>` out
+            // made the common case copy it field by field, reading back
+            // stores of other widths (store-forwarding stalls).
+            let r = catch_unwind(AssertUnwindSafe(move || {
+                // SAFETY: blocking; MPI's contract: `buf` has room for
+                // `cap` bytes.
+                match unsafe { c.recv_raw(ptr, cap, source, tag) } {
+                    // SAFETY: `status` was checked above.
+                    Ok(s) => unsafe {
+                        handles::write_status(status, &s);
+                        None
+                    },
+                    Err(e) => Some(Box::new(e)),
                 }
-                // SAFETY: as above.
-                return unsafe { recv_failed($mpi, comm, r, status) };
+            }));
+            if let Ok(None) = r {
+                return 0;
             }
-            // SAFETY: the caller's contract.
-            unsafe { recv_general($mpi, buf, count, datatype, source, tag, comm, status) }
+            // SAFETY: as above.
+            return unsafe { recv_failed(NAME, comm, r, status) };
         }
-    };
-}
-
-blocking_recv!(
-    /// `MPI_Recv`.
-    oxabi_Recv, "MPI_Recv", c_int
-);
-blocking_recv!(
-    /// `MPI_Recv_c`: the large-count form.
-    oxabi_Recv_c, "MPI_Recv_c", MPI_Count
-);
-
-/// The body of `MPI_Irecv` and `MPI_Irecv_c`.
-///
-/// # Safety
-/// As `MPI_Irecv`.
-#[allow(clippy::too_many_arguments)] // MPI's parameter list
-unsafe fn irecv_impl(
-    name: &'static str,
-    buf: *mut c_void,
-    count: MPI_Count,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    guard(name, ErrObj::Comm(comm), || {
-        let out = out_ptr(request, "request")?;
-        let c = state::comm(comm)?;
-        let plan = buf_plan(buf, count, datatype)?;
-        // SAFETY: the caller keeps the buffer until completion.
-        let r = unsafe { c.irecv_plan(&plan, source, tag) }?;
-        // SAFETY: checked non-null.
-        unsafe { store_request(out, ReqEntry::Active { req: Some(r), comm }) };
-        Ok(())
-    })
-}
-
-/// `MPI_Irecv`.
-///
-/// # Safety
-/// `buf` has room for `count` elements until completion; `request` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Irecv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe {
-        irecv_impl(
-            "MPI_Irecv",
-            buf,
-            count.into(),
-            datatype,
-            source,
-            tag,
-            comm,
-            request,
-        )
+        // SAFETY: the caller's contract.
+        unsafe { recv_general(NAME, buf, count, datatype, source, tag, comm, status) }
     }
 }
 
-/// `MPI_Irecv_c`: the large-count form.
-///
-/// # Safety
-/// `buf` has room for `count` elements until completion; `request` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Irecv_c(
-    buf: *mut c_void,
-    count: MPI_Count,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe {
-        irecv_impl(
-            "MPI_Irecv_c",
-            buf,
-            count,
-            datatype,
-            source,
-            tag,
-            comm,
-            request,
-        )
+large_count! {
+    /// # Safety
+    /// `buf` has room for `count` elements until completion; `request` is writable.
+    Irecv(
+        buf: *mut c_void,
+        count: Count,
+        datatype: MPI_Datatype,
+        source: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        guard(NAME, ErrObj::Comm(comm), || {
+            let out = out_ptr(request, "request")?;
+            let c = state::comm(comm)?;
+            let plan = buf_plan(buf, wide(count), datatype)?;
+            // SAFETY: the caller keeps the buffer until completion.
+            let r = unsafe { c.irecv_plan(&plan, source, tag) }?;
+            // SAFETY: checked non-null.
+            unsafe { store_request(out, ReqEntry::Active { req: Some(r), comm }) };
+            Ok(())
+        })
     }
 }

@@ -6,6 +6,7 @@ use crate::api::p2p::buf_plan;
 use crate::api::p2p::copy_out;
 use crate::api::p2p::finish;
 use crate::api::p2p::status_arg;
+use crate::api::{large_count, wide};
 use crate::errors::{AbiError, ErrObj};
 use crate::handles::{MPI_Comm, MPI_Count, MPI_Datatype, MPI_Status};
 use crate::raise::guard;
@@ -58,141 +59,34 @@ unsafe fn exchange(
     received
 }
 
-/// The body of `MPI_Sendrecv` and `MPI_Sendrecv_c`.
-///
-/// # Safety
-/// As `MPI_Sendrecv`.
-#[allow(clippy::too_many_arguments)] // MPI's parameter list
-unsafe fn sendrecv_impl(
-    name: &'static str,
-    sendbuf: *const c_void,
-    sendcount: MPI_Count,
-    sendtype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    recvbuf: *mut c_void,
-    recvcount: MPI_Count,
-    recvtype: MPI_Datatype,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    status: *mut MPI_Status,
-) -> c_int {
-    guard(name, ErrObj::Comm(comm), || {
-        let status = status_arg(status)?;
-        let c = state::comm(comm)?;
-        let d = buf_plan(sendbuf, sendcount, sendtype)?;
-        let t = buf_plan(recvbuf, recvcount, recvtype)?;
-        // SAFETY: the caller's contract.
-        unsafe { exchange(&c, (&d, dest, sendtag), (&t, source, recvtag), status) }
-    })
-}
-
-/// `MPI_Sendrecv`.
-///
-/// # Safety
-/// Buffers hold their counts of elements; `status` is writable or ignored.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Sendrecv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: MPI_Datatype,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    status: *mut MPI_Status,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe {
-        sendrecv_impl(
-            "MPI_Sendrecv",
-            sendbuf,
-            sendcount.into(),
-            sendtype,
-            dest,
-            sendtag,
-            recvbuf,
-            recvcount.into(),
-            recvtype,
-            source,
-            recvtag,
-            comm,
-            status,
-        )
+large_count! {
+    /// # Safety
+    /// Buffers hold their counts of elements; `status` is writable or ignored.
+    Sendrecv(
+        sendbuf: *const c_void,
+        sendcount: Count,
+        sendtype: MPI_Datatype,
+        dest: c_int,
+        sendtag: c_int,
+        recvbuf: *mut c_void,
+        recvcount: Count,
+        recvtype: MPI_Datatype,
+        source: c_int,
+        recvtag: c_int,
+        comm: MPI_Comm,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        let sendcount = wide(sendcount);
+        let recvcount = wide(recvcount);
+        guard(NAME, ErrObj::Comm(comm), || {
+            let status = status_arg(status)?;
+            let c = state::comm(comm)?;
+            let d = buf_plan(sendbuf, sendcount, sendtype)?;
+            let t = buf_plan(recvbuf, recvcount, recvtype)?;
+            // SAFETY: the caller's contract.
+            unsafe { exchange(&c, (&d, dest, sendtag), (&t, source, recvtag), status) }
+        })
     }
-}
-
-/// `MPI_Sendrecv_c`: the large-count form.
-///
-/// # Safety
-/// Buffers hold their counts of elements; `status` is writable or ignored.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Sendrecv_c(
-    sendbuf: *const c_void,
-    sendcount: MPI_Count,
-    sendtype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    recvbuf: *mut c_void,
-    recvcount: MPI_Count,
-    recvtype: MPI_Datatype,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    status: *mut MPI_Status,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe {
-        sendrecv_impl(
-            "MPI_Sendrecv_c",
-            sendbuf,
-            sendcount,
-            sendtype,
-            dest,
-            sendtag,
-            recvbuf,
-            recvcount,
-            recvtype,
-            source,
-            recvtag,
-            comm,
-            status,
-        )
-    }
-}
-
-/// The body of `MPI_Sendrecv_replace` and `MPI_Sendrecv_replace_c`.
-///
-/// # Safety
-/// As `MPI_Sendrecv_replace`.
-#[allow(clippy::too_many_arguments)] // MPI's parameter list
-unsafe fn sendrecv_replace_impl(
-    name: &'static str,
-    buf: *mut c_void,
-    count: MPI_Count,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    status: *mut MPI_Status,
-) -> c_int {
-    guard(name, ErrObj::Comm(comm), || {
-        let status = status_arg(status)?;
-        let c = state::comm(comm)?;
-        // SAFETY: the caller's contract.
-        let (d, copy, t) = unsafe { replace_buffers(buf, count, datatype) }?;
-        // SAFETY: `copy` outlives the exchange; `buf` is the caller's.
-        let r = unsafe { exchange(&c, (&d, dest, sendtag), (&t, source, recvtag), status) };
-        drop(copy);
-        r
-    })
 }
 
 /// The buffers of a send-receive in place (`MPI_Sendrecv_replace`,
@@ -221,68 +115,32 @@ pub(crate) unsafe fn replace_buffers(
     Ok((send, Some(copy), plan))
 }
 
-/// `MPI_Sendrecv_replace`: sends from a copy, receives into the buffer.
-///
-/// # Safety
-/// `buf` holds `count` elements; `status` is writable or ignored.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Sendrecv_replace(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    status: *mut MPI_Status,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe {
-        sendrecv_replace_impl(
-            "MPI_Sendrecv_replace",
-            buf,
-            count.into(),
-            datatype,
-            dest,
-            sendtag,
-            source,
-            recvtag,
-            comm,
-            status,
-        )
-    }
-}
-
-/// `MPI_Sendrecv_replace_c`: the large-count form.
-///
-/// # Safety
-/// `buf` holds `count` elements; `status` is writable or ignored.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Sendrecv_replace_c(
-    buf: *mut c_void,
-    count: MPI_Count,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    status: *mut MPI_Status,
-) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe {
-        sendrecv_replace_impl(
-            "MPI_Sendrecv_replace_c",
-            buf,
-            count,
-            datatype,
-            dest,
-            sendtag,
-            source,
-            recvtag,
-            comm,
-            status,
-        )
+large_count! {
+    /// Sends from a copy, receives into the buffer.
+    ///
+    /// # Safety
+    /// `buf` holds `count` elements; `status` is writable or ignored.
+    Sendrecv_replace(
+        buf: *mut c_void,
+        count: Count,
+        datatype: MPI_Datatype,
+        dest: c_int,
+        sendtag: c_int,
+        source: c_int,
+        recvtag: c_int,
+        comm: MPI_Comm,
+        status: *mut MPI_Status,
+    ) -> c_int {
+        let count = wide(count);
+        guard(NAME, ErrObj::Comm(comm), || {
+            let status = status_arg(status)?;
+            let c = state::comm(comm)?;
+            // SAFETY: the caller's contract.
+            let (d, copy, t) = unsafe { replace_buffers(buf, count, datatype) }?;
+            // SAFETY: `copy` outlives the exchange; `buf` is the caller's.
+            let r = unsafe { exchange(&c, (&d, dest, sendtag), (&t, source, recvtag), status) };
+            drop(copy);
+            r
+        })
     }
 }

@@ -1,6 +1,7 @@
 //! Status queries: `MPI_Get_count`, `MPI_Get_elements` (and their
 //! `MPI_Count` forms), `MPI_Status_set_*`.
 
+use crate::api::{large_count, CountOut};
 use std::ffi::c_int;
 
 use oxmpi::datatype::Datatype;
@@ -73,78 +74,41 @@ fn bytes_of_elements(t: &Datatype, n: usize) -> Result<usize, AbiError> {
     whole.checked_add(part).ok_or_else(overflow)
 }
 
-/// Stores a count as `int` (`MPI_UNDEFINED` when unknown or too large).
+/// Stores a count in the caller's form (`MPI_UNDEFINED` when unknown or
+/// too large).
 ///
 /// # Safety
 /// `out` is writable (checked non-null).
-unsafe fn put_int(out: *mut c_int, n: Option<u64>) -> Result<(), AbiError> {
-    let out = out_ptr(out, "count")?;
-    let v = n.and_then(|n| c_int::try_from(n).ok()).unwrap_or(UNDEFINED);
-    // SAFETY: checked non-null.
-    unsafe { *out = v };
-    Ok(())
-}
-
-/// Stores a count as `MPI_Count`.
-///
-/// # Safety
-/// `out` is writable (checked non-null).
-unsafe fn put_count(out: *mut MPI_Count, n: Option<u64>) -> Result<(), AbiError> {
+unsafe fn put_count<C: CountOut>(out: *mut C, n: Option<u64>) -> Result<(), AbiError> {
     let out = out_ptr(out, "count")?;
     let v = n
         .and_then(|n| MPI_Count::try_from(n).ok())
-        .unwrap_or(UNDEFINED.into());
+        .map_or(C::from_count(UNDEFINED.into()), C::from_count);
     // SAFETY: checked non-null.
     unsafe { *out = v };
     Ok(())
 }
 
-/// `MPI_Get_count`.
-///
-/// # Safety
-/// `status` is readable; `count` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Get_count(
-    status: *const MPI_Status,
-    datatype: MPI_Datatype,
-    count: *mut c_int,
-) -> c_int {
-    guard("MPI_Get_count", ErrObj::None, || {
-        // SAFETY: the caller's contract.
-        unsafe { put_int(count, query(status, datatype, false)?) }
-    })
+large_count! {
+    /// # Safety
+    /// `status` is readable; `count` is writable.
+    Get_count(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut Count) -> c_int {
+        guard(NAME, ErrObj::None, || {
+            // SAFETY: the caller's contract.
+            unsafe { put_count(count, query(status, datatype, false)?) }
+        })
+    }
 }
 
-/// `MPI_Get_count_c`.
-///
-/// # Safety
-/// `status` is readable; `count` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Get_count_c(
-    status: *const MPI_Status,
-    datatype: MPI_Datatype,
-    count: *mut MPI_Count,
-) -> c_int {
-    guard("MPI_Get_count_c", ErrObj::None, || {
-        // SAFETY: the caller's contract.
-        unsafe { put_count(count, query(status, datatype, false)?) }
-    })
-}
-
-/// `MPI_Get_elements`.
-///
-/// # Safety
-/// `status` is readable; `count` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Get_elements(
-    status: *const MPI_Status,
-    datatype: MPI_Datatype,
-    count: *mut c_int,
-) -> c_int {
-    guard("MPI_Get_elements", ErrObj::None, || {
-        // SAFETY: the caller's contract.
-        unsafe { put_int(count, query(status, datatype, true)?) }
-    })
+large_count! {
+    /// # Safety
+    /// `status` is readable; `count` is writable.
+    Get_elements(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut Count) -> c_int {
+        guard(NAME, ErrObj::None, || {
+            // SAFETY: the caller's contract.
+            unsafe { put_count(count, query(status, datatype, true)?) }
+        })
+    }
 }
 
 /// `MPI_Get_elements_x`.
@@ -158,22 +122,6 @@ pub unsafe extern "C" fn oxabi_Get_elements_x(
     count: *mut MPI_Count,
 ) -> c_int {
     guard("MPI_Get_elements_x", ErrObj::None, || {
-        // SAFETY: the caller's contract.
-        unsafe { put_count(count, query(status, datatype, true)?) }
-    })
-}
-
-/// `MPI_Get_elements_c`.
-///
-/// # Safety
-/// `status` is readable; `count` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Get_elements_c(
-    status: *const MPI_Status,
-    datatype: MPI_Datatype,
-    count: *mut MPI_Count,
-) -> c_int {
-    guard("MPI_Get_elements_c", ErrObj::None, || {
         // SAFETY: the caller's contract.
         unsafe { put_count(count, query(status, datatype, true)?) }
     })
