@@ -9,6 +9,7 @@ use crate::api::coll::datatype::bytes;
 use crate::api::coll::datatype::ty;
 use crate::api::coll::datatype::Num;
 use crate::api::coll::datatype::Ty;
+use crate::api::large_count;
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Count, MPI_Datatype, MPI_Op, OpRef, BUILTIN_OPS};
 use crate::raise::guard;
@@ -175,34 +176,43 @@ pub(super) fn op_create(
     Ok(())
 }
 
-/// `MPI_Op_create`.
-///
-/// # Safety
-/// `op` is writable; `user_fn` is an `MPI_User_function`.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Op_create(
-    user_fn: Option<UserFn>,
-    commute: c_int,
-    op: *mut MPI_Op,
-) -> c_int {
-    guard("MPI_Op_create", ErrObj::None, || {
-        op_create(user_fn.map(UserFunc::Int), commute, op)
-    })
+/// The form of `MPI_Op_create` a count type stands for: its user
+/// function type (the length an `int` or an `MPI_Count`).
+pub(crate) trait OpCreateForm {
+    /// `MPI_User_function` or `MPI_User_function_c`.
+    type UserFn;
+    /// The function as the state keeps it.
+    fn user_func(f: Self::UserFn) -> UserFunc;
 }
 
-/// `MPI_Op_create_c`: the user function gets an `MPI_Count` length.
-///
-/// # Safety
-/// `op` is writable; `user_fn` is an `MPI_User_function_c`.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Op_create_c(
-    user_fn: Option<UserFnC>,
-    commute: c_int,
-    op: *mut MPI_Op,
-) -> c_int {
-    guard("MPI_Op_create_c", ErrObj::None, || {
-        op_create(user_fn.map(UserFunc::Count), commute, op)
-    })
+impl OpCreateForm for c_int {
+    type UserFn = UserFn;
+    fn user_func(f: UserFn) -> UserFunc {
+        UserFunc::Int(f)
+    }
+}
+
+impl OpCreateForm for MPI_Count {
+    type UserFn = UserFnC;
+    fn user_func(f: UserFnC) -> UserFunc {
+        UserFunc::Count(f)
+    }
+}
+
+large_count! {
+    /// The `_c` form's user function gets an `MPI_Count` length.
+    ///
+    /// # Safety
+    /// `op` is writable; `user_fn` is an `MPI_User_function` (`_c`).
+    Op_create(
+        user_fn: Option<<Count as OpCreateForm>::UserFn>,
+        commute: c_int,
+        op: *mut MPI_Op,
+    ) -> c_int {
+        guard(NAME, ErrObj::None, || {
+            op_create(user_fn.map(<Count as OpCreateForm>::user_func), commute, op)
+        })
+    }
 }
 
 /// `MPI_Op_free`: sets `*op` to `MPI_OP_NULL`. Operations already started
@@ -317,40 +327,23 @@ pub(super) unsafe fn reduce_local(
     Ok(())
 }
 
-/// `MPI_Reduce_local`: `inoutbuf = inbuf op inoutbuf`.
-///
-/// # Safety
-/// The buffers hold `count` elements of `datatype`.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Reduce_local(
-    inbuf: *const c_void,
-    inoutbuf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-) -> c_int {
-    guard("MPI_Reduce_local", ErrObj::None, || {
-        // SAFETY: the caller's contract.
-        unsafe { reduce_local(inbuf, inoutbuf, count, datatype, op) }
-    })
-}
-
-/// `MPI_Reduce_local_c`.
-///
-/// # Safety
-/// The buffers hold `count` elements of `datatype`.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Reduce_local_c(
-    inbuf: *const c_void,
-    inoutbuf: *mut c_void,
-    count: MPI_Count,
-    datatype: MPI_Datatype,
-    op: MPI_Op,
-) -> c_int {
-    guard("MPI_Reduce_local_c", ErrObj::None, || {
-        // SAFETY: the caller's contract.
-        unsafe { reduce_local(inbuf, inoutbuf, count, datatype, op) }
-    })
+large_count! {
+    /// `inoutbuf = inbuf op inoutbuf`.
+    ///
+    /// # Safety
+    /// The buffers hold `count` elements of `datatype`.
+    Reduce_local(
+        inbuf: *const c_void,
+        inoutbuf: *mut c_void,
+        count: Count,
+        datatype: MPI_Datatype,
+        op: MPI_Op,
+    ) -> c_int {
+        guard(NAME, ErrObj::None, || {
+            // SAFETY: the caller's contract.
+            unsafe { reduce_local(inbuf, inoutbuf, count, datatype, op) }
+        })
+    }
 }
 
 // ----------------------------------------------------- starting each one

@@ -15,378 +15,247 @@ use crate::api::datatype::resized;
 use crate::api::datatype::structure;
 use crate::api::datatype::subarray;
 use crate::api::datatype::vector;
+use crate::api::{large_count, wide};
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
-use crate::handles::{self, MPI_Aint, MPI_Count, MPI_Datatype, DATATYPE_NULL};
+use crate::handles::{self, MPI_Aint, MPI_Datatype, DATATYPE_NULL};
 use crate::objects::datatype::combiner;
 use crate::raise::guard;
 use crate::state;
 use std::ffi::c_int;
 
-/// `MPI_Type_contiguous`.
-///
-/// # Safety
-/// `newtype` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Type_contiguous(
-    count: c_int,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    guard("MPI_Type_contiguous", ErrObj::None, || {
-        create(newtype, || contiguous(count.into(), oldtype))
-    })
-}
-
-/// `MPI_Type_contiguous_c`.
-///
-/// # Safety
-/// `newtype` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Type_contiguous_c(
-    count: MPI_Count,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    guard("MPI_Type_contiguous_c", ErrObj::None, || {
-        create(newtype, || contiguous(count, oldtype))
-    })
-}
-
-/// `MPI_Type_vector`.
-///
-/// # Safety
-/// `newtype` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Type_vector(
-    count: c_int,
-    blocklength: c_int,
-    stride: c_int,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    guard("MPI_Type_vector", ErrObj::None, || {
-        create(newtype, || {
-            vector(
-                count.into(),
-                blocklength.into(),
-                stride.into(),
-                false,
-                oldtype,
-            )
+large_count! {
+    /// # Safety
+    /// `newtype` is writable.
+    Type_contiguous(count: Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+        guard(NAME, ErrObj::None, || {
+            create(newtype, || contiguous(wide(count), oldtype))
         })
-    })
+    }
 }
 
-/// `MPI_Type_vector_c`.
-///
-/// # Safety
-/// `newtype` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Type_vector_c(
-    count: MPI_Count,
-    blocklength: MPI_Count,
-    stride: MPI_Count,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    guard("MPI_Type_vector_c", ErrObj::None, || {
-        create(newtype, || {
-            vector(count, blocklength, stride, false, oldtype)
+large_count! {
+    /// # Safety
+    /// `newtype` is writable.
+    Type_vector(
+        count: Count,
+        blocklength: Count,
+        stride: Count,
+        oldtype: MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) -> c_int {
+        guard(NAME, ErrObj::None, || {
+            create(newtype, || {
+                vector(wide(count), wide(blocklength), wide(stride), false, oldtype)
+            })
         })
-    })
+    }
 }
 
 macro_rules! hvector_fn {
-    ($name:ident, $mpi:literal, $cnt:ty) => {
-        #[doc = concat!("`", $mpi, "`: a vector with the stride in bytes.")]
-        ///
-        /// # Safety
-        /// `newtype` is writable.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            count: $cnt,
-            blocklength: $cnt,
-            stride: MPI_Aint,
-            oldtype: MPI_Datatype,
-            newtype: *mut MPI_Datatype,
-        ) -> c_int {
-            guard($mpi, ErrObj::None, || {
-                create(newtype, || {
-                    vector(count.into(), blocklength.into(), stride, true, oldtype)
+    ($name:ident) => {
+        hvector_fn!(@emit [] $name);
+    };
+    (int_only $name:ident) => {
+        hvector_fn!(@emit [int_only] $name);
+    };
+    (@emit [$($form:ident)?] $name:ident) => {
+        large_count! { $($form)?
+            /// A vector with the stride in bytes.
+            ///
+            /// # Safety
+            /// `newtype` is writable.
+            $name(
+                count: Count,
+                blocklength: Count,
+                stride: MPI_Aint,
+                oldtype: MPI_Datatype,
+                newtype: *mut MPI_Datatype,
+            ) -> c_int {
+                guard(NAME, ErrObj::None, || {
+                    create(newtype, || {
+                        vector(wide(count), wide(blocklength), stride, true, oldtype)
+                    })
                 })
-            })
+            }
         }
     };
 }
 
-hvector_fn!(oxabi_Type_create_hvector, "MPI_Type_create_hvector", c_int);
-hvector_fn!(oxabi_Type_hvector, "MPI_Type_hvector", c_int);
-hvector_fn!(
-    oxabi_Type_create_hvector_c,
-    "MPI_Type_create_hvector_c",
-    MPI_Count
-);
+hvector_fn!(Type_create_hvector);
+hvector_fn!(int_only Type_hvector);
 
-/// `MPI_Type_indexed`.
-///
-/// # Safety
-/// The arrays hold `count` entries; `newtype` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Type_indexed(
-    count: c_int,
-    array_of_blocklengths: *const c_int,
-    array_of_displacements: *const c_int,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    guard("MPI_Type_indexed", ErrObj::None, || {
-        let n = count_arg(count.into(), "count")?;
-        // SAFETY: the caller's contract.
-        let lens = unsafe { isizes(array_of_blocklengths, n, "array_of_blocklengths") }?;
-        // SAFETY: the caller's contract.
-        let disps = unsafe { isizes(array_of_displacements, n, "array_of_displacements") }?;
-        create(newtype, || indexed(lens, disps, false, oldtype))
-    })
-}
-
-/// `MPI_Type_indexed_c`.
-///
-/// # Safety
-/// The arrays hold `count` entries; `newtype` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Type_indexed_c(
-    count: MPI_Count,
-    array_of_blocklengths: *const MPI_Count,
-    array_of_displacements: *const MPI_Count,
-    oldtype: MPI_Datatype,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    guard("MPI_Type_indexed_c", ErrObj::None, || {
-        let n = count_arg(count, "count")?;
-        // SAFETY: the caller's contract.
-        let lens = unsafe { isizes(array_of_blocklengths, n, "array_of_blocklengths") }?;
-        // SAFETY: the caller's contract.
-        let disps = unsafe { isizes(array_of_displacements, n, "array_of_displacements") }?;
-        create(newtype, || indexed(lens, disps, false, oldtype))
-    })
+large_count! {
+    /// # Safety
+    /// The arrays hold `count` entries; `newtype` is writable.
+    Type_indexed(
+        count: Count,
+        array_of_blocklengths: *const Count,
+        array_of_displacements: *const Count,
+        oldtype: MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) -> c_int {
+        guard(NAME, ErrObj::None, || {
+            let n = count_arg(wide(count), "count")?;
+            // SAFETY: the caller's contract.
+            let lens = unsafe { isizes(array_of_blocklengths, n, "array_of_blocklengths") }?;
+            // SAFETY: the caller's contract.
+            let disps = unsafe { isizes(array_of_displacements, n, "array_of_displacements") }?;
+            create(newtype, || indexed(lens, disps, false, oldtype))
+        })
+    }
 }
 
 macro_rules! hindexed_fn {
-    ($name:ident, $mpi:literal, $cnt:ty, $len:ty) => {
-        #[doc = concat!("`", $mpi, "`: indexed with byte displacements.")]
-        ///
-        /// # Safety
-        /// The arrays hold `count` entries; `newtype` is writable.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            count: $cnt,
-            array_of_blocklengths: *const $len,
-            array_of_displacements: *const MPI_Aint,
-            oldtype: MPI_Datatype,
-            newtype: *mut MPI_Datatype,
-        ) -> c_int {
-            guard($mpi, ErrObj::None, || {
-                let n = count_arg(count.into(), "count")?;
-                // SAFETY: the caller's contract.
-                let lens = unsafe { isizes(array_of_blocklengths, n, "array_of_blocklengths") }?;
-                // SAFETY: the caller's contract.
-                let disps = unsafe { isizes(array_of_displacements, n, "array_of_displacements") }?;
-                create(newtype, || indexed(lens, disps, true, oldtype))
-            })
+    ($name:ident) => {
+        hindexed_fn!(@emit [] $name);
+    };
+    (int_only $name:ident) => {
+        hindexed_fn!(@emit [int_only] $name);
+    };
+    (@emit [$($form:ident)?] $name:ident) => {
+        large_count! { $($form)?
+            /// Indexed with byte displacements.
+            ///
+            /// # Safety
+            /// The arrays hold `count` entries; `newtype` is writable.
+            $name(
+                count: Count,
+                array_of_blocklengths: *const Count,
+                array_of_displacements: *const MPI_Aint,
+                oldtype: MPI_Datatype,
+                newtype: *mut MPI_Datatype,
+            ) -> c_int {
+                guard(NAME, ErrObj::None, || {
+                    let n = count_arg(wide(count), "count")?;
+                    // SAFETY: the caller's contract.
+                    let lens =
+                        unsafe { isizes(array_of_blocklengths, n, "array_of_blocklengths") }?;
+                    // SAFETY: the caller's contract.
+                    let disps =
+                        unsafe { isizes(array_of_displacements, n, "array_of_displacements") }?;
+                    create(newtype, || indexed(lens, disps, true, oldtype))
+                })
+            }
         }
     };
 }
 
-hindexed_fn!(
-    oxabi_Type_create_hindexed,
-    "MPI_Type_create_hindexed",
-    c_int,
-    c_int
-);
-hindexed_fn!(oxabi_Type_hindexed, "MPI_Type_hindexed", c_int, c_int);
-hindexed_fn!(
-    oxabi_Type_create_hindexed_c,
-    "MPI_Type_create_hindexed_c",
-    MPI_Count,
-    MPI_Count
-);
+hindexed_fn!(Type_create_hindexed);
+hindexed_fn!(int_only Type_hindexed);
 
 macro_rules! indexed_block_fn {
-    ($name:ident, $mpi:literal, $cnt:ty, $disp:ty, $bytes:expr) => {
-        #[doc = concat!("`", $mpi, "`: equal-length blocks.")]
-        ///
-        /// # Safety
-        /// `array_of_displacements` holds `count` entries; `newtype` is writable.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            count: $cnt,
-            blocklength: $cnt,
-            array_of_displacements: *const $disp,
-            oldtype: MPI_Datatype,
-            newtype: *mut MPI_Datatype,
-        ) -> c_int {
-            guard($mpi, ErrObj::None, || {
-                let n = count_arg(count.into(), "count")?;
-                // SAFETY: the caller's contract.
-                let disps = unsafe { isizes(array_of_displacements, n, "array_of_displacements") }?;
-                create(newtype, || {
-                    indexed_block(blocklength.into(), disps, $bytes, oldtype)
+    ($name:ident, $disp:ty, $bytes:expr) => {
+        large_count! {
+            /// Equal-length blocks.
+            ///
+            /// # Safety
+            /// `array_of_displacements` holds `count` entries; `newtype` is writable.
+            $name(
+                count: Count,
+                blocklength: Count,
+                array_of_displacements: *const $disp,
+                oldtype: MPI_Datatype,
+                newtype: *mut MPI_Datatype,
+            ) -> c_int {
+                guard(NAME, ErrObj::None, || {
+                    let n = count_arg(wide(count), "count")?;
+                    // SAFETY: the caller's contract.
+                    let disps =
+                        unsafe { isizes(array_of_displacements, n, "array_of_displacements") }?;
+                    create(newtype, || {
+                        indexed_block(wide(blocklength), disps, $bytes, oldtype)
+                    })
                 })
-            })
+            }
         }
     };
 }
 
-indexed_block_fn!(
-    oxabi_Type_create_indexed_block,
-    "MPI_Type_create_indexed_block",
-    c_int,
-    c_int,
-    false
-);
-indexed_block_fn!(
-    oxabi_Type_create_indexed_block_c,
-    "MPI_Type_create_indexed_block_c",
-    MPI_Count,
-    MPI_Count,
-    false
-);
-indexed_block_fn!(
-    oxabi_Type_create_hindexed_block,
-    "MPI_Type_create_hindexed_block",
-    c_int,
-    MPI_Aint,
-    true
-);
-indexed_block_fn!(
-    oxabi_Type_create_hindexed_block_c,
-    "MPI_Type_create_hindexed_block_c",
-    MPI_Count,
-    MPI_Count,
-    true
-);
+indexed_block_fn!(Type_create_indexed_block, Count, false);
+indexed_block_fn!(Type_create_hindexed_block, Bytes, true);
 
 macro_rules! struct_fn {
-    ($name:ident, $mpi:literal, $cnt:ty, $len:ty, $markers:expr) => {
-        #[doc = concat!("`", $mpi, "`.")]
-        ///
-        /// # Safety
-        /// The arrays hold `count` entries; `newtype` is writable.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            count: $cnt,
-            array_of_blocklengths: *const $len,
-            array_of_displacements: *const MPI_Aint,
-            array_of_types: *const MPI_Datatype,
-            newtype: *mut MPI_Datatype,
-        ) -> c_int {
-            guard($mpi, ErrObj::None, || {
-                let n = count_arg(count.into(), "count")?;
-                // SAFETY: the caller's contract.
-                let lens = unsafe { isizes(array_of_blocklengths, n, "array_of_blocklengths") }?;
-                // SAFETY: the caller's contract.
-                let disps = unsafe { isizes(array_of_displacements, n, "array_of_displacements") }?;
-                // SAFETY: the caller's contract.
-                let types = unsafe { array(array_of_types, n, "array_of_types") }?;
-                create(newtype, || structure(lens, disps, types, $markers))
-            })
-        }
+    ($name:ident, $markers:expr) => {
+        struct_fn!(@emit [] $name, $markers);
     };
-}
-
-struct_fn!(
-    oxabi_Type_create_struct,
-    "MPI_Type_create_struct",
-    c_int,
-    c_int,
-    false
-);
-struct_fn!(
-    oxabi_Type_create_struct_c,
-    "MPI_Type_create_struct_c",
-    MPI_Count,
-    MPI_Count,
-    false
-);
-struct_fn!(oxabi_Type_struct, "MPI_Type_struct", c_int, c_int, true);
-
-/// `MPI_Type_create_resized`.
-///
-/// # Safety
-/// `newtype` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Type_create_resized(
-    oldtype: MPI_Datatype,
-    lb: MPI_Aint,
-    extent: MPI_Aint,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    guard("MPI_Type_create_resized", ErrObj::None, || {
-        create(newtype, || resized(oldtype, lb, extent))
-    })
-}
-
-/// `MPI_Type_create_resized_c`.
-///
-/// # Safety
-/// `newtype` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Type_create_resized_c(
-    oldtype: MPI_Datatype,
-    lb: MPI_Count,
-    extent: MPI_Count,
-    newtype: *mut MPI_Datatype,
-) -> c_int {
-    guard("MPI_Type_create_resized_c", ErrObj::None, || {
-        create(newtype, || resized(oldtype, lb, extent))
-    })
-}
-
-macro_rules! subarray_fn {
-    ($name:ident, $mpi:literal, $elem:ty) => {
-        #[doc = concat!("`", $mpi, "`.")]
-        ///
-        /// # Safety
-        /// The arrays hold `ndims` entries; `newtype` is writable.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            ndims: c_int,
-            array_of_sizes: *const $elem,
-            array_of_subsizes: *const $elem,
-            array_of_starts: *const $elem,
-            order: c_int,
-            oldtype: MPI_Datatype,
-            newtype: *mut MPI_Datatype,
-        ) -> c_int {
-            guard($mpi, ErrObj::None, || {
-                let n = usize::try_from(ndims)
-                    .map_err(|_| AbiError::new(Class::ARG, format!("invalid `ndims` {ndims}")))?;
-                // SAFETY: the caller's contract (three arrays of `ndims`).
-                let (sizes, subsizes, starts) = unsafe {
-                    (
-                        isizes(array_of_sizes, n, "array_of_sizes")?,
-                        isizes(array_of_subsizes, n, "array_of_subsizes")?,
-                        isizes(array_of_starts, n, "array_of_starts")?,
-                    )
-                };
-                create(newtype, || {
-                    subarray(sizes, subsizes, starts, order, oldtype)
+    (int_only $name:ident, $markers:expr) => {
+        struct_fn!(@emit [int_only] $name, $markers);
+    };
+    (@emit [$($form:ident)?] $name:ident, $markers:expr) => {
+        large_count! { $($form)?
+            /// # Safety
+            /// The arrays hold `count` entries; `newtype` is writable.
+            $name(
+                count: Count,
+                array_of_blocklengths: *const Count,
+                array_of_displacements: *const MPI_Aint,
+                array_of_types: *const MPI_Datatype,
+                newtype: *mut MPI_Datatype,
+            ) -> c_int {
+                guard(NAME, ErrObj::None, || {
+                    let n = count_arg(wide(count), "count")?;
+                    // SAFETY: the caller's contract.
+                    let lens =
+                        unsafe { isizes(array_of_blocklengths, n, "array_of_blocklengths") }?;
+                    // SAFETY: the caller's contract.
+                    let disps =
+                        unsafe { isizes(array_of_displacements, n, "array_of_displacements") }?;
+                    // SAFETY: the caller's contract.
+                    let types = unsafe { array(array_of_types, n, "array_of_types") }?;
+                    create(newtype, || structure(lens, disps, types, $markers))
                 })
-            })
+            }
         }
     };
 }
 
-subarray_fn!(
-    oxabi_Type_create_subarray,
-    "MPI_Type_create_subarray",
-    c_int
-);
-subarray_fn!(
-    oxabi_Type_create_subarray_c,
-    "MPI_Type_create_subarray_c",
-    MPI_Count
-);
+struct_fn!(Type_create_struct, false);
+struct_fn!(int_only Type_struct, true);
+
+large_count! {
+    /// # Safety
+    /// `newtype` is writable.
+    Type_create_resized(
+        oldtype: MPI_Datatype,
+        lb: Bytes,
+        extent: Bytes,
+        newtype: *mut MPI_Datatype,
+    ) -> c_int {
+        guard(NAME, ErrObj::None, || {
+            create(newtype, || resized(oldtype, lb, extent))
+        })
+    }
+}
+
+large_count! {
+    /// # Safety
+    /// The arrays hold `ndims` entries; `newtype` is writable.
+    Type_create_subarray(
+        ndims: c_int,
+        array_of_sizes: *const Count,
+        array_of_subsizes: *const Count,
+        array_of_starts: *const Count,
+        order: c_int,
+        oldtype: MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) -> c_int {
+        guard(NAME, ErrObj::None, || {
+            let n = usize::try_from(ndims)
+                .map_err(|_| AbiError::new(Class::ARG, format!("invalid `ndims` {ndims}")))?;
+            // SAFETY: the caller's contract (three arrays of `ndims`).
+            let (sizes, subsizes, starts) = unsafe {
+                (
+                    isizes(array_of_sizes, n, "array_of_sizes")?,
+                    isizes(array_of_subsizes, n, "array_of_subsizes")?,
+                    isizes(array_of_starts, n, "array_of_starts")?,
+                )
+            };
+            create(newtype, || {
+                subarray(sizes, subsizes, starts, order, oldtype)
+            })
+        })
+    }
+}
 
 /// `MPI_Type_dup`: same layout and committed state; no name.
 ///

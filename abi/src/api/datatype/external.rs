@@ -14,6 +14,7 @@
 //! MPICH 4.0.2: no such type is `MPI_ERR_ARG` (MPICH: `MPI_ERR_OTHER`),
 //! and both `p` and `r` `MPI_UNDEFINED` is an error (MPICH returns REAL).
 
+use crate::api::{large_count, wide};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::Arc;
 
@@ -24,7 +25,7 @@ use crate::api::datatype::{
     self as dtm, array, child, contents, count_arg, create, isizes, order_arg,
 };
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
-use crate::handles::{self, MPI_Aint, MPI_Count, MPI_Datatype, UNDEFINED};
+use crate::handles::{self, MPI_Datatype, UNDEFINED};
 use crate::objects::datatype::{combiner, Contents, TypeEntry};
 use crate::raise::guard;
 use crate::state;
@@ -87,52 +88,42 @@ fn darray(a: DarrayArgs<'_>, oldtype: MPI_Datatype) -> Result<(Datatype, Content
     Ok((dt, contents(combiner::DARRAY, ints, vec![], vec![c])))
 }
 
-macro_rules! darray_fn {
-    ($name:ident, $mpi:literal, $gsize:ty) => {
-        #[doc = concat!("`", $mpi, "`: the part of a distributed array one process owns.")]
-        ///
-        /// # Safety
-        /// The arrays hold `ndims` entries; `newtype` is writable.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            size: c_int,
-            rank: c_int,
-            ndims: c_int,
-            array_of_gsizes: *const $gsize,
-            array_of_distribs: *const c_int,
-            array_of_dargs: *const c_int,
-            array_of_psizes: *const c_int,
-            order: c_int,
-            oldtype: MPI_Datatype,
-            newtype: *mut MPI_Datatype,
-        ) -> c_int {
-            guard($mpi, ErrObj::None, || {
-                let n = usize::try_from(ndims)
-                    .map_err(|_| AbiError::new(Class::ARG, format!("invalid `ndims` {ndims}")))?;
-                // SAFETY: the caller's contract (four arrays of `ndims`).
-                let args = unsafe {
-                    DarrayArgs {
-                        size,
-                        rank,
-                        gsizes: isizes(array_of_gsizes, n, "array_of_gsizes")?,
-                        distribs: array(array_of_distribs, n, "array_of_distribs")?,
-                        dargs: array(array_of_dargs, n, "array_of_dargs")?,
-                        psizes: isizes(array_of_psizes, n, "array_of_psizes")?,
-                        order,
-                    }
-                };
-                create(newtype, || darray(args, oldtype))
-            })
-        }
-    };
+large_count! {
+    /// The part of a distributed array one process owns.
+    ///
+    /// # Safety
+    /// The arrays hold `ndims` entries; `newtype` is writable.
+    Type_create_darray(
+        size: c_int,
+        rank: c_int,
+        ndims: c_int,
+        array_of_gsizes: *const Count,
+        array_of_distribs: *const c_int,
+        array_of_dargs: *const c_int,
+        array_of_psizes: *const c_int,
+        order: c_int,
+        oldtype: MPI_Datatype,
+        newtype: *mut MPI_Datatype,
+    ) -> c_int {
+        guard(NAME, ErrObj::None, || {
+            let n = usize::try_from(ndims)
+                .map_err(|_| AbiError::new(Class::ARG, format!("invalid `ndims` {ndims}")))?;
+            // SAFETY: the caller's contract (four arrays of `ndims`).
+            let args = unsafe {
+                DarrayArgs {
+                    size,
+                    rank,
+                    gsizes: isizes(array_of_gsizes, n, "array_of_gsizes")?,
+                    distribs: array(array_of_distribs, n, "array_of_distribs")?,
+                    dargs: array(array_of_dargs, n, "array_of_dargs")?,
+                    psizes: isizes(array_of_psizes, n, "array_of_psizes")?,
+                    order,
+                }
+            };
+            create(newtype, || darray(args, oldtype))
+        })
+    }
 }
-
-darray_fn!(oxabi_Type_create_darray, "MPI_Type_create_darray", c_int);
-darray_fn!(
-    oxabi_Type_create_darray_c,
-    "MPI_Type_create_darray_c",
-    MPI_Count
-);
 
 // ---------------------------------------------------------------- external32
 
@@ -157,128 +148,85 @@ unsafe fn datarep(datarep: *const c_char) -> Result<(), AbiError> {
     ))
 }
 
-macro_rules! pack_external_fn {
-    ($name:ident, $mpi:literal, $cnt:ty, $size:ty) => {
-        #[doc = concat!("`", $mpi, "`: packs in the external32 representation.")]
-        ///
-        /// # Safety
-        /// MPI's contract: `inbuf` holds the elements, `outbuf` has
-        /// `outsize` bytes, `position` is readable and writable.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            datarep: *const c_char,
-            inbuf: *const c_void,
-            incount: $cnt,
-            datatype: MPI_Datatype,
-            outbuf: *mut c_void,
-            outsize: $size,
-            position: *mut $size,
-        ) -> c_int {
-            guard($mpi, ErrObj::None, || {
-                // SAFETY: the caller's contract.
-                unsafe {
-                    self::datarep(datarep)?;
-                    let p = out_ptr(position, "position")?;
-                    let (inc, outs) = (incount.into(), outsize.into());
-                    *p = dq::pack(Rep::External32, inbuf, inc, datatype, outbuf, outs, *p)?;
-                }
-                Ok(())
-            })
-        }
-    };
+large_count! {
+    /// Packs in the external32 representation.
+    ///
+    /// # Safety
+    /// MPI's contract: `inbuf` holds the elements, `outbuf` has `outsize`
+    /// bytes, `position` is readable and writable.
+    Pack_external(
+        datarep: *const c_char,
+        inbuf: *const c_void,
+        incount: Count,
+        datatype: MPI_Datatype,
+        outbuf: *mut c_void,
+        outsize: Bytes,
+        position: *mut Bytes,
+    ) -> c_int {
+        guard(NAME, ErrObj::None, || {
+            // SAFETY: the caller's contract.
+            unsafe {
+                self::datarep(datarep)?;
+                let p = out_ptr(position, "position")?;
+                let (inc, outs) = (wide(incount), wide(outsize));
+                *p = dq::pack(Rep::External32, inbuf, inc, datatype, outbuf, outs, *p)?;
+            }
+            Ok(())
+        })
+    }
 }
 
-pack_external_fn!(oxabi_Pack_external, "MPI_Pack_external", c_int, MPI_Aint);
-pack_external_fn!(
-    oxabi_Pack_external_c,
-    "MPI_Pack_external_c",
-    MPI_Count,
-    MPI_Count
-);
-
-macro_rules! unpack_external_fn {
-    ($name:ident, $mpi:literal, $cnt:ty, $size:ty) => {
-        #[doc = concat!("`", $mpi, "`: unpacks from the external32 representation.")]
-        ///
-        /// # Safety
-        /// MPI's contract: `inbuf` has `insize` bytes, `outbuf` room for
-        /// the elements, `position` is readable and writable.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            datarep: *const c_char,
-            inbuf: *const c_void,
-            insize: $size,
-            position: *mut $size,
-            outbuf: *mut c_void,
-            outcount: $cnt,
-            datatype: MPI_Datatype,
-        ) -> c_int {
-            guard($mpi, ErrObj::None, || {
-                // SAFETY: the caller's contract.
-                unsafe {
-                    self::datarep(datarep)?;
-                    let p = out_ptr(position, "position")?;
-                    let (ins, outc) = (insize.into(), outcount.into());
-                    *p = dq::unpack(Rep::External32, inbuf, ins, *p, outbuf, outc, datatype)?;
-                }
-                Ok(())
-            })
-        }
-    };
+large_count! {
+    /// Unpacks from the external32 representation.
+    ///
+    /// # Safety
+    /// MPI's contract: `inbuf` has `insize` bytes, `outbuf` room for the
+    /// elements, `position` is readable and writable.
+    Unpack_external(
+        datarep: *const c_char,
+        inbuf: *const c_void,
+        insize: Bytes,
+        position: *mut Bytes,
+        outbuf: *mut c_void,
+        outcount: Count,
+        datatype: MPI_Datatype,
+    ) -> c_int {
+        guard(NAME, ErrObj::None, || {
+            // SAFETY: the caller's contract.
+            unsafe {
+                self::datarep(datarep)?;
+                let p = out_ptr(position, "position")?;
+                let (ins, outc) = (wide(insize), wide(outcount));
+                *p = dq::unpack(Rep::External32, inbuf, ins, *p, outbuf, outc, datatype)?;
+            }
+            Ok(())
+        })
+    }
 }
 
-unpack_external_fn!(
-    oxabi_Unpack_external,
-    "MPI_Unpack_external",
-    c_int,
-    MPI_Aint
-);
-unpack_external_fn!(
-    oxabi_Unpack_external_c,
-    "MPI_Unpack_external_c",
-    MPI_Count,
-    MPI_Count
-);
-
-macro_rules! pack_external_size_fn {
-    ($name:ident, $mpi:literal, $cnt:ty, $size:ty) => {
-        #[doc = concat!("`", $mpi, "`: bytes the elements take in external32 (exact).")]
-        ///
-        /// # Safety
-        /// `datarep` is a C string; `size` is writable.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            datarep: *const c_char,
-            incount: $cnt,
-            datatype: MPI_Datatype,
-            size: *mut $size,
-        ) -> c_int {
-            guard($mpi, ErrObj::None, || {
-                // SAFETY: the caller's contract.
-                unsafe { self::datarep(datarep)? };
-                let out = out_ptr(size, "size")?;
-                let n = count_arg(incount.into(), "incount")?;
-                let len = Rep::External32.size(&dtm::lookup(datatype)?, n)?;
-                // SAFETY: checked non-null; the caller's contract.
-                unsafe { *out = len as $size };
-                Ok(())
-            })
-        }
-    };
+large_count! {
+    /// Bytes the elements take in external32 (exact).
+    ///
+    /// # Safety
+    /// `datarep` is a C string; `size` is writable.
+    Pack_external_size(
+        datarep: *const c_char,
+        incount: Count,
+        datatype: MPI_Datatype,
+        size: *mut Bytes,
+    ) -> c_int {
+        guard(NAME, ErrObj::None, || {
+            // SAFETY: the caller's contract.
+            unsafe { self::datarep(datarep)? };
+            let out = out_ptr(size, "size")?;
+            let n = count_arg(wide(incount), "incount")?;
+            let len = Rep::External32.size(&dtm::lookup(datatype)?, n)?;
+            // SAFETY: checked non-null; the caller's contract.
+            unsafe { *out = len as Bytes };
+            Ok(())
+        })
+    }
 }
-
-pack_external_size_fn!(
-    oxabi_Pack_external_size,
-    "MPI_Pack_external_size",
-    c_int,
-    MPI_Aint
-);
-pack_external_size_fn!(
-    oxabi_Pack_external_size_c,
-    "MPI_Pack_external_size_c",
-    MPI_Count,
-    MPI_Count
-);
 
 // ----------------------------------------------------------------------- f90
 

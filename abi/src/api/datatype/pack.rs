@@ -4,6 +4,7 @@
 use crate::api::datatype::query::committed;
 use crate::api::datatype::query::put;
 use crate::api::datatype::{self as dtm, lookup};
+use crate::api::{large_count, wide, CountOut};
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{MPI_Comm, MPI_Count, MPI_Datatype};
 use crate::raise::guard;
@@ -189,166 +190,80 @@ pub unsafe fn unpack(
     Ok((pos + len) as i64)
 }
 
-/// `MPI_Pack`.
-///
-/// # Safety
-/// MPI's contract: `inbuf` holds the elements, `outbuf` has `outsize`
-/// bytes, `position` is readable and writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Pack(
-    inbuf: *const c_void,
-    incount: c_int,
-    datatype: MPI_Datatype,
-    outbuf: *mut c_void,
-    outsize: c_int,
-    position: *mut c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    guard("MPI_Pack", ErrObj::Comm(comm), || {
-        check_comm(comm)?;
-        let p = out_ptr(position, "position")?;
-        // SAFETY: the caller's contract.
-        unsafe {
-            let end = pack(
-                Rep::Native,
-                inbuf,
-                incount.into(),
-                datatype,
-                outbuf,
-                outsize.into(),
-                (*p).into(),
-            )?;
-            *p = c_int::try_from(end)
-                .map_err(|_| AbiError::new(Class::COUNT, "position exceeds an int"))?;
-        }
-        Ok(())
-    })
+large_count! {
+    /// # Safety
+    /// MPI's contract: `inbuf` holds the elements, `outbuf` has `outsize`
+    /// bytes, `position` is readable and writable.
+    Pack(
+        inbuf: *const c_void,
+        incount: Count,
+        datatype: MPI_Datatype,
+        outbuf: *mut c_void,
+        outsize: Count,
+        position: *mut Count,
+        comm: MPI_Comm,
+    ) -> c_int {
+        guard(NAME, ErrObj::Comm(comm), || {
+            check_comm(comm)?;
+            let p = out_ptr(position, "position")?;
+            // SAFETY: the caller's contract.
+            unsafe {
+                let (inc, outs) = (wide(incount), wide(outsize));
+                let end = pack(Rep::Native, inbuf, inc, datatype, outbuf, outs, wide(*p))?;
+                *p = Count::try_from_count(end)
+                    .ok_or_else(|| AbiError::new(Class::COUNT, "position exceeds an int"))?;
+            }
+            Ok(())
+        })
+    }
 }
 
-/// `MPI_Pack_c`.
-///
-/// # Safety
-/// As `MPI_Pack`.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Pack_c(
-    inbuf: *const c_void,
-    incount: MPI_Count,
-    datatype: MPI_Datatype,
-    outbuf: *mut c_void,
-    outsize: MPI_Count,
-    position: *mut MPI_Count,
-    comm: MPI_Comm,
-) -> c_int {
-    guard("MPI_Pack_c", ErrObj::Comm(comm), || {
-        check_comm(comm)?;
-        let p = out_ptr(position, "position")?;
-        // SAFETY: the caller's contract.
-        unsafe { *p = pack(Rep::Native, inbuf, incount, datatype, outbuf, outsize, *p)? };
-        Ok(())
-    })
+large_count! {
+    /// # Safety
+    /// MPI's contract: `inbuf` has `insize` bytes, `outbuf` room for the
+    /// elements, `position` is readable and writable.
+    Unpack(
+        inbuf: *const c_void,
+        insize: Count,
+        position: *mut Count,
+        outbuf: *mut c_void,
+        outcount: Count,
+        datatype: MPI_Datatype,
+        comm: MPI_Comm,
+    ) -> c_int {
+        guard(NAME, ErrObj::Comm(comm), || {
+            check_comm(comm)?;
+            let p = out_ptr(position, "position")?;
+            // SAFETY: the caller's contract.
+            unsafe {
+                let (ins, outc) = (wide(insize), wide(outcount));
+                let end = unpack(Rep::Native, inbuf, ins, wide(*p), outbuf, outc, datatype)?;
+                *p = Count::try_from_count(end)
+                    .ok_or_else(|| AbiError::new(Class::COUNT, "position exceeds an int"))?;
+            }
+            Ok(())
+        })
+    }
 }
 
-/// `MPI_Unpack`.
-///
-/// # Safety
-/// MPI's contract: `inbuf` has `insize` bytes, `outbuf` room for the
-/// elements, `position` is readable and writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Unpack(
-    inbuf: *const c_void,
-    insize: c_int,
-    position: *mut c_int,
-    outbuf: *mut c_void,
-    outcount: c_int,
-    datatype: MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    guard("MPI_Unpack", ErrObj::Comm(comm), || {
-        check_comm(comm)?;
-        let p = out_ptr(position, "position")?;
-        // SAFETY: the caller's contract.
-        unsafe {
-            let end = unpack(
-                Rep::Native,
-                inbuf,
-                insize.into(),
-                (*p).into(),
-                outbuf,
-                outcount.into(),
-                datatype,
-            )?;
-            *p = c_int::try_from(end)
-                .map_err(|_| AbiError::new(Class::COUNT, "position exceeds an int"))?;
-        }
-        Ok(())
-    })
-}
-
-/// `MPI_Unpack_c`.
-///
-/// # Safety
-/// As `MPI_Unpack`.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Unpack_c(
-    inbuf: *const c_void,
-    insize: MPI_Count,
-    position: *mut MPI_Count,
-    outbuf: *mut c_void,
-    outcount: MPI_Count,
-    datatype: MPI_Datatype,
-    comm: MPI_Comm,
-) -> c_int {
-    guard("MPI_Unpack_c", ErrObj::Comm(comm), || {
-        check_comm(comm)?;
-        let p = out_ptr(position, "position")?;
-        // SAFETY: the caller's contract.
-        unsafe { *p = unpack(Rep::Native, inbuf, insize, *p, outbuf, outcount, datatype)? };
-        Ok(())
-    })
-}
-
-/// `MPI_Pack_size`: an upper bound (here exact) of the packed bytes.
-///
-/// # Safety
-/// `size` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Pack_size(
-    incount: c_int,
-    datatype: MPI_Datatype,
-    comm: MPI_Comm,
-    size: *mut c_int,
-) -> c_int {
-    guard("MPI_Pack_size", ErrObj::Comm(comm), || {
-        check_comm(comm)?;
-        let n = dtm::count_arg(incount.into(), "incount")?;
-        let len = Rep::Native.size(&lookup(datatype)?, n)?;
-        let v = c_int::try_from(len).map_err(|_| {
-            AbiError::new(
-                Class::COUNT,
-                format!("{len} packed bytes do not fit an int; use MPI_Pack_size_c"),
-            )
-        })?;
-        // SAFETY: the caller's contract.
-        unsafe { put(size, "size", v) }
-    })
-}
-
-/// `MPI_Pack_size_c`.
-///
-/// # Safety
-/// `size` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Pack_size_c(
-    incount: MPI_Count,
-    datatype: MPI_Datatype,
-    comm: MPI_Comm,
-    size: *mut MPI_Count,
-) -> c_int {
-    guard("MPI_Pack_size_c", ErrObj::Comm(comm), || {
-        check_comm(comm)?;
-        let n = dtm::count_arg(incount, "incount")?;
-        let len = Rep::Native.size(&lookup(datatype)?, n)?;
-        // SAFETY: the caller's contract.
-        unsafe { put(size, "size", len as MPI_Count) }
-    })
+large_count! {
+    /// An upper bound (here exact) of the packed bytes.
+    ///
+    /// # Safety
+    /// `size` is writable.
+    Pack_size(incount: Count, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut Count) -> c_int {
+        guard(NAME, ErrObj::Comm(comm), || {
+            check_comm(comm)?;
+            let n = dtm::count_arg(wide(incount), "incount")?;
+            let len = Rep::Native.size(&lookup(datatype)?, n)?;
+            let v = Count::try_from_count(len as MPI_Count).ok_or_else(|| {
+                AbiError::new(
+                    Class::COUNT,
+                    format!("{len} packed bytes do not fit an int; use MPI_Pack_size_c"),
+                )
+            })?;
+            // SAFETY: the caller's contract.
+            unsafe { put(size, "size", v) }
+        })
+    }
 }

@@ -4,8 +4,9 @@
 //! `MPI_Type_match_size`, `MPI_Get_address`.
 
 use crate::api::datatype::{self as dtm, lookup};
+use crate::api::{large_count, CountOut};
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
-use crate::handles::{self, MPI_Aint, MPI_Count, MPI_Datatype, UNDEFINED};
+use crate::handles::{self, MPI_Aint, MPI_Count, MPI_Datatype};
 use crate::objects::datatype::{combiner, Child, TypeEntry};
 use crate::raise::guard;
 use crate::state;
@@ -27,113 +28,52 @@ pub(super) unsafe fn put<T>(p: *mut T, arg: &'static str, v: T) -> Result<(), Ab
     Ok(())
 }
 
-/// A size as `int`, or `MPI_UNDEFINED` when it does not fit.
-pub(super) fn int_or_undefined(v: usize) -> c_int {
-    c_int::try_from(v).unwrap_or(UNDEFINED)
+large_count! { with_x
+    /// Bytes of data in one element.
+    ///
+    /// # Safety
+    /// `size` is writable.
+    Type_size(datatype: MPI_Datatype, size: *mut Count) -> c_int {
+        guard(NAME, ErrObj::None, || {
+            let n = lookup(datatype)?.size();
+            // SAFETY: the caller's contract.
+            unsafe { put(size, "size", Count::from_count(n as MPI_Count)) }
+        })
+    }
 }
-
-macro_rules! size_fn {
-    ($name:ident, $mpi:literal, $t:ty, $conv:expr) => {
-        #[doc = concat!("`", $mpi, "`: bytes of data in one element.")]
-        ///
-        /// # Safety
-        /// `size` is writable.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(datatype: MPI_Datatype, size: *mut $t) -> c_int {
-            guard($mpi, ErrObj::None, || {
-                let n = lookup(datatype)?.size();
-                // SAFETY: the caller's contract.
-                unsafe { put(size, "size", $conv(n)) }
-            })
-        }
-    };
-}
-
-size_fn!(oxabi_Type_size, "MPI_Type_size", c_int, int_or_undefined);
-size_fn!(
-    oxabi_Type_size_c,
-    "MPI_Type_size_c",
-    MPI_Count,
-    |n: usize| n as MPI_Count
-);
-size_fn!(
-    oxabi_Type_size_x,
-    "MPI_Type_size_x",
-    MPI_Count,
-    |n: usize| n as MPI_Count
-);
 
 macro_rules! extent_fn {
-    ($name:ident, $mpi:literal, $t:ty, $lb:ident, $ext:ident, $doc:literal) => {
-        #[doc = concat!("`", $mpi, "`: ", $doc)]
-        ///
-        /// # Safety
-        /// Both outputs are writable.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            datatype: MPI_Datatype,
-            lb: *mut $t,
-            extent: *mut $t,
-        ) -> c_int {
-            guard($mpi, ErrObj::None, || {
-                let t = lookup(datatype)?;
-                // SAFETY: the caller's contract.
-                unsafe {
-                    put(lb, "lb", t.$lb() as $t)?;
-                    put(extent, "extent", t.$ext() as $t)
-                }
-            })
+    ($(#[$doc:meta])* $name:ident, $lb:ident, $ext:ident) => {
+        large_count! { with_x
+            $(#[$doc])*
+            ///
+            /// # Safety
+            /// Both outputs are writable.
+            $name(datatype: MPI_Datatype, lb: *mut Bytes, extent: *mut Bytes) -> c_int {
+                guard(NAME, ErrObj::None, || {
+                    let t = lookup(datatype)?;
+                    // SAFETY: the caller's contract.
+                    unsafe {
+                        put(lb, "lb", t.$lb() as Bytes)?;
+                        put(extent, "extent", t.$ext() as Bytes)
+                    }
+                })
+            }
         }
     };
 }
 
 extent_fn!(
-    oxabi_Type_get_extent,
-    "MPI_Type_get_extent",
-    MPI_Aint,
+    /// Lower bound and extent.
+    Type_get_extent,
     lb,
-    extent,
-    "lower bound and extent."
+    extent
 );
 extent_fn!(
-    oxabi_Type_get_extent_c,
-    "MPI_Type_get_extent_c",
-    MPI_Count,
-    lb,
-    extent,
-    "lower bound and extent."
-);
-extent_fn!(
-    oxabi_Type_get_extent_x,
-    "MPI_Type_get_extent_x",
-    MPI_Count,
-    lb,
-    extent,
-    "lower bound and extent."
-);
-extent_fn!(
-    oxabi_Type_get_true_extent,
-    "MPI_Type_get_true_extent",
-    MPI_Aint,
+    /// Bounds of the data itself.
+    Type_get_true_extent,
     true_lb,
-    true_extent,
-    "bounds of the data itself."
-);
-extent_fn!(
-    oxabi_Type_get_true_extent_c,
-    "MPI_Type_get_true_extent_c",
-    MPI_Count,
-    true_lb,
-    true_extent,
-    "bounds of the data itself."
-);
-extent_fn!(
-    oxabi_Type_get_true_extent_x,
-    "MPI_Type_get_true_extent_x",
-    MPI_Count,
-    true_lb,
-    true_extent,
-    "bounds of the data itself."
+    true_extent
 );
 
 macro_rules! bound_fn {

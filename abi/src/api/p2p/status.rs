@@ -100,7 +100,7 @@ large_count! {
     }
 }
 
-large_count! {
+large_count! { with_x
     /// # Safety
     /// `status` is readable; `count` is writable.
     Get_elements(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut Count) -> c_int {
@@ -109,22 +109,6 @@ large_count! {
             unsafe { put_count(count, query(status, datatype, true)?) }
         })
     }
-}
-
-/// `MPI_Get_elements_x`.
-///
-/// # Safety
-/// `status` is readable; `count` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Get_elements_x(
-    status: *const MPI_Status,
-    datatype: MPI_Datatype,
-    count: *mut MPI_Count,
-) -> c_int {
-    guard("MPI_Get_elements_x", ErrObj::None, || {
-        // SAFETY: the caller's contract.
-        unsafe { put_count(count, query(status, datatype, true)?) }
-    })
 }
 
 fn set_elements(
