@@ -15,8 +15,7 @@ use std::sync::Arc;
 use oxmpi::{Request, Status};
 
 use crate::errors::{AbiError, Class, ErrObj};
-use crate::handles::empty_status;
-use crate::handles::{self, MPI_Comm, MPI_Request, REQUEST_NULL};
+use crate::handles::{self, empty_status, MPI_Comm, MPI_Request, REQUEST_NULL};
 use crate::objects::detached::Detached;
 use crate::objects::generalized::{Callbacks, Grequest};
 use crate::objects::launch::Launch;

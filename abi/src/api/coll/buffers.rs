@@ -1,19 +1,19 @@
 //! Buffer arguments: checks, and the temporaries of derived datatypes
 //! ([`Stager`]).
 
-use crate::api::coll::datatype::count;
-use crate::api::coll::datatype::Num;
-use crate::api::coll::datatype::Ty;
+use std::ffi::{c_int, c_void};
+
+use oxmpi::coll::Blocks;
+use oxmpi::datatype::stage::Dir;
+use oxmpi::datatype::stage::{CollStage, Placed};
+use oxmpi::{Comm, Request};
+
+use crate::api::coll::datatype::{count, Num, Ty};
 use crate::api::datatype::lookup;
 use crate::errors::{AbiError, Class};
 use crate::handles::IN_PLACE;
 use crate::objects::launch::Launch;
 use crate::objects::stage::Stage;
-use oxmpi::coll::Blocks;
-pub use oxmpi::datatype::stage::Dir;
-use oxmpi::datatype::stage::{CollStage, Placed};
-use oxmpi::{Comm, Request};
-use std::ffi::{c_int, c_void};
 
 pub(super) fn is_in_place(p: *const c_void) -> bool {
     p as usize == IN_PLACE
@@ -260,5 +260,3 @@ pub(super) unsafe fn counts<C: Num>(
         .map(|i| count(unsafe { *counts.add(i) }, &format!("{arg}[{i}]")))
         .collect()
 }
-
-// ------------------------------------------------------------------ ops

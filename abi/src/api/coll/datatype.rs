@@ -1,13 +1,14 @@
 //! Datatypes as the collectives use them: predefined ones as contiguous
 //! elements of a kernel type, derived ones as their packed bytes.
 
+use std::ffi::c_int;
+
+use oxmpi::datatype::{BasicType, Datatype};
+use oxmpi::ops::ElemType;
+
 use crate::api::datatype::query::committed;
 use crate::errors::{AbiError, Class};
 use crate::handles::{self, MPI_Datatype};
-pub use oxmpi::datatype::stage::Dir;
-use oxmpi::datatype::{BasicType, Datatype};
-use oxmpi::ops::ElemType;
-use std::ffi::c_int;
 
 /// A datatype as the collectives use it.
 #[derive(Debug, Clone)]
@@ -190,5 +191,3 @@ pub(crate) fn bytes(n: impl Num, t: &Ty, arg: &str) -> Result<usize, AbiError> {
         )
     })
 }
-
-// -------------------------------------------------------------- buffers

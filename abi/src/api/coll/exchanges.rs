@@ -1,26 +1,18 @@
 //! Decoders of the all-to-all exchanges and of reduce-scatter.
 
-use crate::api::coll::buffers::blocks;
-use crate::api::coll::buffers::buffer;
-use crate::api::coll::buffers::counts;
-use crate::api::coll::buffers::is_in_place;
-use crate::api::coll::buffers::not_aliased;
-use crate::api::coll::buffers::Stager;
-use crate::api::coll::datatype::bytes;
-use crate::api::coll::datatype::count;
-use crate::api::coll::datatype::ty;
-use crate::api::coll::datatype::Num;
-use crate::api::coll::datatype::Ty;
+use std::ffi::c_void;
+
+use oxmpi::coll::{Blocks, Elems};
+use oxmpi::datatype::stage::Dir;
+
+use crate::api::coll::buffers::{blocks, buffer, counts, is_in_place, not_aliased, Stager};
+use crate::api::coll::datatype::{bytes, count, ty, Num, Ty};
 use crate::api::coll::gathers::same_block;
-use crate::api::coll::ops::op_for;
-use crate::api::coll::ops::reduce_unit;
+use crate::api::coll::ops::{op_for, reduce_unit};
 use crate::api::coll::reductions::Sink;
 use crate::errors::{AbiError, Class};
 use crate::handles::{MPI_Comm, MPI_Datatype, MPI_Op};
-use crate::state::{self};
-use oxmpi::coll::{Blocks, Elems};
-pub use oxmpi::datatype::stage::Dir;
-use std::ffi::c_void;
+use crate::state;
 
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn ialltoall<N: Num, L: Sink>(
@@ -296,5 +288,3 @@ pub(super) unsafe fn ireduce_scatter_block<N: Num, L: Sink>(
         })
     })
 }
-
-// ------------------------------------------------- the exported forms

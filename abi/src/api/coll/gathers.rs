@@ -1,20 +1,16 @@
 //! Decoders of the gathers and scatters (rooted and to all).
 
-use crate::api::coll::buffers::blocks;
-use crate::api::coll::buffers::buffer;
-use crate::api::coll::buffers::is_in_place;
-use crate::api::coll::buffers::root_of;
-use crate::api::coll::buffers::Stager;
-use crate::api::coll::datatype::bytes;
-use crate::api::coll::datatype::ty;
-use crate::api::coll::datatype::Num;
+use std::ffi::{c_int, c_void};
+
+use oxmpi::coll::Blocks;
+use oxmpi::datatype::stage::Dir;
+
+use crate::api::coll::buffers::{blocks, buffer, is_in_place, root_of, Stager};
+use crate::api::coll::datatype::{bytes, ty, Num};
 use crate::api::coll::reductions::Sink;
 use crate::errors::{AbiError, Class};
 use crate::handles::{MPI_Comm, MPI_Datatype};
-use crate::state::{self};
-use oxmpi::coll::Blocks;
-pub use oxmpi::datatype::stage::Dir;
-use std::ffi::{c_int, c_void};
+use crate::state;
 
 /// Checks that a rank's own block has the size the receive side expects.
 pub(super) fn same_block(send: usize, recv: usize, what: &str) -> Result<(), AbiError> {

@@ -44,32 +44,20 @@ pub mod reductions;
 #[cfg(test)]
 mod tests;
 
+use std::ffi::{c_int, c_void};
+
 use crate::api::coll::buffers::Stager;
-use crate::api::coll::exchanges::ialltoall;
-use crate::api::coll::exchanges::ialltoallv;
-use crate::api::coll::exchanges::ialltoallw;
-use crate::api::coll::exchanges::ireduce_scatter;
-use crate::api::coll::exchanges::ireduce_scatter_block;
-use crate::api::coll::gathers::iallgather;
-use crate::api::coll::gathers::iallgatherv;
-use crate::api::coll::gathers::igather;
-use crate::api::coll::gathers::igatherv;
-use crate::api::coll::gathers::iscatter;
-use crate::api::coll::gathers::iscatterv;
-use crate::api::coll::reductions::iallreduce;
-use crate::api::coll::reductions::ibarrier;
-use crate::api::coll::reductions::ibcast;
-use crate::api::coll::reductions::iexscan;
-use crate::api::coll::reductions::ireduce;
-use crate::api::coll::reductions::iscan;
-use crate::api::coll::reductions::Ran;
-use crate::api::coll::reductions::Started;
+use crate::api::coll::exchanges::{
+    ialltoall, ialltoallv, ialltoallw, ireduce_scatter, ireduce_scatter_block,
+};
+use crate::api::coll::gathers::{iallgather, iallgatherv, igather, igatherv, iscatter, iscatterv};
+use crate::api::coll::reductions::{
+    iallreduce, ibarrier, ibcast, iexscan, ireduce, iscan, Ran, Started,
+};
 use crate::api::p2p::store_staged;
 use crate::errors::{out_ptr, AbiError};
 use crate::handles::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
 use crate::objects::request::ReqEntry;
-pub use oxmpi::datatype::stage::Dir;
-use std::ffi::{c_int, c_void};
 
 /// The body of a blocking collective: decodes the arguments with
 /// `decode`, which runs it ([`Ran`]: packs, runs, unpacks what arrived).

@@ -15,9 +15,10 @@
 use std::ffi::c_void;
 
 use oxmpi::coll::Blocks;
+use oxmpi::datatype::stage::Dir;
 use oxmpi::{Comm, PROC_NULL};
 
-use crate::api::coll::buffers::{blocks, Dir, Stager};
+use crate::api::coll::buffers::{blocks, Stager};
 use crate::api::coll::collective;
 use crate::api::coll::datatype::{bytes, ty, Num};
 use crate::api::coll::exchanges::types;

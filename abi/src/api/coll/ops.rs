@@ -2,21 +2,18 @@
 //! type, user ones (`MPI_Op_create`, `MPI_Op_free`, `MPI_Op_commutative`),
 //! and `MPI_Reduce_local`.
 
-use crate::api::coll::buffers::buffer;
-use crate::api::coll::buffers::Stager;
-use crate::api::coll::datatype::about;
-use crate::api::coll::datatype::bytes;
-use crate::api::coll::datatype::ty;
-use crate::api::coll::datatype::Num;
-use crate::api::coll::datatype::Ty;
+use std::ffi::{c_int, c_void};
+
+use oxmpi::datatype::stage::Dir;
+use oxmpi::ops::Op;
+
+use crate::api::coll::buffers::{buffer, Stager};
+use crate::api::coll::datatype::{about, bytes, ty, Num, Ty};
 use crate::api::large_count;
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Count, MPI_Datatype, MPI_Op, OpRef, BUILTIN_OPS};
 use crate::raise::guard;
 use crate::state::{self, UserFn, UserFnC, UserFunc, UserOp};
-pub use oxmpi::datatype::stage::Dir;
-use oxmpi::ops::Op;
-use std::ffi::{c_int, c_void};
 
 pub(super) const BUILTINS: [Op; 14] = [
     Op::MAX,
@@ -345,5 +342,3 @@ large_count! {
         })
     }
 }
-
-// ----------------------------------------------------- starting each one

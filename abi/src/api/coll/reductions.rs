@@ -1,29 +1,20 @@
 //! Decoding a collective into a [`Sink`] (started now, or kept to start),
 //! and the decoders of the broadcast and the reductions.
 
-use crate::api::coll::buffers::buffer;
-use crate::api::coll::buffers::is_in_place;
-use crate::api::coll::buffers::not_aliased;
-use crate::api::coll::buffers::root_of;
-use crate::api::coll::buffers::Stager;
-use crate::api::coll::datatype::builtin_ty;
-use crate::api::coll::datatype::bytes;
-use crate::api::coll::datatype::count;
-use crate::api::coll::datatype::ty;
-use crate::api::coll::datatype::Num;
-use crate::api::coll::datatype::Ty;
-use crate::api::coll::ops::builtin_op_for;
-use crate::api::coll::ops::op_for;
-use crate::api::coll::ops::reduce_unit;
+use std::ffi::{c_int, c_void};
+
+use oxmpi::coll::{Elems, Planned};
+use oxmpi::datatype::stage::Dir;
+use oxmpi::ops::Op;
+use oxmpi::Comm;
+
+use crate::api::coll::buffers::{buffer, is_in_place, not_aliased, root_of, Stager};
+use crate::api::coll::datatype::{builtin_ty, bytes, count, ty, Num, Ty};
+use crate::api::coll::ops::{builtin_op_for, op_for, reduce_unit};
 use crate::errors::AbiError;
 use crate::handles::{MPI_Comm, MPI_Datatype, MPI_Op};
 use crate::objects::launch::Launch;
-use crate::state::{self};
-use oxmpi::coll::{Elems, Planned};
-pub use oxmpi::datatype::stage::Dir;
-use oxmpi::ops::Op;
-use oxmpi::Comm;
-use std::ffi::{c_int, c_void};
+use crate::state;
 
 /// What a decoded collective becomes: a [`Launch`] kept to start now or
 /// at each `MPI_Start` (non-blocking and persistent calls), or [`Ran`],

@@ -18,8 +18,7 @@ use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, Errhandler, MPI_Comm, MPI_Group, MPI_Request, COMM_NULL, UNDEFINED};
 use crate::objects::request::ReqEntry;
 use crate::raise::guard;
-use crate::requests;
-use crate::state;
+use crate::{requests, state};
 
 /// `MPI_MAX_OBJECT_NAME`.
 const MAX_OBJECT_NAME: usize = 128;

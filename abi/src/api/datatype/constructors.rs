@@ -1,27 +1,17 @@
 //! The type constructors, `MPI_Type_commit` and `MPI_Type_free`.
 
-use crate::api::datatype::array;
-use crate::api::datatype::child;
-use crate::api::datatype::contents;
-use crate::api::datatype::contiguous;
-use crate::api::datatype::count_arg;
-use crate::api::datatype::create;
-use crate::api::datatype::freed;
-use crate::api::datatype::indexed;
-use crate::api::datatype::indexed_block;
-use crate::api::datatype::isizes;
-use crate::api::datatype::lookup;
-use crate::api::datatype::resized;
-use crate::api::datatype::structure;
-use crate::api::datatype::subarray;
-use crate::api::datatype::vector;
+use std::ffi::c_int;
+
+use crate::api::datatype::{
+    array, child, contents, contiguous, count_arg, create, freed, indexed, indexed_block, isizes,
+    lookup, resized, structure, subarray, vector,
+};
 use crate::api::{large_count, wide};
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Aint, MPI_Datatype, DATATYPE_NULL};
 use crate::objects::datatype::combiner;
 use crate::raise::guard;
 use crate::state;
-use std::ffi::c_int;
 
 large_count! {
     /// # Safety
@@ -339,6 +329,8 @@ pub unsafe extern "C" fn oxabi_Type_free(datatype: *mut MPI_Datatype) -> c_int {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::datatype::predefined;
+    use crate::handles::Predefined;
 
     #[test]
     fn every_predefined_handle_decodes_to_its_size() {

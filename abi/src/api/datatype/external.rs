@@ -14,7 +14,6 @@
 //! MPICH 4.0.2: no such type is `MPI_ERR_ARG` (MPICH: `MPI_ERR_OTHER`),
 //! and both `p` and `r` `MPI_UNDEFINED` is an error (MPICH returns REAL).
 
-use crate::api::{large_count, wide};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::Arc;
 
@@ -24,6 +23,7 @@ use crate::api::datatype::pack::{self as dq, Rep};
 use crate::api::datatype::{
     self as dtm, array, child, contents, count_arg, create, isizes, order_arg,
 };
+use crate::api::{large_count, wide};
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Datatype, UNDEFINED};
 use crate::objects::datatype::{combiner, Contents, TypeEntry};

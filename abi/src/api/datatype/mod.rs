@@ -21,13 +21,15 @@ pub mod p2p;
 pub mod pack;
 pub mod query;
 
+use std::ffi::c_int;
+use std::sync::Arc;
+
+use oxmpi::datatype::{BasicType, Datatype, Order};
+
 use crate::errors::{out_ptr, AbiError, Class};
 use crate::handles::{self, MPI_Datatype, Predefined};
 use crate::objects::datatype::{combiner, Child, Contents, TypeEntry};
 use crate::state;
-use oxmpi::datatype::{BasicType, Datatype, Order};
-use std::ffi::c_int;
-use std::sync::Arc;
 
 /// `MPI_ORDER_C`.
 const ORDER_C: c_int = 56;
@@ -335,5 +337,3 @@ fn subarray(
         .collect();
     Ok((dt, contents(combiner::SUBARRAY, ints, vec![], vec![c])))
 }
-
-// ------------------------------------------------------------ C entry points

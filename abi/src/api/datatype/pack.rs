@@ -1,18 +1,19 @@
 //! Packing: `MPI_Pack`, `MPI_Unpack`, `MPI_Pack_size` (native and, for
 //! [`crate::api::datatype::external`], external32).
 
-use crate::api::datatype::query::committed;
-use crate::api::datatype::query::put;
+use std::ffi::{c_int, c_void};
+
+use oxmpi::datatype::stage::Placed;
+use oxmpi::datatype::Datatype;
+use oxmpi::mem::cuda;
+
+use crate::api::datatype::query::{committed, put};
 use crate::api::datatype::{self as dtm, lookup};
 use crate::api::{large_count, wide, CountOut};
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{MPI_Comm, MPI_Count, MPI_Datatype};
 use crate::raise::guard;
 use crate::state;
-use oxmpi::datatype::stage::Placed;
-use oxmpi::datatype::Datatype;
-use oxmpi::mem::cuda;
-use std::ffi::{c_int, c_void};
 
 pub(super) fn check_comm(comm: MPI_Comm) -> Result<(), AbiError> {
     state::lock().comm_entry(comm).map(|_| ())

@@ -3,6 +3,11 @@
 //! `_extent`), names, `MPI_Type_get_envelope` / `_get_contents`,
 //! `MPI_Type_match_size`, `MPI_Get_address`.
 
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::Arc;
+
+use oxmpi::datatype::Datatype;
+
 use crate::api::datatype::{self as dtm, lookup};
 use crate::api::{large_count, CountOut};
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
@@ -10,9 +15,6 @@ use crate::handles::{self, MPI_Aint, MPI_Count, MPI_Datatype};
 use crate::objects::datatype::{combiner, Child, TypeEntry};
 use crate::raise::guard;
 use crate::state;
-use oxmpi::datatype::Datatype;
-use std::ffi::{c_char, c_int, c_void, CStr};
-use std::sync::Arc;
 
 /// `MPI_MAX_OBJECT_NAME`.
 pub(super) const MAX_OBJECT_NAME: usize = 128;

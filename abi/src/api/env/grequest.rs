@@ -11,8 +11,7 @@ use crate::handles::{self, MPI_Request};
 use crate::objects::generalized::{Callbacks, CancelFn, FreeFn, Grequest, QueryFn};
 use crate::objects::request::ReqEntry;
 use crate::raise::guard;
-use crate::requests;
-use crate::state;
+use crate::{requests, state};
 
 /// `MPI_Grequest_start`: a new active request that completes when the
 /// program calls `MPI_Grequest_complete`. A null callback does nothing.

@@ -7,13 +7,12 @@
 
 use std::ffi::{c_char, c_int, CStr};
 
+use crate::api::datatype::query::write_c_string;
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, InfoRef, MPI_Info, INFO_NULL};
 use crate::objects::info::InfoEntry;
 use crate::raise::guard;
 use crate::state;
-
-use crate::api::datatype::query::write_c_string;
 
 /// `MPI_MAX_INFO_KEY`.
 const MAX_INFO_KEY: usize = 255;

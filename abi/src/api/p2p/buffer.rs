@@ -1,12 +1,13 @@
 //! The buffer of buffered sends (MPI 4.0 section 3.6): `MPI_Buffer_attach`
 //! and `MPI_Buffer_detach`.
 
+use std::ffi::{c_int, c_void};
+
 use crate::api::{large_count, wide, CountOut};
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::objects::detached::Detached;
 use crate::raise::guard;
 use crate::state;
-use std::ffi::{c_int, c_void};
 
 large_count! {
     /// Buffered sends copy their data themselves, so the buffer is only

@@ -7,18 +7,16 @@
 //! copy made at the call, so the buffer is overwritten only by the
 //! received data.
 
-use crate::api::{large_count, wide};
 use std::ffi::{c_int, c_void};
 
 use crate::api::datatype::p2p::Plan;
-use crate::api::p2p;
+use crate::api::{large_count, p2p, wide};
 use crate::errors::{out_ptr, AbiError, ErrObj};
 use crate::handles::{MPI_Comm, MPI_Datatype, MPI_Request};
 use crate::objects::pair::Pair;
 use crate::objects::request::ReqEntry;
 use crate::raise::guard;
-use crate::requests;
-use crate::state;
+use crate::{requests, state};
 
 /// A send's destination and tag.
 type SendTo = (c_int, c_int);

@@ -20,16 +20,17 @@ pub mod send;
 pub mod sendrecv;
 pub mod status;
 
+use std::ffi::{c_int, c_void};
+
+use oxmpi::{Request, Status};
+
 use crate::api::datatype::p2p::{self as datatype_p2p, Plan};
 use crate::errors::{out_ptr, AbiError, Class};
 use crate::handles::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request, MPI_Status};
 use crate::objects::detached::Detached;
 use crate::objects::request::{ReqEntry, SendMode};
 use crate::objects::stage::Stage;
-use crate::requests;
-use crate::state;
-use oxmpi::{Request, Status};
-use std::ffi::{c_int, c_void};
+use crate::{requests, state};
 
 /// Validated buffer arguments (`buf`, `count`, `datatype`).
 #[inline]

@@ -22,8 +22,7 @@ use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_Request};
 use crate::objects::request::{PersistentOp, ReqEntry};
 use crate::raise::guard;
-use crate::requests;
-use crate::state;
+use crate::{requests, state};
 
 /// The body of `MPI_Psend_init` (`send`) and `MPI_Precv_init`.
 ///

@@ -1,8 +1,9 @@
 //! Persistent point-to-point requests: `MPI_Send_init` (every mode) and
 //! `MPI_Recv_init`.
 
-use crate::api::p2p::buf_plan;
-use crate::api::p2p::store_staged;
+use std::ffi::{c_int, c_void};
+
+use crate::api::p2p::{buf_plan, store_staged};
 use crate::api::{large_count, wide};
 use crate::errors::{out_ptr, AbiError, ErrObj};
 use crate::handles::{self, MPI_Comm, MPI_Datatype, MPI_Request, PROC_NULL};
@@ -10,7 +11,6 @@ use crate::objects::request::{Persistent, PersistentOp, ReqEntry, SendMode};
 use crate::objects::stage::Stage;
 use crate::raise::guard;
 use crate::state;
-use std::ffi::{c_int, c_void};
 
 /// Makes a persistent request (a partitioned operation's arguments were
 /// checked when its channel was made).

@@ -1,10 +1,11 @@
 //! Probes and matched probes: `MPI_Probe`, `MPI_Iprobe`, `MPI_Mprobe`,
 //! `MPI_Improbe`, `MPI_Mrecv`, `MPI_Imrecv`.
 
-use crate::api::p2p::buf_plan;
-use crate::api::p2p::finish;
-use crate::api::p2p::status_arg;
-use crate::api::p2p::store_request;
+use std::ffi::{c_int, c_void};
+
+use oxmpi::Status;
+
+use crate::api::p2p::{buf_plan, finish, status_arg, store_request};
 use crate::api::{large_count, wide};
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{
@@ -13,10 +14,7 @@ use crate::handles::{
 };
 use crate::objects::request::ReqEntry;
 use crate::raise::guard;
-use crate::requests;
-use crate::state;
-use oxmpi::Status;
-use std::ffi::{c_int, c_void};
+use crate::{requests, state};
 
 /// `MPI_Probe`.
 ///

@@ -1,18 +1,16 @@
 //! Receives, blocking and non-blocking.
 
+use std::ffi::{c_int, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
 use crate::api::datatype::p2p as datatype_p2p;
-use crate::api::p2p::buf_plan;
-use crate::api::p2p::finish;
-use crate::api::p2p::status_arg;
-use crate::api::p2p::store_request;
+use crate::api::p2p::{buf_plan, finish, status_arg, store_request};
 use crate::api::{large_count, wide};
 use crate::errors::{out_ptr, ErrObj};
 use crate::handles::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request, MPI_Status};
 use crate::objects::request::ReqEntry;
 use crate::raise::guard;
 use crate::state;
-use std::ffi::{c_int, c_void};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Reports a failed (or panicked) receive of [`blocking_recv`]'s common case:
 /// the status is written as for any completion, then the error raised.

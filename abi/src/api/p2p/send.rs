@@ -1,17 +1,15 @@
 //! Sends in every mode, blocking and non-blocking.
 
+use std::ffi::{c_int, c_void};
+
 use crate::api::datatype::p2p as datatype_p2p;
-use crate::api::p2p::bsend;
-use crate::api::p2p::buf_plan;
-use crate::api::p2p::isend;
-use crate::api::p2p::store_request;
+use crate::api::p2p::{bsend, buf_plan, isend, store_request};
 use crate::api::{large_count, wide};
 use crate::errors::{out_ptr, ErrObj};
 use crate::handles::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request};
 use crate::objects::request::{ReqEntry, SendMode};
 use crate::raise::{guard, guard_runtime};
 use crate::state;
-use std::ffi::{c_int, c_void};
 
 /// A blocking send in its general form: any communicator, any datatype.
 /// Out of line, so that the common case in [`blocking_send`]'s functions

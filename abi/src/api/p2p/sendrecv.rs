@@ -1,18 +1,17 @@
 //! `MPI_Sendrecv` and `MPI_Sendrecv_replace`, and the exchange that
 //! `MPI_Isendrecv` shares with them.
 
+use std::ffi::{c_int, c_void};
+
+use oxmpi::{Comm, Request};
+
 use crate::api::datatype::p2p::Plan;
-use crate::api::p2p::buf_plan;
-use crate::api::p2p::copy_out;
-use crate::api::p2p::finish;
-use crate::api::p2p::status_arg;
+use crate::api::p2p::{buf_plan, copy_out, finish, status_arg};
 use crate::api::{large_count, wide};
 use crate::errors::{AbiError, ErrObj};
 use crate::handles::{MPI_Comm, MPI_Count, MPI_Datatype, MPI_Status};
 use crate::raise::guard;
 use crate::state;
-use oxmpi::{Comm, Request};
-use std::ffi::{c_int, c_void};
 
 /// Starts a receive and a send together (`MPI_Sendrecv` and
 /// `MPI_Isendrecv`): the receive is cancelled if the send cannot start (so

@@ -1,12 +1,12 @@
 //! Status queries: `MPI_Get_count`, `MPI_Get_elements` (and their
 //! `MPI_Count` forms), `MPI_Status_set_*`.
 
-use crate::api::{large_count, CountOut};
 use std::ffi::c_int;
 
 use oxmpi::datatype::Datatype;
 
 use crate::api::datatype::lookup;
+use crate::api::{large_count, CountOut};
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Count, MPI_Datatype, MPI_Status, UNDEFINED};
 use crate::raise::guard;
