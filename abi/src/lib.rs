@@ -15,13 +15,16 @@
 //!
 //! # Layout
 //!
+//! In layers, each importing only those below it:
+//!
+//! - [`api`]: the `oxabi_*` functions, one folder per MPI chapter;
+//! - [`requests`]: request completion;
+//! - [`raise`]: raising errors through handlers, the panic-catching guard;
+//! - [`state`]: the runtime and the tables behind direct handles;
+//! - [`objects`]: what those tables hold, as data;
 //! - [`handles`]: the MPICH handle encodings and `MPI_Status` (the one
 //!   place that knows bit layouts);
-//! - [`state`]: the runtime and the tables behind direct handles;
-//! - [`errors`]: error classes, codes, handlers, the panic-catching wrapper;
-//! - [`requests`]: request objects and completion (with `MPI_Isendrecv`'s
-//!   pairs and generalized requests);
-//! - [`api`]: the `oxabi_*` functions.
+//! - [`errors`]: error classes, codes and their messages.
 #![deny(missing_docs)]
 
 pub mod api;

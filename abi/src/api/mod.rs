@@ -16,10 +16,11 @@ pub mod topo;
 /// parameter list and the body, `Count` is the form's count type (`c_int`,
 /// `MPI_Count`), `Disp` its displacement type (`c_int`, `MPI_Aint`),
 /// `Bytes` that of byte displacements and sizes in datatype calls
-/// (`MPI_Aint`, `MPI_Count`) and `NAME` its MPI name (`"MPI_X"`, `"MPI_X_c"`); [`wide`] turns a `Count`
-/// into an `MPI_Count`. `int_only X(...)` defines the classic form alone
-/// (e.g. an MPI-1 name whose large-count form has the new name);
-/// `with_x X(...)` adds the MPI-3 `_x` form (`MPI_Count` counts, as `_c`).
+/// (`MPI_Aint`, `MPI_Count`) and `NAME` its MPI name (`"MPI_X"`,
+/// `"MPI_X_c"`); [`wide`] turns a `Count` into an `MPI_Count`.
+/// `int_only X(...)` defines the classic form alone (an MPI-1 name whose
+/// large-count form has the new name); `with_x X(...)` adds the MPI-3 `_x`
+/// form (`MPI_Count` counts, as `_c`).
 macro_rules! large_count {
     ($(#[$attr:meta])* $name:ident ($($p:ident: $t:ty),* $(,)?) -> $ret:ty $body:block) => {
         $crate::api::large_count!(@form "", ::std::ffi::c_int, ::std::ffi::c_int,

@@ -1,33 +1,33 @@
 //! Collective operations, blocking, non-blocking and persistent, over the
-//! runtime's raw-byte entry points (`Comm::i*_raw`), and reduction
-//! operations (`MPI_Op_create`, `MPI_Reduce_local`).
+//! runtime's raw-byte entry points (`Comm::i*_raw`), and reduction operations
+//! (`MPI_Op_create`, `MPI_Reduce_local`).
 //!
 //! Every collective decodes and validates its arguments before starting
-//! (communicator first, then root, datatypes, counts, buffers, operation)
-//! and names the argument and its value in the error; the result is a
-//! [`Launch`]. Arguments MPI declares not significant on a rank (the
-//! receive side of a gather away from the root, the send side of an
-//! `MPI_IN_PLACE` call) are not looked at. `collective!` makes the three
-//! forms of each from its one decoding function: the non-blocking one
-//! starts the launch, the blocking one also waits, the persistent one
-//! (`MPI_<Coll>_init`, see `persistent_coll.rs`) keeps it for `MPI_Start`.
+//! (communicator first, then root, datatypes, counts, buffers, operation) and
+//! names the argument and its value in the error; the result is a [`Launch`].
+//! Arguments MPI declares not significant on a rank (the receive side of a
+//! gather away from the root, the send side of an `MPI_IN_PLACE` call) are not
+//! looked at. `collective!` makes the three forms of each from its one decoding
+//! function: the non-blocking one starts the launch, the blocking one also
+//! waits, the persistent one (`MPI_<Coll>_init`, see [`persistent`]) keeps it
+//! for `MPI_Start`.
 //!
-//! Datatypes: the predefined ones, as contiguous elements; built-in
-//! operations run the kernels of the element type the datatype maps to
-//! (an operation the type does not support is `MPI_ERR_OP`). Derived
-//! datatypes move as their packed bytes (what point-to-point sends too):
-//! a contiguous one straight from the program's buffer, any other packed
-//! into a temporary before the operation and unpacked from it after
-//! ([`Stager`]; a non-blocking call keeps its temporaries with the
-//! request, a persistent one packs and unpacks them at every round). A reduction over a derived type reduces its packed basic
-//! elements, so the type must be made of one predefined type underneath
-//! (a vector of `MPI_DOUBLE` with `MPI_SUM` works; a struct of an int and
-//! a double is `MPI_ERR_OP`). User operations get derived types only when
-//! contiguous (their function sees the program's layout).
+//! Datatypes: the predefined ones, as contiguous elements; built-in operations
+//! run the kernels of the element type the datatype maps to (an operation the
+//! type does not support is `MPI_ERR_OP`). Derived datatypes move as their
+//! packed bytes (what point-to-point sends too): a contiguous one straight from
+//! the program's buffer, any other packed into a temporary before the operation
+//! and unpacked from it after ([`Stager`]; a non-blocking call keeps its
+//! temporaries with the request, a persistent one packs and unpacks them at
+//! every round). A reduction over a derived type reduces its packed basic
+//! elements, so the type must be made of one predefined type underneath (a
+//! vector of `MPI_DOUBLE` with `MPI_SUM` works; a struct of an int and a double
+//! is `MPI_ERR_OP`). User operations get derived types only when contiguous
+//! (their function sees the program's layout).
 //!
 //! A value-index pair type (`MPI_DOUBLE_INT`) moves as its extent when
-//! predefined and as its packed size inside a derived type: ranks must not
-//! mix the two forms in one collective.
+//! predefined and as its packed size inside a derived type: ranks must not mix
+//! the two forms in one collective.
 //!
 //! MPI 4.0 chapter 6, with the neighborhood collectives of section 8.6
 //! ([`neighbor`]) and persistent collectives ([`persistent`]).

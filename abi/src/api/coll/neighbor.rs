@@ -2,7 +2,7 @@
 //! `MPI_Neighbor_alltoall(v,w)`), blocking, non-blocking (`MPI_Ineighbor_*`)
 //! and persistent (`MPI_Neighbor_*_init`), with their `_c` forms, over the
 //! runtime's (`Comm::ineighbor_*_raw`). The three forms of each come from
-//! one decoding function through `collective!` (coll.rs), which also
+//! one decoding function through `collective!` (`coll/mod.rs`), which also
 //! brings the datatype handling of the other collectives (derived types
 //! packed through temporaries).
 //!

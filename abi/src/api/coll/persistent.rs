@@ -1,7 +1,7 @@
 //! Persistent collectives (`MPI_<Coll>_init` and `_init_c`, MPI 4.0
 //! section 6.13), for every collective and neighborhood collective: the
 //! functions themselves are generated with the blocking and non-blocking
-//! forms by `collective!` (coll.rs), from the same decoding.
+//! forms by `collective!` (`coll/mod.rs`), from the same decoding.
 //!
 //! Initialization decodes and checks the arguments exactly as the
 //! non-blocking call does (so errors are reported by `MPI_*_init`) and

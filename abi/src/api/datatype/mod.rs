@@ -1,19 +1,20 @@
-//! Datatypes (MPI 4.0 chapter 5) behind `MPI_Datatype` handles: the
-//! handle lookup every data-moving call goes through (here), and the type
-//! constructors ([`constructors`] (`MPI_Type_contiguous`, `_vector`, `_create_hvector`,
-//! `_indexed`, `_create_hindexed`, `_create_indexed_block`,
-//! `_create_hindexed_block`, `_create_struct`, `_create_resized`,
-//! `_create_subarray`, `_dup`, their `_c` forms and the MPI-1 names),
-//! `MPI_Type_commit` and `MPI_Type_free`.
+//! Datatypes (MPI 4.0 chapter 5) behind `MPI_Datatype` handles: here, the
+//! handle lookup every data-moving call goes through; the type constructors
+//! (`MPI_Type_contiguous`, `_vector`, `_create_hvector`, `_indexed`,
+//! `_create_hindexed`, `_create_indexed_block`, `_create_hindexed_block`,
+//! `_create_struct`, `_create_resized`, `_create_subarray`, `_dup`, their
+//! `_c` forms and the MPI-1 names), `MPI_Type_commit` and `MPI_Type_free`
+//! in [`constructors`].
 //!
 //! Predefined handles decode without a lookup (their bits say which basic
-//! type); derived handles are direct handles into [`TypeTable`]. A freed or
-//! made-up handle is `MPI_ERR_TYPE`, never dereferenced. The layouts
-//! themselves are the runtime's [`Datatype`]s.
+//! type); derived handles are direct handles into the table of
+//! [`crate::objects::datatype`]. A freed or made-up handle is
+//! `MPI_ERR_TYPE`, never dereferenced. The layouts themselves are the
+//! runtime's [`Datatype`]s.
 //!
-//! Queries (size, extent, names, envelope, pack) are in
-//! [`super::datatype_query`]; point-to-point use in [`super::datatype_p2p`];
-//! darray, external32 and the f90 types in [`super::datatype_ext`].
+//! Queries (size, extent, names, envelope) are in [`query`], packing in
+//! [`pack`]; point-to-point use in [`p2p`]; darray, external32 and the f90
+//! types in [`external`].
 
 pub mod constructors;
 pub mod external;

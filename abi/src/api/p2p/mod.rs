@@ -1,13 +1,14 @@
-//! Point-to-point communication (MPI 4.0 chapters 3 and 4): sends in every mode, receives, probes, matched probes
-//! and persistent requests, over the runtime's raw-byte entry points.
-//! Buffers are decoded by [`crate::api::datatype::p2p::plan`]: contiguous types move
-//! in place, others through the runtime's typed paths, which pack and
-//! unpack them in flight (no temporary buffer). Only buffered sends and
-//! the send half of `MPI_Sendrecv_replace` copy the data first.
+//! Point-to-point communication (MPI 4.0 chapters 3 and 4): sends in every
+//! mode, receives, probes, matched probes and persistent requests, over the
+//! runtime's raw-byte entry points. Buffers are decoded by
+//! [`crate::api::datatype::p2p::plan`]: contiguous types move in place, others
+//! through the runtime's typed paths, which pack and unpack them in flight (no
+//! temporary buffer). Only buffered sends and the send half of
+//! `MPI_Sendrecv_replace` copy the data first.
 //!
-//! Here: what the sends and receives share; the calls, one file per kind,
-//! with the requests' completion and statuses (MPI 4.0 sections 3.2.5,
-//! 3.7.3-3.7.5), `MPI_Isendrecv` and partitioned communication.
+//! Here: what the sends and receives share; the calls, one file per kind, with
+//! the requests' completion and statuses (MPI 4.0 sections 3.2.5, 3.7.3-3.7.5),
+//! `MPI_Isendrecv` and partitioned communication.
 
 pub mod buffer;
 pub mod completion;

@@ -67,7 +67,7 @@ pub(crate) unsafe fn persistent(
             }
         }
         PersistentOp::PartitionedSend { .. } | PersistentOp::PartitionedRecv { .. } => {}
-        // Collectives are checked by their own decoding (persistent_coll.rs).
+        // Collectives are checked by their own decoding (`coll/persistent.rs`).
         PersistentOp::Coll(_) => {}
     }
     let p = Persistent {

@@ -180,8 +180,8 @@ large_count! {
                 return Ok(());
             };
             // SAFETY: waited on before returning.
-            let r =
-                unsafe { msg.irecv_plan(&t) }.map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm)))?;
+            let r = unsafe { msg.irecv_plan(&t) }
+                .map_err(|e| AbiError::from(e).on(ErrObj::Comm(comm)))?;
             // SAFETY: checked above.
             unsafe { finish(r.wait(), status) }.map_err(|e| e.on(ErrObj::Comm(comm)))
         })

@@ -1,5 +1,5 @@
 //! Cartesian topologies (`MPI_Cart_*`, `MPI_Dims_create`, `MPI_Topo_test`)
-//! over the runtime's grids (graphs are in `graph.rs`). Ranks are not
+//! over the runtime's grids (graphs are in [`graph`]). Ranks are not
 //! reordered: grid rank = rank in the old communicator.
 
 pub mod graph;

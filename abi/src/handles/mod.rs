@@ -19,50 +19,36 @@
 //! - builtin datatypes carry their size: `0x4c00SSII`, SS = bytes, II = index;
 //! - the value-index pair types (`MPI_DOUBLE_INT`, ...) are the direct
 //!   datatype handles 0..=4 (`0x8c000000..=0x8c000004`).
+//!
+//! The fields of the bits and the C handle types are in `encoding.rs`,
+//! datatype handles in `datatypes.rs`, the status layout in `status.rs`;
+//! all of it is used through this module.
 #![allow(non_camel_case_types)]
 
 use std::ffi::{c_int, c_void};
 
-use oxmpi::datatype::BasicType;
 use oxmpi::Status;
 
 use crate::errors::{AbiError, Class};
 
-/// `MPI_Comm`.
-pub type MPI_Comm = c_int;
-/// `MPI_Datatype`.
-pub type MPI_Datatype = c_int;
-/// `MPI_Request`.
-pub type MPI_Request = c_int;
-/// `MPI_Message`.
-pub type MPI_Message = c_int;
-/// `MPI_Errhandler`.
-pub type MPI_Errhandler = c_int;
-/// `MPI_Op`.
-pub type MPI_Op = c_int;
-/// `MPI_Count` (and `MPI_Aint`, `MPI_Offset`): `long` on x86_64.
-pub type MPI_Count = std::ffi::c_long;
-/// `MPI_Aint`.
-pub type MPI_Aint = std::ffi::c_long;
+mod datatypes;
+mod encoding;
+mod status;
 
-/// `MPI_Status`: 20 bytes, MPICH's field order. The count is in bytes:
-/// `count_lo` holds bits 0..32, bits 31..1 of `count_hi_and_cancelled` hold
-/// bits 32..63, bit 0 is the cancelled flag.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[allow(non_snake_case)]
-pub struct MPI_Status {
-    /// Low 32 bits of the byte count.
-    pub count_lo: c_int,
-    /// High bits of the byte count, shifted left by one; bit 0: cancelled.
-    pub count_hi_and_cancelled: c_int,
-    /// Sender's rank.
-    pub MPI_SOURCE: c_int,
-    /// Message tag.
-    pub MPI_TAG: c_int,
-    /// Error code (set by multiple-completion calls only).
-    pub MPI_ERROR: c_int,
-}
+pub use datatypes::{
+    bad_datatype, datatype, datatype_name, derived_type_handle, derived_type_slot, predefined_type,
+    Predefined, TypeInfo, BUILTIN_DATATYPES, DATATYPE_NULL, FIRST_DERIVED_TYPE_INDEX, MPI_LB,
+    MPI_UB, PAIR_DATATYPES,
+};
+pub use encoding::{
+    bits, direct, MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Errhandler, MPI_Message, MPI_Op,
+    MPI_Request, Object, MAX_INDEX,
+};
+use encoding::{direct_index, invalid};
+pub use status::{
+    c_status, set_status_bytes, status_bytes, status_cancelled, status_ignored, write_status,
+    MPI_Status, STATUS_IGNORE,
+};
 
 /// `MPI_COMM_NULL`.
 pub const COMM_NULL: MPI_Comm = 0x0400_0000;
@@ -70,8 +56,6 @@ pub const COMM_NULL: MPI_Comm = 0x0400_0000;
 pub const COMM_WORLD: MPI_Comm = 0x4400_0000;
 /// `MPI_COMM_SELF`.
 pub const COMM_SELF: MPI_Comm = 0x4400_0001;
-/// `MPI_DATATYPE_NULL`.
-pub const DATATYPE_NULL: MPI_Datatype = 0x0c00_0000;
 /// `MPI_REQUEST_NULL` (also `MPI_MESSAGE_NULL`).
 pub const REQUEST_NULL: MPI_Request = 0x2c00_0000;
 /// `MPI_MESSAGE_NULL`.
@@ -99,75 +83,10 @@ pub const ANY_SOURCE: c_int = -2;
 pub const ANY_TAG: c_int = -1;
 /// `MPI_UNDEFINED`.
 pub const UNDEFINED: c_int = -32766;
-/// `MPI_STATUS_IGNORE` and `MPI_STATUSES_IGNORE`: `(MPI_Status *)1`.
-pub const STATUS_IGNORE: usize = 1;
 /// `MPI_IN_PLACE`: `(void *)-1`.
 pub const IN_PLACE: usize = usize::MAX;
 /// `MPI_BOTTOM`: `(void *)0`.
 pub const BOTTOM: usize = 0;
-
-/// The object field (bits 29..26) of a handle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub enum Object {
-    /// Communicator.
-    Comm = 1,
-    /// Group.
-    Group = 2,
-    /// Datatype.
-    Datatype = 3,
-    /// File.
-    File = 4,
-    /// Error handler.
-    Errhandler = 5,
-    /// Reduction operation.
-    Op = 6,
-    /// Info object.
-    Info = 7,
-    /// RMA window.
-    Win = 8,
-    /// Attribute key.
-    Keyval = 9,
-    /// Request (and matched-probe message).
-    Request = 0xb,
-    /// Session.
-    Session = 0xe,
-}
-
-const KIND_DIRECT: u32 = 2;
-/// Largest index a direct handle can carry (26 bits).
-pub const MAX_INDEX: usize = (1 << 26) - 1;
-
-/// A handle written as its unsigned bit pattern (e.g. `0x8c000001`).
-pub const fn bits(x: u32) -> c_int {
-    x as c_int
-}
-
-fn kind(h: c_int) -> u32 {
-    (h as u32) >> 30
-}
-
-fn object(h: c_int) -> u32 {
-    ((h as u32) >> 26) & 0xf
-}
-
-fn payload(h: c_int) -> usize {
-    (h as u32 & 0x03ff_ffff) as usize
-}
-
-/// The direct handle of table slot `index` for an `obj` object.
-pub fn direct(obj: Object, index: usize) -> c_int {
-    assert!(
-        index <= MAX_INDEX,
-        "handle table index {index} exceeds 26 bits"
-    );
-    ((KIND_DIRECT << 30) | ((obj as u32) << 26) | index as u32) as c_int
-}
-
-/// If `h` is a direct handle of `obj`, its table index.
-fn direct_index(h: c_int, obj: Object) -> Option<usize> {
-    (kind(h) == KIND_DIRECT && object(h) == obj as u32).then(|| payload(h))
-}
 
 // ---------------------------------------------------------------- comms
 
@@ -200,243 +119,6 @@ pub fn comm_handle(slot: usize) -> MPI_Comm {
         _ => direct(Object::Comm, slot),
     }
 }
-
-fn invalid(class: Class, what: &str, h: c_int) -> AbiError {
-    AbiError::new(
-        class,
-        format!("invalid {what} handle {h:#010x} (not a {what} of this library)"),
-    )
-}
-
-// ------------------------------------------------------------ datatypes
-
-/// What the point-to-point layer needs to know about a datatype.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TypeInfo {
-    /// Bytes one element occupies in a contiguous buffer.
-    pub extent: usize,
-    /// Basic elements per element (2 for the value-index pairs).
-    pub elements: usize,
-}
-
-/// Every builtin datatype handle of the MPICH ABI with its C name.
-pub const BUILTIN_DATATYPES: &[(MPI_Datatype, &str)] = &[
-    (0x4c00_0101, "MPI_CHAR"),
-    (0x4c00_0118, "MPI_SIGNED_CHAR"),
-    (0x4c00_0102, "MPI_UNSIGNED_CHAR"),
-    (0x4c00_010d, "MPI_BYTE"),
-    (0x4c00_040e, "MPI_WCHAR"),
-    (0x4c00_0203, "MPI_SHORT"),
-    (0x4c00_0204, "MPI_UNSIGNED_SHORT"),
-    (0x4c00_0405, "MPI_INT"),
-    (0x4c00_0406, "MPI_UNSIGNED"),
-    (0x4c00_0807, "MPI_LONG"),
-    (0x4c00_0808, "MPI_UNSIGNED_LONG"),
-    (0x4c00_0809, "MPI_LONG_LONG_INT"),
-    (0x4c00_0819, "MPI_UNSIGNED_LONG_LONG"),
-    (0x4c00_040a, "MPI_FLOAT"),
-    (0x4c00_080b, "MPI_DOUBLE"),
-    (0x4c00_100c, "MPI_LONG_DOUBLE"),
-    (0x4c00_010f, "MPI_PACKED"),
-    (0x4c00_0816, "MPI_2INT"),
-    (0x4c00_0137, "MPI_INT8_T"),
-    (0x4c00_0238, "MPI_INT16_T"),
-    (0x4c00_0439, "MPI_INT32_T"),
-    (0x4c00_083a, "MPI_INT64_T"),
-    (0x4c00_013b, "MPI_UINT8_T"),
-    (0x4c00_023c, "MPI_UINT16_T"),
-    (0x4c00_043d, "MPI_UINT32_T"),
-    (0x4c00_083e, "MPI_UINT64_T"),
-    (0x4c00_013f, "MPI_C_BOOL"),
-    (0x4c00_0840, "MPI_C_FLOAT_COMPLEX"),
-    (0x4c00_1041, "MPI_C_DOUBLE_COMPLEX"),
-    (0x4c00_2042, "MPI_C_LONG_DOUBLE_COMPLEX"),
-    (0x4c00_0246, "MPIX_C_FLOAT16"),
-    (0x4c00_0247, "MPIX_BFLOAT16"), // OxMPI's own: MPICH 4.0.2 has none
-    (0x4c00_0843, "MPI_AINT"),
-    (0x4c00_0844, "MPI_OFFSET"),
-    (0x4c00_0845, "MPI_COUNT"),
-    (0x4c00_0133, "MPI_CXX_BOOL"),
-    (0x4c00_0834, "MPI_CXX_FLOAT_COMPLEX"),
-    (0x4c00_1035, "MPI_CXX_DOUBLE_COMPLEX"),
-    (0x4c00_2036, "MPI_CXX_LONG_DOUBLE_COMPLEX"),
-    (0x4c00_011a, "MPI_CHARACTER"),
-    (0x4c00_041d, "MPI_LOGICAL"),
-    (0x4c00_041b, "MPI_INTEGER"),
-    (0x4c00_041c, "MPI_REAL"),
-    (0x4c00_081f, "MPI_DOUBLE_PRECISION"),
-    (0x4c00_081e, "MPI_COMPLEX"),
-    (0x4c00_1022, "MPI_DOUBLE_COMPLEX"),
-    (0x4c00_0820, "MPI_2INTEGER"),
-    (0x4c00_0821, "MPI_2REAL"),
-    (0x4c00_1023, "MPI_2DOUBLE_PRECISION"),
-    (0x4c00_012d, "MPI_INTEGER1"),
-    (0x4c00_022f, "MPI_INTEGER2"),
-    (0x4c00_0430, "MPI_INTEGER4"),
-    (0x4c00_0831, "MPI_INTEGER8"),
-    (0x4c00_0427, "MPI_REAL4"),
-    (0x4c00_0829, "MPI_REAL8"),
-    (0x4c00_102b, "MPI_REAL16"),
-    (0x4c00_0828, "MPI_COMPLEX8"),
-    (0x4c00_102a, "MPI_COMPLEX16"),
-    (0x4c00_202c, "MPI_COMPLEX32"),
-];
-
-/// The value-index pair types: (handle, name, extent in bytes of the C
-/// struct { value; int }).
-pub const PAIR_DATATYPES: &[(MPI_Datatype, &str, usize)] = &[
-    (bits(0x8c00_0000), "MPI_FLOAT_INT", 8),
-    (bits(0x8c00_0001), "MPI_DOUBLE_INT", 16),
-    (bits(0x8c00_0002), "MPI_LONG_INT", 16),
-    (bits(0x8c00_0003), "MPI_SHORT_INT", 8),
-    (bits(0x8c00_0004), "MPI_LONG_DOUBLE_INT", 32),
-];
-
-/// The entry of [`BUILTIN_DATATYPES`] for `h`, found by the handle's low
-/// byte (unique among builtins) and one comparison: datatypes are decoded
-/// on every data-moving call.
-fn builtin_datatype(h: MPI_Datatype) -> Option<&'static (MPI_Datatype, &'static str)> {
-    use std::sync::OnceLock;
-    static BY_INDEX: OnceLock<Vec<Option<usize>>> = OnceLock::new();
-    if kind(h) != 1 || object(h) != Object::Datatype as u32 {
-        return None;
-    }
-    let by_index = BY_INDEX.get_or_init(|| {
-        let mut v = vec![None; 256];
-        for (i, &(b, _)) in BUILTIN_DATATYPES.iter().enumerate() {
-            v[(b & 0xff) as usize] = Some(i);
-        }
-        v
-    });
-    by_index[(h & 0xff) as usize]
-        .map(|i| &BUILTIN_DATATYPES[i])
-        .filter(|b| b.0 == h)
-}
-
-/// The C name of a predefined datatype handle.
-pub fn datatype_name(h: MPI_Datatype) -> Option<&'static str> {
-    builtin_datatype(h)
-        .map(|(_, n)| *n)
-        .or_else(|| PAIR_DATATYPES.iter().find(|p| p.0 == h).map(|p| p.1))
-}
-
-/// Decodes a datatype handle (predefined types only, for now).
-pub fn datatype(h: MPI_Datatype) -> Result<TypeInfo, AbiError> {
-    if builtin_datatype(h).is_some() {
-        return Ok(TypeInfo {
-            extent: (h as u32 >> 8 & 0xff) as usize,
-            elements: 1,
-        });
-    }
-    if let Some(&(_, _, extent)) = PAIR_DATATYPES.iter().find(|p| p.0 == h) {
-        return Ok(TypeInfo {
-            extent,
-            elements: 2,
-        });
-    }
-    Err(match h {
-        DATATYPE_NULL => AbiError::new(Class::TYPE, "the datatype is MPI_DATATYPE_NULL"),
-        0x4c00_0010 | 0x4c00_0011 => AbiError::new(
-            Class::TYPE,
-            "MPI_LB and MPI_UB were removed in MPI-3 and cannot be used",
-        ),
-        _ if object(h) == Object::Datatype as u32 && kind(h) == KIND_DIRECT => AbiError::new(
-            Class::TYPE,
-            format!(
-                "datatype {h:#010x} is a derived datatype; the C interface supports only \
-                 predefined datatypes so far"
-            ),
-        ),
-        _ => invalid(Class::TYPE, "datatype", h),
-    })
-}
-
-/// A predefined datatype handle, decoded for the runtime.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Predefined {
-    /// One of the runtime's basic types.
-    Basic(BasicType),
-    /// A type the runtime has no basic type for (`MPI_REAL16`,
-    /// `MPI_COMPLEX32`): that many opaque bytes.
-    Bytes(usize),
-}
-
-/// Decodes a predefined datatype handle (builtins and the value-index
-/// pairs); `None` for anything else.
-#[inline]
-pub fn predefined_type(h: MPI_Datatype) -> Option<Predefined> {
-    use std::sync::OnceLock;
-    // Builtin handles are unique in their low byte; pairs use slots 0..=4.
-    // By low byte: (handle, type), so that a lookup is one comparison (it
-    // runs on every point-to-point call).
-    type ByIndex = Vec<Option<(MPI_Datatype, Predefined)>>;
-    static TABLE: OnceLock<(ByIndex, Vec<Predefined>)> = OnceLock::new();
-    let (by_index, pairs) = TABLE.get_or_init(|| {
-        let find = |name: &str| {
-            let name = if name == "MPI_LONG_LONG_INT" {
-                "MPI_LONG_LONG"
-            } else {
-                name
-            };
-            BasicType::ALL.iter().copied().find(|b| b.name() == name)
-        };
-        let mut by_index = vec![None; 256];
-        for &(h, name) in BUILTIN_DATATYPES {
-            let size = (h as u32 >> 8 & 0xff) as usize;
-            by_index[(h & 0xff) as usize] = Some((
-                h,
-                find(name).map_or(Predefined::Bytes(size), Predefined::Basic),
-            ));
-        }
-        let pairs = PAIR_DATATYPES
-            .iter()
-            .map(|&(_, name, _)| Predefined::Basic(find(name).expect("pair types are basic")))
-            .collect();
-        (by_index, pairs)
-    });
-    if kind(h) == 1 && object(h) == Object::Datatype as u32 {
-        return by_index[(h & 0xff) as usize]
-            .filter(|&(v, _)| v == h)
-            .map(|(_, p)| p);
-    }
-    PAIR_DATATYPES
-        .iter()
-        .position(|p| p.0 == h)
-        .map(|i| pairs[i])
-}
-
-/// Direct datatype slots below this are the value-index pairs (and spare);
-/// derived types start here.
-pub const FIRST_DERIVED_TYPE_INDEX: usize = 8;
-
-/// The type table slot of a derived datatype handle (not checked to be live).
-pub fn derived_type_slot(h: MPI_Datatype) -> Option<usize> {
-    direct_index(h, Object::Datatype)
-        .filter(|&i| i >= FIRST_DERIVED_TYPE_INDEX)
-        .map(|i| i - FIRST_DERIVED_TYPE_INDEX)
-}
-
-/// The handle of derived-type table slot `slot`.
-pub fn derived_type_handle(slot: usize) -> MPI_Datatype {
-    direct(Object::Datatype, slot + FIRST_DERIVED_TYPE_INDEX)
-}
-
-/// The error for a datatype handle that is neither predefined nor derived.
-pub fn bad_datatype(h: MPI_Datatype) -> AbiError {
-    match h {
-        DATATYPE_NULL => AbiError::new(Class::TYPE, "the datatype is MPI_DATATYPE_NULL"),
-        MPI_LB | MPI_UB => AbiError::new(
-            Class::TYPE,
-            "MPI_LB and MPI_UB were removed in MPI-3 and cannot be used",
-        ),
-        _ => invalid(Class::TYPE, "datatype", h),
-    }
-}
-
-/// `MPI_LB` (MPI-1 marker, removed in MPI-3; accepted by `MPI_Type_struct`).
-pub const MPI_LB: MPI_Datatype = 0x4c00_0010;
-/// `MPI_UB`.
-pub const MPI_UB: MPI_Datatype = 0x4c00_0011;
 
 // ---------------------------------------------------------------- info
 
@@ -685,61 +367,6 @@ pub fn message(h: MPI_Message) -> Result<MessageRef, AbiError> {
         _ => direct_index(h, Object::Request)
             .map(MessageRef::Slot)
             .ok_or_else(|| invalid(Class::REQUEST, "message", h)),
-    }
-}
-
-// --------------------------------------------------------------- status
-
-/// Whether a status pointer is `MPI_STATUS_IGNORE` / `MPI_STATUSES_IGNORE`.
-#[inline]
-pub fn status_ignored(p: *const MPI_Status) -> bool {
-    p as usize == STATUS_IGNORE
-}
-
-/// The C status of a runtime status (`MPI_ERROR` is left as `error`).
-#[inline]
-pub fn c_status(s: &Status, error: c_int) -> MPI_Status {
-    let count = s.count as u64;
-    MPI_Status {
-        count_lo: count as u32 as c_int,
-        count_hi_and_cancelled: (((count >> 32) << 1) as u32 | u32::from(s.cancelled)) as c_int,
-        MPI_SOURCE: s.source,
-        MPI_TAG: s.tag,
-        MPI_ERROR: error,
-    }
-}
-
-/// The byte count stored in a C status.
-pub fn status_bytes(s: &MPI_Status) -> u64 {
-    u64::from(s.count_lo as u32) + (u64::from(s.count_hi_and_cancelled as u32 >> 1) << 32)
-}
-
-/// Stores a byte count in a C status, keeping its cancelled bit.
-pub fn set_status_bytes(s: &mut MPI_Status, bytes: u64) {
-    s.count_lo = bytes as u32 as c_int;
-    s.count_hi_and_cancelled =
-        ((((bytes >> 32) as u32) << 1) | (s.count_hi_and_cancelled as u32 & 1)) as c_int;
-}
-
-/// Whether a C status says cancelled.
-pub fn status_cancelled(s: &MPI_Status) -> bool {
-    s.count_hi_and_cancelled & 1 == 1
-}
-
-/// Writes a single-completion status (source, tag, count, cancelled; the
-/// `MPI_ERROR` field is left alone, as MPI specifies) unless ignored.
-///
-/// # Safety
-/// `p` is `MPI_STATUS_IGNORE`, or valid for writes of one `MPI_Status`.
-#[inline]
-pub unsafe fn write_status(p: *mut MPI_Status, s: &Status) {
-    if status_ignored(p) || p.is_null() {
-        return;
-    }
-    // SAFETY: the caller's contract; MPI_ERROR is read before being kept.
-    unsafe {
-        let error = (*p).MPI_ERROR;
-        *p = c_status(s, error);
     }
 }
 
