@@ -93,7 +93,7 @@ impl TypeEntry {
 
 /// The derived datatypes, and names given to predefined ones.
 pub struct TypeTable {
-    /// Derived types by slot ([`handles::derived_type_handle`]).
+    /// Derived types by slot ([`crate::handles::derived_type_handle`]).
     pub entries: Table<TypeEntry>,
     /// `MPI_Type_set_name` on predefined types.
     pub names: BTreeMap<MPI_Datatype, String>,

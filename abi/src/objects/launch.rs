@@ -71,7 +71,7 @@ impl Launch {
     /// # Safety
     /// The program's buffers named when the call was decoded are valid (as
     /// MPI requires until the operation completes), and the temporaries of
-    /// its [`Stager`] hold the packed data.
+    /// its `Stager` (`api::coll::buffers`) hold the packed data.
     pub unsafe fn start(&self) -> Result<Request<'static>, AbiError> {
         let start = || (self.plan)(&self.comm).map(Planned::start);
         let r = match self.seq {

@@ -4,13 +4,14 @@
 //!
 //! Every collective decodes and validates its arguments before starting
 //! (communicator first, then root, datatypes, counts, buffers, operation) and
-//! names the argument and its value in the error; the result is a [`Launch`].
+//! names the argument and its value in the error; the result is a
+//! [`Launch`](crate::objects::launch::Launch).
 //! Arguments MPI declares not significant on a rank (the receive side of a
 //! gather away from the root, the send side of an `MPI_IN_PLACE` call) are not
 //! looked at. `collective!` makes the three forms of each from its one decoding
-//! function: the non-blocking one starts the launch, the blocking one also
-//! waits, the persistent one (`MPI_<Coll>_init`, see [`persistent`]) keeps it
-//! for `MPI_Start`.
+//! function, each with its large-count (`_c`) form: the non-blocking one
+//! starts the launch, the blocking one also waits, the persistent one
+//! (`MPI_<Coll>_init`, see [`persistent`]) keeps it for `MPI_Start`.
 //!
 //! Datatypes: the predefined ones, as contiguous elements; built-in operations
 //! run the kernels of the element type the datatype maps to (an operation the
@@ -30,7 +31,10 @@
 //! the two forms in one collective.
 //!
 //! MPI 4.0 chapter 6, with the neighborhood collectives of section 8.6
-//! ([`neighbor`]) and persistent collectives ([`persistent`]).
+//! ([`neighbor`]) and persistent collectives ([`persistent`]). Here: the
+//! three forms; argument decoding in [`datatype`] and [`buffers`], the
+//! operations in [`ops`], one decoder per collective in [`reductions`],
+//! [`gathers`] and [`exchanges`].
 
 pub mod buffers;
 pub mod datatype;

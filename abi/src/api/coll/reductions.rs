@@ -1,4 +1,4 @@
-//! Decoding a collective into a [`Sink`] (started now, or kept to start),
+//! Decoding a collective into a `Sink` (started now, or kept to start),
 //! and the decoders of the broadcast and the reductions.
 
 use std::ffi::{c_int, c_void};

@@ -14,11 +14,11 @@
 //!
 //! Temporaries remain where an operation needs the packed bytes
 //! themselves: collectives (packed around the byte-level collectives,
-//! [`CollStage`]), buffered sends and the send half of
+//! `CollStage`), buffered sends and the send half of
 //! `MPI_Sendrecv_replace` (a copy by definition), and partitioned
-//! requests (whose channel moves bytes). Those are kept in [`Staged`],
+//! requests (whose channel moves bytes). Those are kept in [`Staged`](crate::objects::stage::Staged),
 //! keyed by request slot; the completion code in [`crate::requests`]
-//! calls [`Staged::complete`] / [`Staged::start`] / [`Staged::free`].
+//! calls `Staged::complete` / `start` / `free`.
 
 use std::ffi::c_void;
 use std::sync::OnceLock;

@@ -1,7 +1,7 @@
 //! `MPI_Isendrecv` and `MPI_Isendrecv_replace` (MPI 4.0, 3.10): the
 //! non-blocking forms of `MPI_Sendrecv` / `MPI_Sendrecv_replace`, with the
-//! same buffer handling ([`p2p::buf_plan`], [`p2p::sendrecv::replace_buffers`]) and
-//! start ([`p2p::sendrecv::start_exchange`]). One
+//! same buffer handling (`p2p::buf_plan`, `sendrecv::replace_buffers`) and
+//! start (`sendrecv::start_exchange`). One
 //! request ([`Pair`]) completes once both the receive and the send have;
 //! its status is the receive's. In the replace form the send goes from a
 //! copy made at the call, so the buffer is overwritten only by the
