@@ -127,7 +127,7 @@ fn shims(funcs: &[Func]) -> String {
          /* The Rust bodies live in this library and are not exported: hidden, so\n\
             each shim jumps straight to its body instead of through the PLT. */\n\
          #define OXABI_BODY extern __attribute__((visibility(\"hidden\")))\n\n\
-         /* Reports a call of an unimplemented function (abi/src/errors.rs). */\n\
+         /* Reports a call of an unimplemented function (abi/src/raise.rs). */\n\
          OXABI_BODY int oxabi_unsupported(const char *name, int kind, long handle);\n\n",
     );
     for f in funcs {

@@ -5,178 +5,24 @@
 //! on in the runtime (generalized requests, partitioned sends whose
 //! partitions are not all ready) are polled instead.
 //!
-//! [`pair`]: `MPI_Isendrecv`'s two operations as one request;
-//! [`generalized`]: `MPI_Grequest_start`'s requests and their callbacks,
+//! [`crate::objects::pair`]: `MPI_Isendrecv`'s two operations as one request;
+//! [`crate::objects::generalized`]: `MPI_Grequest_start`'s requests and their callbacks,
 //! which run only once the state lock is released ([`Completion::settle`]).
-
-pub mod generalized;
-pub mod pair;
 
 use std::ffi::c_int;
 use std::sync::Arc;
 
-use oxmpi::comm::PartitionedChannel;
-use oxmpi::{Comm, Message, Request, Status};
+use oxmpi::{Request, Status};
 
-use crate::api::coll::Launch;
-use crate::api::datatype_p2p::{Plan, Staged};
 use crate::errors::{AbiError, Class, ErrObj};
-use crate::handles::{self, MPI_Comm, MPI_Request, ANY_SOURCE, ANY_TAG, COMM_WORLD, REQUEST_NULL};
-use crate::state::{self, Detached, State};
-use generalized::{Callbacks, Grequest};
-use pair::{Pair, Side};
-
-/// How a send is carried out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SendMode {
-    /// `MPI_Send` (also ready and, for persistent requests, buffered mode).
-    Standard,
-    /// `MPI_Ssend`: completes once matched.
-    Synchronous,
-}
-
-/// The operation of a persistent request; buffers are kept as addresses.
-#[derive(Debug, Clone)]
-pub enum PersistentOp {
-    /// `MPI_Send_init` and friends.
-    Send {
-        /// The buffer (a non-contiguous one is packed in flight at each start).
-        plan: Plan,
-        /// Destination rank.
-        dest: c_int,
-        /// Tag.
-        tag: c_int,
-        /// Mode.
-        mode: SendMode,
-    },
-    /// `MPI_Recv_init`.
-    Recv {
-        /// The buffer (a non-contiguous one is unpacked in flight).
-        plan: Plan,
-        /// Source rank (or wildcard).
-        source: c_int,
-        /// Tag (or wildcard).
-        tag: c_int,
-    },
-    /// `MPI_Psend_init`: every partition in one message, sent once all
-    /// are marked ready (`MPI_Pready*`) after a start.
-    PartitionedSend {
-        /// Buffer address.
-        buf: usize,
-        /// Bytes to send.
-        len: usize,
-        /// Destination and tag, matched once.
-        channel: PartitionedChannel,
-        /// Which partitions are ready since the last start.
-        ready: Vec<bool>,
-        /// How many are not.
-        left: usize,
-    },
-    /// `MPI_Precv_init`: received as one message.
-    PartitionedRecv {
-        /// Buffer address.
-        buf: usize,
-        /// Capacity in bytes.
-        cap: usize,
-        /// Source and tag, matched once.
-        channel: PartitionedChannel,
-        /// Number of partitions (for `MPI_Parrived`).
-        partitions: usize,
-    },
-    /// `MPI_<Coll>_init`: the decoded collective.
-    Coll(Arc<Launch>),
-}
-
-impl PersistentOp {
-    /// Whether this is a partitioned operation.
-    pub fn is_partitioned(&self) -> bool {
-        matches!(
-            self,
-            PersistentOp::PartitionedSend { .. } | PersistentOp::PartitionedRecv { .. }
-        )
-    }
-}
-
-/// A persistent request.
-pub struct Persistent {
-    /// Its communicator.
-    pub comm: Comm,
-    /// What `MPI_Start` does.
-    pub op: PersistentOp,
-    /// Started and not yet completed.
-    pub started: bool,
-    /// The running operation (taken out while a thread waits on it).
-    pub active: Option<Request<'static>>,
-}
-
-/// What a request handle stands for.
-pub enum ReqEntry {
-    /// A non-blocking operation; `None` while a waiting thread holds it.
-    Active {
-        /// The runtime request.
-        req: Option<Request<'static>>,
-        /// Its communicator's handle (errors are raised there).
-        comm: MPI_Comm,
-    },
-    /// An operation that completed when it started (e.g. `MPI_Ibsend`).
-    Ready {
-        /// Its status.
-        status: Status,
-        /// Its communicator's handle.
-        comm: MPI_Comm,
-    },
-    /// A persistent request.
-    Persistent {
-        /// The request.
-        p: Persistent,
-        /// Its communicator's handle.
-        comm: MPI_Comm,
-    },
-    /// A message from `MPI_Mprobe` / `MPI_Improbe`.
-    Message {
-        /// The message.
-        msg: Message,
-        /// Its communicator's handle.
-        comm: MPI_Comm,
-    },
-    /// `MPI_Isendrecv` / `MPI_Isendrecv_replace`.
-    Pair {
-        /// The two operations.
-        pair: Box<Pair>,
-        /// Their communicator's handle.
-        comm: MPI_Comm,
-    },
-    /// A generalized request (errors go to `MPI_COMM_WORLD`'s handler).
-    Generalized(Grequest),
-}
-
-impl ReqEntry {
-    fn comm(&self) -> MPI_Comm {
-        match self {
-            ReqEntry::Active { comm, .. }
-            | ReqEntry::Ready { comm, .. }
-            | ReqEntry::Persistent { comm, .. }
-            | ReqEntry::Message { comm, .. }
-            | ReqEntry::Pair { comm, .. } => *comm,
-            ReqEntry::Generalized(_) => COMM_WORLD,
-        }
-    }
-
-    /// Whether the operation has finished (or is inactive), without
-    /// completing it (`MPI_Testall` completes none unless all are).
-    pub fn is_complete(&self) -> bool {
-        match self {
-            ReqEntry::Active { req: Some(r), .. } => r.is_complete(),
-            ReqEntry::Active { req: None, .. } => false,
-            ReqEntry::Persistent { p, .. } => {
-                !p.started || p.active.as_ref().is_some_and(|r| r.is_complete())
-            }
-            ReqEntry::Pair { pair, .. } => pair.is_complete(),
-            ReqEntry::Generalized(g) => g.complete,
-            ReqEntry::Ready { .. } | ReqEntry::Message { .. } => true,
-        }
-    }
-}
+use crate::handles::{self, empty_status, MPI_Comm, MPI_Request, REQUEST_NULL};
+use crate::objects::detached::Detached;
+use crate::objects::generalized::{Callbacks, Grequest};
+use crate::objects::launch::Launch;
+use crate::objects::pair::Side;
+use crate::objects::request::{Persistent, PersistentOp, ReqEntry, SendMode};
+use crate::objects::stage::Staged;
+use crate::state::{self, State};
 
 /// Stores a new request and returns its handle.
 pub fn insert(entry: ReqEntry) -> MPI_Request {
@@ -185,15 +31,6 @@ pub fn insert(entry: ReqEntry) -> MPI_Request {
     // A temporary buffer of a datatype belongs to the slot's previous request.
     st.staged.clear(slot);
     handles::request_handle(slot)
-}
-
-/// The status of a null or inactive request.
-pub fn empty_status() -> Status {
-    Status {
-        source: ANY_SOURCE,
-        tag: ANY_TAG,
-        ..Status::empty()
-    }
 }
 
 /// A runtime completion as (status to report, error to raise).

@@ -9,89 +9,16 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::thread::ThreadId;
 
-use oxmpi::{Comm, Group, Request, Universe};
+use oxmpi::{Comm, Group, Universe};
 
 use crate::errors::{AbiError, Class};
 use crate::handles::{self, Errhandler, MPI_Comm, MPI_Datatype};
-use crate::requests::ReqEntry;
-
-/// A table of live objects addressed by index; freed slots are reused.
-pub struct Table<T> {
-    slots: Vec<Option<T>>,
-    free: Vec<usize>,
-}
-
-impl<T> Table<T> {
-    /// An empty table.
-    pub const fn new() -> Table<T> {
-        Table {
-            slots: Vec::new(),
-            free: Vec::new(),
-        }
-    }
-
-    /// Stores `value` and returns its index.
-    pub fn insert(&mut self, value: T) -> usize {
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i] = Some(value);
-                i
-            }
-            None => {
-                self.slots.push(Some(value));
-                self.slots.len() - 1
-            }
-        }
-    }
-
-    /// Stores `value` at `index` (used for the predefined slots).
-    pub fn put(&mut self, index: usize, value: T) {
-        if self.slots.len() <= index {
-            self.slots.resize_with(index + 1, || None);
-        }
-        self.free.retain(|&i| i != index);
-        self.slots[index] = Some(value);
-    }
-
-    /// The live object at `index`.
-    pub fn get(&self, index: usize) -> Option<&T> {
-        self.slots.get(index).and_then(Option::as_ref)
-    }
-
-    /// The live object at `index`, mutably.
-    pub fn get_mut(&mut self, index: usize) -> Option<&mut T> {
-        self.slots.get_mut(index).and_then(Option::as_mut)
-    }
-
-    /// Removes and returns the object at `index`.
-    pub fn remove(&mut self, index: usize) -> Option<T> {
-        let v = self.slots.get_mut(index).and_then(Option::take);
-        if v.is_some() {
-            self.free.push(index);
-        }
-        v
-    }
-
-    /// The live objects with their indices.
-    pub fn iter(&self) -> impl Iterator<Item = (usize, &T)> {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| v.as_ref().map(|v| (i, v)))
-    }
-
-    /// Removes everything.
-    pub fn clear(&mut self) {
-        self.slots.clear();
-        self.free.clear();
-    }
-}
-
-impl<T> Default for Table<T> {
-    fn default() -> Self {
-        Table::new()
-    }
-}
+use crate::objects::datatype::TypeTable;
+use crate::objects::detached::Detached;
+use crate::objects::info::InfoEntry;
+use crate::objects::request::ReqEntry;
+use crate::objects::stage::Staged;
+use crate::objects::table::Table;
 
 /// A communicator as the C front end sees it.
 pub struct CommEntry {
@@ -140,15 +67,6 @@ pub struct UserOp {
     pub commute: bool,
 }
 
-/// A send that outlives its handle: a freed active request, or a buffered
-/// send with its own copy of the data.
-pub struct Detached {
-    /// The running operation.
-    pub req: Request<'static>,
-    /// The data of a buffered send (read by `req` until it completes).
-    pub data: Option<Vec<u8>>,
-}
-
 /// Everything the C front end keeps between calls.
 pub struct State {
     /// The runtime, between `MPI_Init` and `MPI_Finalize`.
@@ -168,11 +86,11 @@ pub struct State {
     /// User reduction operations.
     pub ops: Table<UserOp>,
     /// Derived datatypes (and names of predefined ones).
-    pub types: crate::api::datatype::TypeTable,
+    pub types: TypeTable,
     /// Info objects.
-    pub infos: Table<crate::api::info::InfoEntry>,
+    pub infos: Table<InfoEntry>,
     /// Temporary buffers of requests with non-contiguous datatypes.
-    pub staged: crate::api::datatype_p2p::Staged,
+    pub staged: Staged,
     /// Operations still running without a handle.
     pub detached: Vec<Detached>,
     /// The buffer of `MPI_Buffer_attach` (address, size): kept to hand back.
@@ -188,9 +106,9 @@ static STATE: Mutex<State> = Mutex::new(State {
     errhandlers: Table::new(),
     groups: Table::new(),
     ops: Table::new(),
-    types: crate::api::datatype::TypeTable::new(),
+    types: TypeTable::new(),
     infos: Table::new(),
-    staged: crate::api::datatype_p2p::Staged::new(),
+    staged: Staged::new(),
     detached: Vec::new(),
     bsend_buffer: None,
 });
@@ -224,9 +142,7 @@ impl State {
     /// its handle; it starts with `errhandler` (MPI: the parent's).
     pub fn insert_comm(&mut self, comm: Comm, errhandler: Errhandler) -> MPI_Comm {
         // Slots 0 and 1 are the predefined communicators.
-        while self.comms.slots.len() <= handles::SELF_SLOT {
-            self.comms.slots.push(None);
-        }
+        self.comms.reserve_below(handles::SELF_SLOT + 1);
         let slot = self.comms.insert(CommEntry {
             comm,
             errhandler,

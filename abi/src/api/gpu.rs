@@ -6,7 +6,8 @@
 
 use std::ffi::c_int;
 
-use crate::errors::{guard, out_ptr, AbiError, Class, ErrObj};
+use crate::errors::{out_ptr, AbiError, Class, ErrObj};
+use crate::raise::guard;
 
 /// `MPIX_GPU_SUPPORT_CUDA`, `_ZE`, `_HIP` (mpi.h).
 const GPU_SUPPORT_CUDA: c_int = 0;

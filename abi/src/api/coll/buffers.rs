@@ -1,0 +1,262 @@
+//! Buffer arguments: checks, and the temporaries of derived datatypes
+//! ([`Stager`]).
+
+use std::ffi::{c_int, c_void};
+
+use oxmpi::coll::Blocks;
+use oxmpi::datatype::stage::Dir;
+use oxmpi::datatype::stage::{CollStage, Placed};
+use oxmpi::{Comm, Request};
+
+use crate::api::coll::datatype::{count, Num, Ty};
+use crate::api::datatype::lookup;
+use crate::errors::{AbiError, Class};
+use crate::handles::IN_PLACE;
+use crate::objects::launch::Launch;
+use crate::objects::stage::Stage;
+
+pub(super) fn is_in_place(p: *const c_void) -> bool {
+    p as usize == IN_PLACE
+}
+
+pub(super) fn no_in_place(arg: &str, why: &str) -> AbiError {
+    AbiError::new(
+        Class::BUFFER,
+        format!("`{arg}` is MPI_IN_PLACE, which is not allowed {why}"),
+    )
+}
+
+/// A buffer of `len` bytes that must exist: not `MPI_IN_PLACE`, not null
+/// unless empty.
+pub(super) fn buffer(
+    p: *const c_void,
+    len: usize,
+    arg: &str,
+    why: &str,
+) -> Result<*mut u8, AbiError> {
+    if is_in_place(p) {
+        return Err(no_in_place(arg, why));
+    }
+    if p.is_null() && len > 0 {
+        return Err(AbiError::new(
+            Class::BUFFER,
+            format!("`{arg}` is a null pointer but must hold {len} bytes"),
+        ));
+    }
+    Ok(p.cast_mut().cast())
+}
+
+/// Send and receive buffers that must not be the same memory (MPI
+/// requires `MPI_IN_PLACE` for that).
+pub(super) fn not_aliased(send: *const u8, recv: *const u8, len: usize) -> Result<(), AbiError> {
+    if len > 0 && std::ptr::eq(send, recv) {
+        return Err(AbiError::new(
+            Class::BUFFER,
+            format!(
+                "`sendbuf` and `recvbuf` are the same buffer ({send:p}); pass MPI_IN_PLACE \
+                 as `sendbuf` to work in place"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The temporaries of one collective call: where the runtime reads and
+/// writes for buffers of non-contiguous derived types.
+#[derive(Default)]
+pub struct Stager(pub(super) CollStage);
+
+impl Stager {
+    /// Checks buffer argument `arg` of `len` bytes (in `t.unit`s, as
+    /// [`bytes`] counts them) and returns where the runtime moves them: the
+    /// program's buffer, or a packed temporary.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn buf(
+        &mut self,
+        p: *const c_void,
+        len: usize,
+        t: &Ty,
+        dir: Dir,
+        arg: &str,
+        why: &str,
+    ) -> Result<*mut u8, AbiError> {
+        let q = buffer(p, len, arg, why)?;
+        let Some(d) = &t.derived else {
+            return Ok(q);
+        };
+        let placed = Placed {
+            dt: d.dt.clone(),
+            buf: q as usize,
+            count: len / t.unit,
+            len,
+        };
+        Ok(self.0.stage(placed, dir))
+    }
+
+    /// [`Stager::buf`] for per-rank blocks: `cs[i]` bytes (in units) at byte
+    /// displacement `ds[i]` of the program's buffer, of type `tys(i)`.
+    /// Returns the address and displacements the runtime uses: the
+    /// program's, or a temporary holding the blocks packed one after
+    /// another.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn blocks<'t>(
+        &mut self,
+        p: *const c_void,
+        cs: &[usize],
+        ds: &[usize],
+        tys: &dyn Fn(usize) -> &'t Ty,
+        dir: Dir,
+        arg: &str,
+        why: &str,
+    ) -> Result<(*mut u8, Vec<usize>), AbiError> {
+        let q = buffer(p, Blocks::new(cs, ds).extent(), arg, why)?;
+        let in_place = |t: &Ty| match &t.derived {
+            None => true,
+            Some(d) => d.contiguous && d.true_lb == 0,
+        };
+        if (0..cs.len()).all(|i| in_place(tys(i))) {
+            return Ok((q, ds.to_vec()));
+        }
+        let (tmp, ptr) = self.0.temp(cs.iter().sum());
+        let (mut offsets, mut off) = (Vec::with_capacity(cs.len()), 0);
+        for (i, (&len, &d)) in cs.iter().zip(ds).enumerate() {
+            offsets.push(off);
+            if len > 0 {
+                let t = tys(i);
+                let dt = match &t.derived {
+                    Some(d) => d.dt.clone(),
+                    None => lookup(t.handle)?,
+                };
+                let count = len / t.unit;
+                if dt.pack_size(count).ok() != Some(len) {
+                    return Err(AbiError::new(
+                        Class::TYPE,
+                        format!(
+                            "`{arg}` block {i}: {} packs to other than its extent; value-index \
+                             pair types cannot be mixed with derived datatypes in one call",
+                            t.name
+                        ),
+                    ));
+                }
+                let placed = Placed {
+                    dt,
+                    buf: (q as usize).wrapping_add(d),
+                    count,
+                    len,
+                };
+                self.0.place(placed, tmp, off, dir);
+            }
+            off += len;
+        }
+        Ok((ptr, offsets))
+    }
+
+    /// Packs what the operation reads into the temporaries and starts it
+    /// (for a persistent collective: at every start).
+    ///
+    /// # Safety
+    /// The program's buffers hold their data (and stay valid until the
+    /// operation completes).
+    pub(crate) unsafe fn start(&mut self, l: &Launch) -> Result<Request<'static>, AbiError> {
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.0.pack()?;
+            l.start()
+        }
+    }
+
+    /// The temporaries to keep with a non-blocking collective's request.
+    pub(super) fn into_stage(self) -> Option<Stage> {
+        (!self.0.is_empty()).then_some(Stage::Coll(self.0))
+    }
+
+    /// The temporaries to keep with a persistent collective's request:
+    /// packed at each start, unpacked at each completion.
+    pub(crate) fn into_persistent_stage(self) -> Option<Stage> {
+        (!self.0.is_empty()).then_some(Stage::PersistentColl(self.0))
+    }
+}
+
+/// Checks `root` and says whether this rank is it.
+pub(super) fn root_of(c: &Comm, root: c_int) -> Result<bool, AbiError> {
+    if root < 0 || root >= c.size() {
+        return Err(AbiError::new(
+            Class::ROOT,
+            format!(
+                "invalid root {root}: the communicator has {} ranks",
+                c.size()
+            ),
+        ));
+    }
+    Ok(root == c.rank())
+}
+
+/// Per-rank counts and displacements from C arrays, in bytes (`unit`
+/// bytes per element for counts, `dunit` for displacements).
+///
+/// # Safety
+/// Non-null arrays hold `n` entries.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn blocks<C: Num, D: Num>(
+    counts: *const C,
+    displs: *const D,
+    n: usize,
+    unit: &dyn Fn(usize) -> Result<usize, AbiError>,
+    dunit: &dyn Fn(usize) -> Result<usize, AbiError>,
+    counts_arg: &str,
+    displs_arg: &str,
+) -> Result<(Vec<usize>, Vec<usize>), AbiError> {
+    for (null, arg) in [
+        (counts.is_null(), counts_arg),
+        (displs.is_null(), displs_arg),
+    ] {
+        if null && n > 0 {
+            return Err(AbiError::new(
+                Class::ARG,
+                format!("`{arg}` is a null pointer"),
+            ));
+        }
+    }
+    let (mut c, mut d) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..n {
+        // SAFETY: the caller's contract.
+        let (ci, di): (C, i64) = unsafe { (*counts.add(i), (*displs.add(i)).into()) };
+        let ci = count(ci, &format!("{counts_arg}[{i}]"))?;
+        let di = usize::try_from(di).map_err(|_| {
+            AbiError::new(
+                Class::ARG,
+                format!("`{displs_arg}[{i}]` is {di}: negative displacements are not supported"),
+            )
+        })?;
+        let overflow = || {
+            AbiError::new(
+                Class::COUNT,
+                format!("block {i} of `{counts_arg}`/`{displs_arg}` overflows the address space"),
+            )
+        };
+        c.push(ci.checked_mul(unit(i)?).ok_or_else(overflow)?);
+        d.push(di.checked_mul(dunit(i)?).ok_or_else(overflow)?);
+    }
+    Ok((c, d))
+}
+
+/// Counts from a C array of `n` entries.
+///
+/// # Safety
+/// A non-null `counts` holds `n` entries.
+pub(super) unsafe fn counts<C: Num>(
+    counts: *const C,
+    n: usize,
+    arg: &str,
+) -> Result<Vec<usize>, AbiError> {
+    if counts.is_null() && n > 0 {
+        return Err(AbiError::new(
+            Class::ARG,
+            format!("`{arg}` is a null pointer"),
+        ));
+    }
+    (0..n)
+        // SAFETY: the caller's contract.
+        .map(|i| count(unsafe { *counts.add(i) }, &format!("{arg}[{i}]")))
+        .collect()
+}

@@ -1,0 +1,57 @@
+//! The common case of the blocking reductions, decided before any of the
+//! general decoding: a predefined communicator, a predefined type, a
+//! built-in operation and plain buffers. It goes straight to the runtime,
+//! as a Rust program's call does: no staging, no type or operation object.
+//! Anything else (including every argument error) returns `None`, and the
+//! general path decodes and reports it.
+
+use std::ffi::{c_int, c_void};
+
+use oxmpi::coll::Elems;
+
+use super::buffers::is_in_place;
+use super::datatype::Num;
+use super::reductions::predefined_reduction;
+use crate::errors::ErrObj;
+use crate::handles::{MPI_Comm, MPI_Datatype, MPI_Op};
+use crate::raise::guard_runtime;
+
+/// `MPI_Allreduce` (and `MPI_Allreduce_c`) in the common case.
+///
+/// # Safety
+/// MPI's contract on the buffers.
+#[inline(always)]
+pub(super) unsafe fn allreduce<N: Num>(
+    name: &'static str,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: N,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> Option<c_int> {
+    let (c, t, o) = predefined_reduction(comm, datatype, op)?;
+    let n = usize::try_from(count.into()).ok()?;
+    // A byte count that overflows is the general path's error to report.
+    n.checked_mul(t.unit)?;
+    if recvbuf.is_null() || is_in_place(recvbuf) {
+        return None;
+    }
+    let send = if is_in_place(sendbuf) {
+        None
+    } else if sendbuf.is_null() || std::ptr::eq(sendbuf, recvbuf) {
+        return None;
+    } else {
+        Some(sendbuf.cast::<u8>())
+    };
+    let e = Elems {
+        count: n,
+        size: t.unit,
+        ty: t.elem,
+    };
+    let recv = recvbuf.cast::<u8>();
+    Some(guard_runtime(name, ErrObj::Comm(comm), move || {
+        // SAFETY: blocking; MPI's contract on the buffers.
+        unsafe { c.plan_allreduce(send, recv, e, o) }?.run()
+    }))
+}

@@ -1,0 +1,511 @@
+//! Completion calls: `MPI_Wait*`, `MPI_Test*`, `MPI_Start*`,
+//! `MPI_Request_free`, `MPI_Cancel`, `MPI_Test_cancelled`.
+
+use std::ffi::c_int;
+
+use oxmpi::Status;
+
+use crate::errors::{code_for, out_ptr, AbiError, Class, ErrObj};
+use crate::handles::{self, MPI_Request, MPI_Status, UNDEFINED};
+use crate::objects::request::ReqEntry;
+use crate::raise::guard;
+use crate::requests::{self, Outcome};
+use crate::state;
+
+/// The caller's request array.
+///
+/// # Safety
+/// `p` points to `count` requests (checked non-null when `count > 0`).
+unsafe fn request_array<'a>(
+    count: c_int,
+    p: *mut MPI_Request,
+) -> Result<&'a mut [MPI_Request], AbiError> {
+    let n = usize::try_from(count)
+        .map_err(|_| AbiError::new(Class::COUNT, format!("invalid count {count}: negative")))?;
+    if n == 0 {
+        return Ok(&mut []);
+    }
+    let p = out_ptr(p, "array_of_requests")?;
+    // SAFETY: the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, n) })
+}
+
+/// A status array argument: `MPI_STATUSES_IGNORE` or a pointer, which
+/// must not be null when there are requests (MPICH's MPI_ERR_ARG too).
+fn statuses_arg(n: usize, p: *mut MPI_Status) -> Result<*mut MPI_Status, AbiError> {
+    if n == 0 {
+        Ok(p)
+    } else {
+        out_ptr(p, "array_of_statuses")
+    }
+}
+
+/// Writes status `i` of an array (unless `MPI_STATUSES_IGNORE`).
+///
+/// # Safety
+/// `statuses` is ignored or has room for `i + 1` statuses.
+unsafe fn put_status(statuses: *mut MPI_Status, i: usize, s: &Status, error: c_int) {
+    if !handles::status_ignored(statuses) && !statuses.is_null() {
+        // SAFETY: the caller's contract.
+        unsafe { *statuses.add(i) = handles::c_status(s, error) };
+    }
+}
+
+/// Raises a single completion's error after writing its status.
+///
+/// # Safety
+/// `status` is ignored or writable.
+unsafe fn single(s: Status, e: Option<AbiError>, status: *mut MPI_Status) -> Result<(), AbiError> {
+    // SAFETY: the caller's contract.
+    unsafe { handles::write_status(status, &s) };
+    e.map_or(Ok(()), Err)
+}
+
+/// `MPI_Wait`.
+///
+/// # Safety
+/// `request` is writable; `status` is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+    guard("MPI_Wait", ErrObj::None, || {
+        let h = out_ptr(request, "request")?;
+        let status = out_ptr(status, "status")?;
+        // SAFETY: checked non-null.
+        let (s, e) = requests::wait(unsafe { &mut *h })?;
+        // SAFETY: checked non-null.
+        unsafe { single(s, e, status) }
+    })
+}
+
+/// `MPI_Test`.
+///
+/// # Safety
+/// `request` and `flag` are writable; `status` is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Test(
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Test", ErrObj::None, || {
+        let h = out_ptr(request, "request")?;
+        let flag = out_ptr(flag, "flag")?;
+        let status = out_ptr(status, "status")?;
+        let outcome = {
+            let mut st = state::lock();
+            st.reap_detached();
+            // SAFETY: checked non-null.
+            requests::test_one(&mut st, unsafe { &mut *h })?
+        };
+        // SAFETY: checked non-null.
+        unsafe {
+            match outcome {
+                Outcome::Pending => *flag = 0,
+                Outcome::Inactive => {
+                    *flag = 1;
+                    handles::write_status(status, &handles::empty_status());
+                }
+                Outcome::Done(c) => {
+                    *flag = 1;
+                    let (s, e) = c.settle();
+                    single(s, e, status)?;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Collects per-request errors of a multiple completion; returns the
+/// `MPI_ERR_IN_STATUS` error to raise, if any failed.
+struct Errors {
+    first: Option<(usize, AbiError)>,
+}
+
+impl Errors {
+    fn new() -> Errors {
+        Errors { first: None }
+    }
+
+    /// The code for status `i` (`MPI_SUCCESS` or the error's).
+    fn code(&mut self, i: usize, e: Option<AbiError>) -> c_int {
+        match e {
+            None => 0,
+            Some(e) => {
+                let code = code_for(&e);
+                self.first.get_or_insert((i, e));
+                code
+            }
+        }
+    }
+
+    fn result(self) -> Result<(), AbiError> {
+        match self.first {
+            None => Ok(()),
+            Some((i, e)) => {
+                let mut err = AbiError::new(
+                    Class::IN_STATUS,
+                    format!("request {i} failed: {}", e.message),
+                );
+                err.raise_on = e.raise_on;
+                Err(err)
+            }
+        }
+    }
+}
+
+/// `MPI_Waitall`.
+///
+/// # Safety
+/// `array_of_requests` has `count` requests; `array_of_statuses` is
+/// ignored or has room for `count` statuses.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Waitall(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    array_of_statuses: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Waitall", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        let hs = unsafe { request_array(count, array_of_requests) }?;
+        let array_of_statuses = statuses_arg(hs.len(), array_of_statuses)?;
+        let mut errors = Errors::new();
+        for (i, h) in hs.iter_mut().enumerate() {
+            let (s, e) = requests::wait(h)?;
+            let code = errors.code(i, e);
+            // SAFETY: the caller's contract.
+            unsafe { put_status(array_of_statuses, i, &s, code) };
+        }
+        errors.result()
+    })
+}
+
+/// `MPI_Testall`: completes all requests if all are complete, none otherwise.
+///
+/// # Safety
+/// As [`oxabi_Waitall`]; `flag` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Testall(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    flag: *mut c_int,
+    array_of_statuses: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Testall", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        let hs = unsafe { request_array(count, array_of_requests) }?;
+        let array_of_statuses = statuses_arg(hs.len(), array_of_statuses)?;
+        let flag = out_ptr(flag, "flag")?;
+        let mut st = state::lock();
+        st.reap_detached();
+        for &h in hs.iter() {
+            let Some(slot) = handles::request_slot(h)? else {
+                continue;
+            };
+            if !st.requests.get(slot).is_none_or(ReqEntry::is_complete) {
+                // SAFETY: checked non-null.
+                unsafe { *flag = 0 };
+                return Ok(());
+            }
+        }
+        let mut outcomes = Vec::with_capacity(hs.len());
+        for h in hs.iter_mut() {
+            outcomes.push(requests::test_one(&mut st, h)?);
+        }
+        drop(st);
+        let mut errors = Errors::new();
+        for (i, o) in outcomes.into_iter().enumerate() {
+            let (s, e) = match o {
+                Outcome::Done(c) => c.settle(),
+                _ => (handles::empty_status(), None),
+            };
+            let code = errors.code(i, e);
+            // SAFETY: the caller's contract.
+            unsafe { put_status(array_of_statuses, i, &s, code) };
+        }
+        // SAFETY: checked non-null.
+        unsafe { *flag = 1 };
+        errors.result()
+    })
+}
+
+/// `MPI_Waitany`.
+///
+/// # Safety
+/// `array_of_requests` has `count` requests; `indx` is writable; `status`
+/// is writable or ignored.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Waitany(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    indx: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Waitany", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        let hs = unsafe { request_array(count, array_of_requests) }?;
+        let indx = out_ptr(indx, "indx")?;
+        let status = out_ptr(status, "status")?;
+        let (i, (s, e)) = match requests::wait_any(hs)? {
+            Some((i, Outcome::Done(c))) => (i as c_int, c.settle()),
+            _ => (UNDEFINED, (handles::empty_status(), None)),
+        };
+        // SAFETY: checked non-null.
+        unsafe {
+            *indx = i;
+            single(s, e, status)
+        }
+    })
+}
+
+/// `MPI_Testany`.
+///
+/// # Safety
+/// As [`oxabi_Waitany`]; `flag` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Testany(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    indx: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Testany", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        let hs = unsafe { request_array(count, array_of_requests) }?;
+        let indx = out_ptr(indx, "indx")?;
+        let flag = out_ptr(flag, "flag")?;
+        let status = out_ptr(status, "status")?;
+        let mut st = state::lock();
+        st.reap_detached();
+        let mut any_active = false;
+        for (i, h) in hs.iter_mut().enumerate() {
+            match requests::test_one(&mut st, h)? {
+                Outcome::Inactive => {}
+                Outcome::Pending => any_active = true,
+                Outcome::Done(c) => {
+                    drop(st);
+                    let (s, e) = c.settle();
+                    // SAFETY: checked non-null.
+                    unsafe {
+                        *indx = i as c_int;
+                        *flag = 1;
+                        return single(s, e, status);
+                    }
+                }
+            }
+        }
+        // SAFETY: checked non-null.
+        unsafe {
+            *indx = UNDEFINED;
+            *flag = c_int::from(!any_active);
+            if !any_active {
+                handles::write_status(status, &handles::empty_status());
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Completes every finished request of `hs` (`MPI_Testsome` core, with
+/// the one `MPI_Waitsome` waited for as `first`) and writes the number
+/// completed to `outcount` (`MPI_UNDEFINED` if none is active), also when
+/// some failed (`MPI_ERR_IN_STATUS`).
+///
+/// # Safety
+/// `outcount` is writable; `indices` has room for `hs.len()` ints;
+/// `statuses` is ignored or has room for `hs.len()` statuses.
+unsafe fn some(
+    hs: &mut [MPI_Request],
+    first: Option<(usize, Outcome)>,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> Result<(), AbiError> {
+    let mut any_active = first.is_some();
+    let mut done: Vec<(usize, requests::Completion)> = Vec::new();
+    if let Some((i, Outcome::Done(c))) = first {
+        done.push((i, c));
+    }
+    let mut st = state::lock();
+    for (i, h) in hs.iter_mut().enumerate() {
+        match requests::test_one(&mut st, h)? {
+            Outcome::Inactive => {}
+            Outcome::Pending => any_active = true,
+            Outcome::Done(c) => {
+                any_active = true;
+                done.push((i, c));
+            }
+        }
+    }
+    drop(st);
+    let mut errors = Errors::new();
+    let n = done.len();
+    for (k, (i, c)) in done.into_iter().enumerate() {
+        let (s, e) = c.settle();
+        let code = errors.code(k, e);
+        // SAFETY: the caller's contract.
+        unsafe {
+            *indices.add(k) = i as c_int;
+            put_status(statuses, k, &s, code);
+        }
+    }
+    // SAFETY: the caller's contract.
+    unsafe { *outcount = if any_active { n as c_int } else { UNDEFINED } };
+    errors.result()
+}
+
+/// `MPI_Waitsome`.
+///
+/// # Safety
+/// `array_of_requests` has `incount` requests; `outcount` is writable;
+/// `array_of_indices` has room for `incount` ints; `array_of_statuses` is
+/// ignored or has room for `incount` statuses.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Waitsome(
+    incount: c_int,
+    array_of_requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    array_of_indices: *mut c_int,
+    array_of_statuses: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Waitsome", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        let hs = unsafe { request_array(incount, array_of_requests) }?;
+        let array_of_statuses = statuses_arg(hs.len(), array_of_statuses)?;
+        let out = out_ptr(outcount, "outcount")?;
+        let indices = out_ptr(array_of_indices, "array_of_indices")?;
+        let first = requests::wait_any(hs)?;
+        // SAFETY: the caller's contract; `out` checked non-null.
+        unsafe { some(hs, first, out, indices, array_of_statuses) }
+    })
+}
+
+/// `MPI_Testsome`.
+///
+/// # Safety
+/// As [`oxabi_Waitsome`].
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Testsome(
+    incount: c_int,
+    array_of_requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    array_of_indices: *mut c_int,
+    array_of_statuses: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Testsome", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        let hs = unsafe { request_array(incount, array_of_requests) }?;
+        let array_of_statuses = statuses_arg(hs.len(), array_of_statuses)?;
+        let out = out_ptr(outcount, "outcount")?;
+        let indices = out_ptr(array_of_indices, "array_of_indices")?;
+        state::lock().reap_detached();
+        // SAFETY: the caller's contract; `out` checked non-null.
+        unsafe { some(hs, None, out, indices, array_of_statuses) }
+    })
+}
+
+/// `MPI_Request_free`.
+///
+/// # Safety
+/// `request` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Request_free(request: *mut MPI_Request) -> c_int {
+    guard("MPI_Request_free", ErrObj::None, || {
+        let h = out_ptr(request, "request")?;
+        // SAFETY: checked non-null.
+        requests::free(unsafe { &mut *h })
+    })
+}
+
+/// `MPI_Cancel`.
+///
+/// # Safety
+/// `request` is readable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Cancel(request: *mut MPI_Request) -> c_int {
+    guard("MPI_Cancel", ErrObj::None, || {
+        let h = out_ptr(request, "request")?;
+        // SAFETY: checked non-null.
+        requests::cancel(unsafe { *h })
+    })
+}
+
+/// `MPI_Start`.
+///
+/// # Safety
+/// `request` is readable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Start(request: *mut MPI_Request) -> c_int {
+    guard("MPI_Start", ErrObj::None, || {
+        let h = out_ptr(request, "request")?;
+        // SAFETY: checked non-null.
+        requests::start(unsafe { *h })
+    })
+}
+
+/// `MPI_Startall`.
+///
+/// # Safety
+/// `array_of_requests` has `count` requests.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Startall(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+) -> c_int {
+    guard("MPI_Startall", ErrObj::None, || {
+        // SAFETY: the caller's contract.
+        let hs = unsafe { request_array(count, array_of_requests) }?;
+        hs.iter().try_for_each(|&h| requests::start(h))
+    })
+}
+
+/// `MPI_Test_cancelled`.
+///
+/// # Safety
+/// `status` is readable; `flag` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Test_cancelled(
+    status: *const MPI_Status,
+    flag: *mut c_int,
+) -> c_int {
+    guard("MPI_Test_cancelled", ErrObj::None, || {
+        let flag = out_ptr(flag, "flag")?;
+        // SAFETY: the caller's contract.
+        let status = unsafe { crate::api::p2p::status::status_in(status) }?;
+        // SAFETY: checked non-null.
+        unsafe { *flag = c_int::from(handles::status_cancelled(status)) };
+        Ok(())
+    })
+}
+
+/// `MPI_Request_get_status`: whether the request has completed, and its
+/// status, without freeing or deactivating it (a later wait or test
+/// completes it as usual). A receive with a non-contiguous datatype is
+/// unpacked into the program's buffer by that later completion.
+///
+/// # Safety
+/// `flag` is writable; `status` is writable or `MPI_STATUS_IGNORE`.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Request_get_status(
+    request: MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    guard("MPI_Request_get_status", ErrObj::None, || {
+        let flag = out_ptr(flag, "flag")?;
+        let status = out_ptr(status, "status")?;
+        let found = requests::peek(request)?;
+        // SAFETY: checked non-null.
+        unsafe { *flag = c_int::from(found.is_some()) };
+        match found {
+            Some(Ok(s)) => {
+                // SAFETY: checked non-null; writable or ignored.
+                unsafe { handles::write_status(status, &s) };
+                Ok(())
+            }
+            Some(Err(e)) => Err(e),
+            None => Ok(()),
+        }
+    })
+}

@@ -1,0 +1,168 @@
+//! Sends in every mode, blocking and non-blocking.
+
+use std::ffi::{c_int, c_void};
+
+use crate::api::datatype::p2p as datatype_p2p;
+use crate::api::p2p::{bsend, buf_plan, isend, store_request};
+use crate::api::{large_count, wide};
+use crate::errors::{out_ptr, ErrObj};
+use crate::handles::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request};
+use crate::objects::request::{ReqEntry, SendMode};
+use crate::raise::{guard, guard_runtime};
+use crate::state;
+
+/// A blocking send in its general form: any communicator, any datatype.
+/// Out of line, so that the common case in [`blocking_send`]'s functions
+/// keeps a small frame (its arguments are not spilled for this path).
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype`.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn send_general(
+    name: &'static str,
+    buf: *const c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    sync: bool,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || {
+        state::with_comm(comm, |c| {
+            if let Some((ptr, len)) = datatype_p2p::contiguous_bytes(buf, count, datatype) {
+                // SAFETY: blocking; MPI's contract: `buf` holds `len` bytes.
+                return Ok(unsafe { c.send_raw(ptr, len, dest, tag, sync) }?);
+            }
+            let plan = buf_plan(buf, count, datatype)?;
+            // SAFETY: blocking; MPI's contract: `buf` holds `count` elements.
+            Ok(unsafe { c.send_plan(&plan, dest, tag, sync) }?)
+        })
+    })
+}
+
+macro_rules! blocking_send {
+    ($(#[$doc:meta])* $name:ident, $mode:expr) => {
+        large_count! {
+            $(#[$doc])*
+            ///
+            /// # Safety
+            /// `buf` holds `count` elements of `datatype`.
+            $name(
+                buf: *const c_void,
+                count: Count,
+                datatype: MPI_Datatype,
+                dest: c_int,
+                tag: c_int,
+                comm: MPI_Comm,
+            ) -> c_int {
+                let sync = $mode == SendMode::Synchronous;
+                let count = wide(count);
+                // The common case: a predefined communicator, a contiguous
+                // predefined type.
+                if let (Some(c), Some((ptr, len))) = (
+                    state::predefined_comm(comm),
+                    datatype_p2p::contiguous_bytes(buf, count, datatype),
+                ) {
+                    // SAFETY: blocking; MPI's contract: `buf` holds `len` bytes.
+                    return guard_runtime(NAME, ErrObj::Comm(comm), move || unsafe {
+                        c.send_raw(ptr, len, dest, tag, sync)
+                    });
+                }
+                // SAFETY: the caller's contract.
+                unsafe { send_general(NAME, buf, count, datatype, dest, tag, comm, sync) }
+            }
+        }
+    };
+}
+
+blocking_send!(Send, SendMode::Standard);
+blocking_send!(
+    /// Returns once the receive matched.
+    Ssend,
+    SendMode::Synchronous
+);
+blocking_send!(
+    /// Ready mode has standard-mode semantics here.
+    Rsend,
+    SendMode::Standard
+);
+
+large_count! {
+    /// Copies the data and returns; the send completes later.
+    ///
+    /// # Safety
+    /// `buf` holds `count` elements of `datatype`.
+    Bsend(
+        buf: *const c_void,
+        count: Count,
+        datatype: MPI_Datatype,
+        dest: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+    ) -> c_int {
+        guard(NAME, ErrObj::Comm(comm), || {
+            bsend(buf, wide(count), datatype, dest, tag, comm)
+        })
+    }
+}
+
+macro_rules! nonblocking_send {
+    ($(#[$doc:meta])* $name:ident, $mode:expr) => {
+        large_count! {
+            $(#[$doc])*
+            ///
+            /// # Safety
+            /// `buf` holds `count` elements of `datatype` until completion;
+            /// `request` is writable.
+            $name(
+                buf: *const c_void,
+                count: Count,
+                datatype: MPI_Datatype,
+                dest: c_int,
+                tag: c_int,
+                comm: MPI_Comm,
+                request: *mut MPI_Request,
+            ) -> c_int {
+                guard(NAME, ErrObj::Comm(comm), || {
+                    let out = out_ptr(request, "request")?;
+                    // SAFETY: the caller keeps the buffer until completion.
+                    let r = unsafe { isend(buf, wide(count), datatype, dest, tag, comm, $mode) }?;
+                    // SAFETY: checked non-null.
+                    unsafe { store_request(out, ReqEntry::Active { req: Some(r), comm }) };
+                    Ok(())
+                })
+            }
+        }
+    };
+}
+
+nonblocking_send!(Isend, SendMode::Standard);
+nonblocking_send!(Issend, SendMode::Synchronous);
+nonblocking_send!(Irsend, SendMode::Standard);
+
+large_count! {
+    /// Copies the data; the request is complete at once.
+    ///
+    /// # Safety
+    /// `buf` holds `count` elements of `datatype`; `request` is writable.
+    Ibsend(
+        buf: *const c_void,
+        count: Count,
+        datatype: MPI_Datatype,
+        dest: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int {
+        guard(NAME, ErrObj::Comm(comm), || {
+            let out = out_ptr(request, "request")?;
+            bsend(buf, wide(count), datatype, dest, tag, comm)?;
+            let status = handles::empty_status();
+            // SAFETY: checked non-null.
+            unsafe { store_request(out, ReqEntry::Ready { status, comm }) };
+            Ok(())
+        })
+    }
+}
