@@ -1,9 +1,9 @@
 //! Builds the two C shims the runtime uses: one over the system hwloc
-//! (topology) and one over the system libfabric (transport/ofi).
+//! (machine) and one over the system libfabric (transport/ofi).
 //!
 //! Each library's headers are found with pkg-config. When one is missing the
 //! shim is still compiled, without the library, and its functions report
-//! "not compiled in" at run time; the Rust side then falls back (topology
+//! "not compiled in" at run time; the Rust side then falls back (machine
 //! reads sysfs) or reports the absence (ofi). The crate therefore builds on
 //! a host without the -dev packages, and says so in `oxrun --info`.
 //!
@@ -24,7 +24,7 @@ enum Use {
 }
 
 fn main() {
-    println!("cargo:rerun-if-changed=src/topology/shim.c");
+    println!("cargo:rerun-if-changed=src/machine/shim.c");
     println!("cargo:rerun-if-changed=src/transport/ofi/shim.c");
     println!("cargo:rerun-if-changed=src/transport/ofi/endpoint.c");
     println!("cargo:rerun-if-env-changed=OXMPI_NO_SYSTEM_LIBS");
@@ -35,7 +35,7 @@ fn main() {
     shim(
         "hwloc",
         "2.0",
-        &["src/topology/shim.c"],
+        &["src/machine/shim.c"],
         "oxmpi_hwloc_shim",
         "OXMPI_HAVE_HWLOC",
         Use::Link,

@@ -40,7 +40,7 @@ impl ShmTransport {
             me: node.local_rank(),
             local_of,
             node,
-            cpus: crate::topology::online_cpus(),
+            cpus: crate::machine::online_cpus(),
         }
     }
 

@@ -1,12 +1,12 @@
-//! Safe layer: reads the facts `Topology` needs out of a loaded hwloc topology.
+//! Safe layer: reads the facts `Machine` needs out of a loaded hwloc topology.
 
 use super::result::{Handle, Kind};
-use super::{CoreInfo, Source, Topology};
+use super::{CoreInfo, Machine, Source};
 use crate::Error;
 
 /// Probes with hwloc. Fails (and the caller falls back) when hwloc is not
 /// compiled in, cannot load the topology, or reports no PUs.
-pub(super) fn probe() -> Result<Topology, Error> {
+pub(super) fn probe() -> Result<Machine, Error> {
     let handle = Handle::open()?;
     let counts = handle.counts()?;
     let npus = usize::try_from(counts.pus).unwrap_or(0);
@@ -30,7 +30,7 @@ pub(super) fn probe() -> Result<Topology, Error> {
         });
     }
     let version = super::result::version().unwrap_or_else(|| "unknown".into());
-    Ok(Topology {
+    Ok(Machine {
         cores,
         pus: npus,
         packages: at_least_one(counts.packages),

@@ -1,5 +1,5 @@
 //! Raw declarations of the hwloc shim (`shim.c`). Nothing outside
-//! `topology::result` calls these.
+//! `machine::result` calls these.
 
 use std::ffi::{c_int, c_uint, c_void};
 
