@@ -1,46 +1,108 @@
-//! Safe layer: reads the facts `Machine` needs out of a loaded hwloc topology.
+//! The facts [`Machine`] needs, read from the system hwloc through the
+//! `hwloc2` crate (cargo feature `hwloc`).
+//!
+//! NUMA nodes are counted from the root object's nodeset, not with
+//! `objects_with_type(NUMANode)`: hwloc2 2.2 maps hwloc 2.x's virtual depths
+//! wrongly and panics on that type (checked against Debian 12's hwloc 2.9).
 
-use super::result::{Handle, Kind};
+use std::ffi::c_uint;
+
+use hwloc2::{ObjectType, Topology as Hwloc, TopologyObject};
+
 use super::{CoreInfo, Machine, Source};
 use crate::Error;
 
-/// Probes with hwloc. Fails (and the caller falls back) when hwloc is not
-/// compiled in, cannot load the topology, or reports no PUs.
+/// hwloc's "unknown OS index" (`HWLOC_UNKNOWN_INDEX`).
+const UNKNOWN_INDEX: c_uint = c_uint::MAX;
+
+// hwloc2 does not wrap this query; the library is linked by hwloc2.
+extern "C" {
+    fn hwloc_get_api_version() -> c_uint;
+}
+
+/// Probes with hwloc. Fails (and the caller falls back) when hwloc cannot
+/// load the topology or reports no PUs.
 pub(super) fn probe() -> Result<Machine, Error> {
-    let handle = Handle::open()?;
-    let counts = handle.counts()?;
-    let npus = usize::try_from(counts.pus).unwrap_or(0);
-    if npus == 0 {
+    let hwloc = Hwloc::new().ok_or_else(load_error)?;
+    let pus = objects(&hwloc, ObjectType::PU);
+    if pus.is_empty() {
         return Err(Error::Topology {
             what: "hwloc_get_nbobjs_by_type",
-            reason: format!("hwloc reported {} PUs", counts.pus),
+            reason: "hwloc reported 0 PUs".into(),
         });
     }
     // Some platforms expose no core objects; each PU then stands for a core.
-    let (kind, ncores) = match usize::try_from(counts.cores) {
-        Ok(n) if n > 0 => (Kind::Core, n),
-        _ => (Kind::Pu, npus),
-    };
-    let mut cores = Vec::with_capacity(ncores);
-    for idx in 0..ncores {
-        let obj = handle.object(kind, idx)?;
-        cores.push(CoreInfo {
-            os_index: obj.os_index,
-            pus: obj.pus,
-        });
+    let mut cores = objects(&hwloc, ObjectType::Core);
+    if cores.is_empty() {
+        cores = pus.clone();
     }
-    let version = super::result::version().unwrap_or_else(|| "unknown".into());
+    let cores = cores
+        .iter()
+        .map(|core| CoreInfo {
+            os_index: known(core.os_index()),
+            pus: pus_inside(core, &pus),
+        })
+        .collect();
+    let numa_nodes = hwloc
+        .object_at_root()
+        .nodeset()
+        .map_or(0, |set| set.weight());
     Ok(Machine {
         cores,
-        pus: npus,
-        packages: at_least_one(counts.packages),
-        numa_nodes: at_least_one(counts.numa_nodes),
-        source: Source::Hwloc { version },
+        pus: pus.len(),
+        packages: objects(&hwloc, ObjectType::Package).len().max(1),
+        // -1 (an infinite set) or 0 where hwloc knows no node: a machine has one.
+        numa_nodes: usize::try_from(numa_nodes).unwrap_or(0).max(1),
+        source: Source::Hwloc { version: version() },
     })
 }
 
-/// hwloc reports 0 packages on some platforms and -1 for a type at several
-/// depths; a machine has at least one of each.
-fn at_least_one(count: i32) -> usize {
-    usize::try_from(count).unwrap_or(0).max(1)
+/// The objects of `kind` in logical order; none where hwloc has the type at
+/// no depth or at several.
+fn objects(hwloc: &Hwloc, kind: ObjectType) -> Vec<&TopologyObject> {
+    hwloc.objects_with_type(&kind).unwrap_or_default()
+}
+
+/// OS indices of the PUs (from `pus`, in logical order) whose cpuset lies
+/// inside `obj`'s, as `hwloc_get_next_obj_inside_cpuset_by_type` walks them.
+fn pus_inside(obj: &TopologyObject, pus: &[&TopologyObject]) -> Vec<usize> {
+    let Some(set) = obj.cpuset() else {
+        return Vec::new();
+    };
+    pus.iter()
+        .filter(|pu| {
+            pu.cpuset()
+                .is_some_and(|own| !own.is_empty() && own.into_iter().all(|cpu| set.is_set(cpu)))
+        })
+        .filter_map(|pu| known(pu.os_index()))
+        .collect()
+}
+
+fn known(index: c_uint) -> Option<usize> {
+    (index != UNKNOWN_INDEX).then_some(index as usize)
+}
+
+/// The release built against and the loaded library's API version, e.g.
+/// "2.9.0, API 2.8" (hwloc reports only its API version at run time).
+fn version() -> String {
+    // SAFETY: a plain query with no arguments.
+    let api = unsafe { hwloc_get_api_version() };
+    let built = option_env!("OXMPI_BUILT_HWLOC_VERSION").unwrap_or("?");
+    format!("{built}, API {}.{}", api >> 16, (api >> 8) & 0xff)
+}
+
+/// hwloc2 reports a failed `hwloc_topology_init` or `_load` as `None`;
+/// errno says why when hwloc set it.
+fn load_error() -> Error {
+    let source = std::io::Error::last_os_error();
+    if source.raw_os_error().unwrap_or(0) == 0 {
+        return Error::Topology {
+            what: "hwloc_topology_load",
+            reason: "hwloc could not load the topology".into(),
+        };
+    }
+    Error::Os {
+        call: "hwloc_topology_load",
+        source,
+    }
 }

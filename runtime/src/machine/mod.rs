@@ -3,21 +3,16 @@
 //! Cartesian and graph, are [`crate::topo`].)
 //!
 //! The only source of locality facts in the runtime. [`Machine::probe`]
-//! asks the system hwloc (through a small C shim, `shim.c`, layered
-//! `sys` -> `result` -> `hwloc`) and, when hwloc is missing or fails, falls
-//! back to `sched_getaffinity` and sysfs (`fallback`), recording why in
-//! [`Machine::source`]. Only the PUs this process may run on are counted
-//! (hwloc's default, and the affinity mask in the fallback), so binding sets
-//! never name a CPU the launcher cannot bind to.
-//!
-//! hwloc is reached through our own shim rather than the `hwloc2` crate:
-//! hwloc2 2.2.0 maps hwloc 2.x's virtual depths wrongly and panics when asked
-//! for NUMA nodes (checked against Debian 12's hwloc 2.9).
+//! asks the system hwloc (the `hwloc2` crate, in `hwloc.rs`, when the cargo
+//! feature `hwloc` is on, as it is by default) and, when hwloc is left out or
+//! fails, falls back to `sched_getaffinity` and sysfs (`fallback`), recording
+//! why in [`Machine::source`]. Only the PUs this process may run on are
+//! counted (hwloc's default, and the affinity mask in the fallback), so
+//! binding sets never name a CPU the launcher cannot bind to.
 
 mod fallback;
+#[cfg(feature = "hwloc")]
 mod hwloc;
-mod result;
-mod sys;
 
 use std::fmt;
 
@@ -95,10 +90,14 @@ impl Machine {
     ///
     /// See the example on [`Machine`].
     pub fn probe() -> Result<Machine, Error> {
-        match hwloc::probe() {
-            Ok(machine) => Ok(machine),
-            Err(e) => fallback::probe(format!("hwloc unavailable: {e}")),
-        }
+        #[cfg(feature = "hwloc")]
+        let why = match hwloc::probe() {
+            Ok(machine) => return Ok(machine),
+            Err(e) => e.to_string(),
+        };
+        #[cfg(not(feature = "hwloc"))]
+        let why = "oxmpi was built without its `hwloc` feature";
+        fallback::probe(format!("hwloc unavailable: {why}"))
     }
 
     /// Probes without hwloc: `sched_getaffinity` and sysfs only.
