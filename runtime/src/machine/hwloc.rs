@@ -26,7 +26,7 @@ pub(super) fn probe() -> Result<Machine, Error> {
     let hwloc = Hwloc::new().ok_or_else(load_error)?;
     let pus = objects(&hwloc, ObjectType::PU);
     if pus.is_empty() {
-        return Err(Error::Topology {
+        return Err(Error::Machine {
             what: "hwloc_get_nbobjs_by_type",
             reason: "hwloc reported 0 PUs".into(),
         });
@@ -96,7 +96,7 @@ fn version() -> String {
 fn load_error() -> Error {
     let source = std::io::Error::last_os_error();
     if source.raw_os_error().unwrap_or(0) == 0 {
-        return Error::Topology {
+        return Error::Machine {
             what: "hwloc_topology_load",
             reason: "hwloc could not load the topology".into(),
         };
