@@ -10,7 +10,7 @@ use super::ofi::link::{FabricConfig, FabricLink};
 use super::router::Router;
 use super::self_::NoPeers;
 use super::shm::{ShmConfig, ShmNode};
-use super::shm_link::ShmTransport;
+use super::shm::ShmTransport;
 use super::Transport;
 use crate::bootstrap::Bootstrap;
 use crate::config::Config;

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use super::shm::{cma, ShmNode};
-use super::{Caps, Transport};
+use super::{cma, ShmNode};
+use crate::transport::{Caps, Transport};
 use crate::error::Error;
 
 /// Most cells taken from one peer per poll, so one busy sender cannot starve the others.
