@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use super::{cma, ShmNode};
-use crate::transport::{Caps, Transport};
 use crate::error::Error;
+use crate::transport::{Caps, Transport};
 
 /// Most cells taken from one peer per poll, so one busy sender cannot starve the others.
 const POLL_BUDGET: usize = 64;
