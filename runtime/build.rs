@@ -1,30 +1,24 @@
-//! Builds the two C shims the runtime uses: one over the system hwloc
-//! (topology) and one over the system libfabric (transport/ofi).
+//! Builds the C shim over the system libfabric (transport/ofi), and records
+//! which hwloc release the `hwloc` feature builds against (for `--info`).
 //!
-//! Each library's headers are found with pkg-config. When one is missing the
-//! shim is still compiled, without the library, and its functions report
-//! "not compiled in" at run time; the Rust side then falls back (topology
-//! reads sysfs) or reports the absence (ofi). The crate therefore builds on
-//! a host without the -dev packages, and says so in `oxrun --info`.
+//! libfabric's headers are found with pkg-config. When they are missing (or
+//! OXMPI_NO_SYSTEM_LIBS is set) the shim is still compiled, without them,
+//! and its functions report "not compiled in" at run time, which
+//! `oxrun --info` says. The crate therefore builds on a host without
+//! libfabric-dev.
 //!
-//! hwloc is linked. libfabric is not: only its header is used (for struct
-//! layouts), and `transport/ofi` opens `libfabric.so.1` with dlopen the first
-//! time it is asked something. Linking it would load libfabric, and the
-//! provider libraries it depends on (libpsm_infinipath, libpsm2, ...), into
-//! every process using this crate, and their constructors cost each process
-//! a quarter of a second at start-up.
-
-/// How the shim uses its library.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Use {
-    /// Compiled against the headers and linked.
-    Link,
-    /// Compiled against the headers only; the library is opened at run time.
-    HeadersOnly,
-}
+//! libfabric is not linked: only its header is used (for struct layouts),
+//! and `transport/ofi` opens `libfabric.so.1` with dlopen the first time it
+//! is asked something. Linking it would load libfabric, and the provider
+//! libraries it depends on (libpsm_infinipath, libpsm2, ...), into every
+//! process using this crate, and their constructors cost each process a
+//! quarter of a second at start-up.
+//!
+//! hwloc comes from the `hwloc2` crate (feature `hwloc`, on by default),
+//! which links it; a build that must run where libhwloc is absent turns the
+//! feature off (`--no-default-features`, see scripts/gpu-tier.sh).
 
 fn main() {
-    println!("cargo:rerun-if-changed=src/topology/shim.c");
     println!("cargo:rerun-if-changed=src/transport/ofi/shim.c");
     println!("cargo:rerun-if-changed=src/transport/ofi/endpoint.c");
     println!("cargo:rerun-if-env-changed=OXMPI_NO_SYSTEM_LIBS");
@@ -32,79 +26,68 @@ fn main() {
     // Escape hatch for building a binary that must run where these shared
     // libraries are absent (e.g. a GPU test machine): set OXMPI_NO_SYSTEM_LIBS=1.
     let skip = std::env::var_os("OXMPI_NO_SYSTEM_LIBS").is_some();
-    shim(
-        "hwloc",
-        "2.0",
-        &["src/topology/shim.c"],
-        "oxmpi_hwloc_shim",
-        "OXMPI_HAVE_HWLOC",
-        Use::Link,
-        skip,
-    );
-    shim(
-        "libfabric",
-        "1.10",
-        &["src/transport/ofi/shim.c", "src/transport/ofi/endpoint.c"],
-        "oxmpi_ofi_shim",
-        "OXMPI_HAVE_FABRIC",
-        Use::HeadersOnly,
-        skip,
-    );
+    if std::env::var_os("CARGO_FEATURE_HWLOC").is_some() {
+        hwloc_release(skip);
+    }
+    fabric_shim(skip);
 }
 
-/// Compiles `sources` into `lib_name`, against `pkg` when pkg-config finds it,
-/// and links `pkg` when `usage` is [`Use::Link`].
-fn shim(
-    pkg: &str,
-    min: &str,
-    sources: &[&str],
-    lib_name: &str,
-    define: &str,
-    usage: Use,
-    skip: bool,
-) {
+/// Compiles the libfabric shim, against libfabric's headers when pkg-config
+/// finds them (and `skip` is off); never links libfabric.
+fn fabric_shim(skip: bool) {
     let mut build = cc::Build::new();
-    build.files(sources).warnings(true).extra_warnings(true);
+    build
+        .files(["src/transport/ofi/shim.c", "src/transport/ofi/endpoint.c"])
+        .warnings(true)
+        .extra_warnings(true);
     let found = if skip {
         None
     } else {
-        // Metadata is printed by hand after the shim, so that the static shim
-        // comes before the shared library on the link line (and so that a
-        // headers-only library is not linked at all).
-        let probe = pkg_config::Config::new()
-            .atleast_version(min)
-            .cargo_metadata(false)
-            .probe(pkg);
-        match probe {
-            Ok(lib) => Some(lib),
-            Err(e) => {
+        probe("libfabric", "1.10")
+            .map_err(|e| {
                 println!(
-                    "cargo:warning=oxmpi: {pkg} not found by pkg-config ({e}); building without it"
-                );
-                None
-            }
-        }
+                    "cargo:warning=oxmpi: libfabric not found by pkg-config ({e}); \
+                     building without it"
+                )
+            })
+            .ok()
     };
     if let Some(lib) = &found {
-        build.define(define, None);
+        build.define("OXMPI_HAVE_FABRIC", None);
         for dir in &lib.include_paths {
             build.include(dir);
         }
+        println!(
+            "cargo:rustc-env=OXMPI_BUILT_LIBFABRIC_VERSION={}",
+            lib.version
+        );
     }
-    build.compile(lib_name);
-    let Some(lib) = found else {
-        return;
-    };
-    // The release built against, for `--info` (hwloc reports only its API
-    // version at run time).
-    let var = format!("OXMPI_BUILT_{}_VERSION", pkg.to_ascii_uppercase());
-    println!("cargo:rustc-env={var}={}", lib.version);
-    if usage == Use::Link {
-        for dir in &lib.link_paths {
-            println!("cargo:rustc-link-search=native={}", dir.display());
-        }
-        for name in &lib.libs {
-            println!("cargo:rustc-link-lib={name}");
-        }
+    build.compile("oxmpi_ofi_shim");
+}
+
+/// The hwloc release hwloc2 links against, as OXMPI_BUILT_HWLOC_VERSION
+/// (hwloc reports only its API version at run time).
+fn hwloc_release(skip: bool) {
+    if skip {
+        println!(
+            "cargo:warning=oxmpi: OXMPI_NO_SYSTEM_LIBS is set but the `hwloc` feature is on, \
+             so libhwloc is still linked; build with --no-default-features to leave it out"
+        );
     }
+    match probe("hwloc", "2.0") {
+        Ok(lib) => println!("cargo:rustc-env=OXMPI_BUILT_HWLOC_VERSION={}", lib.version),
+        Err(e) => println!(
+            "cargo:warning=oxmpi: hwloc not found by pkg-config ({e}); the `hwloc` feature \
+             needs libhwloc-dev, or build with --no-default-features (hardware facts from sysfs)"
+        ),
+    }
+}
+
+/// `pkg` of at least version `min`, by pkg-config, printing nothing for
+/// cargo to link.
+fn probe(pkg: &str, min: &str) -> Result<pkg_config::Library, pkg_config::Error> {
+    pkg_config::Config::new()
+        .atleast_version(min)
+        .cargo_metadata(false)
+        .probe(pkg)
 }

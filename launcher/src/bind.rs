@@ -15,22 +15,22 @@ pub fn core_sets(policy: u8, nranks: usize) -> Option<Vec<Vec<usize>>> {
     if policy != BIND_CORE && policy != BIND_AUTO {
         return None;
     }
-    // Cheap checks first: probing the topology costs milliseconds per job.
+    // Cheap checks first: probing the machine costs milliseconds per job.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let even = |cores: usize| nranks >= 2 && (nranks <= cores || nranks.is_multiple_of(cores));
     if policy == BIND_AUTO && !even(cpus) {
         return None;
     }
-    let topo = match oxmpi::topology::Topology::probe() {
-        Ok(t) => t,
+    let machine = match oxmpi::machine::Machine::probe() {
+        Ok(m) => m,
         Err(e) => {
             eprintln!("oxrun: cannot bind ranks to cores: {e}");
             return None;
         }
     };
-    let cores = topo.cores().len();
+    let cores = machine.cores().len();
     if policy == BIND_AUTO && !even(cores) {
         return None;
     }
-    Some(topo.core_sets_round_robin(nranks))
+    Some(machine.core_sets_round_robin(nranks))
 }

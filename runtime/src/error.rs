@@ -27,9 +27,10 @@ pub enum Error {
     /// and the value).
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
-    /// Probing the host topology failed without an errno to report.
+    /// Probing the host's hardware (`crate::machine`) failed without an
+    /// errno to report.
     #[error("{what}: {reason}")]
-    Topology {
+    Machine {
         /// What failed: the hwloc call, or "hwloc" itself.
         what: &'static str,
         /// Why, with the offending value.
@@ -248,7 +249,7 @@ mod tests {
             reason: "Function not implemented (-38)".into(),
         };
         assert_eq!(e.to_string(), "fi_getinfo: Function not implemented (-38)");
-        let e = Error::Topology {
+        let e = Error::Machine {
             what: "hwloc_get_nbobjs_by_type",
             reason: "hwloc reported 0 PUs".into(),
         };

@@ -8,8 +8,8 @@
 use std::fmt;
 
 use crate::config;
+use crate::machine::Machine;
 use crate::mem::cuda_probe::{self, GpuProbe, NvrtcProbe};
-use crate::topology::Topology;
 use crate::transport::ofi;
 
 /// How far along a transport is.
@@ -102,8 +102,8 @@ pub struct FabricReport {
 /// ```
 /// use oxmpi::info::HostReport;
 /// let report = HostReport::gather();
-/// if let Ok(topo) = &report.topology {
-///     assert!(topo.pus() >= 1);
+/// if let Ok(machine) = &report.machine {
+///     assert!(machine.pus() >= 1);
 /// }
 /// assert_eq!(report.transports.len(), oxmpi::info::TRANSPORTS.len());
 /// print!("{report}"); // what `oxrun --info` prints
@@ -113,7 +113,7 @@ pub struct HostReport {
     /// The host name, or why it could not be read.
     pub hostname: Result<String, String>,
     /// Cores, PUs, packages, NUMA nodes, or why they could not be probed.
-    pub topology: Result<Topology, String>,
+    pub machine: Result<Machine, String>,
     /// libfabric version and providers.
     pub fabric: FabricReport,
     /// The CUDA driver probe.
@@ -140,7 +140,7 @@ impl HostReport {
             hostname: nix::unistd::gethostname()
                 .map_err(|e| format!("gethostname: {e}"))
                 .map(|h| h.to_string_lossy().into_owned()),
-            topology: Topology::probe().map_err(|e| e.to_string()),
+            machine: Machine::probe().map_err(|e| e.to_string()),
             fabric: FabricReport {
                 library_version: ofi::library_version().map_err(|e| e.to_string()),
                 api_version: ofi::api_version(),
@@ -181,10 +181,10 @@ impl fmt::Display for HostReport {
             Ok(name) => writeln!(f, "host:       {name}")?,
             Err(e) => writeln!(f, "host:       unknown ({e})")?,
         }
-        match &self.topology {
-            Ok(topo) => {
-                writeln!(f, "topology:   {topo}")?;
-                write_cores(f, topo)?;
+        match &self.machine {
+            Ok(machine) => {
+                writeln!(f, "topology:   {machine}")?;
+                write_cores(f, machine)?;
             }
             Err(e) => writeln!(f, "topology:   unavailable ({e})")?,
         }
@@ -205,8 +205,8 @@ impl fmt::Display for HostReport {
     }
 }
 
-fn write_cores(f: &mut fmt::Formatter<'_>, topo: &Topology) -> fmt::Result {
-    let cores = topo.cores();
+fn write_cores(f: &mut fmt::Formatter<'_>, machine: &Machine) -> fmt::Result {
+    let cores = machine.cores();
     let shown: Vec<String> = cores
         .iter()
         .take(CORES_SHOWN)

@@ -15,6 +15,7 @@ pub mod error;
 mod fast_hash;
 pub mod group;
 pub mod info;
+pub mod machine;
 pub mod mem;
 pub mod ops;
 pub mod p2p;
@@ -22,7 +23,6 @@ pub(crate) mod progress;
 pub mod request;
 pub mod status;
 pub mod topo;
-pub mod topology;
 pub mod transport;
 pub mod universe;
 

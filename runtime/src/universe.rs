@@ -131,7 +131,7 @@ fn start() -> Result<Universe, Error> {
             (model, calibrate::Source::Rank0)
         }
     };
-    let cores = crate::topology::online_cpus();
+    let cores = crate::machine::online_cpus();
     let policy = WaitPolicy::for_load(boot.local_ranks().len(), cores);
     let mut engine = Engine::new(rank, size, transport, config.eager_limit);
     engine.set_split_min(config.cma_split_min);

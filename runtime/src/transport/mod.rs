@@ -8,7 +8,6 @@ mod router;
 mod select;
 pub(crate) mod self_;
 pub mod shm;
-pub(crate) mod shm_link;
 mod traits;
 
 pub(crate) use select::connect;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::ofi::link::FabricLink;
-use super::shm_link::ShmTransport;
+use super::shm::ShmTransport;
 use super::{Caps, Transport};
 use crate::error::Error;
 

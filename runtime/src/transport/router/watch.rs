@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::super::ofi::link::FabricLink;
-use super::super::shm_link::ShmTransport;
+use super::super::shm::ShmTransport;
 
 /// Longest single sleep of the watcher (it re-checks that it is armed).
 const WATCH_SLICE: Duration = Duration::from_millis(10);

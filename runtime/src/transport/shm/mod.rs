@@ -15,6 +15,7 @@
 //! ```
 //!
 //! The segment layout and the sizing rule are in [`Layout`] (`layout.rs`).
+//! `transport.rs` (`ShmTransport`) is the engine's `Transport` over all this.
 
 pub mod cma;
 pub(crate) mod doorbell;
@@ -23,6 +24,7 @@ mod map;
 pub(crate) mod ring;
 pub(crate) mod segment;
 mod setup;
+mod transport;
 
 use std::sync::atomic::Ordering::Acquire;
 use std::sync::Arc;
@@ -32,6 +34,7 @@ pub use doorbell::{Doorbell, Wake};
 pub use layout::Layout;
 pub use ring::{Receiver, Reservation, Sender};
 pub use segment::{job_file_prefix, remove_job_files, Backing};
+pub(crate) use transport::ShmTransport;
 
 use crate::bootstrap::Bootstrap;
 use crate::config::Config;

@@ -1,21 +1,18 @@
-//! Topology: cores, NUMA nodes, and binding sets (hwloc).
+//! The host's hardware as this process sees it: cores, PUs, packages, NUMA
+//! nodes, and the binding sets built from them. (MPI's process topologies,
+//! Cartesian and graph, are [`crate::topo`].)
 //!
-//! The only source of locality facts in the runtime. [`Topology::probe`]
-//! asks the system hwloc (through a small C shim, `shim.c`, layered
-//! `sys` -> `result` -> `hwloc`) and, when hwloc is missing or fails, falls
-//! back to `sched_getaffinity` and sysfs (`fallback`), recording why in
-//! [`Topology::source`]. Only the PUs this process may run on are counted
-//! (hwloc's default, and the affinity mask in the fallback), so binding sets
-//! never name a CPU the launcher cannot bind to.
-//!
-//! hwloc is reached through our own shim rather than the `hwloc2` crate:
-//! hwloc2 2.2.0 maps hwloc 2.x's virtual depths wrongly and panics when asked
-//! for NUMA nodes (checked against Debian 12's hwloc 2.9).
+//! The only source of locality facts in the runtime. [`Machine::probe`]
+//! asks the system hwloc (the `hwloc2` crate, in `hwloc.rs`, when the cargo
+//! feature `hwloc` is on, as it is by default) and, when hwloc is left out or
+//! fails, falls back to `sched_getaffinity` and sysfs (`fallback`), recording
+//! why in [`Machine::source`]. Only the PUs this process may run on are
+//! counted (hwloc's default, and the affinity mask in the fallback), so
+//! binding sets never name a CPU the launcher cannot bind to.
 
 mod fallback;
+#[cfg(feature = "hwloc")]
 mod hwloc;
-mod result;
-mod sys;
 
 use std::fmt;
 
@@ -24,9 +21,9 @@ use crate::Error;
 /// One core: its OS index and the OS indices of its PUs (hardware threads).
 ///
 /// ```
-/// use oxmpi::topology::{CoreInfo, Topology};
-/// let topo = Topology::probe()?;
-/// if let Some(first) = topo.cores().first() {
+/// use oxmpi::machine::{CoreInfo, Machine};
+/// let machine = Machine::probe()?;
+/// if let Some(first) = machine.cores().first() {
 ///     let first: &CoreInfo = first;
 ///     assert!(!first.pus.is_empty()); // the CPUs to bind a rank to this core
 ///     println!("core {:?}: PUs {:?}", first.os_index, first.pus);
@@ -44,12 +41,12 @@ pub struct CoreInfo {
 /// Where the facts came from.
 ///
 /// ```
-/// use oxmpi::topology::{Source, Topology};
-/// match Topology::probe()?.source() {
+/// use oxmpi::machine::{Machine, Source};
+/// match Machine::probe()?.source() {
 ///     Source::Hwloc { version } => println!("hwloc {version}"),
 ///     Source::Fallback { reason } => println!("sysfs, because {reason}"),
 /// }
-/// assert!(matches!(Topology::probe_fallback()?.source(), Source::Fallback { .. }));
+/// assert!(matches!(Machine::probe_fallback()?.source(), Source::Fallback { .. }));
 /// # Ok::<(), oxmpi::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,15 +67,15 @@ pub enum Source {
 /// The host's processing resources, as seen by this process.
 ///
 /// ```
-/// use oxmpi::topology::Topology;
-/// let topo = Topology::probe()?;
-/// assert!(topo.pus() >= topo.cores().len());
-/// assert!(topo.packages() >= 1 && topo.numa_nodes() >= 1);
-/// println!("{topo}"); // e.g. "8 cores, 16 PUs, 1 packages, 1 NUMA nodes (hwloc 2.9.0, API 2.8)"
+/// use oxmpi::machine::Machine;
+/// let machine = Machine::probe()?;
+/// assert!(machine.pus() >= machine.cores().len());
+/// assert!(machine.packages() >= 1 && machine.numa_nodes() >= 1);
+/// println!("{machine}"); // e.g. "8 cores, 16 PUs, 1 packages, 1 NUMA nodes (hwloc 2.9.0, API 2.8)"
 /// # Ok::<(), oxmpi::Error>(())
 /// ```
 #[derive(Debug, Clone)]
-pub struct Topology {
+pub struct Machine {
     cores: Vec<CoreInfo>,
     pus: usize,
     packages: usize,
@@ -86,55 +83,59 @@ pub struct Topology {
     source: Source,
 }
 
-impl Topology {
+impl Machine {
     /// Probes with hwloc, falling back to sysfs facts (and saying so in
-    /// [`Topology::source`]) when hwloc fails. Fails only when even the
+    /// [`Machine::source`]) when hwloc fails. Fails only when even the
     /// fallback cannot learn how many CPUs there are. Never panics.
     ///
-    /// See the example on [`Topology`].
-    pub fn probe() -> Result<Topology, Error> {
-        match hwloc::probe() {
-            Ok(topo) => Ok(topo),
-            Err(e) => fallback::probe(format!("hwloc unavailable: {e}")),
-        }
+    /// See the example on [`Machine`].
+    pub fn probe() -> Result<Machine, Error> {
+        #[cfg(feature = "hwloc")]
+        let why = match hwloc::probe() {
+            Ok(machine) => return Ok(machine),
+            Err(e) => e.to_string(),
+        };
+        #[cfg(not(feature = "hwloc"))]
+        let why = "oxmpi was built without its `hwloc` feature";
+        fallback::probe(format!("hwloc unavailable: {why}"))
     }
 
     /// Probes without hwloc: `sched_getaffinity` and sysfs only.
     ///
     /// ```
-    /// use oxmpi::topology::Topology;
-    /// let sysfs = Topology::probe_fallback()?; // sched_getaffinity and sysfs, no hwloc
+    /// use oxmpi::machine::Machine;
+    /// let sysfs = Machine::probe_fallback()?; // sched_getaffinity and sysfs, no hwloc
     /// assert!(sysfs.pus() >= 1);
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
-    pub fn probe_fallback() -> Result<Topology, Error> {
+    pub fn probe_fallback() -> Result<Machine, Error> {
         fallback::probe("hwloc skipped on request".into())
     }
 
     /// The cores, in hwloc's logical order (cores of a package are adjacent).
     ///
-    /// See the examples on [`Topology`] and [`CoreInfo`].
+    /// See the examples on [`Machine`] and [`CoreInfo`].
     pub fn cores(&self) -> &[CoreInfo] {
         &self.cores
     }
 
     /// Number of PUs (hardware threads) this process may use.
     ///
-    /// See the example on [`Topology`].
+    /// See the example on [`Machine`].
     pub fn pus(&self) -> usize {
         self.pus
     }
 
     /// Number of packages (sockets); at least 1.
     ///
-    /// See the example on [`Topology`].
+    /// See the example on [`Machine`].
     pub fn packages(&self) -> usize {
         self.packages
     }
 
     /// Number of NUMA nodes; at least 1.
     ///
-    /// See the example on [`Topology`].
+    /// See the example on [`Machine`].
     pub fn numa_nodes(&self) -> usize {
         self.numa_nodes
     }
@@ -152,10 +153,10 @@ impl Topology {
     /// set is empty, meaning "do not bind".
     ///
     /// ```
-    /// use oxmpi::topology::Topology;
-    /// let topo = Topology::probe()?;
-    /// let n = topo.cores().len();
-    /// let sets = topo.core_sets_round_robin(n + 1); // one rank more than cores
+    /// use oxmpi::machine::Machine;
+    /// let machine = Machine::probe()?;
+    /// let n = machine.cores().len();
+    /// let sets = machine.core_sets_round_robin(n + 1); // one rank more than cores
     /// assert_eq!(sets.len(), n + 1);
     /// assert_eq!(sets[n], sets[0]); // wraps around to core 0
     /// # Ok::<(), oxmpi::Error>(())
@@ -170,7 +171,7 @@ impl Topology {
     }
 }
 
-impl fmt::Display for Topology {
+impl fmt::Display for Machine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -192,7 +193,7 @@ impl fmt::Display for Topology {
 /// says whether a node's ranks outnumber its cores.
 ///
 /// ```
-/// assert!(oxmpi::topology::online_cpus() >= 1);
+/// assert!(oxmpi::machine::online_cpus() >= 1);
 /// ```
 pub fn online_cpus() -> usize {
     // SAFETY: sysconf takes no pointers.

@@ -8,7 +8,7 @@ use std::path::Path;
 use nix::sched::{sched_getaffinity, CpuSet};
 use nix::unistd::Pid;
 
-use super::{CoreInfo, Source, Topology};
+use super::{CoreInfo, Machine, Source};
 use crate::Error;
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
@@ -16,7 +16,7 @@ const NODE_DIR: &str = "/sys/devices/system/node";
 
 /// Builds a topology from /proc-and-sysfs facts; `reason` says why hwloc was
 /// not used and is kept in the result's [`Source`].
-pub(super) fn probe(reason: String) -> Result<Topology, Error> {
+pub(super) fn probe(reason: String) -> Result<Machine, Error> {
     let cpus = allowed_cpus()?;
     let mut cores: Vec<CoreInfo> = Vec::new();
     // (package id, core id) of each entry in `cores`, for grouping siblings.
@@ -42,7 +42,7 @@ pub(super) fn probe(reason: String) -> Result<Topology, Error> {
             }
         }
     }
-    Ok(Topology {
+    Ok(Machine {
         pus: cpus.len(),
         cores,
         packages: packages.len().max(1),

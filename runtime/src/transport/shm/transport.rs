@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use super::shm::{cma, ShmNode};
-use super::{Caps, Transport};
+use super::{cma, ShmNode};
 use crate::error::Error;
+use crate::transport::{Caps, Transport};
 
 /// Most cells taken from one peer per poll, so one busy sender cannot starve the others.
 const POLL_BUDGET: usize = 64;
@@ -40,7 +40,7 @@ impl ShmTransport {
             me: node.local_rank(),
             local_of,
             node,
-            cpus: crate::topology::online_cpus(),
+            cpus: crate::machine::online_cpus(),
         }
     }
 

@@ -1,21 +1,21 @@
 use super::*;
 
-fn check_shape(topo: &Topology) {
-    assert!(!topo.cores().is_empty(), "no cores: {topo:?}");
-    assert!(topo.pus() >= topo.cores().len());
-    assert!(topo.packages() >= 1);
-    assert!(topo.numa_nodes() >= 1);
-    let listed: usize = topo.cores().iter().map(|c| c.pus.len()).sum();
-    assert_eq!(listed, topo.pus(), "{topo:?}");
-    for core in topo.cores() {
+fn check_shape(machine: &Machine) {
+    assert!(!machine.cores().is_empty(), "no cores: {machine:?}");
+    assert!(machine.pus() >= machine.cores().len());
+    assert!(machine.packages() >= 1);
+    assert!(machine.numa_nodes() >= 1);
+    let listed: usize = machine.cores().iter().map(|c| c.pus.len()).sum();
+    assert_eq!(listed, machine.pus(), "{machine:?}");
+    for core in machine.cores() {
         assert!(!core.pus.is_empty(), "core without PUs: {core:?}");
     }
 }
 
-fn check_round_robin(topo: &Topology) {
-    let ncores = topo.cores().len();
+fn check_round_robin(machine: &Machine) {
+    let ncores = machine.cores().len();
     for nranks in 1..=ncores {
-        let sets = topo.core_sets_round_robin(nranks);
+        let sets = machine.core_sets_round_robin(nranks);
         assert_eq!(sets.len(), nranks);
         let mut seen = std::collections::HashSet::new();
         for set in &sets {
@@ -25,33 +25,33 @@ fn check_round_robin(topo: &Topology) {
             }
         }
     }
-    let sets = topo.core_sets_round_robin(2 * ncores + 1);
+    let sets = machine.core_sets_round_robin(2 * ncores + 1);
     assert_eq!(sets[ncores], sets[0]);
     assert_eq!(sets[2 * ncores], sets[0]);
-    assert!(topo.core_sets_round_robin(0).is_empty());
+    assert!(machine.core_sets_round_robin(0).is_empty());
 }
 
 #[test]
 fn probe_finds_cores() {
-    let topo = Topology::probe().expect("probe");
-    check_shape(&topo);
-    check_round_robin(&topo);
+    let machine = Machine::probe().expect("probe");
+    check_shape(&machine);
+    check_round_robin(&machine);
 }
 
 #[test]
 fn fallback_finds_cores() {
-    let topo = Topology::probe_fallback().expect("fallback probe");
-    assert!(matches!(topo.source(), Source::Fallback { .. }));
-    check_shape(&topo);
-    check_round_robin(&topo);
+    let machine = Machine::probe_fallback().expect("fallback probe");
+    assert!(matches!(machine.source(), Source::Fallback { .. }));
+    check_shape(&machine);
+    check_round_robin(&machine);
 }
 
 #[test]
 fn hwloc_and_fallback_agree_on_pus() {
-    let topo = Topology::probe().expect("probe");
-    if let Source::Hwloc { .. } = topo.source() {
-        let fb = Topology::probe_fallback().expect("fallback probe");
-        let mut a: Vec<usize> = topo.cores().iter().flat_map(|c| c.pus.clone()).collect();
+    let machine = Machine::probe().expect("probe");
+    if let Source::Hwloc { .. } = machine.source() {
+        let fb = Machine::probe_fallback().expect("fallback probe");
+        let mut a: Vec<usize> = machine.cores().iter().flat_map(|c| c.pus.clone()).collect();
         let mut b: Vec<usize> = fb.cores().iter().flat_map(|c| c.pus.clone()).collect();
         a.sort_unstable();
         b.sort_unstable();
@@ -61,7 +61,7 @@ fn hwloc_and_fallback_agree_on_pus() {
 
 #[test]
 fn no_cores_means_unbound_sets() {
-    let topo = Topology {
+    let machine = Machine {
         cores: Vec::new(),
         pus: 0,
         packages: 1,
@@ -70,15 +70,18 @@ fn no_cores_means_unbound_sets() {
             reason: "test".into(),
         },
     };
-    assert_eq!(topo.core_sets_round_robin(3), vec![Vec::<usize>::new(); 3]);
+    assert_eq!(
+        machine.core_sets_round_robin(3),
+        vec![Vec::<usize>::new(); 3]
+    );
 }
 
 #[test]
 fn every_set_is_bindable() {
     use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
     use nix::unistd::Pid;
-    let topo = Topology::probe().expect("probe");
-    for set in topo.core_sets_round_robin(topo.cores().len()) {
+    let machine = Machine::probe().expect("probe");
+    for set in machine.core_sets_round_robin(machine.cores().len()) {
         // On Linux pid 0 names the calling thread, so bind a scratch thread.
         let got = std::thread::spawn(move || {
             let mut mask = CpuSet::new();
