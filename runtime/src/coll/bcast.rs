@@ -59,7 +59,7 @@ impl Comm {
         use algos::bcast::{build, hierarchical};
         match self.pick(Coll::Bcast, len, true).name {
             "hierarchical" => {
-                let plan = hierarchical::plan(self.rt().selector.model(), &self.args(len, true));
+                let plan = hierarchical::plan(self.rt().selector().model(), &self.args(len, true));
                 hierarchical::build(&ctx, self.coll_nodes(), &plan, &mut s, b, root, &[])
             }
             name => build(name, &ctx, &mut s, b, root, &[]),

@@ -91,7 +91,7 @@ impl Comm {
         match self.pick(Coll::Allreduce, n, commutative).name {
             "hierarchical" => {
                 let plan =
-                    hierarchical::plan(self.rt().selector.model(), &self.args(n, commutative));
+                    hierarchical::plan(self.rt().selector().model(), &self.args(n, commutative));
                 hierarchical::build(&ctx, self.coll_nodes(), &plan, &mut s, &r, &after)
             }
             name => build(name, &ctx, &mut s, &r, &after),
