@@ -15,6 +15,8 @@ pub mod error;
 mod fast_hash;
 pub mod group;
 pub mod info;
+#[cfg(test)]
+mod layer_check;
 pub mod mem;
 pub mod ops;
 pub mod p2p;
