@@ -2,6 +2,8 @@
 
 use thiserror::Error as ThisError;
 
+use crate::status::{Status, TAG_UB};
+
 /// Everything that can go wrong in the runtime, with what was wrong and with which value.
 ///
 /// ```
@@ -63,7 +65,7 @@ pub enum Error {
         size: i32,
     },
     /// A tag argument is out of range.
-    #[error("invalid tag {value} for argument `{arg}`: tags are 0..={ub}{wild}", ub = crate::status::TAG_UB, wild = if *.allows_any { " or ANY_TAG" } else { "" })]
+    #[error("invalid tag {value} for argument `{arg}`: tags are 0..={ub}{wild}", ub = TAG_UB, wild = if *.allows_any { " or ANY_TAG" } else { "" })]
     InvalidTag {
         /// Which argument.
         arg: &'static str,
@@ -99,7 +101,7 @@ pub enum Error {
         /// Bytes stored.
         buffer_len: usize,
         /// The receive's status (count = bytes stored).
-        status: crate::status::Status,
+        status: Status,
     },
     /// The operation is not supported (yet), with what would be needed.
     #[error("unsupported: {0}")]
@@ -215,6 +217,32 @@ impl Error {
             Error::Unsupported(_) => ErrorClass::UnsupportedOperation,
             Error::Bootstrap(_) | Error::Wire(_) | Error::Os { .. } => ErrorClass::Intern,
             _ => ErrorClass::Other,
+        }
+    }
+}
+
+// `Status::check` lives with the error it returns (status sits below error).
+impl Status {
+    /// `Err(Error::Truncated)` when the message did not fit.
+    ///
+    /// ```
+    /// use oxmpi::{Error, Status};
+    /// let st = Status { source: 0, tag: 1, count: 8, cancelled: false, truncated_from: None };
+    /// assert_eq!(st.check()?, st);
+    /// let cut = Status { truncated_from: Some(16), ..st };
+    /// let err = cut.check().unwrap_err();
+    /// assert!(matches!(err, Error::Truncated { message_len: 16, buffer_len: 8, .. }));
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    #[inline]
+    pub fn check(self) -> Result<Status, Error> {
+        match self.truncated_from {
+            Some(len) => Err(Error::Truncated {
+                message_len: len,
+                buffer_len: self.count,
+                status: self,
+            }),
+            None => Ok(self),
         }
     }
 }

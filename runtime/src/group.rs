@@ -2,9 +2,8 @@
 //! Every operation is local. Argument errors name the argument and the
 //! offending value.
 
-use crate::comm::UNDEFINED;
 use crate::error::Error;
-use crate::status::PROC_NULL;
+use crate::status::{PROC_NULL, UNDEFINED};
 
 /// Result of comparing groups or communicators (`MPI_IDENT`, ...; the
 /// discriminants are MPICH's values).

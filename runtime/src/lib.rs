@@ -15,6 +15,8 @@ pub mod error;
 mod fast_hash;
 pub mod group;
 pub mod info;
+#[cfg(test)]
+mod layer_check;
 pub mod machine;
 pub mod mem;
 pub mod ops;
@@ -28,12 +30,12 @@ pub mod universe;
 
 pub use buffer::Scalar;
 pub use coll::Blocks;
-pub use comm::{AttrValue, Comm, CommId, CopyPolicy, Keyval, SplitType, UNDEFINED};
+pub use comm::{
+    AttrValue, Comm, CommId, CopyPolicy, Keyval, Message, Persistent, SplitType, UNDEFINED,
+};
 pub use error::{Error, ErrorClass};
 pub use group::{Comparison, Group};
-pub use request::{
-    test_all, test_any, test_some, wait_all, wait_any, wait_some, Message, Persistent, Request,
-};
+pub use request::{test_all, test_any, test_some, wait_all, wait_any, wait_some, Request};
 pub use status::{Status, ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
 pub use topo::{dims_create, Topology};
 pub use universe::{

@@ -5,7 +5,8 @@
 //! on the transport's doorbell so oversubscribed ranks leave the CPU to the
 //! ranks that have work.
 
-use std::sync::Arc;
+use std::any::Any;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::engine_lock::{EngineGuard, EngineLock};
@@ -60,8 +61,8 @@ pub struct Runtime {
     pub world_rank: usize,
     /// Ranks in the world.
     pub world_size: usize,
-    /// Collective algorithm selection (overrides, cost model, cache).
-    pub selector: crate::coll::select::Selector,
+    /// The collective layer's process-wide state (its algorithm selector).
+    pub(crate) coll: Extension,
 }
 
 impl Runtime {
@@ -71,11 +72,11 @@ impl Runtime {
         policy: WaitPolicy,
         world_rank: usize,
         world_size: usize,
-        selector: crate::coll::select::Selector,
+        coll: Extension,
     ) -> Runtime {
         let transport = Arc::clone(engine.transport());
         Runtime {
-            selector,
+            coll,
             engine: EngineLock::new(engine),
             transport,
             policy,
@@ -173,3 +174,26 @@ impl Runtime {
 
 /// Shared handle.
 pub type Rt = Arc<Runtime>;
+
+/// State a higher layer keeps in an object of a lower one without the
+/// lower layer naming its type: the collective layer's selector in the
+/// [`Runtime`], its caches in each communicator. The layer that fills a
+/// slot is the one that reads it, always with the same type.
+#[derive(Default)]
+pub(crate) struct Extension(OnceLock<Box<dyn Any + Send + Sync>>);
+
+impl Extension {
+    /// A slot holding `value`.
+    pub(crate) fn holding<T: Any + Send + Sync>(value: T) -> Extension {
+        Extension(OnceLock::from(Box::new(value) as Box<dyn Any + Send + Sync>))
+    }
+
+    /// The value, made by `init` at the first call.
+    #[inline]
+    pub(crate) fn get_or_init<T: Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> &T {
+        self.0
+            .get_or_init(|| Box::new(init()))
+            .downcast_ref()
+            .expect("an extension slot is read with the type it holds")
+    }
+}

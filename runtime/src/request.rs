@@ -15,12 +15,8 @@ use crate::progress::Rt;
 use crate::status::Status;
 
 mod many;
-mod message;
-mod persistent;
 
 pub use many::{test_all, test_any, test_some, wait_all, wait_any, wait_some};
-pub use message::Message;
-pub use persistent::Persistent;
 
 /// A pending (or finished, not yet waited) operation.
 ///

@@ -1,8 +1,5 @@
 //! The status of a completed receive (or send): who, which tag, how much.
 
-use crate::datatype::Datatype;
-use crate::error::Error;
-
 /// `MPI_ANY_SOURCE`.
 ///
 /// ```no_run
@@ -51,6 +48,19 @@ pub const ANY_TAG: i32 = -1;
 /// # Ok::<(), oxmpi::Error>(())
 /// ```
 pub const PROC_NULL: i32 = -1;
+/// `MPI_UNDEFINED`: the split color of a rank that wants no new
+/// communicator, and the rank of a process outside a group.
+///
+/// ```no_run
+/// use oxmpi::UNDEFINED;
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// // Rank 0 stays out; everyone else gets a communicator of the others.
+/// let color = if world.rank() == 0 { UNDEFINED } else { 1 };
+/// let others = world.split(color, 0)?;
+/// assert_eq!(others.is_none(), world.rank() == 0);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
+pub const UNDEFINED: i32 = -32766;
 /// Largest tag a program may use (`MPI_TAG_UB`).
 ///
 /// ```
@@ -109,56 +119,5 @@ impl Status {
         self.count
             .is_multiple_of(elem_size)
             .then_some(self.count / elem_size)
-    }
-
-    /// Whole elements of `datatype` received (`MPI_Get_count`): the byte
-    /// count is in packed bytes, whatever the layout of the buffer; `None`
-    /// (`MPI_UNDEFINED`) when it ends inside an element.
-    ///
-    /// ```
-    /// use oxmpi::datatype::{BasicType, Datatype};
-    /// use oxmpi::Status;
-    /// let d = Datatype::basic(BasicType::Double);
-    /// let col = Datatype::vector(3, 1, 4, &d)?; // 3 doubles, 24 packed bytes
-    /// let st = Status { source: 0, tag: 0, count: 48, cancelled: false, truncated_from: None };
-    /// assert_eq!((st.count_in(&col), st.elements_in(&col)), (Some(2), Some(6)));
-    /// let part = Status { count: 32, ..st };
-    /// assert_eq!((part.count_in(&col), part.elements_in(&col)), (None, Some(4)));
-    /// # Ok::<(), oxmpi::Error>(())
-    /// ```
-    pub fn count_in(&self, datatype: &Datatype) -> Option<usize> {
-        datatype.get_count(self.count)
-    }
-
-    /// Basic elements received, counted through `datatype`'s type
-    /// signature (`MPI_Get_elements`); `None` when the byte count ends
-    /// inside a basic element.
-    ///
-    /// See the example on [`Status::count_in`].
-    pub fn elements_in(&self, datatype: &Datatype) -> Option<usize> {
-        datatype.get_elements(self.count)
-    }
-
-    /// `Err(Error::Truncated)` when the message did not fit.
-    ///
-    /// ```
-    /// use oxmpi::{Error, Status};
-    /// let st = Status { source: 0, tag: 1, count: 8, cancelled: false, truncated_from: None };
-    /// assert_eq!(st.check()?, st);
-    /// let cut = Status { truncated_from: Some(16), ..st };
-    /// let err = cut.check().unwrap_err();
-    /// assert!(matches!(err, Error::Truncated { message_len: 16, buffer_len: 8, .. }));
-    /// # Ok::<(), oxmpi::Error>(())
-    /// ```
-    #[inline]
-    pub fn check(self) -> Result<Status, Error> {
-        match self.truncated_from {
-            Some(len) => Err(Error::Truncated {
-                message_len: len,
-                buffer_len: self.count,
-                status: self,
-            }),
-            None => Ok(self),
-        }
     }
 }

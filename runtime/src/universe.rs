@@ -12,7 +12,7 @@ use crate::coll::select::Model;
 use crate::comm::{Comm, Shared};
 use crate::error::Error;
 use crate::p2p::engine::Engine;
-use crate::progress::{Runtime, WaitPolicy};
+use crate::progress::{Extension, Runtime, WaitPolicy};
 
 /// Thread support levels (`MPI_THREAD_*`).
 ///
@@ -148,8 +148,20 @@ fn start() -> Result<Universe, Error> {
         );
     }
     let selector = crate::coll::select::Selector::from_env(debug_coll, model)?;
-    let rt = Arc::new(Runtime::new(engine, policy, rank, size, selector));
-    let shared = Arc::new(Shared::new(boot.node_of_rank().to_vec(), config.coll_nodes));
+    let rt = Arc::new(Runtime::new(
+        engine,
+        policy,
+        rank,
+        size,
+        Extension::holding(selector),
+    ));
+    let node_of_rank = boot.node_of_rank().to_vec();
+    // What collectives see: the real map, or `OXMPI_COLL_NODES` blocks.
+    let coll_node_of_rank = match config.coll_nodes {
+        0 => node_of_rank.clone(),
+        k => crate::coll::nodes::consecutive(node_of_rank.len(), k),
+    };
+    let shared = Arc::new(Shared::new(node_of_rank, coll_node_of_rank));
     if debug_coll && rank == 0 && config.coll_nodes > 0 {
         eprintln!(
             "oxmpi[coll]: OXMPI_COLL_NODES={}: collectives see nodes {:?}",

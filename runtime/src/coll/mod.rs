@@ -48,6 +48,7 @@ use crate::buffer::Scalar;
 use crate::comm::Comm;
 use crate::error::Error;
 use crate::ops::ElemType;
+use crate::progress::Runtime;
 use algos::Args;
 use ctx::Ctx;
 use sched::{Buf, Schedule};
@@ -55,6 +56,33 @@ use select::Coll;
 
 pub use blocks::Blocks;
 pub use planned::Planned;
+
+/// What the collective layer keeps per communicator (in the slot the
+/// communicator holds for it).
+#[derive(Default)]
+pub(crate) struct PerComm {
+    /// Which node each rank is on (computed at first use).
+    pub(crate) nodes: nodes::Cached,
+    /// Algorithms chosen on this communicator, by call class.
+    pub(crate) picks: select::Picks,
+}
+
+impl Comm {
+    /// This communicator's collective state.
+    #[inline]
+    pub(crate) fn coll_state(&self) -> &PerComm {
+        self.inner.coll.get_or_init(PerComm::default)
+    }
+}
+
+impl Runtime {
+    /// The algorithm selector (set when the universe starts).
+    #[inline]
+    pub(crate) fn selector(&self) -> &select::Selector {
+        self.coll
+            .get_or_init::<select::Selector>(|| unreachable!("the universe sets the selector"))
+    }
+}
 
 /// The element layout of a reduction: `count` elements of `size` bytes,
 /// of kernel type `ty` (`None` for types only user operations apply to).
@@ -128,7 +156,7 @@ impl Comm {
             world_of: std::borrow::Cow::Borrowed(&self.inner.world_of),
             seq,
             nodes: Some(self.coll_nodes()),
-            model: self.rt().selector.model(),
+            model: self.rt().selector().model(),
         }
     }
 
@@ -157,16 +185,18 @@ impl Comm {
     /// always kept already (the first call of a kind asks the selector).
     #[inline]
     fn pick(&self, coll: Coll, bytes: usize, commutative: bool) -> &'static algos::AlgoInfo {
-        self.inner.coll_picks.get_or(coll, bytes, commutative, || {
-            self.pick_anew(coll, bytes, commutative)
-        })
+        self.coll_state()
+            .picks
+            .get_or(coll, bytes, commutative, || {
+                self.pick_anew(coll, bytes, commutative)
+            })
     }
 
     #[cold]
     #[inline(never)]
     fn pick_anew(&self, coll: Coll, bytes: usize, commutative: bool) -> &'static algos::AlgoInfo {
         self.rt()
-            .selector
+            .selector()
             .pick(self.inner.context, coll, &self.args(bytes, commutative))
     }
 }

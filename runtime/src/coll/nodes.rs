@@ -187,7 +187,7 @@ pub(crate) type Cached = OnceLock<NodeView>;
 impl Comm {
     /// This communicator's node view (computed once, then cached).
     pub(crate) fn coll_nodes(&self) -> &NodeView {
-        self.inner.coll_nodes.get_or_init(|| {
+        self.coll_state().nodes.get_or_init(|| {
             NodeView::new(
                 &self.inner.shared.coll_node_of_rank,
                 &self.inner.world_of,

@@ -4,7 +4,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use super::sched::{Schedule, Step, StepState};
 use crate::error::Error;
-use crate::p2p::engine::Engine;
+use crate::p2p::engine::{Engine, Task};
 use crate::p2p::matching::{Pattern, SourceSel, TagSel};
 use crate::p2p::request::{Pending, ReqId, ReqState};
 use crate::progress::Runtime;
@@ -30,6 +30,20 @@ pub struct Registered {
     abandoned: bool,
 }
 
+impl Task for Registered {
+    fn advance(&mut self, engine: &mut Engine) -> bool {
+        engine.advance_registered(self)
+    }
+
+    fn finished(&self) -> bool {
+        self.run.sched.finished()
+    }
+
+    fn finish(self: Box<Self>, engine: &mut Engine) {
+        engine.finish_run(*self);
+    }
+}
+
 impl Engine {
     /// Registers a collective schedule and starts what can start; returns
     /// the request that completes when every step has.
@@ -49,31 +63,9 @@ impl Engine {
         if reg.run.sched.finished() {
             self.finish_run(reg);
         } else {
-            self.schedules.push(reg);
+            self.add_task(Box::new(reg));
         }
         req
-    }
-
-    /// Advances every registered schedule; returns whether any step moved.
-    pub(crate) fn advance_schedules(&mut self) -> bool {
-        // Work on the list outside `self` so each schedule is advanced in place.
-        let mut list = std::mem::take(&mut self.schedules);
-        let mut moved = false;
-        for reg in list.iter_mut() {
-            moved |= self.advance_registered(reg);
-        }
-        list.append(&mut self.schedules);
-        let mut i = 0;
-        while i < list.len() {
-            if list[i].run.sched.finished() {
-                let reg = list.swap_remove(i);
-                self.finish_run(reg);
-            } else {
-                i += 1;
-            }
-        }
-        self.schedules = list;
-        moved
     }
 
     /// Advances a registered schedule; returns whether a step moved. A

@@ -7,10 +7,8 @@
 //! [`Schedule::reduce`] and [`Schedule::copy`], each naming the steps it
 //! depends on; a step starts when all of them are done.
 
-use std::sync::Arc;
-
 use crate::error::Error;
-use crate::ops::{BuiltinOp, ElemType};
+pub use crate::ops::Reducer;
 
 /// Where a step's bytes live.
 #[derive(Debug, Clone, Copy)]
@@ -39,43 +37,6 @@ impl Buf {
             base: self.base,
             offset: self.offset + offset,
             len,
-        }
-    }
-}
-
-/// `inout = input (op) inout`, as `MPI_Reduce_local` defines it.
-pub type ReduceFn = dyn Fn(&[u8], &mut [u8]) -> Result<(), Error> + Send + Sync;
-
-/// A reduction function as schedules hold it: a built-in one lives for the
-/// whole process and is lent (copying it is copying a pointer: no
-/// reference count touched per call, per step), a user one is shared.
-#[derive(Clone)]
-pub enum Reducer {
-    /// A built-in operation on an element type: its host function, never
-    /// freed (the built-in operations' table), and its identity, which
-    /// picks the device kernel for device buffers.
-    Builtin(&'static ReduceFn, BuiltinOp, ElemType),
-    /// A function shared with its operation (user operations).
-    Shared(Arc<ReduceFn>),
-}
-
-impl Reducer {
-    /// A shared reducer of `f`.
-    pub fn shared(
-        f: impl Fn(&[u8], &mut [u8]) -> Result<(), Error> + Send + Sync + 'static,
-    ) -> Reducer {
-        Reducer::Shared(Arc::new(f))
-    }
-}
-
-impl std::ops::Deref for Reducer {
-    type Target = ReduceFn;
-
-    #[inline]
-    fn deref(&self) -> &ReduceFn {
-        match self {
-            Reducer::Builtin(f, ..) => *f,
-            Reducer::Shared(f) => &**f,
         }
     }
 }

@@ -21,6 +21,8 @@ pub mod context;
 pub mod create;
 mod p2p;
 pub(crate) mod p2p_device;
+mod p2p_message;
+mod p2p_persistent;
 mod p2p_plan;
 mod p2p_view;
 mod partitioned;
@@ -30,27 +32,16 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::Error;
 use crate::group::{Comparison, Group};
-use crate::progress::Rt;
+use crate::progress::{Extension, Rt};
 use crate::status::{ANY_SOURCE, ANY_TAG, PROC_NULL, TAG_UB};
-use crate::topo::Topology;
+use crate::topo::{Neighbors, Topology};
 
+pub use crate::status::UNDEFINED;
 pub use attr::{AttrValue, CopyFn, CopyPolicy, DeleteFn, Keyval};
 pub use create::SplitType;
+pub use p2p_message::Message;
+pub use p2p_persistent::Persistent;
 pub use partitioned::PartitionedChannel;
-
-/// `MPI_UNDEFINED`: the split color of a rank that wants no new
-/// communicator, and the rank of a process outside a group.
-///
-/// ```no_run
-/// use oxmpi::UNDEFINED;
-/// # let universe = oxmpi::init()?; let world = universe.world();
-/// // Rank 0 stays out; everyone else gets a communicator of the others.
-/// let color = if world.rank() == 0 { UNDEFINED } else { 1 };
-/// let others = world.split(color, 0)?;
-/// assert_eq!(others.is_none(), world.rank() == 0);
-/// # Ok::<(), oxmpi::Error>(())
-/// ```
-pub const UNDEFINED: i32 = -32766;
 
 /// Longest communicator name kept, in bytes (`MPI_MAX_OBJECT_NAME - 1`).
 ///
@@ -84,12 +75,8 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// `coll_nodes`: the value of `OXMPI_COLL_NODES` (0: the real map).
-    pub(crate) fn new(node_of_rank: Vec<usize>, coll_nodes: usize) -> Shared {
-        let coll_node_of_rank = match coll_nodes {
-            0 => node_of_rank.clone(),
-            k => crate::coll::nodes::consecutive(node_of_rank.len(), k),
-        };
+    /// Shared state of communicators over these node maps.
+    pub(crate) fn new(node_of_rank: Vec<usize>, coll_node_of_rank: Vec<usize>) -> Shared {
         Shared {
             node_of_rank,
             coll_node_of_rank,
@@ -124,10 +111,9 @@ pub(crate) struct CommInner {
     pub(crate) coll_seq: std::sync::atomic::AtomicU32,
     /// Partitioned operations initialized on this communicator (their matching).
     pub(crate) partitioned: Mutex<partitioned::Counters>,
-    /// Which node each rank is on, for collectives (computed at first use).
-    pub(crate) coll_nodes: crate::coll::nodes::Cached,
-    /// Collective algorithms chosen on this communicator, by call class.
-    pub(crate) coll_picks: crate::coll::select::Picks,
+    /// The collective layer's state for this communicator (its node view
+    /// and algorithm choices, made at first use).
+    pub(crate) coll: Extension,
     /// Where this communicator's device reductions run (made at first use).
     pub(crate) device_streams: crate::mem::cuda::DeviceStreams,
 }
@@ -203,8 +189,7 @@ impl Comm {
                 freed: AtomicBool::new(false),
                 coll_seq: std::sync::atomic::AtomicU32::new(0),
                 partitioned: Mutex::default(),
-                coll_nodes: Default::default(),
-                coll_picks: Default::default(),
+                coll: Extension::default(),
                 device_streams: Default::default(),
             }),
         }
@@ -301,6 +286,32 @@ impl Comm {
     /// ```
     pub fn topology(&self) -> &Topology {
         &self.inner.topology
+    }
+
+    /// The neighbors of this rank that neighborhood collectives
+    /// (`MPI_Neighbor_*`) exchange with, as MPI orders them: for a grid,
+    /// for each dimension the rank at -1 then the rank at +1 (`PROC_NULL`
+    /// past an open edge), the same list in both directions; for a general
+    /// graph, [`Comm::graph_neighbors`] of this rank in both directions;
+    /// for a distributed graph, its sources and destinations.
+    ///
+    /// Errors: `MPI_ERR_TOPOLOGY` for a communicator without a topology.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let grid = world.cart_create(&[world.size()], &[true], false)?.unwrap();
+    /// let n = grid.neighbors()?; // [left, right] both ways
+    /// assert_eq!(n.sources.len(), 2);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn neighbors(&self) -> Result<Neighbors, Error> {
+        self.inner.topology.neighbors(self.rank()).ok_or_else(|| {
+            Error::InvalidTopology(format!(
+                "{} has no topology: neighborhood collectives need a cartesian, graph \
+                 or distributed graph communicator",
+                self.describe()
+            ))
+        })
     }
 
     /// Whether this is a predefined communicator (world or self).

@@ -2,11 +2,12 @@
 //! are the non-blocking ones waited on.
 
 use super::Comm;
+use super::{Message, Persistent};
 use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
 use crate::error::Error;
 use crate::p2p::engine::MessageHandle;
 use crate::p2p::matching::{Pattern, SourceSel, TagSel};
-use crate::request::{Message, Persistent, Request};
+use crate::request::Request;
 use crate::status::{Status, ANY_SOURCE, ANY_TAG, PROC_NULL};
 
 impl Comm {

@@ -40,6 +40,7 @@ mod pack;
 mod segments;
 mod signature;
 pub mod stage;
+mod status_count;
 mod subarray;
 mod view;
 

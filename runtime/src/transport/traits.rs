@@ -112,9 +112,10 @@ pub(crate) trait Transport: Send + Sync {
             "no remote writes to rank {peer}"
         )))
     }
-    /// The largest message this transport carries eagerly to `peer`, when
-    /// it wants less than the engine's own limit (None: no opinion).
-    fn eager_limit(&self, peer: usize) -> Option<usize> {
+    /// The largest packet (header included) this transport wants an eager
+    /// message to `peer` to take, when that caps the engine's own eager
+    /// limit (None: no opinion). The engine subtracts its header.
+    fn packet_limit(&self, peer: usize) -> Option<usize> {
         let _ = peer;
         None
     }

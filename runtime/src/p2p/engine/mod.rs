@@ -29,12 +29,14 @@ use crate::status::Status;
 use crate::transport::Transport;
 use arrive::{probe_status, Assembly, Unexpected};
 pub use device::DeviceAlias;
+pub use task::Task;
 
 mod arrive;
 mod credit;
 mod device;
 mod outq;
 mod rndv;
+mod task;
 #[cfg(test)]
 mod tests;
 mod typed;
@@ -69,8 +71,8 @@ pub struct Engine {
     queued_peers: Vec<usize>,
     /// Sends streaming Data packets (their receiver cannot read our memory).
     streams: Vec<ReqId>,
-    /// Collective schedules in flight.
-    pub(crate) schedules: Vec<crate::coll::run::Registered>,
+    /// Work of higher layers in flight (non-blocking collective schedules).
+    tasks: Vec<Box<dyn Task>>,
     /// Buffers for unexpected messages and queued packets.
     bufs: BufPool,
     /// Split copies waiting for the sender's part.
@@ -111,8 +113,8 @@ impl Engine {
         let limits: Vec<usize> = (0..world_size)
             .map(|p| {
                 transport
-                    .eager_limit(p)
-                    .map_or(eager_limit, |l| l.min(eager_limit))
+                    .packet_limit(p)
+                    .map_or(eager_limit, |l| (l - protocol::MSG_HEADER).min(eager_limit))
             })
             .collect();
         let peer_eager = if limits.iter().all(|&l| l == eager_limit) {
@@ -134,7 +136,7 @@ impl Engine {
             outq: (0..world_size).map(|_| VecDeque::new()).collect(),
             queued_peers: Vec::new(),
             streams: Vec::new(),
-            schedules: Vec::new(),
+            tasks: Vec::new(),
             splits: Vec::new(),
             iov: Vec::new(),
             bufs: BufPool::default(),
@@ -398,8 +400,8 @@ impl Engine {
         if !self.streams.is_empty() {
             did |= self.pump_streams();
         }
-        if !self.schedules.is_empty() {
-            did |= self.advance_schedules();
+        if !self.tasks.is_empty() {
+            did |= self.advance_tasks();
         }
         did
     }
@@ -409,7 +411,7 @@ impl Engine {
     pub fn busy(&self) -> bool {
         !self.queued_peers.is_empty()
             || !self.streams.is_empty()
-            || !self.schedules.is_empty()
+            || !self.tasks.is_empty()
             || self.directs > 0
             // SAFETY: `&self` of the engine, which lives behind the
             // runtime's lock (see the module docs).

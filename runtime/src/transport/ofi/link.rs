@@ -765,10 +765,10 @@ impl Transport for FabricLink {
         !st.backlog.is_empty() || !st.direct_retry.is_empty() || st.free_sends.len() < SEND_SLOTS
     }
 
-    fn eager_limit(&self, _peer: usize) -> Option<usize> {
+    fn packet_limit(&self, _peer: usize) -> Option<usize> {
         // One packet: larger messages go direct (one tagged send into the
         // receive buffer) rather than as several packets through buffers.
-        Some(self.packet - crate::p2p::protocol::MSG_HEADER)
+        Some(self.packet)
     }
 
     fn direct(&self, peer: usize) -> bool {

@@ -206,8 +206,8 @@ impl Transport for Router {
         }
     }
 
-    fn eager_limit(&self, peer: usize) -> Option<usize> {
-        self.endpoint(peer).and_then(|t| t.eager_limit(peer))
+    fn packet_limit(&self, peer: usize) -> Option<usize> {
+        self.endpoint(peer).and_then(|t| t.packet_limit(peer))
     }
 
     fn direct(&self, peer: usize) -> bool {

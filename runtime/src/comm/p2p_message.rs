@@ -1,11 +1,11 @@
 //! Messages removed from matching by a matched probe (`MPI_Message`),
 //! received later with `MPI_Mrecv` / `MPI_Imrecv`.
 
-use super::Request;
-use crate::comm::Comm;
+use super::Comm;
 use crate::datatype::stage::Plan;
 use crate::error::Error;
 use crate::p2p::engine::MessageHandle;
+use crate::request::Request;
 use crate::status::Status;
 
 /// A message removed from matching by a matched probe (`MPI_Message`).
@@ -75,7 +75,7 @@ impl Message {
     pub unsafe fn irecv_raw(self, buf: *mut u8, cap: usize) -> Result<Request<'static>, Error> {
         match self.handle {
             Some(h) if cap > 0 && crate::mem::cuda::is_device(buf) => {
-                let dst = crate::comm::p2p_device::bytes_at(buf, cap)?;
+                let dst = super::p2p_device::bytes_at(buf, cap)?;
                 // SAFETY: forwarded from the caller's contract.
                 unsafe { self.comm.mrecv_staged(h, dst) }
             }

@@ -3,9 +3,9 @@
 
 use std::marker::PhantomData;
 
-use super::Request;
-use crate::comm::Comm;
+use super::Comm;
 use crate::error::Error;
+use crate::request::Request;
 use crate::status::{Status, PROC_NULL};
 
 enum PersistentOp {
