@@ -199,7 +199,7 @@ fn check_errors(world: &Comm) -> Result<(), Error> {
 
 /// Runs the role named `role`.
 pub fn run(role: &str) {
-    let universe = oxmpi::init().expect("init");
+    let universe = oxmpi::init().unwrap_or_else(|e| panic!("init: {e}"));
     let world = universe.world();
     let result = match role {
         "rooted" => crate::rooted::check(&world),
