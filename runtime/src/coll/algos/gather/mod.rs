@@ -15,12 +15,13 @@ pub(crate) const ALL: &[AlgoInfo] = &[binomial::INFO, linear::INFO];
 /// Every gatherv algorithm.
 pub(crate) const ALL_V: &[AlgoInfo] = &[linear::INFO_V];
 
-/// A gather of equal blocks to `root`.
+/// A gather of equal blocks to `root`, or a scatter from it (the same
+/// call, the data flowing the other way).
 #[derive(Clone, Copy)]
 pub struct Even {
     /// This rank's block (at the root: its place in `all`).
     pub mine: Buf,
-    /// The whole of the root's receive buffer (matters at the root only).
+    /// The whole of the root's buffer (matters at the root only).
     pub all: Buf,
     /// Bytes per rank.
     pub block: usize,
@@ -37,12 +38,13 @@ impl Even {
     }
 }
 
-/// A gather of blocks of any size to `root` (gatherv).
+/// A gather of blocks of any size to `root` (gatherv), or a scatter of
+/// them from it (scatterv).
 #[derive(Clone, Copy)]
 pub struct Parts<'a> {
     /// This rank's block (at the root: its place).
     pub mine: Buf,
-    /// Rank r's block of the root's receive buffer (matters at the root only).
+    /// Rank r's block of the root's buffer (matters at the root only).
     pub parts: &'a [Buf],
     /// The root's rank.
     pub root: usize,
