@@ -10,7 +10,6 @@ pub mod coll;
 pub mod comm;
 pub mod config;
 pub mod datatype;
-mod engine_lock;
 pub mod error;
 mod fast_hash;
 pub mod group;

@@ -9,12 +9,12 @@ use std::any::Any;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use crate::engine_lock::{EngineGuard, EngineLock};
 use crate::error::Error;
 use crate::p2p::engine::Engine;
 use crate::p2p::request::ReqId;
 use crate::status::Status;
 use crate::transport::Transport;
+use oxmpi_sync::engine_lock::{EngineGuard, EngineLock};
 
 /// Most polls a spinning wait makes per hold of the engine lock.
 const POLLS_PER_LOCK: u32 = 16;
@@ -85,7 +85,7 @@ impl Runtime {
         }
     }
 
-    /// Locks the engine (see `engine_lock.rs`).
+    /// Locks the engine (see [`EngineLock`]).
     #[inline(always)]
     pub fn engine(&self) -> EngineGuard<'_, Engine> {
         self.engine.lock()

@@ -1,44 +1,24 @@
 //! Per-rank futex doorbells in the segment, for blocking waits.
 //!
 //! A rank with nothing to do sleeps on its own doorbell; a peer that pushes
-//! into one of its rings rings it. The protocol, for the sleeper:
-//!
-//! ```text
-//! let seen = bell.current();      // 1. read the sequence number
-//! if nothing_pending() {          // 2. check every ring once more
-//!     bell.wait(seen, timeout);   // 3. sleep unless it moved since 1
-//! }
-//! ```
-//!
-//! and for the peer: push, then [`Doorbell::ring`]. `ring` bumps the sequence
-//! word and issues `FUTEX_WAKE` only when someone announced (in `sleepers`)
-//! that it is about to sleep, so the common, busy case costs one atomic add.
-//! The announce-then-recheck in `wait` and the bump-then-check in `ring` are
-//! both `SeqCst`, so either the waiter sees the new sequence number, or the
-//! ringer sees the sleeper and wakes it; the kernel's own compare in
-//! `FUTEX_WAIT` closes the remaining window. The futex is shared (no
-//! `FUTEX_PRIVATE_FLAG`): waiter and waker are different processes.
+//! into one of its rings rings it. The protocol (sleeper: read the sequence
+//! number, check every ring once more, sleep unless it moved; peer: push,
+//! then ring) is [`oxmpi_sync::doorbell`], which loom model-checks; this
+//! file gives it the bell's words in the segment and the `futex` system
+//! call. The futex is shared (no `FUTEX_PRIVATE_FLAG`): waiter and waker
+//! are different processes.
 
 use std::ptr::NonNull;
-use std::sync::atomic::Ordering::{Acquire, SeqCst};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use oxmpi_sync::doorbell::Futex;
+pub use oxmpi_sync::doorbell::Wake;
+
 use super::layout::{Bell, Header, Padded};
 use super::map::Mapping;
-
-/// How a [`Doorbell::wait`] ended.
-///
-/// See the example on [`Doorbell`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wake {
-    /// The bell was rung (before or during the wait), or the sleep was
-    /// interrupted: re-check the rings either way.
-    Woken,
-    /// The timeout passed without a ring.
-    TimedOut,
-}
 
 /// One local rank's doorbell (see the module docs).
 ///
@@ -97,7 +77,7 @@ impl Doorbell {
     ///
     /// See the example on [`Doorbell`].
     pub fn current(&self) -> u32 {
-        self.bell().seq.load(Acquire)
+        self.bell().current()
     }
 
     /// Wakes whoever sleeps on this doorbell; no system call unless
@@ -105,11 +85,7 @@ impl Doorbell {
     ///
     /// See the example on [`Doorbell`].
     pub fn ring(&self) {
-        let b = self.bell();
-        b.seq.fetch_add(1, SeqCst);
-        if b.sleepers.load(SeqCst) != 0 {
-            futex_wake(&b.seq);
-        }
+        self.bell().ring(&SharedFutex);
     }
 
     /// Sleeps until the sequence number differs from `seen` (a ring since
@@ -118,20 +94,8 @@ impl Doorbell {
     ///
     /// See the example on [`Doorbell`].
     pub fn wait(&self, seen: u32, timeout: Option<Duration>) -> Wake {
-        let b = self.bell();
-        b.sleepers.fetch_add(1, SeqCst);
-        let wake = if b.seq.load(SeqCst) != seen {
-            Wake::Woken
-        } else {
-            // A count for other ranks' spin decisions only: no ordering needed.
-            let asleep = self.asleep_counter();
-            asleep.fetch_add(1, Ordering::Relaxed);
-            let wake = futex_wait(&b.seq, seen, timeout);
-            asleep.fetch_sub(1, Ordering::Relaxed);
-            wake
-        };
-        b.sleepers.fetch_sub(1, Ordering::SeqCst);
-        wake
+        self.bell()
+            .wait(seen, timeout, self.asleep_counter(), &SharedFutex)
     }
 
     /// Local ranks of the node asleep on their doorbells now.
@@ -144,6 +108,21 @@ impl Doorbell {
     fn asleep_counter(&self) -> &AtomicU32 {
         // SAFETY: a word of the header, in the mapping kept alive by `_map`.
         unsafe { self.asleep.as_ref() }
+    }
+}
+
+/// The `futex` system call on words shared between processes.
+struct SharedFutex;
+
+impl Futex for SharedFutex {
+    #[inline]
+    fn wait(&self, word: &AtomicU32, seen: u32, timeout: Option<Duration>) -> Wake {
+        futex_wait(word, seen, timeout)
+    }
+
+    #[inline]
+    fn wake(&self, word: &AtomicU32) {
+        futex_wake(word)
     }
 }
 
@@ -196,6 +175,7 @@ fn futex_wake(word: &AtomicU32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::Ordering::SeqCst;
     use std::time::Instant;
 
     fn bell() -> Doorbell {

@@ -30,6 +30,9 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
+pub(crate) use oxmpi_sync::doorbell::Bell;
+use oxmpi_sync::ring::Tail;
+
 use crate::Error;
 
 /// `"OXMPISHM"`, little-endian: the first word of every segment.
@@ -106,16 +109,6 @@ pub(crate) struct Slot {
     pub probe_addr: AtomicU64,
 }
 
-/// A doorbell's shared words.
-#[repr(C)]
-#[derive(Debug, Default)]
-pub(crate) struct Bell {
-    /// Bumped by every ring; the futex word.
-    pub seq: AtomicU32,
-    /// How many threads announced they are about to sleep on `seq`.
-    pub sleepers: AtomicU32,
-}
-
 /// A ring's control block, in front of its cells: the consumer's index
 /// (cells are published by their own `seq` word, see `ring.rs`) and the
 /// producer's request for room, on one line. The producer keeps a cached
@@ -123,20 +116,9 @@ pub(crate) struct Bell {
 #[repr(C)]
 #[derive(Debug, Default)]
 pub(crate) struct RingCtl {
-    /// The consumer's side of the ring.
+    /// The consumer's side of the ring (its index and the producer's
+    /// request for room, see [`Tail`]).
     pub tail: Padded<Tail>,
-}
-
-/// [`RingCtl`]'s line.
-#[repr(C)]
-#[derive(Debug, Default)]
-pub(crate) struct Tail {
-    /// Index of the next cell the consumer drains (monotonic); consumer-written.
-    pub index: AtomicU64,
-    /// Non-zero once the producer found the ring full: the consumer, having
-    /// freed a cell, clears it and rings the producer's doorbell (the only
-    /// pops that ring it, so a ring that never fills costs no doorbell).
-    pub want_room: AtomicU32,
 }
 
 /// Sizes and offsets of a node's segment (see the module docs).

@@ -32,7 +32,7 @@ use std::sync::Arc;
 pub use cma::CmaStatus;
 pub use doorbell::{Doorbell, Wake};
 pub use layout::Layout;
-pub use ring::{Receiver, Reservation, Sender};
+pub use ring::{Geometry, Receiver, Reservation, Sender};
 pub use segment::{job_file_prefix, remove_job_files, Backing};
 pub(crate) use transport::ShmTransport;
 
@@ -192,12 +192,16 @@ impl ShmNode {
         Ok(ShmNode {
             senders: (0..n)
                 .map(|to| {
-                    (to != me).then(|| Sender::new(&map, layout.ring_offset(me, to), &layout))
+                    (to != me).then(|| {
+                        Sender::new(Geometry::new(&map, layout.ring_offset(me, to), &layout))
+                    })
                 })
                 .collect(),
             receivers: (0..n)
                 .map(|from| {
-                    (from != me).then(|| Receiver::new(&map, layout.ring_offset(from, me), &layout))
+                    (from != me).then(|| {
+                        Receiver::new(Geometry::new(&map, layout.ring_offset(from, me), &layout))
+                    })
                 })
                 .collect(),
             bells: (0..n)

@@ -9,13 +9,13 @@
 //! held only for a pass over the rings, and blocking calls sleep on the
 //! transport's doorbell outside the lock, never inside it.
 
-use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::atomic::{spin_loop, yield_now, AtomicBool, Ordering, UnsafeCell};
 
 /// A lock whose holder is never put to sleep waiting for it (see the
 /// module docs).
-pub(crate) struct EngineLock<T> {
+pub struct EngineLock<T> {
     locked: AtomicBool,
     value: UnsafeCell<T>,
 }
@@ -30,7 +30,8 @@ unsafe impl<T: Send> Send for EngineLock<T> {}
 const SPINS: u32 = 64;
 
 impl<T> EngineLock<T> {
-    pub(crate) fn new(value: T) -> EngineLock<T> {
+    /// A lock holding `value`, unlocked.
+    pub fn new(value: T) -> EngineLock<T> {
         EngineLock {
             locked: AtomicBool::new(false),
             value: UnsafeCell::new(value),
@@ -39,7 +40,7 @@ impl<T> EngineLock<T> {
 
     /// Locks, waiting for the holder if there is one.
     #[inline(always)]
-    pub(crate) fn lock(&self) -> EngineGuard<'_, T> {
+    pub fn lock(&self) -> EngineGuard<'_, T> {
         if self
             .locked
             .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
@@ -65,9 +66,9 @@ impl<T> EngineLock<T> {
             }
             if polls < SPINS {
                 polls += 1;
-                std::hint::spin_loop();
+                spin_loop();
             } else {
-                std::thread::yield_now();
+                yield_now();
             }
         }
     }
@@ -75,7 +76,7 @@ impl<T> EngineLock<T> {
 
 /// Access to the locked value; releases on drop (also when unwinding: the
 /// engine keeps no invariant a panicking user callback could break).
-pub(crate) struct EngineGuard<'a, T> {
+pub struct EngineGuard<'a, T> {
     lock: &'a EngineLock<T>,
 }
 
@@ -83,14 +84,14 @@ impl<T> Deref for EngineGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
         // SAFETY: this guard holds the lock.
-        unsafe { &*self.lock.value.get() }
+        self.lock.value.with(|v| unsafe { &*v })
     }
 }
 
 impl<T> DerefMut for EngineGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: this guard holds the lock.
-        unsafe { &mut *self.lock.value.get() }
+        self.lock.value.with_mut(|v| unsafe { &mut *v })
     }
 }
 
@@ -101,7 +102,7 @@ impl<T> Drop for EngineGuard<'_, T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;
