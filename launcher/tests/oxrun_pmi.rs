@@ -5,73 +5,12 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::os::fd::FromRawFd;
-use std::os::unix::net::UnixStream;
+use std::io::Read;
 use std::time::Duration;
 
+use common::pmi::Pmi;
+
 const LIMIT: Duration = Duration::from_secs(60);
-
-struct Pmi {
-    sock: UnixStream,
-    rank: usize,
-    size: usize,
-}
-
-impl Pmi {
-    fn from_env() -> Pmi {
-        let var = |k: &str| std::env::var(k).unwrap_or_else(|_| panic!("{k} not set"));
-        let fd: i32 = var("PMI_FD").parse().unwrap();
-        // SAFETY: oxrun handed us this descriptor for our exclusive use.
-        let sock = unsafe { UnixStream::from_raw_fd(fd) };
-        Pmi {
-            sock,
-            rank: var("PMI_RANK").parse().unwrap(),
-            size: var("PMI_SIZE").parse().unwrap(),
-        }
-    }
-
-    fn send(&mut self, bytes: &[u8]) {
-        self.sock.write_all(bytes).unwrap();
-    }
-
-    fn line(&mut self) -> String {
-        let mut out = Vec::new();
-        let mut b = [0u8];
-        while b[0] != b'\n' {
-            self.sock.read_exact(&mut b).expect("reply line");
-            out.push(b[0]);
-        }
-        String::from_utf8(out).unwrap()
-    }
-
-    /// PMI-1: sends a line, checks the exact reply.
-    fn ask1(&mut self, msg: &str, expect: &str) {
-        self.send(msg.as_bytes());
-        let got = self.line();
-        assert_eq!(got, expect, "rank {} sent {msg:?}", self.rank);
-    }
-
-    fn frame(body: &str) -> String {
-        format!("{:<6}{body}", body.len())
-    }
-
-    fn reply2(&mut self) -> String {
-        let mut len = [0u8; 6];
-        self.sock.read_exact(&mut len).unwrap();
-        let n: usize = std::str::from_utf8(&len).unwrap().trim().parse().unwrap();
-        let mut body = vec![0u8; n];
-        self.sock.read_exact(&mut body).unwrap();
-        String::from_utf8(body).unwrap()
-    }
-
-    /// PMI-2: sends a framed message, checks the exact framed reply.
-    fn ask2(&mut self, body: &str, expect: &str) {
-        self.send(Self::frame(body).as_bytes());
-        let got = self.reply2();
-        assert_eq!(got, expect, "rank {} sent {body:?}", self.rank);
-    }
-}
 
 fn role_pmi1(p: &mut Pmi) {
     let (r, n) = (p.rank, p.size);

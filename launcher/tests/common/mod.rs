@@ -1,6 +1,8 @@
 //! Running oxrun from tests with a hard time limit, so no test can hang.
 #![allow(dead_code)]
 
+pub mod pmi;
+
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
