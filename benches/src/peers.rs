@@ -9,6 +9,7 @@
 //! * [`settle`], [`version_of`], [`tree_state`], [`show`], [`plot`]: what a
 //!   report needs around the measurements.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -274,6 +275,20 @@ pub fn parse_records(stdout: &str) -> Vec<Record> {
         .collect()
 }
 
+/// `records` as CSV: the header `impl,WHAT,ranks,size,metric,value`
+/// (`WHAT` naming the second column), then a line each.
+pub fn records_csv<'a>(what: &str, records: impl IntoIterator<Item = &'a Record>) -> String {
+    let mut out = format!("impl,{what},ranks,size,metric,value\n");
+    for r in records {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{}",
+            r.imp, r.what, r.ranks, r.size, r.metric, r.value
+        );
+    }
+    out
+}
+
 /// Busy share of the CPUs below which the machine counts as quiet.
 pub const QUIET: f64 = 0.15;
 
@@ -409,6 +424,10 @@ mod tests {
         assert_eq!(r.len(), 1);
         assert_eq!((r[0].size, r[0].value), (1024, 0.5));
         assert_eq!(r[0].metric, "lat_us_median");
+        assert_eq!(
+            records_csv("mode", &r),
+            "impl,mode,ranks,size,metric,value\noxmpi,latency,2,1024,lat_us_median,0.5\n"
+        );
     }
 
     #[test]

@@ -151,10 +151,10 @@ pub fn compare(o: &Options, setup: &Setup, capturer: &Capturer) -> Result<Result
                 let mut this = Results::default();
                 run_job(capturer, setup, &mut this, imp, "all", ranks, cmd)?;
                 runs += 1;
-                let ns = this.jobs[0].machine_ns;
+                let ns = this.jobs[0].run.machine_ns;
                 best = best.min(ns.unwrap_or(f64::INFINITY));
                 match res.job_mut(imp, ranks) {
-                    Some(kept) if !faster(ns, kept.machine_ns) => kept.runs = runs,
+                    Some(kept) if !faster(ns, kept.run.machine_ns) => kept.runs = runs,
                     _ => {
                         res.replace_job(imp, ranks, this);
                         if let Some(kept) = res.job_mut(imp, ranks) {
@@ -162,7 +162,7 @@ pub fn compare(o: &Options, setup: &Setup, capturer: &Capturer) -> Result<Result
                         }
                     }
                 }
-                let kept_ns = res.job_mut(imp, ranks).and_then(|j| j.machine_ns);
+                let kept_ns = res.job_mut(imp, ranks).and_then(|j| j.run.machine_ns);
                 if runs >= MAX_RUNS || !too_slow(kept_ns, best) {
                     break;
                 }

@@ -53,7 +53,7 @@ pub fn header(o: &Options, setup: &Setup, timeout: Duration, title: &str, what: 
 }
 
 pub fn shared_machine_note(out: &mut String, jobs: &[Job]) {
-    let loads: Vec<f64> = jobs.iter().filter_map(|j| j.load_before).collect();
+    let loads: Vec<f64> = jobs.iter().filter_map(|j| j.run.load_before).collect();
     let busy = loads.iter().filter(|&&b| b >= QUIET).count();
     let worst = loads.iter().copied().fold(0.0, f64::max);
     if busy > 0 {
@@ -86,11 +86,11 @@ pub fn jobs_table(out: &mut String, jobs: &[Job], settle: Duration) {
         let _ = writeln!(
             out,
             "| `{}` | {} | {:.1} | {} | {} | {} |",
-            j.command,
+            j.run.command,
             j.note().unwrap_or_else(|| "ok".into()),
-            j.elapsed.as_secs_f64(),
-            pct(j.load_before),
-            j.machine_ns.map_or("–".into(), |ns| format!("{ns:.0}")),
+            j.run.elapsed.as_secs_f64(),
+            pct(j.run.load_before),
+            j.run.machine_cell(),
             j.runs
         );
     }

@@ -4,13 +4,14 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::process::Command;
-use std::time::Duration;
 
 use oxmpi::coll::select::Coll;
 use oxmpi_benches::capture::Capturer;
 use oxmpi_benches::format::{pct, size_label};
-use oxmpi_benches::job::{ending, Before};
-use oxmpi_benches::peers::{parse_records, show, stderr_to_stdout, Impl, Record, PEERS};
+use oxmpi_benches::job::{Before, JobRun};
+use oxmpi_benches::peers::{
+    parse_records, records_csv, show, stderr_to_stdout, Impl, Record, PEERS,
+};
 
 use crate::Setup;
 
@@ -90,15 +91,8 @@ pub struct Job {
     /// What it ran: `all`, or `COLL=ALGO` in model mode.
     pub what: String,
     pub ranks: u32,
-    pub command: String,
-    /// `ok`, `dnf` or `failed`.
-    pub status: &'static str,
-    pub detail: String,
-    pub elapsed: Duration,
-    /// Busy share of the CPUs just before it started (other programs).
-    pub load_before: Option<f64>,
-    /// The machine's core-to-core latency just before it started (ns).
-    pub machine_ns: Option<f64>,
+    /// How it went.
+    pub run: JobRun,
     /// How many times it ran (comparison jobs run again on a slow machine).
     pub runs: usize,
     /// The last (collective, size) it reported.
@@ -109,14 +103,11 @@ impl Job {
     /// "did not finish within 60 s (last: alltoall 2 MiB)" and the like,
     /// for a job that is not `ok`.
     pub fn note(&self) -> Option<String> {
-        if self.status == "ok" {
-            return None;
-        }
         let reached = match &self.last {
             Some((c, s)) => format!("last reported: {c} {}", size_label(*s)),
             None => "nothing reported".into(),
         };
-        Some(format!("{} ({reached})", self.detail))
+        self.run.note(&reached)
     }
 }
 
@@ -221,14 +212,7 @@ impl Results {
     }
 
     pub fn csv(&self) -> String {
-        let mut out = String::from("impl,coll,ranks,size,metric,value\n");
-        for r in &self.records {
-            let _ = writeln!(
-                out,
-                "{},{},{},{},{},{}",
-                r.imp, r.what, r.ranks, r.size, r.metric, r.value
-            );
-        }
+        let mut out = records_csv("coll", &self.records);
         for j in &self.jobs {
             let _ = writeln!(
                 out,
@@ -236,7 +220,7 @@ impl Results {
                 j.imp.key(),
                 j.what,
                 j.ranks,
-                j.status
+                j.run.status
             );
         }
         for d in &self.decisions {
@@ -276,9 +260,16 @@ pub fn run_job(
     let (decisions, notes) = parse_log(&out.stdout);
     let last = records.last().map(|r| (r.what.clone(), r.size));
     let said = format!("{}{}", out.stdout, out.stderr_tail);
-    let (status, detail) = ending(&out, capturer.timeout(), &said, &setup.builds.all());
-    if status != "ok" {
-        eprintln!("coll:   {detail}");
+    let run = JobRun::finish(
+        line,
+        before,
+        &out,
+        capturer.timeout(),
+        &said,
+        &setup.builds.all(),
+    );
+    if !run.ok() {
+        eprintln!("coll:   {}", run.detail);
     }
     res.records.extend(records);
     for d in decisions {
@@ -291,12 +282,7 @@ pub fn run_job(
         imp,
         what: what.to_string(),
         ranks,
-        command: line,
-        status,
-        detail,
-        elapsed: out.elapsed,
-        load_before: before.load,
-        machine_ns: before.machine_ns,
+        run,
         runs: 1,
         last,
     });
@@ -333,12 +319,11 @@ mod tests {
             imp,
             what: "all".into(),
             ranks: 2,
-            command: String::new(),
-            status: "ok",
-            detail: String::new(),
-            elapsed: Duration::ZERO,
-            load_before: None,
-            machine_ns: Some(ns),
+            run: JobRun {
+                status: "ok",
+                machine_ns: Some(ns),
+                ..Default::default()
+            },
             runs: 1,
             last: None,
         };

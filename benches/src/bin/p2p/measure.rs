@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use oxmpi_benches::capture::{cpu_busy, Capturer};
 use oxmpi_benches::format::pct;
-use oxmpi_benches::job::{ending, Before};
+use oxmpi_benches::job::{Before, JobRun};
 use oxmpi_benches::machine::too_slow;
-use oxmpi_benches::peers::{parse_records, show, Impl, Record, IMPLS, QUIET};
+use oxmpi_benches::peers::{parse_records, records_csv, show, Impl, Record, IMPLS, QUIET};
 
 use crate::{Options, Setup};
 
@@ -20,22 +20,15 @@ pub struct Job {
     pub imp: &'static str,
     pub mode: &'static str,
     pub ranks: u32,
-    pub command: String,
-    /// `ok`, `dnf` or `failed`.
-    pub status: &'static str,
-    pub detail: String,
-    pub elapsed: Duration,
-    /// Busy share of the CPUs just before it started (other programs).
-    pub load_before: Option<f64>,
-    /// The same just after it ended.
+    /// How it went; its machine probe is the best over its runs when
+    /// several were merged.
+    pub run: JobRun,
+    /// Others' load just after it ended.
     pub load_after: Option<f64>,
     /// Runs of this job (the one kept is the least disturbed).
     pub attempts: u32,
     /// Largest size it reported a figure for.
     pub last_size: Option<u64>,
-    /// The machine's core-to-core half round trip just before it, in ns
-    /// (the best over its runs when several were merged).
-    pub machine_ns: Option<f64>,
     /// Its figures.
     pub records: Vec<Record>,
 }
@@ -43,7 +36,7 @@ pub struct Job {
 impl Job {
     /// Others' load around the job: the larger of before and after.
     pub fn disturbance(&self) -> Option<f64> {
-        match (self.load_before, self.load_after) {
+        match (self.run.load_before, self.load_after) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         }
@@ -94,16 +87,13 @@ impl Results {
     }
 
     pub fn csv(&self) -> String {
-        let mut out = String::from("impl,mode,ranks,size,metric,value\n");
-        for r in self.records() {
+        let mut out = records_csv("mode", self.records());
+        for j in &self.jobs {
             let _ = writeln!(
                 out,
-                "{},{},{},{},{},{}",
-                r.imp, r.what, r.ranks, r.size, r.metric, r.value
+                "{},{},{},,status,{}",
+                j.imp, j.mode, j.ranks, j.run.status
             );
-        }
-        for j in &self.jobs {
-            let _ = writeln!(out, "{},{},{},,status,{}", j.imp, j.mode, j.ranks, j.status);
         }
         out
     }
@@ -136,7 +126,9 @@ pub fn run_job(
         before.machine_text()
     );
     let out = capturer.run(&mut cmd).map_err(|e| format!("{line}: {e}"))?;
-    let (status, detail) = ending(
+    let run = JobRun::finish(
+        line,
+        before,
         &out,
         capturer.timeout(),
         &out.stderr_tail,
@@ -144,22 +136,17 @@ pub fn run_job(
     );
     let load_after = cpu_busy(Duration::from_millis(300));
     let records = parse_records(&out.stdout);
-    if status != "ok" {
-        eprintln!("p2p:   {detail}");
+    if !run.ok() {
+        eprintln!("p2p:   {}", run.detail);
     }
     Ok(Job {
         imp: imp.key(),
         mode,
         ranks,
-        command: line,
-        status,
-        detail,
-        elapsed: out.elapsed,
-        load_before: before.load,
+        run,
         load_after,
         attempts: 1,
         last_size: records.iter().map(|r| r.size).max(),
-        machine_ns: before.machine_ns,
         records,
     })
 }
@@ -195,10 +182,10 @@ pub fn merge_passes(mut passes: Vec<Job>) -> Option<Job> {
     let best = (0..passes.len()).max_by_key(|&i| (passes[i].last_size, usize::MAX - i))?;
     let mut merged = passes.swap_remove(best);
     merged.attempts += passes.iter().map(|j| j.attempts).sum::<u32>();
-    merged.machine_ns = passes
+    merged.run.machine_ns = passes
         .iter()
-        .filter_map(|j| j.machine_ns)
-        .chain(merged.machine_ns)
+        .filter_map(|j| j.run.machine_ns)
+        .chain(merged.run.machine_ns)
         .min_by(f64::total_cmp);
     for r in passes.into_iter().flat_map(|j| j.records) {
         let lower_is_better = r.metric.starts_with("lat_");
@@ -233,7 +220,7 @@ pub fn measure(o: &Options, setup: &Setup, capturer: &Capturer) -> Result<Result
     for _pass in 0..2 {
         for i in 0..res.jobs.len() {
             let job = &res.jobs[i];
-            let cost = job.elapsed + setup.settle + Duration::from_secs(1);
+            let cost = job.run.elapsed + setup.settle + Duration::from_secs(1);
             if !job.disturbed() || start.elapsed() + cost > setup.budget {
                 continue;
             }
@@ -259,12 +246,12 @@ pub fn measure(o: &Options, setup: &Setup, capturer: &Capturer) -> Result<Result
         let fastest = res
             .jobs
             .iter()
-            .filter_map(|j| j.machine_ns)
+            .filter_map(|j| j.run.machine_ns)
             .min_by(f64::total_cmp);
         for i in 0..res.jobs.len() {
             let job = &res.jobs[i];
-            let cost = job.elapsed + setup.settle + Duration::from_secs(1);
-            let slow = fastest.is_some_and(|f| too_slow(job.machine_ns, f));
+            let cost = job.run.elapsed + setup.settle + Duration::from_secs(1);
+            let slow = fastest.is_some_and(|f| too_slow(job.run.machine_ns, f));
             if !slow || start.elapsed() + cost > setup.budget {
                 continue;
             }
@@ -291,15 +278,13 @@ mod tests {
             imp: "oxmpi",
             mode: "latency",
             ranks: 2,
-            command: String::new(),
-            status: "ok",
-            detail: String::new(),
-            elapsed: Duration::ZERO,
-            load_before: None,
+            run: JobRun {
+                status: "ok",
+                ..Default::default()
+            },
             load_after: None,
             attempts: 1,
             last_size: Some(last),
-            machine_ns: None,
             records: parse_records(lines),
         };
         let a = job(

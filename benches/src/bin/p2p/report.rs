@@ -36,14 +36,11 @@ fn pass(ok: Option<bool>) -> &'static str {
 /// that is not `ok`.
 fn job_note(job: Option<&Job>) -> Option<String> {
     let j = job?;
-    if j.status == "ok" {
-        return None;
-    }
     let reached = match j.last_size {
         Some(s) => format!("last size reported: {}", size_label(s)),
         None => "no size finished".into(),
     };
-    Some(format!("{} ({reached})", j.detail))
+    j.run.note(&reached)
 }
 
 struct Report<'a> {
@@ -218,9 +215,9 @@ impl Report<'_> {
         for ranks in [4, 8] {
             let job = self.res.job(Impl::Mpich, "latency", ranks);
             let measured = match job {
-                Some(j) if j.status == "ok" => format!(
+                Some(j) if j.run.ok() => format!(
                     "finished in {:.1} s; 0 B: {} µs",
-                    j.elapsed.as_secs_f64(),
+                    j.run.elapsed.as_secs_f64(),
                     us(self.lat_of(Impl::Mpich, ranks, 0, MED))
                 ),
                 Some(_) => job_note(job).unwrap_or_default(),
@@ -386,19 +383,19 @@ impl Report<'_> {
         );
         self.line("|---|---|--:|--:|--:|--:|");
         for j in &self.res.jobs {
-            let status = if j.status == "ok" {
+            let status = if j.run.ok() {
                 "ok".to_string()
             } else {
                 job_note(Some(j)).unwrap_or_default()
             };
             let row = format!(
                 "| `{}` | {} | {:.1} | {} / {} | {} | {} |",
-                j.command,
+                j.run.command,
                 status,
-                j.elapsed.as_secs_f64(),
-                pct(j.load_before),
+                j.run.elapsed.as_secs_f64(),
+                pct(j.run.load_before),
                 pct(j.load_after),
-                j.machine_ns.map_or("–".into(), |ns| format!("{ns:.0}")),
+                j.run.machine_cell(),
                 j.attempts,
             );
             self.out.push_str(&row);
