@@ -1,6 +1,6 @@
 //! Multi-host launching, proved on this machine: each test builds two "hosts"
 //! out of Linux network namespaces joined to the root namespace by a private
-//! bridge, and runs oxrun with `--launcher-cmd 'ip netns exec'` so that the
+//! bridge (oxmpi-tests' fixture, tests/src/hosts.rs), and runs oxrun with `--launcher-cmd 'ip netns exec'` so that the
 //! agents really start through a launch command, dial back over TCP to the
 //! root-side address given by `--control-addr`, authenticate with the secret
 //! and run their ranks inside the namespaces. Traffic never leaves the bridge.
@@ -20,11 +20,11 @@ use std::io::Write;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{processes_with, run_cmd, wait_gone};
+use common::{processes_with, run_cmd, self_as_rank, wait_for_lines, wait_gone};
 use multihost::jobs::{kill_oxrun_and_check, pmi_job};
 use multihost::{
-    netns_id, netns_of_pid, oxrun, oxrun_cmd, oxrun_cmd_via, oxrun_lines, roles, self_as_rank,
-    sorted_lines, wait_for_lines, TestNet, LIMIT, PROMPT,
+    netns_id, netns_of_pid, oxrun, oxrun_cmd, oxrun_cmd_via, oxrun_lines, roles, sorted_lines,
+    TestNet, LIMIT, PROMPT,
 };
 
 /// The entry point of the re-run copies; a no-op in a normal test run.
@@ -425,7 +425,7 @@ fn a_cut_link_ends_the_job_within_3_s() {
             .stderr(std::fs::File::create(&errors).unwrap())
             .spawn()
             .unwrap();
-        wait_for_lines(&ready, 2);
+        wait_for_lines(&ready, 2, LIMIT);
         let ranks: Vec<i32> = processes_with(&marker)
             .into_iter()
             .filter(|&p| p != child.id() as i32)
@@ -498,7 +498,7 @@ fn all_ranks_of_a_host_killed_end_the_job() {
         let ready = ready.clone();
         let b_ns = netns_id(&format!("/run/netns/{b}"));
         std::thread::spawn(move || {
-            wait_for_lines(&ready, 4);
+            wait_for_lines(&ready, 4, LIMIT);
             let text = std::fs::read_to_string(&ready).unwrap();
             let on_b: Vec<i32> = text
                 .lines()

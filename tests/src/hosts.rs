@@ -9,8 +9,10 @@
 //! removed on drop, also when the test fails; objects left by a test
 //! process killed outright are swept by the next fixture.
 //!
-//! Needs root and iproute2; [`TestHosts::new`] says so in its error, and
-//! callers skip with that message when not root.
+//! Needs root and iproute2; [`TestHosts::new`] says so in its error. The
+//! suites here skip with that message when not root; the launcher's
+//! (launcher/tests/oxrun_multihost.rs, which reach the hosts with plain
+//! `ip netns exec`) fail with it.
 
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;

@@ -5,6 +5,7 @@
 use std::io::{Read, Write};
 use std::os::fd::FromRawFd;
 use std::os::unix::net::UnixStream;
+use std::time::Duration;
 
 /// The PMI connection oxrun handed this rank.
 pub struct Pmi {
@@ -73,5 +74,52 @@ impl Pmi {
         self.send(Self::frame(body).as_bytes());
         let got = self.reply2();
         assert_eq!(got, expect, "rank {} sent {body:?}", self.rank);
+    }
+
+    /// PMI-1 `init` at version 1.1, checking the reply.
+    pub fn init1(&mut self) {
+        self.ask1(
+            "cmd=init pmi_version=1 pmi_subversion=1\n",
+            "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n",
+        );
+    }
+
+    /// PMI-1 `get_my_kvsname`: the job's key-value space.
+    pub fn kvsname(&mut self) -> String {
+        self.send(b"cmd=get_my_kvsname\n");
+        self.line()
+            .strip_prefix("cmd=my_kvsname kvsname=")
+            .expect("my_kvsname reply")
+            .trim()
+            .to_string()
+    }
+
+    /// A second PMI-1 epoch in `kvs`: each rank puts `second-RANK`, and
+    /// after the barrier reads its successor's.
+    pub fn second_epoch(&mut self, kvs: &str) {
+        let (r, n) = (self.rank, self.size);
+        self.ask1(
+            &format!("cmd=put kvsname={kvs} key=second-{r} value={}\n", r * 10),
+            "cmd=put_result rc=0 msg=success\n",
+        );
+        self.ask1("cmd=barrier_in\n", "cmd=barrier_out\n");
+        let peer = (r + 1) % n;
+        self.ask1(
+            &format!("cmd=get kvsname={kvs} key=second-{peer}\n"),
+            &format!("cmd=get_result rc=0 msg=success value={}\n", peer * 10),
+        );
+    }
+
+    /// Enters a PMI-1 barrier and waits for the job to end (the socket to
+    /// close), giving up after 10 s; then exits 0, so that only oxrun's exit
+    /// code can show a job that never ended.
+    pub fn wait_in_fence_then_exit(&mut self) -> ! {
+        self.send(b"cmd=barrier_in\n");
+        self.sock
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut b = [0u8; 64];
+        let _ = self.sock.read(&mut b);
+        std::process::exit(0);
     }
 }

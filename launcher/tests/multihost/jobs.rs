@@ -1,12 +1,10 @@
-//! Jobs and checks more than one test runs.
+//! The longer jobs of the tests, with their checks: a PMI job across the
+//! hosts, and oxrun killed mid-job.
 
 use std::time::Instant;
 
-use super::{
-    netns_id, netns_of_pid, oxrun_cmd, oxrun_cmd_via, self_as_rank, wait_for_lines, TestNet, LIMIT,
-    PROMPT,
-};
-use crate::common::{processes_with, run_cmd, wait_gone, Outcome};
+use super::{netns_id, netns_of_pid, oxrun_cmd, oxrun_cmd_via, TestNet, LIMIT, PROMPT};
+use crate::common::{processes_with, run_cmd, self_as_rank, wait_for_lines, wait_gone, Outcome};
 
 /// Runs `n` ranks of this binary playing `role` on `hosts` (`a:2,b:2` and
 /// the like) mapped by `map`; the outcome and the host of each rank.
@@ -54,7 +52,7 @@ pub fn kill_oxrun_and_check(net: &TestNet, launcher: &str, marker: &str, detache
     let mut child = oxrun_cmd_via(net, launcher, "a:2,b:2", &["-n", "4", "sh", "-c", &script])
         .spawn()
         .unwrap();
-    wait_for_lines(&ready, 4);
+    wait_for_lines(&ready, 4, LIMIT);
     let oxrun_pid = child.id() as i32;
     let ranks: Vec<i32> = processes_with(marker)
         .into_iter()

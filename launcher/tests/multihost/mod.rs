@@ -6,7 +6,7 @@ pub mod jobs;
 pub mod roles;
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -159,31 +159,4 @@ pub fn sorted_lines(text: &str) -> Vec<String> {
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
     lines.sort();
     lines
-}
-
-/// A command line that re-runs this test binary as a rank with `role`.
-pub fn self_as_rank(role: &str) -> Vec<String> {
-    vec![
-        "-x".into(),
-        format!("OXRUN_TEST_ROLE={role}"),
-        std::env::current_exe().unwrap().to_string_lossy().into(),
-        "--exact".into(),
-        "role_entry".into(),
-        "--nocapture".into(),
-        "--test-threads=1".into(),
-        "-q".into(),
-    ]
-}
-
-/// Waits until `path` has `n` lines.
-pub fn wait_for_lines(path: &Path, n: usize) {
-    let start = Instant::now();
-    while std::fs::read_to_string(path)
-        .map(|s| s.lines().count())
-        .unwrap_or(0)
-        < n
-    {
-        assert!(start.elapsed() < LIMIT, "ranks did not start");
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }

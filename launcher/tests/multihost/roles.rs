@@ -48,27 +48,23 @@ fn check_my_host(rank: usize) -> String {
     expected
 }
 
+/// Every rank's host as the test placed them, and this rank's (checked).
+fn hosts_and_mine(rank: usize) -> (Vec<String>, String) {
+    let hosts = var("OXRUN_TEST_HOSTS")
+        .split(',')
+        .map(String::from)
+        .collect();
+    (hosts, check_my_host(rank))
+}
+
 /// PMI-1 put / barrier / get of every rank's key, across hosts. Each rank
 /// publishes the host it verified it runs on; everyone checks everyone.
 fn role_pmi1() {
     let mut p = Pmi::from_env();
     let (r, n) = (p.rank, p.size);
-    let hosts: Vec<String> = var("OXRUN_TEST_HOSTS")
-        .split(',')
-        .map(String::from)
-        .collect();
-    let me = check_my_host(r);
-    p.ask1(
-        "cmd=init pmi_version=1 pmi_subversion=1\n",
-        "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n",
-    );
-    p.sock.write_all(b"cmd=get_my_kvsname\n").unwrap();
-    let kvs = p
-        .line()
-        .strip_prefix("cmd=my_kvsname kvsname=")
-        .expect("my_kvsname reply")
-        .trim()
-        .to_string();
+    let (hosts, me) = hosts_and_mine(r);
+    p.init1();
+    let kvs = p.kvsname();
     let mapping = var("OXRUN_TEST_MAPPING");
     p.ask1(
         &format!("cmd=get kvsname={kvs} key=PMI_process_mapping\n"),
@@ -91,16 +87,7 @@ fn role_pmi1() {
         );
     }
     // Second epoch.
-    p.ask1(
-        &format!("cmd=put kvsname={kvs} key=second-{r} value={}\n", r * 10),
-        "cmd=put_result rc=0 msg=success\n",
-    );
-    p.ask1("cmd=barrier_in\n", "cmd=barrier_out\n");
-    let peer = (r + 1) % n;
-    p.ask1(
-        &format!("cmd=get kvsname={kvs} key=second-{peer}\n"),
-        &format!("cmd=get_result rc=0 msg=success value={}\n", peer * 10),
-    );
+    p.second_epoch(&kvs);
     p.ask1("cmd=finalize\n", "cmd=finalize_ack\n");
     println!("pmi1 rank {r} of {n} ok on {me}");
 }
@@ -109,11 +96,7 @@ fn role_pmi1() {
 fn role_pmi2() {
     let mut p = Pmi::from_env();
     let (r, n) = (p.rank, p.size);
-    let hosts: Vec<String> = var("OXRUN_TEST_HOSTS")
-        .split(',')
-        .map(String::from)
-        .collect();
-    let me = check_my_host(r);
+    let (hosts, me) = hosts_and_mine(r);
     p.ask1(
         "cmd=init pmi_version=2 pmi_subversion=0\n",
         "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0\n",
@@ -197,17 +180,8 @@ fn role_fence_wait() {
     if p.rank == p.size - 1 {
         return;
     }
-    p.ask1(
-        "cmd=init pmi_version=1 pmi_subversion=1\n",
-        "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n",
-    );
-    p.sock.write_all(b"cmd=barrier_in\n").unwrap();
-    p.sock
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    let mut b = [0u8; 64];
-    let _ = p.sock.read(&mut b);
-    std::process::exit(0);
+    p.init1();
+    p.wait_in_fence_then_exit();
 }
 
 /// Run by a launch-command wrapper in the root namespace: whether the
