@@ -93,16 +93,10 @@ pub struct Capturer {
 impl Capturer {
     /// A capturer that kills any job still running after `timeout`.
     pub fn new(timeout: Duration) -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let name = |what: &str| {
-            let file = format!("oxmpi-bench-{what}-{}-{n}", std::process::id());
-            std::env::temp_dir().join(file)
-        };
         Capturer {
             timeout,
-            stdout_path: name("stdout"),
-            stderr_path: name("stderr"),
+            stdout_path: scratch_file("stdout"),
+            stderr_path: scratch_file("stderr"),
         }
     }
 
@@ -115,40 +109,9 @@ impl Capturer {
     pub fn run(&self, cmd: &mut Command) -> std::io::Result<Captured> {
         cmd.stdin(Stdio::null())
             .stdout(File::create(&self.stdout_path)?)
-            .stderr(File::create(&self.stderr_path)?)
-            .process_group(0);
-        let start = Instant::now();
-        let mut child = cmd.spawn()?;
-        let pid = Pid::from_raw(child.id() as i32);
-        RUNNING.store(pid.as_raw(), Ordering::SeqCst);
-        let (done, wake) = mpsc::channel::<()>();
-        let timeout = self.timeout;
-        let watchdog = thread::spawn(move || {
-            if wake.recv_timeout(timeout) != Err(RecvTimeoutError::Timeout) {
-                return false;
-            }
-            let _ = killpg(pid, Signal::SIGTERM);
-            if wake.recv_timeout(GRACE) == Err(RecvTimeoutError::Timeout) {
-                let _ = killpg(pid, Signal::SIGKILL);
-            }
-            true
-        });
-        // Wait without reaping: the zombie keeps the group id ours until the
-        // watchdog is done, so it can never signal a recycled group.
-        let waited = waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT);
-        let elapsed = start.elapsed();
-        drop(done);
-        let timed_out = watchdog.join().unwrap_or(false);
-        if timed_out {
-            // Whatever of the group outlived the launcher goes too.
-            let _ = killpg(pid, Signal::SIGKILL);
-        }
-        RUNNING.store(0, Ordering::SeqCst);
-        let status = child.wait()?;
-        waited.map_err(std::io::Error::from)?;
+            .stderr(File::create(&self.stderr_path)?);
+        let (status, elapsed, timed_out) = run_in_own_group(cmd, self.timeout)?;
         let stdout = std::fs::read(&self.stdout_path).unwrap_or_default();
-        let stderr = std::fs::read(&self.stderr_path).unwrap_or_default();
-        let tail = &stderr[stderr.len().saturating_sub(2048)..];
         Ok(Captured {
             ending: if timed_out {
                 Ending::TimedOut
@@ -157,9 +120,65 @@ impl Capturer {
             },
             elapsed,
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
-            stderr_tail: String::from_utf8_lossy(tail).into_owned(),
+            stderr_tail: tail_of(&self.stderr_path),
         })
     }
+}
+
+/// A scratch file of this process's own, `oxmpi-bench-WHAT-PID-N` in the
+/// temporary directory.
+pub(crate) fn scratch_file(what: &str) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let file = format!("oxmpi-bench-{what}-{}-{n}", std::process::id());
+    std::env::temp_dir().join(file)
+}
+
+/// The last 2 KiB of `path`, lossily decoded.
+pub(crate) fn tail_of(path: &Path) -> String {
+    let text = std::fs::read(path).unwrap_or_default();
+    let tail = &text[text.len().saturating_sub(2048)..];
+    String::from_utf8_lossy(tail).into_owned()
+}
+
+/// Runs `cmd` (its standard streams already set) in a process group of its
+/// own, which gets SIGTERM at `timeout`, SIGKILL after a grace period, and
+/// SIGKILL again once the launcher is gone (whatever outlived it). The
+/// exit status, the wall-clock time from spawn to the launcher's exit, and
+/// whether it timed out.
+pub(crate) fn run_in_own_group(
+    cmd: &mut Command,
+    timeout: Duration,
+) -> std::io::Result<(ExitStatus, Duration, bool)> {
+    cmd.process_group(0);
+    let start = Instant::now();
+    let mut child = cmd.spawn()?;
+    let pid = Pid::from_raw(child.id() as i32);
+    RUNNING.store(pid.as_raw(), Ordering::SeqCst);
+    let (done, wake) = mpsc::channel::<()>();
+    let watchdog = thread::spawn(move || {
+        if wake.recv_timeout(timeout) != Err(RecvTimeoutError::Timeout) {
+            return false;
+        }
+        let _ = killpg(pid, Signal::SIGTERM);
+        if wake.recv_timeout(GRACE) == Err(RecvTimeoutError::Timeout) {
+            let _ = killpg(pid, Signal::SIGKILL);
+        }
+        true
+    });
+    // Wait without reaping: the zombie keeps the group id ours until the
+    // watchdog is done, so it can never signal a recycled group.
+    let waited = waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT);
+    let elapsed = start.elapsed();
+    drop(done);
+    let timed_out = watchdog.join().unwrap_or(false);
+    if timed_out {
+        let _ = killpg(pid, Signal::SIGKILL);
+    }
+    RUNNING.store(0, Ordering::SeqCst);
+    let status = child.wait()?;
+    waited.map_err(std::io::Error::from)?;
+    Ok((status, elapsed, timed_out))
 }
 
 impl Drop for Capturer {
@@ -227,15 +246,17 @@ pub fn cpu_busy(window: Duration) -> Option<f64> {
     Some(1.0 - idle as f64 / total as f64)
 }
 
+/// `sh -c SCRIPT`, for the tests of the runners.
+#[cfg(test)]
+pub(crate) fn sh(script: &str) -> Command {
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", script]);
+    cmd
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn sh(script: &str) -> Command {
-        let mut cmd = Command::new("sh");
-        cmd.args(["-c", script]);
-        cmd
-    }
 
     #[test]
     fn keeps_stdout_of_a_finished_job() {

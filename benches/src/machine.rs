@@ -77,6 +77,26 @@ fn bind(cpu: usize) {
     }
 }
 
+/// A job that saw the machine's core-to-core latency above this factor of
+/// the best seen caught it in a slow state (for every implementation
+/// alike) and is worth running again.
+pub const SLOW: f64 = 1.5;
+
+/// Whether a job that saw `ns` caught the machine slower than [`SLOW`]
+/// times the best seen (unknown: no).
+pub fn too_slow(ns: Option<f64>, best: f64) -> bool {
+    matches!(ns, Some(ns) if ns > SLOW * best)
+}
+
+/// Whether a run that saw `ns` saw a faster machine than one that saw `kept`.
+pub fn faster(ns: Option<f64>, kept: Option<f64>) -> bool {
+    match (ns, kept) {
+        (Some(a), Some(b)) => a < b,
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,5 +110,13 @@ mod tests {
             Some(ns) => assert!(ns.is_finite() && ns > 0.0, "{ns} ns"),
             None => assert!(cpus < 2, "two CPUs but no figure"),
         }
+    }
+
+    #[test]
+    fn slow_machine_runs_are_told_apart() {
+        assert!(too_slow(Some(40.0), 25.0) && !too_slow(Some(30.0), 25.0));
+        assert!(!too_slow(None, 25.0), "unprobed: kept");
+        assert!(faster(Some(24.0), Some(220.0)) && !faster(Some(230.0), Some(220.0)));
+        assert!(faster(Some(24.0), None) && !faster(None, Some(24.0)));
     }
 }

@@ -2,13 +2,14 @@
 //! (`oxrun`), MPICH (`mpiexec.hydra`) and Open MPI (`mpirun.openmpi`).
 //!
 //! * [`Impl`]: the three, with their CSV keys and labels.
-//! * [`compile_c`]: builds a C benchmark with an `mpicc`.
+//! * [`compile_c`], [`beside_me`], [`on_path`]: the programs run.
 //! * [`Launchers`]: the command line that starts N ranks under each.
 //! * [`Record`] / [`parse_records`]: the `impl,what,ranks,size,metric,value`
 //!   lines the benchmarks print.
 //! * [`settle`], [`version_of`], [`tree_state`], [`show`], [`plot`]: what a
 //!   report needs around the measurements.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -62,9 +63,14 @@ pub fn on_path(name: &str) -> Option<PathBuf> {
 
 /// Builds `src` with `mpicc -O2 -Wall -Wextra` into `exe`.
 pub fn compile_c(mpicc: &str, src: &Path, exe: &Path) -> Result<(), String> {
+    compile_c_with(mpicc, &["-O2", "-Wall", "-Wextra"], src, exe)
+}
+
+/// Builds `src` with `mpicc FLAGS` into `exe`.
+pub fn compile_c_with(mpicc: &str, flags: &[&str], src: &Path, exe: &Path) -> Result<(), String> {
     let cc = on_path(mpicc).ok_or(format!("{mpicc} not found on PATH"))?;
     let status = Command::new(cc)
-        .args(["-O2", "-Wall", "-Wextra"])
+        .args(flags)
         .arg(src)
         .arg("-o")
         .arg(exe)
@@ -148,6 +154,52 @@ impl Launchers {
     }
 }
 
+/// One benchmark built three ways: OxMPI's program on its Rust API and the
+/// C program built with MPICH's and Open MPI's `mpicc`.
+#[derive(Debug, Clone)]
+pub struct Builds {
+    /// The Rust program (run under `oxrun`).
+    pub ox: PathBuf,
+    /// The C program built with `mpicc.mpich`.
+    pub mpich: PathBuf,
+    /// The C program built with `mpicc.openmpi`.
+    pub ompi: PathBuf,
+}
+
+impl Builds {
+    /// `ox` next to this program; the C builds to be, beside it, named
+    /// `C_mpich` and `C_openmpi`.
+    pub fn beside_me(ox: &str, c: &str) -> Result<Builds, String> {
+        let ox = beside_me(ox)?;
+        let dir = ox.parent().ok_or("executable has no directory")?;
+        Ok(Builds {
+            mpich: dir.join(format!("{c}_mpich")),
+            ompi: dir.join(format!("{c}_openmpi")),
+            ox,
+        })
+    }
+
+    /// Builds the C benchmark `src` both ways.
+    pub fn compile(&self, src: &Path) -> Result<(), String> {
+        compile_c("mpicc.mpich", src, &self.mpich)?;
+        compile_c("mpicc.openmpi", src, &self.ompi)
+    }
+
+    /// The program `imp` runs.
+    pub fn of(&self, imp: Impl) -> &Path {
+        match imp {
+            Impl::Ox => &self.ox,
+            Impl::Mpich => &self.mpich,
+            Impl::Ompi => &self.ompi,
+        }
+    }
+
+    /// All three (to find their stray ranks).
+    pub fn all(&self) -> [&Path; 3] {
+        [&self.ox, &self.mpich, &self.ompi]
+    }
+}
+
 /// `name` in the directory of the running program (`target/release/` for
 /// the runners), or how to build it.
 pub fn beside_me(name: &str) -> Result<PathBuf, String> {
@@ -223,6 +275,20 @@ pub fn parse_records(stdout: &str) -> Vec<Record> {
         .collect()
 }
 
+/// `records` as CSV: the header `impl,WHAT,ranks,size,metric,value`
+/// (`WHAT` naming the second column), then a line each.
+pub fn records_csv<'a>(what: &str, records: impl IntoIterator<Item = &'a Record>) -> String {
+    let mut out = format!("impl,{what},ranks,size,metric,value\n");
+    for r in records {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{}",
+            r.imp, r.what, r.ranks, r.size, r.metric, r.value
+        );
+    }
+    out
+}
+
 /// Busy share of the CPUs below which the machine counts as quiet.
 pub const QUIET: f64 = 0.15;
 
@@ -252,6 +318,12 @@ pub fn version_of(prog: &Path, args: &[&str], pick: &str) -> String {
 /// The commit measured, noting uncommitted changes to the runtime or the
 /// launcher.
 pub fn tree_state() -> String {
+    tree_state_of(&["runtime", "launcher"])
+}
+
+/// The commit measured, noting uncommitted changes below `dirs` (paths
+/// from the top of the repository).
+pub fn tree_state_of(dirs: &[&str]) -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let git = |args: &[&str]| {
         let out = Command::new("git").arg("-C").arg(&dir).args(args).output();
@@ -262,17 +334,14 @@ pub fn tree_state() -> String {
     let Some(head) = git(&["rev-parse", "--short", "HEAD"]) else {
         return "unknown (not a git checkout)".into();
     };
-    let dirty = git(&[
-        "status",
-        "--porcelain",
-        "--untracked-files=no",
-        "--",
-        "runtime",
-        "launcher",
-    ]);
-    match dirty.as_deref() {
+    let mut status = vec!["status", "--porcelain", "--untracked-files=no", "--"];
+    status.extend(dirs);
+    match git(&status).as_deref() {
         Some("") => head,
-        _ => format!("{head} + uncommitted changes in runtime/ or launcher/"),
+        _ => {
+            let named: Vec<String> = dirs.iter().map(|d| format!("{d}/")).collect();
+            format!("{head} + uncommitted changes in {}", named.join(" or "))
+        }
     }
 }
 
@@ -311,7 +380,12 @@ pub fn plot(script: &Path, csv: &Path, png: &Path) -> Result<(), String> {
         .arg(csv)
         .arg(png)
         .output()
-        .map_err(|e| format!("python3 not runnable ({e}); no plot. Then: {manual}"))?;
+        .map_err(|e| {
+            format!(
+                "python3 not runnable ({e}); no plot. Install Python 3 with matplotlib, \
+                 then: {manual}"
+            )
+        })?;
     if out.status.success() {
         return Ok(());
     }
@@ -323,6 +397,14 @@ pub fn plot(script: &Path, csv: &Path, png: &Path) -> Result<(), String> {
         ));
     }
     Err(format!("{manual} failed ({}):\n{err}", out.status))
+}
+
+/// [`plot`], then a line on stderr from `tool`: what it wrote, or why not.
+pub fn plot_and_say(tool: &str, script: &Path, csv: &Path, png: &Path) {
+    match plot(script, csv, png) {
+        Ok(()) => eprintln!("{tool}: wrote {}", png.display()),
+        Err(e) => eprintln!("{tool}: {e}"),
+    }
 }
 
 #[cfg(test)]
@@ -337,6 +419,14 @@ mod tests {
         assert_eq!(
             (r[0].what.as_str(), r[0].metric.as_str()),
             ("bcast", "time_us")
+        );
+        let r = parse_records("noise\noxmpi,latency,2,1024,lat_us_median,0.5\nx,y\n");
+        assert_eq!(r.len(), 1);
+        assert_eq!((r[0].size, r[0].value), (1024, 0.5));
+        assert_eq!(r[0].metric, "lat_us_median");
+        assert_eq!(
+            records_csv("mode", &r),
+            "impl,mode,ranks,size,metric,value\noxmpi,latency,2,1024,lat_us_median,0.5\n"
         );
     }
 

@@ -1,4 +1,4 @@
-//! Summary statistics of timing samples.
+//! Summary statistics of timing samples and of figures.
 
 use std::time::Duration;
 
@@ -44,6 +44,25 @@ impl Summary {
 /// `a / b` as a float (infinite when `b` is zero).
 pub fn ratio(a: Duration, b: Duration) -> f64 {
     a.as_secs_f64() / b.as_secs_f64()
+}
+
+/// Sorts `v` and returns its median (mean of the middle two for even n).
+pub fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Geometric mean; `None` when empty or with a value not above zero.
+pub fn geomean(v: &[f64]) -> Option<f64> {
+    if v.is_empty() || v.iter().any(|&x| x <= 0.0) {
+        return None;
+    }
+    Some((v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp())
 }
 
 #[cfg(test)]
@@ -93,5 +112,17 @@ mod tests {
         let r = ratio(Duration::from_millis(30), Duration::from_millis(20));
         assert!((r - 1.5).abs() < 1e-12);
         assert!(ratio(Duration::from_secs(1), Duration::ZERO).is_infinite());
+    }
+
+    #[test]
+    fn median_of_even_and_odd() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
+    }
+
+    #[test]
+    fn geometric_mean() {
+        assert!((geomean(&[2.0, 0.5]).unwrap() - 1.0).abs() < 1e-12);
+        assert_eq!(geomean(&[]), None);
     }
 }

@@ -7,20 +7,11 @@
 
 use std::fmt;
 use std::fs::File;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use nix::sys::signal::{killpg, Signal};
-use nix::sys::wait::{waitid, Id, WaitPidFlag};
-use nix::unistd::Pid;
-
-/// How long a timed-out job gets between SIGTERM and SIGKILL.
-const GRACE: Duration = Duration::from_secs(2);
+use crate::capture::{run_in_own_group, scratch_file, tail_of};
 
 /// Why a timed run produced no sample.
 #[derive(Debug)]
@@ -66,12 +57,9 @@ pub struct Timer {
 impl Timer {
     /// A timer that kills any job still running after `timeout`.
     pub fn new(timeout: Duration) -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let name = format!("oxmpi-bench-stderr-{}-{n}", std::process::id());
         Timer {
             timeout,
-            stderr_path: std::env::temp_dir().join(name),
+            stderr_path: scratch_file("stderr"),
         }
     }
 
@@ -80,48 +68,18 @@ impl Timer {
         let stderr = File::create(&self.stderr_path)?;
         cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(stderr)
-            .process_group(0);
-        let start = Instant::now();
-        let mut child = cmd.spawn()?;
-        let pid = Pid::from_raw(child.id() as i32);
-        let (done, wake) = mpsc::channel::<()>();
-        let timeout = self.timeout;
-        let watchdog = thread::spawn(move || {
-            if wake.recv_timeout(timeout) != Err(RecvTimeoutError::Timeout) {
-                return false;
-            }
-            let _ = killpg(pid, Signal::SIGTERM);
-            if wake.recv_timeout(GRACE) == Err(RecvTimeoutError::Timeout) {
-                let _ = killpg(pid, Signal::SIGKILL);
-            }
-            true
-        });
-        // Wait without reaping: the zombie keeps the group id ours until the
-        // watchdog is done, so it can never signal a recycled group.
-        let waited = waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT);
-        let elapsed = start.elapsed();
-        drop(done);
-        let timed_out = watchdog.join().unwrap_or(false);
-        let status = child.wait()?;
-        waited.map_err(std::io::Error::from)?;
+            .stderr(stderr);
+        let (status, elapsed, timed_out) = run_in_own_group(cmd, self.timeout)?;
         if timed_out {
             return Err(RunError::TimedOut(self.timeout));
         }
         if !status.success() {
             return Err(RunError::Failed {
                 status: status.to_string(),
-                stderr: self.stderr_tail(),
+                stderr: tail_of(&self.stderr_path),
             });
         }
         Ok(elapsed)
-    }
-
-    /// The last 2 KiB of the latest job's standard error.
-    fn stderr_tail(&self) -> String {
-        let text = std::fs::read(&self.stderr_path).unwrap_or_default();
-        let tail = &text[text.len().saturating_sub(2048)..];
-        String::from_utf8_lossy(tail).into_owned()
     }
 }
 
@@ -133,13 +91,10 @@ impl Drop for Timer {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::time::Instant;
 
-    fn sh(script: &str) -> Command {
-        let mut cmd = Command::new("sh");
-        cmd.args(["-c", script]);
-        cmd
-    }
+    use super::*;
+    use crate::capture::sh;
 
     #[test]
     fn times_a_successful_job() {

@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::{command, run, run_cmd, wait_gone};
+use common::{command, run, run_cmd, wait_for_lines, wait_gone};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -193,18 +193,6 @@ fn stdin_goes_to_rank_zero_only() {
     assert_eq!(lines, ["0:hello", "1:"].into());
 }
 
-fn wait_for_file_lines(path: &std::path::Path, n: usize) {
-    let start = std::time::Instant::now();
-    while std::fs::read_to_string(path)
-        .map(|s| s.lines().count())
-        .unwrap_or(0)
-        < n
-    {
-        assert!(start.elapsed() < LIMIT, "ranks did not start");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 #[test]
 fn sigint_is_forwarded_and_a_second_one_kills() {
     let dir = tempdir("sigint");
@@ -215,7 +203,7 @@ fn sigint_is_forwarded_and_a_second_one_kills() {
         ready.display()
     );
     let child = command(&["-n", "2", "sh", "-c", &script]).spawn().unwrap();
-    wait_for_file_lines(&ready, 2);
+    wait_for_lines(&ready, 2, LIMIT);
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -237,7 +225,7 @@ fn sigint_is_forwarded_and_a_second_one_kills() {
         ready2.display()
     );
     let child = command(&["-n", "2", "sh", "-c", &script]).spawn().unwrap();
-    wait_for_file_lines(&ready2, 2);
+    wait_for_lines(&ready2, 2, LIMIT);
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     std::thread::sleep(Duration::from_millis(200));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -266,7 +254,7 @@ fn no_orphans_after_oxrun_is_killed() {
         ready.display()
     );
     let mut child = command(&["-n", "4", "sh", "-c", &script]).spawn().unwrap();
-    wait_for_file_lines(&ready, 4);
+    wait_for_lines(&ready, 4, LIMIT);
     assert!(common::processes_with(&marker).len() >= 8);
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     let _ = child.wait();

@@ -94,20 +94,10 @@ fn ranks_hold_only_stdio_and_pmi_fd() {
 
 #[test]
 fn children_of_mpi_ranks_do_not_inherit_pmi_fd() {
-    let exe = std::env::current_exe().unwrap();
-    let out = run_with_stray_fd(&[
-        "-n",
-        "2",
-        "-l",
-        "-x",
-        "OXRUN_TEST_ROLE=mpi_child",
-        exe.to_str().unwrap(),
-        "--exact",
-        "role_entry",
-        "--nocapture",
-        "--test-threads=1",
-        "-q",
-    ]);
+    let mut args = vec!["-n".to_string(), "2".into(), "-l".into()];
+    args.extend(common::self_as_rank("mpi_child"));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run_with_stray_fd(&args);
     assert_eq!(out.code, Some(0), "{out:?}");
     let ranks = descriptors(&out.stdout);
     assert_eq!(ranks.len(), 2, "{out:?}");

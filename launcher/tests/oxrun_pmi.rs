@@ -5,80 +5,15 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::os::fd::FromRawFd;
-use std::os::unix::net::UnixStream;
 use std::time::Duration;
+
+use common::pmi::Pmi;
 
 const LIMIT: Duration = Duration::from_secs(60);
 
-struct Pmi {
-    sock: UnixStream,
-    rank: usize,
-    size: usize,
-}
-
-impl Pmi {
-    fn from_env() -> Pmi {
-        let var = |k: &str| std::env::var(k).unwrap_or_else(|_| panic!("{k} not set"));
-        let fd: i32 = var("PMI_FD").parse().unwrap();
-        // SAFETY: oxrun handed us this descriptor for our exclusive use.
-        let sock = unsafe { UnixStream::from_raw_fd(fd) };
-        Pmi {
-            sock,
-            rank: var("PMI_RANK").parse().unwrap(),
-            size: var("PMI_SIZE").parse().unwrap(),
-        }
-    }
-
-    fn send(&mut self, bytes: &[u8]) {
-        self.sock.write_all(bytes).unwrap();
-    }
-
-    fn line(&mut self) -> String {
-        let mut out = Vec::new();
-        let mut b = [0u8];
-        while b[0] != b'\n' {
-            self.sock.read_exact(&mut b).expect("reply line");
-            out.push(b[0]);
-        }
-        String::from_utf8(out).unwrap()
-    }
-
-    /// PMI-1: sends a line, checks the exact reply.
-    fn ask1(&mut self, msg: &str, expect: &str) {
-        self.send(msg.as_bytes());
-        let got = self.line();
-        assert_eq!(got, expect, "rank {} sent {msg:?}", self.rank);
-    }
-
-    fn frame(body: &str) -> String {
-        format!("{:<6}{body}", body.len())
-    }
-
-    fn reply2(&mut self) -> String {
-        let mut len = [0u8; 6];
-        self.sock.read_exact(&mut len).unwrap();
-        let n: usize = std::str::from_utf8(&len).unwrap().trim().parse().unwrap();
-        let mut body = vec![0u8; n];
-        self.sock.read_exact(&mut body).unwrap();
-        String::from_utf8(body).unwrap()
-    }
-
-    /// PMI-2: sends a framed message, checks the exact framed reply.
-    fn ask2(&mut self, body: &str, expect: &str) {
-        self.send(Self::frame(body).as_bytes());
-        let got = self.reply2();
-        assert_eq!(got, expect, "rank {} sent {body:?}", self.rank);
-    }
-}
-
 fn role_pmi1(p: &mut Pmi) {
     let (r, n) = (p.rank, p.size);
-    p.ask1(
-        "cmd=init pmi_version=1 pmi_subversion=1\n",
-        "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n",
-    );
+    p.init1();
     p.ask1(
         "cmd=get_maxes\n",
         "cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024\n",
@@ -88,13 +23,7 @@ fn role_pmi1(p: &mut Pmi) {
         "cmd=get_universe_size\n",
         &format!("cmd=universe_size size={n}\n"),
     );
-    p.send(b"cmd=get_my_kvsname\n");
-    let kvs = p
-        .line()
-        .strip_prefix("cmd=my_kvsname kvsname=")
-        .expect("my_kvsname reply")
-        .trim()
-        .to_string();
+    let kvs = p.kvsname();
     assert!(kvs.starts_with("kvs_"), "{kvs}");
     p.ask1(
         &format!("cmd=get kvsname={kvs} key=PMI_process_mapping\n"),
@@ -116,16 +45,7 @@ fn role_pmi1(p: &mut Pmi) {
         "cmd=get_result rc=-1 msg=key_nothing_not_found value=unknown\n",
     );
     // A second epoch: new keys become visible after the next barrier.
-    p.ask1(
-        &format!("cmd=put kvsname={kvs} key=second-{r} value={}\n", r * 10),
-        "cmd=put_result rc=0 msg=success\n",
-    );
-    p.ask1("cmd=barrier_in\n", "cmd=barrier_out\n");
-    let peer = (r + 1) % n;
-    p.ask1(
-        &format!("cmd=get kvsname={kvs} key=second-{peer}\n"),
-        &format!("cmd=get_result rc=0 msg=success value={}\n", peer * 10),
-    );
+    p.second_epoch(&kvs);
     p.ask1("cmd=finalize\n", "cmd=finalize_ack\n");
 }
 
@@ -207,10 +127,7 @@ fn run_role(role: &str) {
             std::thread::sleep(Duration::from_secs(20));
         }
         "abort" | "abort256" => {
-            p.ask1(
-                "cmd=init pmi_version=1 pmi_subversion=1\n",
-                "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n",
-            );
+            p.init1();
             let code = if role == "abort" { 9 } else { 256 };
             if p.rank == p.size - 1 {
                 p.send(format!("cmd=abort exitcode={code} message=giving\\ up\n").as_bytes());
@@ -218,10 +135,7 @@ fn run_role(role: &str) {
             std::thread::sleep(Duration::from_secs(20));
         }
         "no_finalize" => {
-            p.ask1(
-                "cmd=init pmi_version=1 pmi_subversion=1\n",
-                "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n",
-            );
+            p.init1();
             if p.rank != 0 {
                 std::thread::sleep(Duration::from_secs(20));
             }
@@ -234,19 +148,10 @@ fn run_role(role: &str) {
             if role == "silent_exit_first" {
                 std::thread::sleep(Duration::from_millis(500));
             }
-            p.ask1(
-                "cmd=init pmi_version=1 pmi_subversion=1\n",
-                "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n",
-            );
-            p.send(b"cmd=barrier_in\n");
+            p.init1();
             // Before the fix nobody ended the job: give up after a while,
             // exiting 0 so that oxrun's exit code shows the hang.
-            p.sock
-                .set_read_timeout(Some(Duration::from_secs(10)))
-                .unwrap();
-            let mut b = [0u8; 64];
-            let _ = p.sock.read(&mut b);
-            std::process::exit(0);
+            p.wait_in_fence_then_exit();
         }
         "late_init" => {
             if p.rank == p.size - 1 {
@@ -267,20 +172,11 @@ fn role_entry() {
 }
 
 fn job(n: usize, role: &str) -> common::Outcome {
-    let exe = std::env::current_exe().unwrap();
     let n = n.to_string();
-    let mut cmd = common::command(&[
-        "-n",
-        &n,
-        "-x",
-        &format!("OXRUN_TEST_ROLE={role}"),
-        exe.to_str().unwrap(),
-        "--exact",
-        "role_entry",
-        "--nocapture",
-        "--test-threads=1",
-        "-q",
-    ]);
+    let mut args = vec!["-n".to_string(), n];
+    args.extend(common::self_as_rank(role));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut cmd = common::command(&args);
     cmd.env_remove("RUST_BACKTRACE");
     common::run_cmd(cmd, None, LIMIT)
 }

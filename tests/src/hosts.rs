@@ -9,8 +9,10 @@
 //! removed on drop, also when the test fails; objects left by a test
 //! process killed outright are swept by the next fixture.
 //!
-//! Needs root and iproute2; [`TestHosts::new`] says so in its error, and
-//! callers skip with that message when not root.
+//! Needs root and iproute2; [`TestHosts::new`] says so in its error. The
+//! suites here skip with that message when not root; the launcher's
+//! (launcher/tests/oxrun_multihost.rs, which reach the hosts with plain
+//! `ip netns exec`) fail with it.
 
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
@@ -62,10 +64,12 @@ fn owner_pid(name: &str) -> Option<i32> {
 }
 
 /// Removes namespaces and links of test processes that died without
-/// running their destructors.
+/// running their destructors (SIGKILL), or of an earlier process that had
+/// our pid (this runs before we make any).
 fn sweep_stale() {
+    let me = std::process::id() as i32;
     let stale = |name: &str| {
-        owner_pid(name).is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+        owner_pid(name).is_some_and(|pid| pid == me || !Path::new(&format!("/proc/{pid}")).exists())
     };
     if let Ok(list) = ip(&["-o", "link", "show"]) {
         for line in list.lines() {
@@ -109,6 +113,7 @@ fn kill_all_in(ns: &str) {
 
 /// `n` test hosts on one bridge; see the module docs.
 pub struct TestHosts {
+    id: String,
     names: Vec<String>,
     ips: Vec<String>,
     ctl_ip: String,
@@ -136,6 +141,7 @@ impl TestHosts {
             links: Vec::new(),
             launch: dir.join("on-host"),
             dir,
+            id: id.clone(),
         };
         hosts.build(&id)?;
         hosts.write_launcher()?;
@@ -256,9 +262,33 @@ impl TestHosts {
             .unwrap_or(0)
     }
 
+    /// Takes host `i`'s end of its link down (inside its namespace: no FIN,
+    /// no RST reaches anyone, as with a cut cable), or up again.
+    pub fn set_link(&self, i: usize, up: bool) -> Result<(), String> {
+        let link = format!("{}i", self.names[i]);
+        let state = if up { "up" } else { "down" };
+        ip(&["-n", &self.names[i], "link", "set", &link, state]).map(|_| ())
+    }
+
     /// Processes still running inside any of the hosts.
     pub fn leftover_processes(&self) -> Vec<i32> {
         self.names.iter().flat_map(|n| pids_in(n)).collect()
+    }
+
+    /// Processes running inside host `i`.
+    pub fn processes_on(&self, i: usize) -> Vec<i32> {
+        pids_in(&self.names[i])
+    }
+
+    /// What every host name (and every other object of this fixture)
+    /// starts with.
+    pub fn name_prefix(&self) -> &str {
+        &self.id
+    }
+
+    /// A scratch directory of this fixture's own, removed on drop.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 }
 

@@ -44,11 +44,14 @@ use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
 use oxmpi_benches::capture::{kill_job_on_signals, Capturer};
-use oxmpi_benches::machine::core_to_core_ns;
+use oxmpi_benches::cli::{results_dir, write_result, Flags};
+use oxmpi_benches::format::ratio;
+use oxmpi_benches::machine::{core_to_core_ns, SLOW};
 use oxmpi_benches::peers::{
     beside_me, compile_c, parse_records, stderr_to_stdout, tree_state, ucx_tls, version_of,
 };
 use oxmpi_benches::report::{host_cpu, utc_timestamp};
+use oxmpi_benches::stats::median;
 
 const USAGE: &str = "usage: abi_compare [--runs N] [--timeout SECS] [--results DIR]";
 
@@ -60,9 +63,6 @@ const ALLREDUCE_SIZES: &str = "8,64,512,4096,32768,65536";
 const RANKS: &str = "2";
 /// Ratio above which a size is flagged.
 const LIMIT: f64 = 1.05;
-/// A run is steady when the machine's core-to-core latency stayed within
-/// this factor of the session's best around it.
-const SLOW: f64 = 1.5;
 /// How long each machine probe bounces its cache line.
 const PROBE: Duration = Duration::from_millis(20);
 
@@ -146,20 +146,22 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut o = Options {
         runs: 21,
         timeout: Duration::from_secs(60),
-        results: Path::new(env!("CARGO_MANIFEST_DIR")).join("results"),
+        results: results_dir(),
     };
-    let mut it = args.iter();
-    while let Some(flag) = it.next() {
-        let v = it.next().ok_or(format!("{flag} needs a value\n{USAGE}"))?;
-        let bad = || format!("bad value {v:?} for {flag}\n{USAGE}");
-        match flag.as_str() {
-            "--runs" => o.runs = v.parse().ok().filter(|&n| n > 0).ok_or_else(bad)?,
-            "--timeout" => {
-                let s: f64 = v.parse().ok().filter(|&s| s > 0.0).ok_or_else(bad)?;
-                o.timeout = Duration::from_secs_f64(s);
+    let mut flags = Flags::new(args, USAGE);
+    while let Some(flag) = flags.next_flag() {
+        match flag {
+            "--runs" => {
+                let v = flags.value(flag)?;
+                o.runs = v
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| flags.bad(flag, v))?;
             }
-            "--results" => o.results = PathBuf::from(v),
-            _ => return Err(format!("unknown argument {flag}\n{USAGE}")),
+            "--timeout" => o.timeout = flags.seconds(flag, false)?,
+            "--results" => o.results = PathBuf::from(flags.value(flag)?),
+            other => return Err(flags.refuse(other)),
         }
     }
     Ok(o)
@@ -187,16 +189,6 @@ fn install(prefix: &Path) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 /// (bench, way, size) -> (run, value) per run.
@@ -327,8 +319,7 @@ fn run(opts: &Options) -> Result<(), String> {
     print!("{report}");
     std::fs::create_dir_all(&opts.results).map_err(|e| e.to_string())?;
     for (name, text) in [("abi_compare.md", &report), ("abi_compare.csv", &csv)] {
-        let path = opts.results.join(name);
-        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        write_result(&opts.results, name, text)?;
     }
     if failures.is_empty() {
         Ok(())
@@ -443,10 +434,6 @@ fn report(
             let cell = |way: Way| median_over(&kept, |run| value(way, run));
             let (m, c, r) = (cell(Way::Mpich), cell(Way::CAbi), cell(Way::Rust));
             let fmt = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
-            let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
-                (Some(a), Some(b)) if b > 0.0 => Some(a / b),
-                _ => None,
-            };
             let cr = median_over(&kept, |run| {
                 ratio(value(Way::CAbi, run), value(Way::Rust, run))
             });

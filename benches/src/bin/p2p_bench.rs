@@ -50,6 +50,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use oxmpi::{wait_all, wtime, Comm, Error};
+use oxmpi_benches::stats::median;
 
 const MIB: usize = 1 << 20;
 const MAX_SIZE: usize = 16 * MIB;
@@ -120,17 +121,6 @@ fn latency_sizes() -> impl Iterator<Item = usize> {
 /// 1, 2, 4, ..., `MAX_SIZE`.
 fn bandwidth_sizes() -> impl Iterator<Item = usize> {
     (0..=MAX_SIZE.trailing_zeros()).map(|k| 1 << k)
-}
-
-/// Sorts `v` and returns its median (mean of the middle two for even n).
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 /// Writes CSV lines for one implementation and rank count.
@@ -407,11 +397,5 @@ mod tests {
         assert_eq!(g6(4007.7512), "4007.75");
         assert_eq!(g6(123456789.0), "123456789");
         assert_eq!(g6(2.5), "2.5");
-    }
-
-    #[test]
-    fn median_of_even_and_odd() {
-        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
     }
 }

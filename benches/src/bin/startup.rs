@@ -19,6 +19,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
+use oxmpi_benches::cli::{exit_on_error, results_dir, Flags};
+use oxmpi_benches::peers::{
+    beside_me, compile_c_with, on_path, tree_state_of, ucx_tls, version_of,
+};
 use oxmpi_benches::report::{host_cpu, table, utc_timestamp, Row};
 use oxmpi_benches::stats::Summary;
 use oxmpi_benches::timing::{RunError, Timer};
@@ -37,103 +41,42 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut o = Options {
         reps: 15,
         ranks: vec![1, 8, 32],
-        out: Path::new(env!("CARGO_MANIFEST_DIR")).join("results/startup.md"),
+        out: results_dir().join("startup.md"),
         timeout: Duration::from_secs(60),
     };
-    let mut it = args.iter();
-    while let Some(flag) = it.next() {
-        let mut value = || it.next().ok_or(format!("{flag} needs a value\n{USAGE}"));
-        let bad = |v: &str| format!("bad value {v:?} for {flag}\n{USAGE}");
-        match flag.as_str() {
+    let mut flags = Flags::new(args, USAGE);
+    while let Some(flag) = flags.next_flag() {
+        match flag {
             "--reps" => {
-                let v = value()?;
-                o.reps = v.parse().ok().filter(|&k| k > 0).ok_or_else(|| bad(v))?;
+                let v = flags.value(flag)?;
+                o.reps = v
+                    .parse()
+                    .ok()
+                    .filter(|&k| k > 0)
+                    .ok_or_else(|| flags.bad(flag, v))?;
             }
             "--ranks" => {
-                let v = value()?;
+                let v = flags.value(flag)?;
                 let list: Result<Vec<usize>, _> = v.split(',').map(str::parse).collect();
                 o.ranks = list
                     .ok()
                     .filter(|l| !l.contains(&0))
-                    .ok_or_else(|| bad(v))?;
+                    .ok_or_else(|| flags.bad(flag, v))?;
             }
-            "--out" => o.out = PathBuf::from(value()?),
-            "--timeout" => {
-                let v = value()?;
-                let secs: f64 = v.parse().ok().filter(|&s| s > 0.0).ok_or_else(|| bad(v))?;
-                o.timeout = Duration::from_secs_f64(secs);
-            }
-            "-h" | "--help" => return Err(USAGE.into()),
-            other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
+            "--out" => o.out = PathBuf::from(flags.value(flag)?),
+            "--timeout" => o.timeout = flags.seconds(flag, false)?,
+            other => return Err(flags.refuse(other)),
         }
     }
     Ok(o)
 }
 
-/// `name` in a `PATH` directory, if any.
-fn on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
-}
-
-/// First line of `prog args` output that contains `pick` (else the first line).
-fn version_of(prog: &Path, args: &[&str], pick: &str) -> String {
-    let out = Command::new(prog).args(args).output();
-    let text = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
-    let text = text.unwrap_or_default();
-    let line = text.lines().find(|l| l.contains(pick));
-    let line = line.or_else(|| text.lines().next()).unwrap_or("unknown");
-    line.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The commit measured, and whether the launcher or the PMI client had
-/// uncommitted changes.
-fn tree_state() -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let git = |args: &[&str]| {
-        let out = Command::new("git").arg("-C").arg(&dir).args(args).output();
-        out.ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
-    let Some(head) = git(&["rev-parse", "--short", "HEAD"]) else {
-        return "unknown (not a git checkout)".into();
-    };
-    let dirty = git(&[
-        "status",
-        "--porcelain",
-        "--untracked-files=no",
-        "--",
-        "launcher",
-        "runtime/src/bootstrap",
-    ]);
-    match dirty.as_deref() {
-        Some("") => head,
-        _ => format!("{head} + uncommitted changes in launcher/ or runtime/src/bootstrap/"),
-    }
-}
-
 /// Builds the C program into `dir` with `mpicc.mpich -O2`.
-fn compile_c(dir: &Path) -> Result<PathBuf, String> {
+fn build_c(dir: &Path) -> Result<PathBuf, String> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c/init_finalize.c");
     let exe = dir.join("init_finalize_c");
-    let mpicc =
-        on_path("mpicc.mpich").ok_or("mpicc.mpich not found on PATH (apt install mpich)")?;
-    let status = Command::new(mpicc)
-        .arg("-O2")
-        .arg(&src)
-        .arg("-o")
-        .arg(&exe)
-        .status()
-        .map_err(|e| format!("running mpicc.mpich: {e}"))?;
-    if !status.success() {
-        return Err(format!(
-            "mpicc.mpich -O2 {} failed: {status}",
-            src.display()
-        ));
-    }
+    on_path("mpicc.mpich").ok_or("mpicc.mpich not found on PATH (apt install mpich)")?;
+    compile_c_with("mpicc.mpich", &["-O2"], &src, &exe)?;
     Ok(exe)
 }
 
@@ -195,23 +138,12 @@ fn measure(
 }
 
 fn run(o: &Options) -> Result<String, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
-    let dir = exe
-        .parent()
-        .ok_or("executable has no directory")?
-        .to_path_buf();
-    let need = |name: &str| -> Result<PathBuf, String> {
-        let p = dir.join(name);
-        p.is_file().then_some(p.clone()).ok_or(format!(
-            "{} not found; build it first: cargo build --release --workspace --bins",
-            p.display()
-        ))
-    };
-    let oxrun = need("oxrun")?;
-    let trivial = need("pmi_trivial")?;
+    let oxrun = beside_me("oxrun")?;
+    let trivial = beside_me("pmi_trivial")?;
+    let dir = oxrun.parent().ok_or("oxrun has no directory")?;
     let hydra =
         on_path("mpiexec.hydra").ok_or("mpiexec.hydra not found on PATH (apt install mpich)")?;
-    let c_prog = compile_c(&dir)?;
+    let c_prog = build_c(dir)?;
     let timer = Timer::new(o.timeout);
     let launchers = [oxrun.as_path(), hydra.as_path()];
 
@@ -229,7 +161,7 @@ fn run(o: &Options) -> Result<String, String> {
         o.timeout,
         utc_timestamp(SystemTime::now()),
         host_cpu(),
-        tree_state(),
+        tree_state_of(&["launcher", "runtime/src/bootstrap"]),
         version_of(&oxrun, &["--version"], "oxrun"),
         version_of(&hydra, &["--version"], "Version:"),
         o.reps,
@@ -239,7 +171,6 @@ fn run(o: &Options) -> Result<String, String> {
     // fails with "No such device" when one vanishes mid-scan, as happens on
     // hosts where other jobs create and delete veth pairs; one node needs
     // only shared memory anyway. Both launchers get the same setting.
-    let ucx_tls = std::env::var("UCX_TLS").unwrap_or_else(|_| "self,sm".into());
     let programs = [
         (
             "Trivial PMI program (`pmi_trivial`: PMI-1 put, fence, get, finalize)",
@@ -249,7 +180,7 @@ fn run(o: &Options) -> Result<String, String> {
         (
             "MPICH `MPI_Init` + `MPI_Finalize` (`benches/c/init_finalize.c`, `mpicc.mpich -O2`)",
             &c_prog,
-            vec![("UCX_TLS".to_string(), ucx_tls)],
+            vec![("UCX_TLS".to_string(), ucx_tls())],
         ),
     ];
     for (title, program, env) in programs {
@@ -286,8 +217,5 @@ fn main() {
         eprintln!("startup: wrote {}", o.out.display());
         Ok(())
     });
-    if let Err(e) = result {
-        eprintln!("startup: {e}");
-        std::process::exit(2);
-    }
+    exit_on_error("startup", result);
 }

@@ -1,6 +1,8 @@
 //! Running oxrun from tests with a hard time limit, so no test can hang.
 #![allow(dead_code)]
 
+pub mod pmi;
+
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -113,4 +115,33 @@ pub fn wait_gone(marker: &str, limit: Duration) -> Vec<i32> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Waits until the file at `path` has `n` lines (the ranks that write one
+/// each have started), failing after `limit`.
+pub fn wait_for_lines(path: &std::path::Path, n: usize, limit: Duration) {
+    let start = Instant::now();
+    while std::fs::read_to_string(path)
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+        < n
+    {
+        assert!(start.elapsed() < limit, "ranks did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// oxrun arguments that re-run this test binary as a rank playing `role`
+/// (its `role_entry` test reads OXRUN_TEST_ROLE).
+pub fn self_as_rank(role: &str) -> Vec<String> {
+    vec![
+        "-x".into(),
+        format!("OXRUN_TEST_ROLE={role}"),
+        std::env::current_exe().unwrap().to_string_lossy().into(),
+        "--exact".into(),
+        "role_entry".into(),
+        "--nocapture".into(),
+        "--test-threads=1".into(),
+        "-q".into(),
+    ]
 }
