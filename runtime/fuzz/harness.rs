@@ -4,7 +4,7 @@
 //! Every function must return normally for any input; a panic is a bug.
 
 use oxmpi::bootstrap::mapping;
-use oxmpi::bootstrap::wire::{pmi1, pmi2, Command, FrameReader, Framing, MAX_MESSAGE};
+use oxmpi::bootstrap::wire::{framed, line, Command, FrameReader, Framing, MAX_MESSAGE};
 
 /// Input layout: byte 0 picks the framing (`'1'` lines, `'2'` length-prefixed,
 /// anything else: both); the rest is the byte stream from the peer.
@@ -20,13 +20,13 @@ pub fn pmi_wire(data: &[u8]) {
             reader(Framing::LengthPrefixed, stream);
         }
     }
-    if let Ok(cmd) = pmi1::decode(stream) {
+    if let Ok(cmd) = line::decode(stream) {
         round_trip(&cmd);
     }
-    if let Ok(cmd) = pmi2::decode(stream) {
+    if let Ok(cmd) = framed::decode(stream) {
         round_trip(&cmd);
     }
-    if let Ok(len) = pmi2::decode_len(&stream[..stream.len().min(6)]) {
+    if let Ok(len) = framed::decode_len(&stream[..stream.len().min(6)]) {
         assert!(len <= MAX_MESSAGE);
     }
 }
@@ -51,10 +51,10 @@ fn reader(framing: Framing, stream: &[u8]) {
 /// Whatever decodes must survive encode -> decode unchanged in each framing
 /// that can encode it.
 fn round_trip(cmd: &Command) {
-    if let Ok(bytes) = pmi1::encode(cmd) {
-        assert_eq!(pmi1::decode(&bytes).as_ref(), Ok(cmd), "PMI-1 round trip");
+    if let Ok(bytes) = line::encode(cmd) {
+        assert_eq!(line::decode(&bytes).as_ref(), Ok(cmd), "PMI-1 round trip");
     }
-    if let Ok(bytes) = pmi2::encode(cmd) {
+    if let Ok(bytes) = framed::encode(cmd) {
         let mut r = FrameReader::new();
         r.set_framing(Framing::LengthPrefixed);
         r.push(&bytes);

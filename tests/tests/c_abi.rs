@@ -159,7 +159,7 @@ fn unsupported_functions_report_themselves() {
 /// read as 0, so the status must be non-zero.
 #[test]
 fn abort_with_256_without_launcher_exits_non_zero() {
-    let exe = build("abort256", Way::MpichBinary);
+    let exe = build("abort_code_wraps", Way::MpichBinary);
     for when in ["preinit", "after"] {
         let scratch = ScratchDir::new();
         let out = Command::new(&exe)
@@ -170,11 +170,11 @@ fn abort_with_256_without_launcher_exits_non_zero() {
             .env_remove("PMI_FD")
             .env_remove("PMI_PORT")
             .output()
-            .expect("run abort256");
+            .expect("run abort_code_wraps");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.code() == Some(1) && !stdout.contains("NOT ABORTED"),
-            "abort256 {when}: status {:?}\n{stdout}{}",
+            "abort_code_wraps {when}: status {:?}\n{stdout}{}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
         );

@@ -88,7 +88,7 @@ fn check_started_for_pmi2() {
 /// Runs the runtime's PMI-2 client on its own against Slurm: identity,
 /// process mapping, puts/fences/gets across all ranks, missing keys.
 fn pmi2_client_against_slurm() {
-    use oxmpi::bootstrap::pmi2::Pmi2;
+    use oxmpi::bootstrap::framed_client::Pmi2;
     use oxmpi::bootstrap::{Bootstrap, PmiEnv};
     check_started_for_pmi2();
     let env = PmiEnv::from_env();

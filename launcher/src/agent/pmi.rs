@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use oxmpi::bootstrap::wire::{pmi1, pmi2, Command, FrameReader, Framing, WireError};
+use oxmpi::bootstrap::wire::{framed, line, Command, FrameReader, Framing, WireError};
 
 use crate::proto::PmiState;
 
@@ -94,18 +94,18 @@ fn encode_reply(version: u8, cmd: &Command) -> Vec<u8> {
     // Our own replies only carry values that passed validation, so encoding
     // cannot fail; fall back to an rc=-1 reply rather than panic.
     let encoded = if version == 2 {
-        pmi2::encode(cmd)
+        framed::encode(cmd)
     } else {
-        pmi1::encode(cmd)
+        line::encode(cmd)
     };
     encoded.unwrap_or_else(|e| {
         let fallback = Command::new(cmd.name.clone())
             .with("rc", -1)
             .with("msg", format!("{e}").replace([' ', ';'], "_"));
         if version == 2 {
-            pmi2::encode(&fallback)
+            framed::encode(&fallback)
         } else {
-            pmi1::encode(&fallback)
+            line::encode(&fallback)
         }
         .unwrap_or_default()
     })

@@ -39,8 +39,8 @@ impl Conn {
     /// Encodes and writes `cmd` in the current framing.
     pub(crate) fn send(&mut self, cmd: &Command) -> Result<(), Error> {
         let bytes = match self.reader.framing() {
-            Framing::Line => wire::pmi1::encode(cmd)?,
-            Framing::LengthPrefixed => wire::pmi2::encode(cmd)?,
+            Framing::Line => wire::line::encode(cmd)?,
+            Framing::LengthPrefixed => wire::framed::encode(cmd)?,
         };
         self.stream.write_all(&bytes).map_err(|source| Error::Os {
             call: "write to PMI server",

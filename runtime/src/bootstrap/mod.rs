@@ -5,9 +5,9 @@
 //! launcher (hydra, Slurm, `oxrun`), or a singleton world of one rank.
 
 mod conn;
+pub mod framed_client;
+pub(crate) mod line_client;
 pub mod mapping;
-pub(crate) mod pmi1;
-pub mod pmi2;
 pub(crate) mod singleton;
 pub mod wire;
 
@@ -320,10 +320,10 @@ fn parse_var(name: &str, value: Option<&str>) -> Result<Option<usize>, Error> {
 /// Opens the server connection named by `PMI_FD` or `PMI_PORT`.
 pub(crate) fn open_stream(env: &PmiEnv) -> Result<Box<dyn Stream>, Error> {
     if let Some(fd) = &env.fd {
-        return pmi1::stream_from_fd(fd);
+        return line_client::stream_from_fd(fd);
     }
     if let Some(port) = &env.port {
-        return pmi1::stream_from_port(port);
+        return line_client::stream_from_port(port);
     }
     Err(Error::Bootstrap(
         "neither PMI_FD nor PMI_PORT is set".into(),
@@ -347,8 +347,8 @@ pub fn connect() -> Result<Box<dyn Bootstrap>, Error> {
 pub(crate) fn connect_with(env: &PmiEnv) -> Result<Box<dyn Bootstrap>, Error> {
     Ok(match env.method()? {
         Method::Singleton => Box::new(singleton::Singleton::new()),
-        Method::Pmi1 => Box::new(pmi1::Pmi1::connect(env)?),
-        Method::Pmi2 => Box::new(pmi2::Pmi2::connect(env)?),
+        Method::Pmi1 => Box::new(line_client::Pmi1::connect(env)?),
+        Method::Pmi2 => Box::new(framed_client::Pmi2::connect(env)?),
     })
 }
 

@@ -15,9 +15,9 @@ use thiserror::Error;
 /// Longest PMI-1 line (including the newline) or PMI-2 payload accepted.
 ///
 /// ```
-/// use oxmpi::bootstrap::wire::{pmi1, WireError, MAX_MESSAGE};
+/// use oxmpi::bootstrap::wire::{line, WireError, MAX_MESSAGE};
 /// let line = vec![b'x'; MAX_MESSAGE + 1];
-/// assert!(matches!(pmi1::decode(&line), Err(WireError::Oversized { max: MAX_MESSAGE, .. })));
+/// assert!(matches!(line::decode(&line), Err(WireError::Oversized { max: MAX_MESSAGE, .. })));
 /// ```
 pub const MAX_MESSAGE: usize = 64 * 1024;
 
@@ -27,12 +27,12 @@ pub(crate) const PMI2_LEN_WIDTH: usize = 6;
 /// Why bytes from a peer could not be read as a PMI message.
 ///
 /// ```
-/// use oxmpi::bootstrap::wire::{pmi1, pmi2, Command, WireError};
-/// assert!(matches!(pmi1::decode(b"key=value\n"), Err(WireError::Malformed(_)))); // no cmd=
+/// use oxmpi::bootstrap::wire::{line, framed, Command, WireError};
+/// assert!(matches!(line::decode(b"key=value\n"), Err(WireError::Malformed(_)))); // no cmd=
 /// let semicolon = Command::new("put").with("value", "a;b");
-/// assert!(matches!(pmi2::encode(&semicolon), Err(WireError::Unencodable { version: 2, .. })));
+/// assert!(matches!(framed::encode(&semicolon), Err(WireError::Unencodable { version: 2, .. })));
 /// assert_eq!(
-///     pmi2::decode_len(b"12x   ").unwrap_err().to_string(),
+///     framed::decode_len(b"12x   ").unwrap_err().to_string(),
 ///     "PMI-2 length prefix \"12x   \" is not a decimal number"
 /// );
 /// ```
@@ -162,18 +162,18 @@ fn into_command(mut pairs: Vec<(String, String)>) -> Result<Command, WireError> 
 }
 
 /// PMI-1 line framing.
-pub mod pmi1 {
+pub mod line {
     use super::*;
 
     /// Encodes `cmd` as one line ending in `\n`, escaping the separators
     /// (space, tab), backslash and newline inside values.
     ///
     /// ```
-    /// use oxmpi::bootstrap::wire::{pmi1, Command};
+    /// use oxmpi::bootstrap::wire::{line, Command};
     /// let cmd = Command::new("put").with("key", "k").with("value", "a b");
-    /// let line = pmi1::encode(&cmd)?;
+    /// let line = line::encode(&cmd)?;
     /// assert_eq!(line, b"cmd=put key=k value=a\\ b\n"); // the space is escaped
-    /// assert_eq!(pmi1::decode(&line)?, cmd);
+    /// assert_eq!(line::decode(&line)?, cmd);
     /// # Ok::<(), oxmpi::bootstrap::wire::WireError>(())
     /// ```
     pub fn encode(cmd: &Command) -> Result<Vec<u8>, WireError> {
@@ -219,7 +219,7 @@ pub mod pmi1 {
 
     /// Decodes one line (with or without its trailing `\n`).
     ///
-    /// See the example on [`pmi1::encode`].
+    /// See the example on [`line::encode`].
     pub fn decode(line: &[u8]) -> Result<Command, WireError> {
         if line.len() > MAX_MESSAGE {
             return Err(WireError::Oversized {
@@ -259,18 +259,18 @@ pub mod pmi1 {
 }
 
 /// PMI-2 length-prefixed framing.
-pub mod pmi2 {
+pub mod framed {
     use super::*;
 
     /// Encodes `cmd` as a 6-character length followed by `cmd=NAME;k=v;...;`.
     ///
     /// ```
-    /// use oxmpi::bootstrap::wire::{pmi2, Command};
+    /// use oxmpi::bootstrap::wire::{framed, Command};
     /// let cmd = Command::new("kvs-get").with("key", "card-1");
-    /// let msg = pmi2::encode(&cmd)?;
+    /// let msg = framed::encode(&cmd)?;
     /// assert_eq!(msg, b"23    cmd=kvs-get;key=card-1;");
-    /// let len = pmi2::decode_len(&msg[..6])?;
-    /// assert_eq!(pmi2::decode(&msg[6..6 + len])?, cmd);
+    /// let len = framed::decode_len(&msg[..6])?;
+    /// assert_eq!(framed::decode(&msg[6..6 + len])?, cmd);
     /// # Ok::<(), oxmpi::bootstrap::wire::WireError>(())
     /// ```
     pub fn encode(cmd: &Command) -> Result<Vec<u8>, WireError> {
@@ -320,7 +320,7 @@ pub mod pmi2 {
 
     /// Parses the 6-byte length prefix.
     ///
-    /// See the example on [`pmi2::encode`].
+    /// See the example on [`framed::encode`].
     pub fn decode_len(prefix: &[u8]) -> Result<usize, WireError> {
         let text = std::str::from_utf8(prefix)
             .map_err(|_| WireError::BadLength(String::from_utf8_lossy(prefix).into_owned()))?;
@@ -342,7 +342,7 @@ pub mod pmi2 {
 
     /// Decodes a payload (without the length prefix).
     ///
-    /// See the example on [`pmi2::encode`].
+    /// See the example on [`framed::encode`].
     pub fn decode(payload: &[u8]) -> Result<Command, WireError> {
         let text = std::str::from_utf8(payload)
             .map_err(|_| WireError::Malformed("message is not UTF-8".into()))?;
@@ -452,18 +452,18 @@ impl FrameReader {
                     return Ok(None);
                 };
                 let line: Vec<u8> = self.buf.drain(..=end).collect();
-                pmi1::decode(&line).map(Some)
+                line::decode(&line).map(Some)
             }
             Framing::LengthPrefixed => {
                 if self.buf.len() < PMI2_LEN_WIDTH {
                     return Ok(None);
                 }
-                let len = pmi2::decode_len(&self.buf[..PMI2_LEN_WIDTH])?;
+                let len = framed::decode_len(&self.buf[..PMI2_LEN_WIDTH])?;
                 if self.buf.len() < PMI2_LEN_WIDTH + len {
                     return Ok(None);
                 }
                 let frame: Vec<u8> = self.buf.drain(..PMI2_LEN_WIDTH + len).collect();
-                pmi2::decode(&frame[PMI2_LEN_WIDTH..]).map(Some)
+                framed::decode(&frame[PMI2_LEN_WIDTH..]).map(Some)
             }
         }
     }
@@ -479,14 +479,14 @@ mod tests {
             .with("kvsname", "kvs_1")
             .with("key", "k")
             .with("value", "a b\\c");
-        let bytes = pmi1::encode(&cmd).unwrap();
+        let bytes = line::encode(&cmd).unwrap();
         assert_eq!(bytes, b"cmd=put kvsname=kvs_1 key=k value=a\\ b\\\\c\n");
-        assert_eq!(pmi1::decode(&bytes).unwrap(), cmd);
+        assert_eq!(line::decode(&bytes).unwrap(), cmd);
     }
 
     #[test]
     fn pmi1_tolerates_extra_spaces_and_empty_values() {
-        let cmd = pmi1::decode(b"cmd=get_result  rc=0 value=\n").unwrap();
+        let cmd = line::decode(b"cmd=get_result  rc=0 value=\n").unwrap();
         assert_eq!(cmd.name, "get_result");
         assert_eq!(cmd.get("rc"), Some("0"));
         assert_eq!(cmd.get("value"), Some(""));
@@ -494,12 +494,12 @@ mod tests {
 
     #[test]
     fn pmi1_rejects_garbage() {
-        assert!(pmi1::decode(b"\n").is_err());
-        assert!(pmi1::decode(b"hello\n").is_err());
-        assert!(pmi1::decode(b"key=1 cmd=x\n").is_err());
-        assert!(pmi1::decode(b"cmd=x =1\n").is_err());
-        assert!(pmi1::decode(b"cmd=x a=\\").is_err());
-        assert!(pmi1::decode(&[b'c', b'm', b'd', b'=', 0xff, b'\n']).is_err());
+        assert!(line::decode(b"\n").is_err());
+        assert!(line::decode(b"hello\n").is_err());
+        assert!(line::decode(b"key=1 cmd=x\n").is_err());
+        assert!(line::decode(b"cmd=x =1\n").is_err());
+        assert!(line::decode(b"cmd=x a=\\").is_err());
+        assert!(line::decode(&[b'c', b'm', b'd', b'=', 0xff, b'\n']).is_err());
     }
 
     #[test]
@@ -507,7 +507,7 @@ mod tests {
         let cmd = Command::new("kvs-put")
             .with("key", "k")
             .with("value", "v=1");
-        let bytes = pmi2::encode(&cmd).unwrap();
+        let bytes = framed::encode(&cmd).unwrap();
         assert_eq!(bytes, b"28    cmd=kvs-put;key=k;value=v=1;");
         let mut r = FrameReader::new();
         r.set_framing(Framing::LengthPrefixed);
@@ -520,13 +520,13 @@ mod tests {
 
     #[test]
     fn pmi2_length_prefix_variants() {
-        assert_eq!(pmi2::decode_len(b"    12").unwrap(), 12);
-        assert_eq!(pmi2::decode_len(b"12    ").unwrap(), 12);
-        assert!(pmi2::decode_len(b"1 2   ").is_err());
-        assert!(pmi2::decode_len(b"-1    ").is_err());
-        assert!(pmi2::decode_len(b"      ").is_err());
+        assert_eq!(framed::decode_len(b"    12").unwrap(), 12);
+        assert_eq!(framed::decode_len(b"12    ").unwrap(), 12);
+        assert!(framed::decode_len(b"1 2   ").is_err());
+        assert!(framed::decode_len(b"-1    ").is_err());
+        assert!(framed::decode_len(b"      ").is_err());
         assert!(matches!(
-            pmi2::decode_len(b"999999"),
+            framed::decode_len(b"999999"),
             Err(WireError::Oversized { .. })
         ));
     }
@@ -534,8 +534,8 @@ mod tests {
     #[test]
     fn pmi2_rejects_semicolons_in_values() {
         let cmd = Command::new("kvs-put").with("value", "a;b");
-        assert!(pmi2::encode(&cmd).is_err());
-        assert!(pmi2::decode(b"cmd=x;a=1").is_err());
+        assert!(framed::encode(&cmd).is_err());
+        assert!(framed::decode(b"cmd=x;a=1").is_err());
     }
 
     #[test]

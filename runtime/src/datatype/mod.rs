@@ -34,7 +34,7 @@ mod basic;
 mod build;
 mod cursor;
 mod darray;
-mod external32;
+mod external_repr;
 mod layout;
 mod pack;
 mod segments;

@@ -8,7 +8,7 @@
 //! write them); `rc=` may come anywhere in it.
 
 use super::conn::{self, Conn};
-use super::pmi1::{init_line, port_handshake};
+use super::line_client::{init_line, port_handshake};
 use super::wire::{Command, Framing};
 use super::{check_identity, node_map, Bootstrap, JobInfo, PmiEnv, Stream};
 use crate::Error;
@@ -16,7 +16,7 @@ use crate::Error;
 /// A PMI-2 client connection.
 ///
 /// ```no_run
-/// use oxmpi::bootstrap::pmi2::Pmi2;
+/// use oxmpi::bootstrap::framed_client::Pmi2;
 /// use oxmpi::bootstrap::{Bootstrap, PmiEnv};
 /// // Under `srun --mpi=pmi2`: talk PMI-2 whatever PMI_VERSION says.
 /// let mut pmi = Pmi2::connect(&PmiEnv::from_env())?;
