@@ -2,10 +2,10 @@
 //! standard library's, or loom's under `--cfg loom`.
 
 #[cfg(loom)]
-pub use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
+pub use loom::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64};
 pub use std::sync::atomic::Ordering;
 #[cfg(not(loom))]
-pub use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
+pub use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64};
 
 /// A busy-wait hint (under loom: a point where the model switches threads).
 #[inline(always)]

@@ -22,8 +22,8 @@
 use std::cell::Cell;
 use std::marker::PhantomData;
 
-use crate::atomic::Ordering::{Acquire, Relaxed, Release};
-use crate::atomic::{AtomicU32, AtomicU64};
+use crate::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
+use crate::atomic::{fence, AtomicU32, AtomicU64};
 
 /// The consumer's words, in front of the cells.
 #[repr(C)]
@@ -145,14 +145,17 @@ impl<C: Cells> Sender<C> {
             return true;
         }
         // Full: ask the consumer to wake this side when it frees a cell
-        // (this side may sleep before then). A rank goes to sleep only
-        // after many more polls, each reloading the index, and sleeps with
-        // a timeout, so a pop that races with this store is seen by one of
-        // them.
+        // (this side may sleep before then), then look once more. The two
+        // SeqCst fences (here and in `take_room_request`) order each side's
+        // store before its load: either the consumer sees the request, or
+        // this reload sees its pop. Without them both may read the old
+        // value and this side sleeps with no wake-up coming.
         if tail.want_room.load(Relaxed) == 0 {
             tail.want_room.store(1, Relaxed);
         }
-        false
+        fence(SeqCst);
+        self.cached_tail.set(tail.index.load(Acquire));
+        self.head.get().wrapping_sub(self.cached_tail.get()) < cells
     }
 
     /// Copies the concatenation of `parts` into the next cell and publishes it
@@ -287,6 +290,10 @@ impl<C: Cells> Receiver<C> {
     /// wake the producer when it says so.
     pub fn take_room_request(&self) -> bool {
         let want = &self.cells.tail().want_room;
+        // Pairs with the producer's fence after its request (see `has_room`):
+        // the pops' tail stores come before this load. One fence per poll
+        // that popped, not per message.
+        fence(SeqCst);
         want.load(Relaxed) != 0 && want.swap(0, Relaxed) != 0
     }
 }
