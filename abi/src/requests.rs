@@ -30,6 +30,7 @@ pub fn insert(entry: ReqEntry) -> MPI_Request {
     let slot = st.requests.insert(entry);
     // A temporary buffer of a datatype belongs to the slot's previous request.
     st.staged.clear(slot);
+    st.idups.remove(&slot);
     handles::request_handle(slot)
 }
 
@@ -152,14 +153,14 @@ pub fn test_one(st: &mut State, h: &mut MPI_Request) -> Result<Outcome, AbiError
             };
             p.active = None;
             p.started = false;
-            let out = st.staged.complete(slot, out);
+            let out = st.complete_request(slot, out);
             let (s, e) = split(out, comm);
             return Ok(completed(s, e));
         }
     };
     st.requests.remove(slot);
     *h = REQUEST_NULL;
-    let result = st.staged.complete(slot, result);
+    let result = st.complete_request(slot, result);
     let (s, e) = split(result, comm);
     Ok(completed(s, e))
 }
@@ -319,7 +320,7 @@ pub fn wait_any(hs: &mut [MPI_Request]) -> Result<Option<(usize, Outcome)>, AbiE
             .requests
             .get(slot)
             .map_or(handles::COMM_WORLD, ReqEntry::comm);
-        let status = st.staged.complete(slot, status);
+        let status = st.complete_request(slot, status);
         finish_slot(&mut st, slot, &mut hs[index]);
         let (s, e) = split(status, comm);
         return Ok(Some((index, completed(s, e))));
@@ -553,6 +554,8 @@ pub fn free(h: &mut MPI_Request) -> Result<(), AbiError> {
     };
     // A datatype's temporary buffer stays until the operation completes.
     let data = st.staged.free(slot, running.is_some());
+    // A freed MPI_Comm_idup's communicator is never made.
+    st.idups.remove(&slot);
     if let Some(req) = running {
         st.detached.push(Detached { req, data });
     }

@@ -99,7 +99,9 @@ three_ways!(
     types_ext,
     p2p_ext,
     grequest,
-    partitioned
+    partitioned,
+    create_group,
+    idup
 );
 
 /// The collective, group, topology, neighborhood and persistent programs

@@ -279,10 +279,13 @@ fn bad(k: Keyval, why: &str) -> Error {
     }
 }
 
+/// One attached value, with its keyval's callbacks.
+pub(crate) type Attr = (Keyval, Arc<Entry>, AttrValue);
+
 /// The attributes of one communicator, in the order they were set.
 #[derive(Default)]
 pub(crate) struct Attrs {
-    list: Vec<(Keyval, Arc<Entry>, AttrValue)>,
+    list: Vec<Attr>,
 }
 
 impl Attrs {
@@ -417,21 +420,43 @@ impl Comm {
     /// Copies this communicator's attributes onto `new` (a dup of it) as
     /// their copy policies say.
     pub(crate) fn copy_attrs_to(&self, new: &Comm) -> Result<(), Error> {
+        for a in self.copied_attrs()? {
+            new.put_attr(a);
+        }
+        Ok(())
+    }
+
+    /// The attributes a dup of this communicator gets, as their copy
+    /// policies say (copy callbacks run now). On a callback's error the
+    /// values already copied are deleted (their delete callbacks run).
+    pub(crate) fn copied_attrs(&self) -> Result<Vec<Attr>, Error> {
         let snapshot: Vec<_> = lock(&self.inner.attrs)
             .list
             .iter()
             .map(|(k, e, v)| (*k, e.clone(), v.clone()))
             .collect();
+        let mut out = Attrs::default();
         for (k, entry, value) in snapshot {
             let copied = match &entry.copy {
                 CopyPolicy::Never => None,
                 CopyPolicy::Dup => Some(value),
-                CopyPolicy::Call(f) => f(self, k, &value)?,
+                CopyPolicy::Call(f) => match f(self, k, &value) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        let _ = out.delete_all(self.id());
+                        return Err(e);
+                    }
+                },
             };
             if let Some(v) = copied {
-                new.put_attr((k, entry, v));
+                out.list.push((k, entry, v));
             }
         }
-        Ok(())
+        Ok(out.list)
+    }
+
+    /// Attaches attributes made by [`Comm::copied_attrs`].
+    pub(crate) fn put_attrs(&self, attrs: Vec<Attr>) {
+        lock(&self.inner.attrs).list.extend(attrs);
     }
 }

@@ -1,10 +1,13 @@
-//! Collective constructors: `dup`, `split`, `split_type`, `create`. Each
-//! works out this rank's members locally (split gathers every rank's
-//! `(color, key)` first), then runs one context-id agreement over the
-//! parent (`context::agree`). Intercommunicators are not
-//! supported: the calls that would make or need one say so.
+//! Collective constructors: `dup`, `split`, `split_type`, `create`,
+//! `create_group`. Each works out this rank's members locally (split
+//! gathers every rank's `(color, key)` first), then runs one context-id
+//! agreement (`agreement.rs`): over the parent, or over the group's
+//! members for `create_group`. Intercommunicators are not supported: the
+//! calls that would make or need one say so.
 
-use super::{agree, context, Comm, Kind, UNDEFINED};
+use super::agreement::{self, Plan};
+use super::context::CREATE_GROUP_BASE;
+use super::{agree, Comm, Kind, UNDEFINED};
 use crate::error::Error;
 use crate::group::Group;
 use crate::topo::Topology;
@@ -123,26 +126,72 @@ impl Comm {
     /// ```
     pub fn create(&self, group: &Group) -> Result<Option<Comm>, Error> {
         self.check_live()?;
-        if let Some(&w) = group
-            .world_ranks()
-            .iter()
-            .find(|w| !self.inner.world_of.contains(w))
-        {
-            return Err(Error::InvalidArgument {
-                arg: "group",
-                reason: format!(
-                    "the group holds world rank {w}, which is not in the {} of {} ranks",
-                    self.describe(),
-                    self.size()
-                ),
-            });
-        }
+        self.check_subgroup(group)?;
         let me = self.inner.rt.world_rank;
         let members = group
             .world_ranks()
             .contains(&me)
             .then(|| group.world_ranks().to_vec());
         self.derive(members, Topology::None)
+    }
+
+    /// A communicator of the ranks of `group`, in the group's order, made
+    /// by the group's members only (`MPI_Comm_create_group`): collective
+    /// over `group`, not over this communicator, so other ranks need not
+    /// take part. `tag` (0..=`TAG_UB`) tells apart creations that threads
+    /// of one process run at once on overlapping groups. A process outside
+    /// `group` gets `None` at once.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// // Even ranks build theirs while odd ranks build their own.
+    /// let mine = world.group().range_incl(&[(world.rank() % 2, world.size() - 1, 2)])?;
+    /// let half = world.create_group(&mine, 7)?.expect("a member of its own group");
+    /// assert_eq!(half.size(), mine.size());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn create_group(&self, group: &Group, tag: i32) -> Result<Option<Comm>, Error> {
+        self.check_live()?;
+        Comm::send_tag(tag)?;
+        self.check_subgroup(group)?;
+        let world_of = group.world_ranks().to_vec();
+        let me = self.inner.rt.world_rank;
+        let Some(index) = world_of.iter().position(|&w| w == me) else {
+            return Ok(None);
+        };
+        let ids = world_of
+            .iter()
+            .map(|w| self.inner.world_of.iter().position(|x| x == w).unwrap_or(0) as i32)
+            .collect();
+        let plan = Plan {
+            context: CREATE_GROUP_BASE + self.inner.context,
+            tag,
+            world: world_of.clone(),
+            ids,
+            me: index,
+            member: true,
+        };
+        let context = agreement::run(self, plan)?;
+        Ok(Some(self.build_child(context, world_of, Topology::None)))
+    }
+
+    /// `Err` naming the first world rank of `group` outside this communicator.
+    fn check_subgroup(&self, group: &Group) -> Result<(), Error> {
+        match group
+            .world_ranks()
+            .iter()
+            .find(|w| !self.inner.world_of.contains(w))
+        {
+            Some(&w) => Err(Error::InvalidArgument {
+                arg: "group",
+                reason: format!(
+                    "the group holds world rank {w}, which is not in the {} of {} ranks",
+                    self.describe(),
+                    self.size()
+                ),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The collective core of every constructor: agree on a context id
@@ -154,24 +203,33 @@ impl Comm {
         topology: Topology,
     ) -> Result<Option<Comm>, Error> {
         self.check_live()?;
-        let context = context::agree(self, members.is_some())?;
-        Ok(members.map(|world_of| {
-            let me = self.inner.rt.world_rank;
-            let rank = world_of
-                .iter()
-                .position(|&w| w == me)
-                .expect("a member is in its own communicator") as i32;
-            Comm::build(
-                self.inner.rt.clone(),
-                self.inner.shared.clone(),
-                context,
-                rank,
-                world_of,
-                Kind::User,
-                topology,
-                "",
-            )
-        }))
+        let context = agreement::run(self, Plan::over(self, members.is_some()))?;
+        Ok(members.map(|world_of| self.build_child(context, world_of, topology)))
+    }
+
+    /// A communicator made from this one with p2p context `context`, of
+    /// `world_of` (world ranks in rank order, this process among them).
+    pub(crate) fn build_child(
+        &self,
+        context: u32,
+        world_of: Vec<usize>,
+        topology: Topology,
+    ) -> Comm {
+        let me = self.inner.rt.world_rank;
+        let rank = world_of
+            .iter()
+            .position(|&w| w == me)
+            .expect("a member is in its own communicator") as i32;
+        Comm::build(
+            self.inner.rt.clone(),
+            self.inner.shared.clone(),
+            context,
+            rank,
+            world_of,
+            Kind::User,
+            topology,
+            "",
+        )
     }
 
     /// Always `false`: intercommunicators are not supported.

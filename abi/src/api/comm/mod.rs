@@ -16,7 +16,7 @@ use crate::api::comm::group::{group_of, insert_group};
 use crate::api::env::put_string;
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, Errhandler, MPI_Comm, MPI_Group, MPI_Request, COMM_NULL, UNDEFINED};
-use crate::objects::request::ReqEntry;
+use crate::objects::request::{PendingIdup, ReqEntry};
 use crate::raise::guard;
 use crate::{requests, state};
 
@@ -148,7 +148,8 @@ pub unsafe extern "C" fn oxabi_Comm_dup_with_info(
     })
 }
 
-/// A dup that is complete when it returns, with a request already complete.
+/// Starts a non-blocking dup: the new handle is written to `newcomm`
+/// when the request completes.
 ///
 /// # Safety
 /// `newcomm` and `request` are writable (checked non-null).
@@ -159,21 +160,25 @@ unsafe fn idup(
 ) -> Result<(), AbiError> {
     let out = out_ptr(newcomm, "newcomm")?;
     let req = out_ptr(request, "request")?;
-    let new = state::comm(comm)?.dup()?;
+    let (r, pending) = state::comm(comm)?.idup()?;
+    let h = requests::insert(ReqEntry::Active { req: Some(r), comm });
+    let slot = handles::request_slot(h)?.expect("a new request is not MPI_REQUEST_NULL");
+    state::lock().idups.insert(
+        slot,
+        PendingIdup {
+            pending,
+            out: out as usize,
+            parent: comm,
+        },
+    );
     // SAFETY: checked non-null.
-    unsafe {
-        put_new(comm, Some(new), out);
-        *req = requests::insert(ReqEntry::Ready {
-            status: handles::empty_status(),
-            comm,
-        });
-    }
+    unsafe { *req = h };
     Ok(())
 }
 
-/// `MPI_Comm_idup`: the duplication completes before the call returns
-/// (every rank calls it in the same order, as for any collective); the
-/// request is complete at once.
+/// `MPI_Comm_idup`: the context ids are agreed in the background; the
+/// new communicator's handle is written to `newcomm` when the request
+/// completes. Attributes are copied at the call.
 ///
 /// # Safety
 /// `newcomm` and `request` are writable.
@@ -286,10 +291,9 @@ pub unsafe extern "C" fn oxabi_Comm_create(
     })
 }
 
-/// `MPI_Comm_create_group`: collective over `group` only. OxMPI agrees on
-/// context ids over the whole parent, so it supports the case where the
-/// group holds every rank of `comm` (any order); a smaller group is
-/// `MPI_ERR_UNSUPPORTED_OPERATION`.
+/// `MPI_Comm_create_group`: collective over `group` only (its members
+/// agree on the context ids among themselves, over `comm` with `tag`); a
+/// process outside `group` gets `MPI_COMM_NULL`.
 ///
 /// # Safety
 /// `newcomm` is writable.
@@ -304,31 +308,7 @@ pub unsafe extern "C" fn oxabi_Comm_create_group(
         let out = out_ptr(newcomm, "newcomm")?;
         let c = state::comm(comm)?;
         let g = group_of(group)?;
-        if !(0..=oxmpi::TAG_UB).contains(&tag) {
-            return Err(AbiError::new(
-                Class::TAG,
-                format!("invalid tag {tag}: tags run from 0 to {}", oxmpi::TAG_UB),
-            ));
-        }
-        if g.rank().is_none() {
-            return Err(AbiError::new(
-                Class::GROUP,
-                "this process is not in `group`; only members call MPI_Comm_create_group",
-            ));
-        }
-        if g.size() != c.size() {
-            return Err(AbiError::new(
-                Class::UNSUPPORTED_OPERATION,
-                format!(
-                    "MPI_Comm_create_group with a group of {} of the communicator's {} ranks: \
-                     OxMPI creates communicators collectively over the whole parent; use \
-                     MPI_Comm_create (or a group of every rank)",
-                    g.size(),
-                    c.size()
-                ),
-            ));
-        }
-        let new = c.create(&g)?;
+        let new = c.create_group(&g, tag)?;
         // SAFETY: checked non-null.
         unsafe { put_new(comm, new, out) };
         Ok(())
