@@ -221,7 +221,13 @@ fn main() {
     let table_path = dir.join("functions.tsv");
     let template_path = dir.join("src/c/mpi.h.in");
     let objects_path = dir.join("src/c/objects.c");
-    for p in [&table_path, &template_path, &objects_path] {
+    let long_double_path = dir.join("src/c/long_double.c");
+    for p in [
+        &table_path,
+        &template_path,
+        &objects_path,
+        &long_double_path,
+    ] {
         println!("cargo:rerun-if-changed={}", p.display());
     }
     println!(
@@ -244,6 +250,7 @@ fn main() {
     cc::Build::new()
         .file(out.join("shims.c"))
         .file(&objects_path)
+        .file(&long_double_path)
         .include(&include)
         .std("c11")
         .warnings(true)

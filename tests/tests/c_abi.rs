@@ -101,7 +101,8 @@ three_ways!(
     grequest,
     partitioned,
     create_group,
-    idup
+    idup,
+    long_double
 );
 
 /// The collective, group, topology, neighborhood and persistent programs

@@ -23,7 +23,8 @@
 //! every round). A reduction over a derived type reduces its packed basic
 //! elements, so the type must be made of one predefined type underneath (a
 //! vector of `MPI_DOUBLE` with `MPI_SUM` works; a struct of an int and a double
-//! is `MPI_ERR_OP`). User operations get derived types only when contiguous
+//! is `MPI_ERR_OP`). The `long double` types reduce through C's own
+//! arithmetic (`long_double.rs` over `src/c/long_double.c`). User operations get derived types only when contiguous
 //! (their function sees the program's layout).
 //!
 //! A value-index pair type (`MPI_DOUBLE_INT`) moves as its extent when
@@ -41,6 +42,7 @@ pub mod datatype;
 pub mod exchanges;
 mod fast;
 pub mod gathers;
+mod long_double;
 pub mod neighbor;
 pub mod ops;
 pub mod persistent;

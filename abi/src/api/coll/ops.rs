@@ -101,6 +101,9 @@ pub(super) fn op_for(op: MPI_Op, t: &Ty) -> Result<Op, AbiError> {
                     format!("{name} is only for one-sided accumulate operations"),
                 ));
             }
+            if let Some(o) = super::long_double::op(i, t) {
+                return o;
+            }
             let o = BUILTINS[i].clone();
             // The common case without building the reduction function
             // (the runtime asks for it again when it runs).
