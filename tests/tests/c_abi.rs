@@ -102,7 +102,8 @@ three_ways!(
     partitioned,
     create_group,
     idup,
-    long_double
+    long_double,
+    bottom
 );
 
 /// The collective, group, topology, neighborhood and persistent programs
