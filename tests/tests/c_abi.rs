@@ -103,7 +103,8 @@ three_ways!(
     create_group,
     idup,
     long_double,
-    bottom
+    bottom,
+    zero_requests
 );
 
 /// The collective, group, topology, neighborhood and persistent programs
