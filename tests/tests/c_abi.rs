@@ -104,7 +104,8 @@ three_ways!(
     idup,
     long_double,
     bottom,
-    zero_requests
+    zero_requests,
+    large_types
 );
 
 /// The collective, group, topology, neighborhood and persistent programs
