@@ -105,7 +105,8 @@ three_ways!(
     long_double,
     bottom,
     zero_requests,
-    large_types
+    large_types,
+    zero_size
 );
 
 /// The collective, group, topology, neighborhood and persistent programs

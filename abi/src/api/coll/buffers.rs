@@ -130,7 +130,7 @@ impl Stager {
         let placed = Placed {
             dt: d.dt.clone(),
             buf: q as usize,
-            count: len / t.unit,
+            count: len.checked_div(t.unit).unwrap_or(0),
             len,
         };
         Ok(self.0.stage(placed, dir))
