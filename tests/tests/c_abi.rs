@@ -106,7 +106,8 @@ three_ways!(
     bottom,
     zero_requests,
     large_types,
-    zero_size
+    zero_size,
+    huge_count_types
 );
 
 /// The collective, group, topology, neighborhood and persistent programs
