@@ -328,7 +328,10 @@ impl AbiError {
 
 impl From<oxmpi::Error> for AbiError {
     fn from(e: oxmpi::Error) -> AbiError {
-        AbiError::new(Class(e.class() as c_int), e.to_string())
+        match e {
+            oxmpi::Error::Callback { what, code } => AbiError::from_code(code, &what),
+            e => AbiError::new(Class(e.class() as c_int), e.to_string()),
+        }
     }
 }
 

@@ -107,7 +107,8 @@ three_ways!(
     zero_requests,
     large_types,
     zero_size,
-    huge_count_types
+    huge_count_types,
+    keyvals
 );
 
 /// The collective, group, topology, neighborhood and persistent programs

@@ -212,8 +212,9 @@ impl Keyval {
         Keyval(id)
     }
 
-    /// Frees the keyval (`MPI_Comm_free_keyval`): it can no longer be used;
-    /// values still attached keep their callbacks until deleted.
+    /// Frees the keyval (`MPI_Comm_free_keyval`): it can no longer be set;
+    /// values still attached stay readable, deletable and copied by dups
+    /// (with their callbacks) until they are deleted.
     ///
     /// ```
     /// use oxmpi::{CopyPolicy, Keyval};
@@ -351,12 +352,16 @@ impl Comm {
         if keyval == Keyval::TAG_UB {
             return Ok(Some(AttrValue::Word(TAG_UB as usize)));
         }
-        keyval.entry()?;
-        Ok(lock(&self.inner.attrs)
+        // A keyval freed while attached stays usable for its values.
+        let found = lock(&self.inner.attrs)
             .list
             .iter()
             .find(|(k, ..)| *k == keyval)
-            .map(|(.., v)| v.clone()))
+            .map(|(.., v)| v.clone());
+        if found.is_none() {
+            keyval.entry()?;
+        }
+        Ok(found)
     }
 
     /// Removes the value under `keyval` (`MPI_Comm_delete_attr`), running
@@ -375,8 +380,8 @@ impl Comm {
     /// ```
     pub fn delete_attr(&self, keyval: Keyval) -> Result<(), Error> {
         self.check_live()?;
-        keyval.entry()?;
         let Some(old) = self.take_attr(keyval) else {
+            keyval.entry()?;
             return Ok(());
         };
         if let Some(del) = &old.1.delete {
