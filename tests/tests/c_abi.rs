@@ -108,7 +108,8 @@ three_ways!(
     large_types,
     zero_size,
     huge_count_types,
-    keyvals
+    keyvals,
+    ireduce_user
 );
 
 /// The collective, group, topology, neighborhood and persistent programs
