@@ -109,7 +109,8 @@ three_ways!(
     zero_size,
     huge_count_types,
     keyvals,
-    ireduce_user
+    ireduce_user,
+    info_env
 );
 
 /// The collective, group, topology, neighborhood and persistent programs
