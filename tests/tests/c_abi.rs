@@ -110,7 +110,8 @@ three_ways!(
     huge_count_types,
     keyvals,
     ireduce_user,
-    info_env
+    info_env,
+    split_hw
 );
 
 /// The collective, group, topology, neighborhood and persistent programs

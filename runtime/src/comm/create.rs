@@ -10,9 +10,11 @@ use super::context::CREATE_GROUP_BASE;
 use super::{agree, Comm, Kind, UNDEFINED};
 use crate::error::Error;
 use crate::group::Group;
+use crate::machine::HwLevel;
 use crate::topo::Topology;
 
-/// Kinds of [`Comm::split_type`] (`MPI_COMM_TYPE_*`).
+/// Kinds of [`Comm::split_type`] (`MPI_COMM_TYPE_*`; for
+/// `MPI_COMM_TYPE_HW_UNGUIDED` see [`Comm::split_hw_unguided`]).
 ///
 /// ```no_run
 /// use oxmpi::SplitType;
@@ -29,6 +31,10 @@ pub enum SplitType {
     Shared,
     /// This rank wants no communicator (`MPI_UNDEFINED`): gets `None`.
     Undefined,
+    /// Ranks in the same object of a hardware level
+    /// (`MPI_COMM_TYPE_HW_GUIDED` with `mpi_hw_resource_type`); a rank not
+    /// bound inside one such object gets `None`.
+    Hardware(HwLevel),
 }
 
 impl Comm {
@@ -105,10 +111,81 @@ impl Comm {
     /// ```
     pub fn split_type(&self, kind: SplitType, key: i32) -> Result<Option<Comm>, Error> {
         let color = match kind {
-            SplitType::Shared => self.inner.shared.node_of_rank[self.inner.rt.world_rank] as i32,
+            SplitType::Shared => self.hw_color(HwLevel::Node)?,
             SplitType::Undefined => UNDEFINED,
+            SplitType::Hardware(level) => self.hw_color(level)?,
         };
         self.split(color, key)
+    }
+
+    /// `MPI_COMM_TYPE_HW_UNGUIDED`: the ranks that share this rank's object
+    /// at the first hardware level (largest objects first, see
+    /// [`HwLevel::ALL`]) whose ranks are a strict subset of this
+    /// communicator, ordered by `key` then rank, with that level; `None`
+    /// when no level gives one. Collective.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut comm = world.clone();
+    /// // Down the hierarchy: node, package, ..., core, PU.
+    /// while let Some((sub, level)) = comm.split_hw_unguided(0)? {
+    ///     assert!(sub.size() < comm.size());
+    ///     println!("{} ranks share my {}", sub.size(), level.name());
+    ///     comm = sub;
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn split_hw_unguided(&self, key: i32) -> Result<Option<(Comm, HwLevel)>, Error> {
+        self.check_live()?;
+        let mut mine = key.to_le_bytes().to_vec();
+        for level in HwLevel::ALL {
+            mine.extend(self.hw_color(level)?.to_le_bytes());
+        }
+        let record = mine.len();
+        let all = agree::allgather_fixed(self, &mine)?;
+        let word = |r: usize, i: usize| {
+            let at = r * record + 4 * i;
+            i32::from_le_bytes(all[at..at + 4].try_into().expect("4 bytes"))
+        };
+        let size = self.size() as usize;
+        // Each rank's level: the first where its object is a strict subset.
+        let choice = |r: usize| {
+            (0..HwLevel::ALL.len()).find(|&l| {
+                let c = word(r, 1 + l);
+                c != UNDEFINED && (0..size).any(|x| word(x, 1 + l) != c)
+            })
+        };
+        let me = self.rank() as usize;
+        let members = choice(me).map(|l| {
+            let c = word(me, 1 + l);
+            let mut same: Vec<usize> = (0..size)
+                .filter(|&x| choice(x) == Some(l) && word(x, 1 + l) == c)
+                .collect();
+            same.sort_by_key(|&x| (word(x, 0), x));
+            (same.iter().map(|&x| self.inner.world_of[x]).collect(), l)
+        });
+        let (members, level) = match members {
+            Some((m, l)) => (Some(m), Some(HwLevel::ALL[l])),
+            None => (None, None),
+        };
+        let new = self.derive(members, Topology::None)?;
+        Ok(new.zip(level))
+    }
+
+    /// This rank's color at `level`: its node and object there, or
+    /// `UNDEFINED` when it is not inside one object.
+    fn hw_color(&self, level: HwLevel) -> Result<i32, Error> {
+        let node = self.inner.shared.node_of_rank[self.inner.rt.world_rank];
+        let Some(index) = level.locate() else {
+            return Ok(UNDEFINED);
+        };
+        // Node in the high bits, object in the low 16.
+        i32::try_from((node << 16) | (index & 0xffff)).map_err(|_| {
+            Error::Unsupported(format!(
+                "splitting by {} on node {node}: more nodes than a split color can tell apart",
+                level.name()
+            ))
+        })
     }
 
     /// A communicator of the ranks of `group`, in the group's order
