@@ -247,10 +247,32 @@ fn put_back(st: &mut State, t: Taken) {
     }
 }
 
+/// Runs the poll functions of the generalized requests among `hs` that
+/// have one (`MPIX_Grequest_start`) and are not complete: they may
+/// complete them. Without the state lock (they call MPI).
+pub fn poll_generalized(hs: &[MPI_Request]) -> Result<(), AbiError> {
+    let polls: Vec<Callbacks> = {
+        let st = state::lock();
+        hs.iter()
+            .filter_map(|&h| handles::request_slot(h).ok().flatten())
+            .filter_map(|slot| match st.requests.get(slot) {
+                Some(ReqEntry::Generalized(g))
+                    if !g.complete && !g.freed && g.callbacks.poll_fn.is_some() =>
+                {
+                    Some(g.callbacks)
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    polls.iter().try_for_each(Callbacks::poll)
+}
+
 /// Blocks until one of the requests in `hs` completes and completes it;
 /// `None` when none is pending (all null or inactive).
 pub fn wait_any(hs: &mut [MPI_Request]) -> Result<Option<(usize, Outcome)>, AbiError> {
     loop {
+        poll_generalized(hs)?;
         let mut taken = {
             let mut st = state::lock();
             st.reap_detached();

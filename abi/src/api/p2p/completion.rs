@@ -110,6 +110,8 @@ pub unsafe extern "C" fn oxabi_Test(
         let h = out_ptr(request, "request")?;
         let flag = out_ptr(flag, "flag")?;
         let status = out_ptr(status, "status")?;
+        // SAFETY: checked non-null.
+        requests::poll_generalized(std::slice::from_ref(unsafe { &*h }))?;
         let outcome = {
             let mut st = state::lock();
             st.reap_detached();
@@ -215,6 +217,7 @@ pub unsafe extern "C" fn oxabi_Testall(
         let hs = unsafe { request_array(count, array_of_requests) }?;
         let array_of_statuses = statuses_arg(hs.len(), array_of_statuses)?;
         let flag = out_ptr(flag, "flag")?;
+        requests::poll_generalized(hs)?;
         let mut st = state::lock();
         st.reap_detached();
         for &h in hs.iter() {
@@ -295,6 +298,7 @@ pub unsafe extern "C" fn oxabi_Testany(
         let indx = out_ptr(indx, "indx")?;
         let flag = out_ptr(flag, "flag")?;
         let status = any_status_arg(hs.len(), status)?;
+        requests::poll_generalized(hs)?;
         let mut st = state::lock();
         st.reap_detached();
         let mut any_active = false;
@@ -418,6 +422,7 @@ pub unsafe extern "C" fn oxabi_Testsome(
         let array_of_statuses = statuses_arg(hs.len(), array_of_statuses)?;
         let out = out_ptr(outcount, "outcount")?;
         let indices = array_arg(hs.len(), array_of_indices, "array_of_indices")?;
+        requests::poll_generalized(hs)?;
         state::lock().reap_detached();
         // SAFETY: the caller's contract; `out` checked non-null.
         unsafe { some(hs, None, out, indices, array_of_statuses) }
