@@ -3,8 +3,8 @@
 //! still running waits for it, so a buffer can never be released early.
 //!
 //! Files: this one ([`Request`]), `many.rs` (completing several at once),
-//! `message.rs` (matched-probe messages), `persistent.rs` (persistent
-//! requests).
+//! `sweep.rs` ([`Sweep`]: many requests under one engine lock and poll;
+//! [`settle_all`] / [`settle_some`]: waiting without completing).
 
 use std::marker::PhantomData;
 
@@ -15,8 +15,10 @@ use crate::progress::Rt;
 use crate::status::Status;
 
 mod many;
+mod sweep;
 
 pub use many::{test_all, test_any, test_some, wait_all, wait_any, wait_some};
+pub use sweep::{settle_all, settle_some, Sweep};
 
 /// A pending (or finished, not yet waited) operation.
 ///
@@ -95,6 +97,32 @@ impl<'a> Request<'a> {
             // request cannot outlive, and the operation has completed.
             Some(stage) => unsafe { stage.complete(outcome) },
             None => outcome,
+        }
+    }
+
+    /// The status of an operation that completed as it started (an eager
+    /// send, an operation with `PROC_NULL`), so that a caller can keep the
+    /// status alone; the request back otherwise (running, failed, or
+    /// with a stage to finish).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let r = world.isend(&[1u8], world.rank(), 0)?;
+    /// match r.finished_now() {
+    ///     Ok(status) => assert_eq!(status.count, 0), // eager: out already
+    ///     Err(r) => drop(r.wait()?),
+    /// }
+    /// # world.recv(&mut [0u8], world.rank(), 0)?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    #[inline]
+    pub fn finished_now(mut self) -> Result<Status, Self> {
+        match self.ready {
+            Some(s) if self.id.is_none() && s.truncated_from.is_none() => {
+                self.ready = None;
+                Ok(s)
+            }
+            _ => Err(self),
         }
     }
 

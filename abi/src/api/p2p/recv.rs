@@ -139,10 +139,9 @@ large_count! {
     ) -> c_int {
         guard(NAME, ErrObj::Comm(comm), || {
             let out = out_ptr(request, "request")?;
-            let c = state::comm(comm)?;
             let plan = buf_plan(buf, wide(count), datatype)?;
             // SAFETY: the caller keeps the buffer until completion.
-            let r = unsafe { c.irecv_plan(&plan, source, tag) }?;
+            let r = state::with_comm(comm, |c| Ok(unsafe { c.irecv_plan(&plan, source, tag) }?))?;
             // SAFETY: checked non-null.
             unsafe { store_request(out, ReqEntry::Active { req: Some(r), comm }) };
             Ok(())

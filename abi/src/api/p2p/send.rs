@@ -129,8 +129,13 @@ macro_rules! nonblocking_send {
                     let out = out_ptr(request, "request")?;
                     // SAFETY: the caller keeps the buffer until completion.
                     let r = unsafe { isend(buf, wide(count), datatype, dest, tag, comm, $mode) }?;
+                    // An eager send is complete already: only its status is kept.
+                    let entry = match r.finished_now() {
+                        Ok(status) => ReqEntry::Ready { status, comm },
+                        Err(r) => ReqEntry::Active { req: Some(r), comm },
+                    };
                     // SAFETY: checked non-null.
-                    unsafe { store_request(out, ReqEntry::Active { req: Some(r), comm }) };
+                    unsafe { store_request(out, entry) };
                     Ok(())
                 })
             }
