@@ -172,6 +172,46 @@ pub fn test_one(
     Ok(completed(s, e))
 }
 
+/// Where a request stands, as [`plain`] sees it.
+pub enum Plain {
+    /// Completed now with this status (the handle is null).
+    Done(Status),
+    /// Its runtime request is still running.
+    Pending,
+    /// Anything else: for [`test_one`].
+    Other,
+}
+
+/// The common completion without the general path's plumbing: a request
+/// with no stage that is complete already (an eager send's) or whose
+/// runtime request finished without error (a receive's) is completed
+/// here, freeing its slot in place.
+#[inline]
+pub fn plain(st: &mut State, sweep: &mut Sweep<'_>, h: &mut MPI_Request) -> Plain {
+    let Ok(Some(slot)) = handles::request_slot(*h) else {
+        return Plain::Other;
+    };
+    if st.staged.has(slot) {
+        return Plain::Other;
+    }
+    let status = match st.requests.get_mut(slot) {
+        Some(ReqEntry::Ready { status, .. }) => *status,
+        Some(ReqEntry::Active { req: Some(r), .. }) => {
+            if !sweep.settle(r) {
+                return Plain::Pending;
+            }
+            match sweep.take_ok(r) {
+                Some(s) => s,
+                None => return Plain::Other,
+            }
+        }
+        _ => return Plain::Other,
+    };
+    st.requests.discard(slot);
+    *h = REQUEST_NULL;
+    Plain::Done(status)
+}
+
 /// Blocks until the request completes (`MPI_Wait`).
 pub fn wait(h: &mut MPI_Request) -> Result<(Status, Option<AbiError>), AbiError> {
     let mut out = (empty_status(), None);

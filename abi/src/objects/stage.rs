@@ -67,7 +67,7 @@ impl Staged {
 
     /// Whether slot `slot` has a stage.
     #[inline]
-    fn has(&self, slot: usize) -> bool {
+    pub fn has(&self, slot: usize) -> bool {
         self.marked
             .get(slot / 64)
             .is_some_and(|w| w >> (slot % 64) & 1 != 0)

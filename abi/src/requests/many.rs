@@ -13,7 +13,7 @@
 use oxmpi::request::{settle_all, settle_some, Sweep};
 use oxmpi::{Request, Status};
 
-use super::{test_one, Completion, Outcome};
+use super::{test_one, Completion, Outcome, Plain};
 use crate::errors::AbiError;
 use crate::handles::{self, empty_status, MPI_Request};
 use crate::objects::detached::Detached;
@@ -60,6 +60,19 @@ fn visit<F>(
 where
     F: FnMut(usize, Status, Option<AbiError>),
 {
+    match super::plain(st, sweep, h) {
+        Plain::Done(s) => {
+            seen.active = true;
+            seen.got += 1;
+            report(i, s, None);
+            return Ok(false);
+        }
+        Plain::Pending => {
+            seen.active = true;
+            return Ok(true);
+        }
+        Plain::Other => {}
+    }
     match test_one(st, sweep, h)? {
         Outcome::Inactive => {
             if want == Want::All {

@@ -82,6 +82,20 @@ impl<'a> Sweep<'a> {
         r.collect(engine)
     }
 
+    /// Completes `r` if its operation finished with a status that is no
+    /// error (the common case, with nothing to convert); `None` leaves
+    /// `r` to [`Sweep::test`], its outcome kept if it has one.
+    #[inline]
+    pub fn take_ok(&mut self, r: &mut Request<'_>) -> Option<Status> {
+        if !self.settle(r) {
+            return None;
+        }
+        match r.ready {
+            Some(s) if s.truncated_from.is_none() => r.ready.take(),
+            _ => None,
+        }
+    }
+
     /// Completes `r` if its operation has finished (`MPI_Test` on it):
     /// `Ok(None)` while it runs; a null request gives an empty status.
     #[inline]
