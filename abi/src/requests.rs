@@ -15,7 +15,7 @@ use oxmpi::request::Sweep;
 use oxmpi::{Request, Status};
 
 use crate::errors::{AbiError, Class, ErrObj};
-use crate::handles::{self, empty_status, MPI_Comm, MPI_Request, REQUEST_NULL};
+use crate::handles::{self, empty_status, MPI_Comm, MPI_Request, REQUEST_COMPLETE, REQUEST_NULL};
 use crate::objects::detached::Detached;
 use crate::objects::generalized::{Callbacks, Grequest};
 use crate::objects::launch::Launch;
@@ -113,6 +113,10 @@ pub fn test_one(
     sweep: &mut Sweep<'_>,
     h: &mut MPI_Request,
 ) -> Result<Outcome, AbiError> {
+    if *h == REQUEST_COMPLETE {
+        *h = REQUEST_NULL;
+        return Ok(completed(Status::empty(), None));
+    }
     let Some(slot) = handles::request_slot(*h)? else {
         return Ok(Outcome::Inactive);
     };
@@ -182,12 +186,16 @@ pub enum Plain {
     Other,
 }
 
-/// The common completion without the general path's plumbing: a request
-/// with no stage that is complete already (an eager send's) or whose
+/// The common completion without the general path's plumbing: a send
+/// complete as it started ([`REQUEST_COMPLETE`]), a request with no stage that is complete already (an eager send's) or whose
 /// runtime request finished without error (a receive's) is completed
 /// here, freeing its slot in place.
-#[inline]
+#[inline(always)]
 pub fn plain(st: &mut State, sweep: &mut Sweep<'_>, h: &mut MPI_Request) -> Plain {
+    if *h == REQUEST_COMPLETE {
+        *h = REQUEST_NULL;
+        return Plain::Done(Status::empty());
+    }
     let Ok(Some(slot)) = handles::request_slot(*h) else {
         return Plain::Other;
     };
@@ -225,6 +233,9 @@ pub fn wait(h: &mut MPI_Request) -> Result<(Status, Option<AbiError>), AbiError>
 /// (`MPI_Request_get_status`): `None` while it runs. Runs a complete
 /// generalized request's `query_fn` (without the state lock).
 pub fn peek(h: MPI_Request) -> Result<Option<Result<Status, AbiError>>, AbiError> {
+    if h == REQUEST_COMPLETE {
+        return Ok(Some(Ok(Status::empty())));
+    }
     let Some(slot) = handles::request_slot(h)? else {
         return Ok(Some(Ok(empty_status())));
     };
@@ -385,6 +396,10 @@ fn start_coll(slot: usize, l: &Launch, comm: MPI_Comm) -> Result<(), AbiError> {
 /// finishes in the background. A generalized request runs its `free_fn`
 /// (now if it is complete, else in `MPI_Grequest_complete`).
 pub fn free(h: &mut MPI_Request) -> Result<(), AbiError> {
+    if *h == REQUEST_COMPLETE {
+        *h = REQUEST_NULL;
+        return Ok(());
+    }
     let slot = handles::request_slot(*h)?
         .ok_or_else(|| AbiError::new(Class::REQUEST, "MPI_REQUEST_NULL cannot be freed"))?;
     let mut st = state::lock();
@@ -436,6 +451,9 @@ pub fn free(h: &mut MPI_Request) -> Result<(), AbiError> {
 /// Asks for a pending operation to be cancelled (`MPI_Cancel`): receives
 /// that have not matched are; a generalized request runs its `cancel_fn`.
 pub fn cancel(h: MPI_Request) -> Result<(), AbiError> {
+    if h == REQUEST_COMPLETE {
+        return Ok(()); // a send: never cancelled
+    }
     let slot = handles::request_slot(h)?
         .ok_or_else(|| AbiError::new(Class::REQUEST, "MPI_REQUEST_NULL cannot be cancelled"))?;
     let st = state::lock();

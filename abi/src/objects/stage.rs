@@ -87,7 +87,7 @@ impl Staged {
     }
 
     /// Removes the stage of `slot`, if any.
-    #[inline]
+    #[inline(always)]
     fn take(&mut self, slot: usize) -> Option<Stage> {
         if !self.has(slot) {
             return None;

@@ -49,6 +49,7 @@ struct Seen {
 
 /// Looks at handle `i`: completes it if finished, reporting it; returns
 /// whether it is still pending.
+#[inline(always)]
 fn visit<F>(
     st: &mut State,
     sweep: &mut Sweep<'_>,
@@ -203,7 +204,7 @@ where
         let mut st = state::lock();
         let mut sweep = state::sweep();
         st.reap_detached_in(&mut sweep);
-        for &h in hs.iter() {
+        for &h in hs.iter().filter(|&&h| h != handles::REQUEST_COMPLETE) {
             let Some(slot) = handles::request_slot(h)? else {
                 continue;
             };

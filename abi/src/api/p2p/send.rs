@@ -2,7 +2,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use oxmpi::Request;
+use oxmpi::{Request, Status};
 
 use crate::api::datatype::p2p as datatype_p2p;
 use crate::api::p2p::{bsend, buf_plan, isend, store_request};
@@ -145,14 +145,20 @@ macro_rules! nonblocking_send {
                         // SAFETY: as above.
                         _ => Some(unsafe { isend(buf, count, datatype, dest, tag, comm, $mode) }?),
                     };
-                    // A send complete already keeps only its status.
+                    // A send complete already gets the one builtin handle
+                    // for those (its status is empty): no table, no lock.
                     let entry = match r.map(Request::finished_now) {
-                        None => ReqEntry::Ready { status: handles::empty_status(), comm },
-                        Some(Ok(status)) => ReqEntry::Ready { status, comm },
-                        Some(Err(r)) => ReqEntry::Active { req: Some(r), comm },
+                        None => None,
+                        Some(Ok(status)) if status == Status::empty() => None,
+                        Some(Ok(status)) => Some(ReqEntry::Ready { status, comm }),
+                        Some(Err(r)) => Some(ReqEntry::Active { req: Some(r), comm }),
                     };
-                    // SAFETY: checked non-null.
-                    unsafe { store_request(out, entry) };
+                    match entry {
+                        // SAFETY: checked non-null.
+                        None => unsafe { *out = handles::REQUEST_COMPLETE },
+                        // SAFETY: checked non-null.
+                        Some(entry) => unsafe { store_request(out, entry) },
+                    }
                     Ok(())
                 })
             }
