@@ -202,10 +202,20 @@ impl<'a> Request<'a> {
     /// Takes this request's outcome from the engine if it has finished,
     /// keeping it in the request (`ready` or `failed`) for the completing
     /// call; returns whether the request has nothing left in the engine.
+    #[inline]
     fn collect(&mut self, engine: &mut crate::p2p::engine::Engine) -> bool {
         let Some(id) = self.id else { return true };
-        let Some(outcome) = engine.reqs.take_finished(id) else {
-            return false;
+        let outcome = match engine.reqs.take_ok(id) {
+            Some(s) if self.stage.is_none() => {
+                self.id = None;
+                self.ready = Some(s);
+                return true;
+            }
+            Some(s) => Ok(s),
+            None => match engine.reqs.take_failed(id) {
+                Some(e) => Err(e),
+                None => return false,
+            },
         };
         self.keep(outcome);
         true
