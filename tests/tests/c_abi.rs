@@ -99,7 +99,8 @@ three_ways!(
     types_ext,
     p2p_ext,
     grequest,
-    partitioned
+    partitioned,
+    completion
 );
 
 /// The collective, group, topology, neighborhood and persistent programs
