@@ -4,7 +4,8 @@
  * running, MPI_REQUEST_NULL, an inactive and an active persistent request
  * and a complete generalized request; an error in one request under
  * MPI_ERRORS_RETURN (MPI_ERR_IN_STATUS, the truncation's code in its
- * status, MPI_SUCCESS in the others); Testall completing nothing until all
+ * status; on OxMPI the others completed with MPI_SUCCESS, MPICH may leave
+ * them MPI_ERR_PENDING); Testall completing nothing until all
  * are done; Waitany / Testsome / Waitsome over finished sends;
  * Request_get_status, Cancel and Request_free of a finished send. Prints
  * "PASS completion" from rank 0.
@@ -13,7 +14,11 @@
 
 enum { BIG = 1 << 20 };
 
-static int rank, size, left, right;
+static int rank, size, left, right, oxmpi;
+
+/* MPI_STATUSES_IGNORE through a variable: gcc 12 warns when it sees the
+   constant (MPI_Status *)1 passed as an array parameter. */
+static MPI_Status *volatile statuses_ignore = MPI_STATUSES_IGNORE;
 
 static int query_fn(void *extra, MPI_Status *st)
 {
@@ -124,16 +129,25 @@ static void waitall_error(void)
     int rc = MPI_Waitall(4, reqs, sts);
     CHECK(rc != MPI_SUCCESS && abicheck_class(rc) == MPI_ERR_IN_STATUS,
           "Waitall with a truncated receive returned %d", rc);
-    CHECK(sts[0].MPI_ERROR == MPI_SUCCESS && sts[2].MPI_ERROR == MPI_SUCCESS &&
-              sts[3].MPI_ERROR == MPI_SUCCESS,
-          "good requests' errors %d %d %d", sts[0].MPI_ERROR, sts[2].MPI_ERROR,
-          sts[3].MPI_ERROR);
     CHECK(sts[1].MPI_ERROR != MPI_SUCCESS && abicheck_class(sts[1].MPI_ERROR) == MPI_ERR_TRUNCATE,
           "truncated receive's error %d", sts[1].MPI_ERROR);
-    CHECK(in_ok == 1 && in_short == 1 && in_ok2 == 2, "received %d %d %d", in_ok, in_short,
-          in_ok2);
-    for (int i = 0; i < 4; i++)
-        CHECK(reqs[i] == MPI_REQUEST_NULL, "failed Waitall left request %d", i);
+    CHECK(reqs[1] == MPI_REQUEST_NULL, "failed Waitall left the failed request");
+    /* The others completed (MPI_SUCCESS; OxMPI completes every request) or
+       are left pending (MPI_ERR_PENDING; MPICH stops at the error). */
+    for (int i = 0; i < 4; i++) {
+        if (i == 1)
+            continue;
+        int e = sts[i].MPI_ERROR;
+        CHECK(e == MPI_SUCCESS || e == MPI_ERR_PENDING, "request %d's error %d", i, e);
+        CHECK(!oxmpi || e == MPI_SUCCESS, "OxMPI left request %d pending", i);
+        CHECK((reqs[i] == MPI_REQUEST_NULL) == (e == MPI_SUCCESS), "request %d: error %d, %s", i,
+              e, reqs[i] == MPI_REQUEST_NULL ? "null" : "live");
+        if (e == MPI_ERR_PENDING)
+            MPI_CHECK(MPI_Wait(&reqs[i], MPI_STATUS_IGNORE));
+    }
+    /* What a truncated receive stores is the implementation's (OxMPI: what fits). */
+    CHECK(in_ok == 1 && in_ok2 == 2 && (!oxmpi || in_short == 1), "received %d %d %d", in_ok,
+          in_short, in_ok2);
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 }
 
@@ -185,14 +199,14 @@ static void finished_sends(void)
         MPI_CHECK(MPI_Waitsome(4, reqs, &outcount, indices, sts));
         CHECK(outcount >= 1, "Waitsome outcount %d", outcount);
     }
-    MPI_CHECK(MPI_Waitall(4, reqs, MPI_STATUSES_IGNORE));
+    MPI_CHECK(MPI_Waitall(4, reqs, statuses_ignore));
     MPI_CHECK(MPI_Waitany(4, reqs, &idx, &st));
     CHECK(idx == MPI_UNDEFINED, "Waitany over null requests gave %d", idx);
     MPI_CHECK(MPI_Testsome(4, reqs, &outcount, indices, sts));
     CHECK(outcount == MPI_UNDEFINED, "Testsome over null requests gave %d", outcount);
     MPI_CHECK(MPI_Testany(4, reqs, &idx, &flag, &st));
     CHECK(flag && idx == MPI_UNDEFINED, "Testany over null requests: flag %d index %d", flag, idx);
-    MPI_CHECK(MPI_Waitall(3, rreqs, MPI_STATUSES_IGNORE));
+    MPI_CHECK(MPI_Waitall(3, rreqs, statuses_ignore));
     CHECK(in[0] == 1 && in[1] == 2 && in[2] == 3, "received %d %d %d", in[0], in[1], in[2]);
 
     /* A finished send: get_status, cancel (no effect), free; and wait. */
@@ -220,6 +234,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_CHECK(MPI_Get_library_version(lib, &len));
+    oxmpi = strncmp(lib, "OxMPI", 5) == 0;
     right = (rank + 1) % size;
     left = (rank + size - 1) % size;
     waitall_mix();
