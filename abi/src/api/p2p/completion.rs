@@ -227,7 +227,7 @@ pub unsafe extern "C" fn oxabi_Waitany(
         let hs = unsafe { request_array(count, array_of_requests) }?;
         let indx = out_ptr(indx, "indx")?;
         let status = out_ptr(status, "status")?;
-        let (i, s, e) = any(hs, true)?;
+        let (i, s, e) = wait_one(hs)?;
         // SAFETY: checked non-null.
         unsafe {
             *indx = i;
@@ -278,9 +278,9 @@ pub unsafe extern "C" fn oxabi_Testany(
 
 /// `MPI_Waitany`'s completion: the index (`MPI_UNDEFINED` when none is
 /// active), status and error of the request completed.
-fn any(hs: &mut [MPI_Request], block: bool) -> Result<(c_int, Status, Option<AbiError>), AbiError> {
+fn wait_one(hs: &mut [MPI_Request]) -> Result<(c_int, Status, Option<AbiError>), AbiError> {
     let mut found = None;
-    requests::complete(hs, Want::One, block, |i, s, e| found = Some((i, s, e)))?;
+    requests::complete(hs, Want::One, true, |i, s, e| found = Some((i, s, e)))?;
     Ok(match found {
         Some((i, s, e)) => (i as c_int, s, e),
         None => (UNDEFINED, handles::empty_status(), None),
