@@ -37,3 +37,6 @@ callgrind_annotate --inclusive=yes "$work/cg" 2>/dev/null \
   | awk -v n=$((windows * 64)) '{gsub(",", "", $1); name=$0; sub(/ \[.*/, "", name); sub(/.*:/, "", name);
          if (!(name in s)) { s[name] = $1; t += $1 } }
        END { for (k in s) printf "%s %.0f\n", k, s[k] / n; printf "total %.0f Ir/message\n", t / n }'
+# OxMPI's blocking part of a wait (the time the messages were not there yet).
+callgrind_annotate --inclusive=yes "$work/cg" 2>/dev/null | grep 'requests::many::wait_taken \[' \
+  | awk -v n=$((windows * 64)) '{gsub(",", "", $1); printf "of which waiting in the runtime: %.0f\n", $1 / n}'
