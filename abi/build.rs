@@ -4,7 +4,8 @@
 //!   the prototypes of every function (MPI_ and PMPI_) put in;
 //! - `$OUT_DIR/shims.c`: every `PMPI_X` as a strong function and `MPI_X` as
 //!   a weak alias of it; implemented rows forward to the Rust function
-//!   `oxabi_X`, the others call `oxabi_unsupported`;
+//!   `oxabi_X` (`oxabi_X_Y` for `MPIX_Y`), the others call
+//!   `oxabi_unsupported`;
 //! - `$OUT_DIR/exports.map`: the symbols the shared library exports;
 //! - `$OUT_DIR/table.rs`: the table as Rust data (names, implemented?).
 //!
@@ -27,9 +28,12 @@ struct Func {
 }
 
 impl Func {
-    /// `Send` for `MPI_Send`.
-    fn short(&self) -> &str {
-        &self.name["MPI_".len()..]
+    /// `Send` for `MPI_Send`, `X_Comm_agree` for `MPIX_Comm_agree`.
+    fn short(&self) -> String {
+        match self.name.strip_prefix("MPIX_") {
+            Some(rest) => format!("X_{rest}"),
+            None => self.name["MPI_".len()..].to_string(),
+        }
     }
 
     /// The parameter list without a variadic tail (for the Rust side).
@@ -86,8 +90,8 @@ fn parse_table(text: &str) -> Vec<Func> {
             ),
         };
         assert!(
-            cols[0].starts_with("MPI_"),
-            "functions.tsv line {}: `{}` is not an MPI_ name",
+            cols[0].starts_with("MPI_") || cols[0].starts_with("MPIX_"),
+            "functions.tsv line {}: `{}` is not an MPI_ or MPIX_ name",
             n + 1,
             cols[0]
         );
@@ -179,9 +183,6 @@ const EXTRA_EXPORTS: &[&str] = &[
     "MPI_F08_STATUS_IGNORE",
     "MPI_F08_STATUSES_IGNORE",
     "MPI_T_PVAR_ALL_HANDLES",
-    // GPU support queries, defined in Rust (src/api/gpu.rs).
-    "MPIX_Query_cuda_support",
-    "MPIX_GPU_query_support",
 ];
 
 fn exports(funcs: &[Func]) -> String {
@@ -221,7 +222,13 @@ fn main() {
     let table_path = dir.join("functions.tsv");
     let template_path = dir.join("src/c/mpi.h.in");
     let objects_path = dir.join("src/c/objects.c");
-    for p in [&table_path, &template_path, &objects_path] {
+    let long_double_path = dir.join("src/c/long_double.c");
+    for p in [
+        &table_path,
+        &template_path,
+        &objects_path,
+        &long_double_path,
+    ] {
         println!("cargo:rerun-if-changed={}", p.display());
     }
     println!(
@@ -244,6 +251,7 @@ fn main() {
     cc::Build::new()
         .file(out.join("shims.c"))
         .file(&objects_path)
+        .file(&long_double_path)
         .include(&include)
         .std("c11")
         .warnings(true)

@@ -27,6 +27,22 @@ extern "C" {
 #define MPI_VERSION 4
 #define MPI_SUBVERSION 0
 
+/* Which MPI this is, for programs that ask: the ABI is MPICH's, so OxMPI
+   advertises the MPICH release whose ABI, constants and MPIX_ functions it
+   mirrors (Debian 12's MPICH 4.0.2), not a version of its own (that is
+   OXMPI_VERSION). MPICH_NAME is left out on purpose: mpi4py built from
+   source would take it as a promise of everything MPICH 4 has. */
+#define MPICH 1
+#define MPICH_HAS_C2F 1
+#define MPICH_VERSION "4.0.2"
+#define MPICH_NUMVERSION 40002300
+#define MPICH_RELEASE_TYPE_ALPHA 0
+#define MPICH_RELEASE_TYPE_BETA 1
+#define MPICH_RELEASE_TYPE_RC 2
+#define MPICH_RELEASE_TYPE_PATCH 3
+#define MPICH_CALC_VERSION(MAJOR, MINOR, REVISION, TYPE, PATCH) \
+    (((MAJOR) * 10000000) + ((MINOR) * 100000) + ((REVISION) * 1000) + ((TYPE) * 100) + (PATCH))
+
 /* ---- Scalar types (x86_64 LP64) ---- */
 typedef long MPI_Aint;
 typedef long MPI_Offset;
@@ -289,9 +305,6 @@ typedef struct ADIOI_FileD *MPI_File;
 #define MPIX_GPU_SUPPORT_CUDA (0)
 #define MPIX_GPU_SUPPORT_ZE (1)
 #define MPIX_GPU_SUPPORT_HIP (2)
-int MPIX_GPU_query_support(int gpu_type, int *is_supported);
-/* Open MPI's name: 1 when CUDA device buffers are accepted (also in mpi-ext.h). */
-int MPIX_Query_cuda_support(void);
 
 /* ---- Status ---- */
 /* The count is in bytes: count_lo holds the low 32 bits, bits 31..1 of
@@ -1209,6 +1222,21 @@ int MPI_Win_unlock_all(MPI_Win win);
 int MPI_Win_wait(MPI_Win win);
 double MPI_Wtick(void);
 double MPI_Wtime(void);
+int MPIX_Comm_agree(MPI_Comm comm, int *flag);
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_revoke(MPI_Comm comm);
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int MPIX_Delete_error_class(int errorclass);
+int MPIX_Delete_error_code(int errorcode);
+int MPIX_Delete_error_string(int errorcode);
+int MPIX_GPU_query_support(int gpu_type, int *is_supported);
+int MPIX_Grequest_class_allocate(MPIX_Grequest_class greq_class, void *extra_state, MPI_Request *request);
+int MPIX_Grequest_class_create(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, MPIX_Grequest_poll_function *poll_fn, MPIX_Grequest_wait_function *wait_fn, MPIX_Grequest_class *greq_class);
+int MPIX_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, MPIX_Grequest_poll_function *poll_fn, MPIX_Grequest_wait_function *wait_fn, void *extra_state, MPI_Request *request);
+int MPIX_Query_cuda_support(void);
+int MPIX_Query_hip_support(void);
+int MPIX_Query_ze_support(void);
 
 /* Profiling interface: the same functions, PMPI_ names. */
 int PMPI_Abort(MPI_Comm comm, int errorcode);
@@ -1830,6 +1858,21 @@ int PMPI_Win_unlock_all(MPI_Win win);
 int PMPI_Win_wait(MPI_Win win);
 double PMPI_Wtick(void);
 double PMPI_Wtime(void);
+int PMPIX_Comm_agree(MPI_Comm comm, int *flag);
+int PMPIX_Comm_failure_ack(MPI_Comm comm);
+int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int PMPIX_Comm_revoke(MPI_Comm comm);
+int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int PMPIX_Delete_error_class(int errorclass);
+int PMPIX_Delete_error_code(int errorcode);
+int PMPIX_Delete_error_string(int errorcode);
+int PMPIX_GPU_query_support(int gpu_type, int *is_supported);
+int PMPIX_Grequest_class_allocate(MPIX_Grequest_class greq_class, void *extra_state, MPI_Request *request);
+int PMPIX_Grequest_class_create(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, MPIX_Grequest_poll_function *poll_fn, MPIX_Grequest_wait_function *wait_fn, MPIX_Grequest_class *greq_class);
+int PMPIX_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, MPIX_Grequest_poll_function *poll_fn, MPIX_Grequest_wait_function *wait_fn, void *extra_state, MPI_Request *request);
+int PMPIX_Query_cuda_support(void);
+int PMPIX_Query_hip_support(void);
+int PMPIX_Query_ze_support(void);
 
 #if defined(__cplusplus)
 }

@@ -192,6 +192,8 @@ struct UserCode {
     class: c_int,
     /// From `MPI_Add_error_string` (empty until then).
     text: String,
+    /// Removed by `MPIX_Delete_error_class` / `_code`: no longer a value.
+    deleted: bool,
 }
 
 /// Added classes and codes: entry `i` is value `ERR_LASTCODE + 1 + i`.
@@ -221,6 +223,7 @@ fn add_user_code(class: Option<c_int>) -> Result<c_int, AbiError> {
     codes.push(UserCode {
         class: class.unwrap_or(value),
         text: String::new(),
+        deleted: false,
     });
     if class.is_none() {
         LAST_USED_CODE.store(value, Ordering::Relaxed);
@@ -237,7 +240,7 @@ pub fn add_error_class() -> Result<c_int, AbiError> {
 pub fn add_error_code(class: c_int) -> Result<c_int, AbiError> {
     let known = class_info(class).is_some()
         || user_index(class)
-            .and_then(|i| user_codes().get(i).map(|u| u.class == class))
+            .and_then(|i| user_codes().get(i).map(|u| u.class == class && !u.deleted))
             .unwrap_or(false);
     if !known || class == 0 {
         return Err(AbiError::new(
@@ -246,6 +249,51 @@ pub fn add_error_code(class: c_int) -> Result<c_int, AbiError> {
         ));
     }
     add_user_code(Some(class))
+}
+
+/// `MPIX_Delete_error_class` (`class` true) / `MPIX_Delete_error_code`:
+/// removes an added class (once it has no codes left) or code.
+pub fn delete_user_code(code: c_int, class: bool) -> Result<(), AbiError> {
+    let what = if class { "class" } else { "code" };
+    let mut codes = user_codes();
+    let bad = |why: &str| AbiError::new(Class::ARG, format!("`error{what}` {code} {why}"));
+    let i = user_index(code)
+        .filter(|&i| codes.get(i).is_some_and(|u| !u.deleted))
+        .ok_or_else(|| bad("was not added by MPI_Add_error_class/code (or was deleted)"))?;
+    let is_class = codes[i].class == code;
+    if is_class != class {
+        return Err(bad(if class {
+            "is a code, not a class"
+        } else {
+            "is a class, not a code"
+        }));
+    }
+    if class
+        && codes
+            .iter()
+            .any(|u| !u.deleted && u.class == code && !std::ptr::eq(u, &codes[i]))
+    {
+        return Err(bad("still has codes: delete them first"));
+    }
+    codes[i].deleted = true;
+    codes[i].text.clear();
+    Ok(())
+}
+
+/// `MPIX_Delete_error_string`: forgets an added class's or code's text.
+pub fn delete_error_string(code: c_int) -> Result<(), AbiError> {
+    let mut codes = user_codes();
+    let u = user_index(code)
+        .and_then(|i| codes.get_mut(i))
+        .filter(|u| !u.deleted)
+        .ok_or_else(|| {
+            AbiError::new(
+                Class::ARG,
+                format!("`errorcode` {code} was not added by MPI_Add_error_class/code"),
+            )
+        })?;
+    u.text.clear();
+    Ok(())
 }
 
 /// `MPI_Add_error_string`: the text of an added class or code.
@@ -328,7 +376,10 @@ impl AbiError {
 
 impl From<oxmpi::Error> for AbiError {
     fn from(e: oxmpi::Error) -> AbiError {
-        AbiError::new(Class(e.class() as c_int), e.to_string())
+        match e {
+            oxmpi::Error::Callback { what, code } => AbiError::from_code(code, &what),
+            e => AbiError::new(Class(e.class() as c_int), e.to_string()),
+        }
     }
 }
 
@@ -383,7 +434,8 @@ pub fn class_of(code: c_int) -> Option<c_int> {
         return None;
     }
     if code > ERR_LASTCODE {
-        return user_index(code).and_then(|i| user_codes().get(i).map(|u| u.class));
+        return user_index(code)
+            .and_then(|i| user_codes().get(i).filter(|u| !u.deleted).map(|u| u.class));
     }
     let class = code & 0x7f;
     (class_info(class).is_some() && (code >> 7) < RING as c_int).then_some(class)
@@ -393,7 +445,12 @@ pub fn class_of(code: c_int) -> Option<c_int> {
 /// was raised with while that is still remembered.
 pub fn string_of(code: c_int) -> Option<String> {
     if code > ERR_LASTCODE {
-        return user_index(code).and_then(|i| user_codes().get(i).map(|u| u.text.clone()));
+        return user_index(code).and_then(|i| {
+            user_codes()
+                .get(i)
+                .filter(|u| !u.deleted)
+                .map(|u| u.text.clone())
+        });
     }
     let class = class_of(code)?;
     let (name, what) = class_info(class)?;

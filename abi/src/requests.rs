@@ -9,6 +9,7 @@
 //! which run only once the state lock is released ([`Completion::settle`]).
 
 use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use oxmpi::request::Sweep;
@@ -33,6 +34,9 @@ pub fn insert(entry: ReqEntry) -> MPI_Request {
     let slot = st.requests.insert(entry);
     // A temporary buffer of a datatype belongs to the slot's previous request.
     st.staged.clear(slot);
+    if !st.idups.is_empty() {
+        st.idups.remove(&slot);
+    }
     handles::request_handle(slot)
 }
 
@@ -164,14 +168,14 @@ pub fn test_one(
             };
             p.active = None;
             p.started = false;
-            let out = st.staged.complete(slot, out);
+            let out = st.complete_request(slot, out);
             let (s, e) = split(out, comm);
             return Ok(completed(s, e));
         }
     };
     st.requests.remove(slot);
     *h = REQUEST_NULL;
-    let result = st.staged.complete(slot, result);
+    let result = st.complete_request(slot, result);
     let (s, e) = split(result, comm);
     Ok(completed(s, e))
 }
@@ -199,7 +203,7 @@ pub fn plain(st: &mut State, sweep: &mut Sweep<'_>, h: &mut MPI_Request) -> Plai
     let Ok(Some(slot)) = handles::request_slot(*h) else {
         return Plain::Other;
     };
-    if st.staged.has(slot) {
+    if st.staged.has(slot) || (!st.idups.is_empty() && st.idups.contains_key(&slot)) {
         return Plain::Other;
     }
     let status = match st.requests.get_mut(slot) {
@@ -218,6 +222,39 @@ pub fn plain(st: &mut State, sweep: &mut Sweep<'_>, h: &mut MPI_Request) -> Plai
     st.requests.discard(slot);
     *h = REQUEST_NULL;
     Plain::Done(status)
+}
+
+/// Whether a generalized request with a `poll_fn` (`MPIX_Grequest_start`)
+/// was ever started: until then [`poll_generalized`] has nothing to do.
+static POLL_FNS: AtomicBool = AtomicBool::new(false);
+
+/// Notes that a generalized request with a `poll_fn` exists.
+pub fn note_poll_fn() {
+    POLL_FNS.store(true, Ordering::Relaxed);
+}
+
+/// Runs the poll functions of the generalized requests among `hs` that
+/// have one (`MPIX_Grequest_start`) and are not complete: they may
+/// complete them. Without the state lock (they call MPI).
+pub fn poll_generalized(hs: &[MPI_Request]) -> Result<(), AbiError> {
+    if !POLL_FNS.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let polls: Vec<Callbacks> = {
+        let st = state::lock();
+        hs.iter()
+            .filter_map(|&h| handles::request_slot(h).ok().flatten())
+            .filter_map(|slot| match st.requests.get(slot) {
+                Some(ReqEntry::Generalized(g))
+                    if !g.complete && !g.freed && g.callbacks.poll_fn.is_some() =>
+                {
+                    Some(g.callbacks)
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    polls.iter().try_for_each(Callbacks::poll)
 }
 
 /// Blocks until the request completes (`MPI_Wait`).
@@ -441,6 +478,8 @@ pub fn free(h: &mut MPI_Request) -> Result<(), AbiError> {
     };
     // A datatype's temporary buffer stays until the operation completes.
     let data = st.staged.free(slot, running.is_some());
+    // A freed MPI_Comm_idup's communicator is never made.
+    st.idups.remove(&slot);
     if let Some(req) = running {
         st.detached.push(Detached { req, data });
     }

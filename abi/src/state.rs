@@ -3,6 +3,7 @@
 //! mutex guards it all; no call blocks while holding it (blocking calls
 //! take what they need out of the tables first).
 
+use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -10,14 +11,14 @@ use std::sync::{Mutex, MutexGuard};
 use std::thread::ThreadId;
 
 use oxmpi::request::Sweep;
-use oxmpi::{Comm, Group, Universe};
+use oxmpi::{Comm, Group, Status, Universe};
 
 use crate::errors::{AbiError, Class};
 use crate::handles::{self, Errhandler, MPI_Comm, MPI_Datatype};
 use crate::objects::datatype::TypeTable;
 use crate::objects::detached::Detached;
 use crate::objects::info::InfoEntry;
-use crate::objects::request::ReqEntry;
+use crate::objects::request::{PendingIdup, ReqEntry};
 use crate::objects::stage::Staged;
 use crate::objects::table::Table;
 
@@ -96,6 +97,8 @@ pub struct State {
     pub detached: Vec<Detached>,
     /// The buffer of `MPI_Buffer_attach` (address, size): kept to hand back.
     pub bsend_buffer: Option<(usize, handles::MPI_Count)>,
+    /// The communicators of running `MPI_Comm_idup`s, by request slot.
+    pub idups: BTreeMap<usize, PendingIdup>,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
@@ -112,6 +115,7 @@ static STATE: Mutex<State> = Mutex::new(State {
     staged: Staged::new(),
     detached: Vec::new(),
     bsend_buffer: None,
+    idups: BTreeMap::new(),
 });
 
 /// Locks the state (a panic while it was held does not make it unusable).
@@ -151,6 +155,31 @@ impl State {
             info: Vec::new(),
         });
         handles::comm_handle(slot)
+    }
+
+    /// The request in `slot` completed with `r`: unpacks its temporaries
+    /// (see [`Staged::complete`]) and gives an `MPI_Comm_idup`'s
+    /// communicator its handle, written to the program's `newcomm`.
+    pub fn complete_request(
+        &mut self,
+        slot: usize,
+        r: Result<Status, oxmpi::Error>,
+    ) -> Result<Status, oxmpi::Error> {
+        let r = self.staged.complete(slot, r);
+        let Some(idup) = self.idups.remove(&slot) else {
+            return r;
+        };
+        r.and_then(|s| {
+            let comm = idup.pending.into_comm()?;
+            let errhandler = self
+                .comm_entry(idup.parent)
+                .map_or(Errhandler::Fatal, |e| e.errhandler);
+            let h = self.insert_comm(comm, errhandler);
+            // SAFETY: `newcomm` of MPI_Comm_idup, which MPI lets the library
+            // write until the request completes (checked non-null then).
+            unsafe { *(idup.out as *mut MPI_Comm) = h };
+            Ok(s)
+        })
     }
 
     /// Completes whatever detached operations have finished.

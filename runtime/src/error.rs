@@ -128,6 +128,15 @@ pub enum Error {
         /// Ids still free on this rank.
         free_here: usize,
     },
+    /// A program's callback (an attribute copy or delete function, ...)
+    /// returned an error code, which a front end reports unchanged.
+    #[error("{what} returned error code {code}")]
+    Callback {
+        /// Which callback, for which object.
+        what: String,
+        /// The code it returned.
+        code: i32,
+    },
     /// An operating-system call failed.
     #[error("{call}: {source}")]
     Os {

@@ -30,7 +30,8 @@ pub mod universe;
 pub use buffer::Scalar;
 pub use coll::Blocks;
 pub use comm::{
-    AttrValue, Comm, CommId, CopyPolicy, Keyval, Message, Persistent, SplitType, UNDEFINED,
+    AttrValue, Comm, CommId, CopyPolicy, Keyval, Message, PendingComm, Persistent, SplitType,
+    UNDEFINED,
 };
 pub use error::{Error, ErrorClass};
 pub use group::{Comparison, Group};

@@ -120,8 +120,11 @@ fn struct_pads_to_alignment() {
     let fwd = Datatype::create_struct(&[1, 1], &[0, 4], &[i.clone(), i.clone()]).unwrap();
     let rev = Datatype::create_struct(&[1, 1], &[4, 0], &[i.clone(), i]).unwrap();
     assert!(fwd.is_contiguous() && !rev.is_contiguous());
-    assert_eq!(fwd.signature().runs(), [(B::Int, 2)]);
-    assert_eq!(cd.signature().runs(), [(B::Char, 1), (B::Double, 1)]);
+    assert_eq!(fwd.signature().runs().collect::<Vec<_>>(), [(B::Int, 2)]);
+    assert_eq!(
+        cd.signature().runs().collect::<Vec<_>>(),
+        [(B::Char, 1), (B::Double, 1)]
+    );
 }
 
 #[test]
@@ -197,7 +200,10 @@ fn dup_and_commit() {
 #[test]
 fn element_and_count_queries() {
     let di = basic(B::DoubleInt);
-    assert_eq!(di.signature().runs(), [(B::Double, 1), (B::Int, 1)]);
+    assert_eq!(
+        di.signature().runs().collect::<Vec<_>>(),
+        [(B::Double, 1), (B::Int, 1)]
+    );
     assert_eq!(di.get_elements(24), Some(4));
     assert_eq!(di.get_elements(32), Some(5));
     assert_eq!(di.get_elements(30), None);

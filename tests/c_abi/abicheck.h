@@ -81,6 +81,16 @@ static inline void *abicheck_malloc(size_t bytes)
     return p;
 }
 
+/* Whether the library running the program is OxMPI (for checks of what
+   OxMPI does beyond MPICH 4.0.2, the reference). */
+static inline int abicheck_is_oxmpi(void)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_CHECK(MPI_Get_library_version(lib, &len));
+    return strncmp(lib, "OxMPI", 5) == 0;
+}
+
 /* Rank 0 prints the success line once everyone got there. */
 static inline void abicheck_pass(const char *name)
 {

@@ -7,7 +7,10 @@
  * status; on OxMPI the others completed with MPI_SUCCESS, MPICH may leave
  * them MPI_ERR_PENDING); Testall completing nothing until all
  * are done; Waitany / Testsome / Waitsome over finished sends;
- * Request_get_status, Cancel and Request_free of a finished send. Prints
+ * Request_get_status, Cancel and Request_free of a finished send; a
+ * finished send (OxMPI's one builtin handle for those) in Testall, Testany,
+ * Test and MPI_Start beside MPI_REQUEST_NULL, pending receives, an
+ * inactive persistent request and a generalized request. Prints
  * "PASS completion" from rank 0.
  */
 #include "abicheck.h"
@@ -229,6 +232,86 @@ static void finished_sends(void)
     CHECK(in[3] == 4, "received %d", in[3]);
 }
 
+/* Sends that finished as they started beside other kinds of request. */
+static void finished_send_mix(void)
+{
+    int out = 7, in = -1, pers_in = -1, flag = 1, idx = -1;
+    MPI_Request reqs[5], greq;
+    MPI_Status st, sts[5];
+    /* Tag 51 is sent only after the barrier: the receive is pending. */
+    MPI_CHECK(MPI_Irecv(&in, 1, MPI_INT, left, 51, MPI_COMM_WORLD, &reqs[0]));
+    MPI_CHECK(MPI_Isend(&out, 1, MPI_INT, right, 50, MPI_COMM_WORLD, &reqs[1]));
+    reqs[2] = MPI_REQUEST_NULL;
+    MPI_CHECK(MPI_Recv_init(&pers_in, 1, MPI_INT, left, 52, MPI_COMM_WORLD, &reqs[3]));
+    MPI_CHECK(MPI_Grequest_start(query_fn, free_fn, cancel_fn, NULL, &greq));
+    reqs[4] = greq;
+    MPI_CHECK(MPI_Recv(&pers_in, 1, MPI_INT, left, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK(pers_in == 7, "received %d", pers_in);
+    MPI_Request send = reqs[1];
+    /* Testall completes nothing: the receive and the generalized request
+       are pending; the finished send keeps its handle. */
+    MPI_CHECK(MPI_Testall(5, reqs, &flag, sts));
+    CHECK(!flag && reqs[1] == send && reqs[0] != MPI_REQUEST_NULL && reqs[4] == greq,
+          "Testall with pending requests: flag %d", flag);
+    /* Request_get_status does not free it. */
+    do
+        MPI_CHECK(MPI_Request_get_status(reqs[1], &flag, &st));
+    while (!flag);
+    CHECK(reqs[1] == send, "Request_get_status changed the request");
+    MPI_CHECK(MPI_Cancel(&reqs[1]));
+    /* Testany finds the send (the only finished one). */
+    do
+        MPI_CHECK(MPI_Testany(5, reqs, &idx, &flag, &st));
+    while (!flag);
+    CHECK(idx == 1 && reqs[1] == MPI_REQUEST_NULL, "Testany gave index %d", idx);
+    MPI_CHECK(MPI_Test_cancelled(&st, &flag));
+    CHECK(!flag, "a finished send reads as cancelled after Testany");
+    /* Test on one: flag, null handle, not cancelled. */
+    MPI_CHECK(MPI_Isend(&out, 1, MPI_INT, right, 53, MPI_COMM_WORLD, &send));
+    MPI_CHECK(MPI_Recv(&pers_in, 1, MPI_INT, left, 53, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    do
+        MPI_CHECK(MPI_Test(&send, &flag, &st));
+    while (!flag);
+    CHECK(send == MPI_REQUEST_NULL, "Test left the request");
+    MPI_CHECK(MPI_Test_cancelled(&st, &flag));
+    CHECK(!flag, "a finished send reads as cancelled after Test");
+    /* MPI_Start of a send that is not persistent is an error (the handle
+       stays). */
+    MPI_CHECK(MPI_Isend(&out, 1, MPI_INT, right, 54, MPI_COMM_WORLD, &send));
+    MPI_CHECK(MPI_Recv(&pers_in, 1, MPI_INT, left, 54, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MPI_Request before = send;
+    int rc = MPI_Start(&send);
+    CHECK(rc != MPI_SUCCESS && send == before, "MPI_Start of a finished send: %d", rc);
+    if (oxmpi) {
+        int class = -1;
+        MPI_CHECK(MPI_Error_class(rc, &class));
+        CHECK(class == MPI_ERR_REQUEST, "MPI_Start of a finished send: class %d", class);
+    }
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    MPI_CHECK(MPI_Wait(&send, &st));
+    CHECK(send == MPI_REQUEST_NULL, "Wait left the request");
+    /* The rest: the persistent receive started, the generalized request
+       completed, the receive's message sent; Waitall finishes them beside
+       the null handles. */
+    MPI_CHECK(MPI_Start(&reqs[3]));
+    MPI_CHECK(MPI_Grequest_complete(greq));
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Isend(&out, 1, MPI_INT, right, 51, MPI_COMM_WORLD, &send));
+    MPI_CHECK(MPI_Send(&out, 1, MPI_INT, right, 52, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Waitall(5, reqs, sts));
+    MPI_CHECK(MPI_Wait(&send, MPI_STATUS_IGNORE));
+    CHECK(in == 7 && pers_in == 7, "Waitall received %d %d", in, pers_in);
+    CHECK(reqs[0] == MPI_REQUEST_NULL && reqs[1] == MPI_REQUEST_NULL &&
+              reqs[2] == MPI_REQUEST_NULL && reqs[3] != MPI_REQUEST_NULL &&
+              reqs[4] == MPI_REQUEST_NULL,
+          "Waitall's handles");
+    check_empty(&sts[1], "a send completed earlier");
+    check_empty(&sts[2], "MPI_REQUEST_NULL");
+    CHECK(sts[4].MPI_SOURCE == 77 && sts[4].MPI_TAG == 78, "generalized request's status");
+    MPI_CHECK(MPI_Request_free(&reqs[3]));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -244,6 +327,7 @@ int main(int argc, char **argv)
     waitall_error();
     testall_all_or_none();
     finished_sends();
+    finished_send_mix();
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
         printf("PASS completion\n");

@@ -7,6 +7,8 @@
 mod comm;
 #[path = "comm/comms.rs"]
 mod comms;
+#[path = "comm/subgroups.rs"]
+mod subgroups;
 
 use comm::check;
 
@@ -56,4 +58,14 @@ fn group_algebra_matches_a_serial_model() {
 #[test]
 fn concurrent_creation_from_two_threads() {
     check(&[2, 3, 4], "threads");
+}
+
+#[test]
+fn create_group_by_the_members_only() {
+    check(&[1, 2, 3, 5], "create_group");
+}
+
+#[test]
+fn idups_started_in_opposite_orders_complete() {
+    check(&[1, 2, 4], "idup");
 }

@@ -1,8 +1,10 @@
 //! GPU support queries, under both peers' names: Open MPI's
 //! `MPIX_Query_cuda_support()` (also declared in `mpi-ext.h`) and MPICH's
-//! `MPIX_GPU_query_support()`. The answer is honest: CUDA device buffers
-//! are supported when the runtime loaded a driver with a device
-//! (`OXMPI_CUDA=auto|on`), which it does in `MPI_Init`.
+//! `MPIX_GPU_query_support()`, `MPIX_Query_hip_support()` and
+//! `MPIX_Query_ze_support()` (rows of `functions.tsv`: `PMPIX_` strong,
+//! `MPIX_` weak). The answer is honest: CUDA device buffers are supported
+//! when the runtime loaded a driver with a device (`OXMPI_CUDA=auto|on`),
+//! which it does in `MPI_Init`; HIP and Level Zero buffers never are.
 
 use std::ffi::c_int;
 
@@ -22,8 +24,20 @@ fn cuda_supported() -> bool {
 /// `MPIX_Query_cuda_support`: 1 when CUDA device buffers may be passed to
 /// every data-moving call, else 0.
 #[no_mangle]
-pub extern "C" fn MPIX_Query_cuda_support() -> c_int {
+pub extern "C" fn oxabi_X_Query_cuda_support() -> c_int {
     c_int::from(cuda_supported())
+}
+
+/// `MPIX_Query_hip_support`: 0 (OxMPI takes no HIP device buffers).
+#[no_mangle]
+pub extern "C" fn oxabi_X_Query_hip_support() -> c_int {
+    0
+}
+
+/// `MPIX_Query_ze_support`: 0 (OxMPI takes no Level Zero device buffers).
+#[no_mangle]
+pub extern "C" fn oxabi_X_Query_ze_support() -> c_int {
+    0
 }
 
 /// `MPIX_GPU_query_support`: `*is_supported` = whether buffers of GPU kind
@@ -32,7 +46,7 @@ pub extern "C" fn MPIX_Query_cuda_support() -> c_int {
 /// # Safety
 /// `is_supported` is writable.
 #[no_mangle]
-pub unsafe extern "C" fn MPIX_GPU_query_support(
+pub unsafe extern "C" fn oxabi_X_GPU_query_support(
     gpu_type: c_int,
     is_supported: *mut c_int,
 ) -> c_int {

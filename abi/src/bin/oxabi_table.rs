@@ -16,7 +16,7 @@ fn main() {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
         out,
-        "{done} of {} MPI functions implemented ({} not yet)",
+        "{done} of {} functions of the MPICH ABI implemented ({} not yet)",
         all.len(),
         all.len() - done
     );

@@ -55,8 +55,43 @@ pub struct Contents {
     pub ints: Vec<i64>,
     /// The address arguments.
     pub addrs: Vec<i64>,
+    /// The count arguments of a large-count (`_c`) constructor, which
+    /// `MPI_Type_get_contents_c` reports apart (MPI 4.0, section 5.1.13).
+    pub large: Vec<i64>,
     /// The datatype arguments.
     pub types: Vec<Child>,
+}
+
+impl Contents {
+    /// The record a large-count (`_c`) constructor keeps: its `MPI_Count`
+    /// arguments move from `ints` and `addrs` (the classic form's order)
+    /// to `large`, in the order MPI 4.0's table of combiners gives.
+    pub fn into_large(mut self) -> Contents {
+        use combiner::*;
+        match self.combiner {
+            CONTIGUOUS | VECTOR | INDEXED | INDEXED_BLOCK => {
+                self.large = std::mem::take(&mut self.ints);
+            }
+            HVECTOR | HINDEXED | HINDEXED_BLOCK | STRUCT => {
+                let mut large = std::mem::take(&mut self.ints);
+                large.append(&mut self.addrs);
+                self.large = large;
+            }
+            RESIZED => self.large = std::mem::take(&mut self.addrs),
+            SUBARRAY if !self.ints.is_empty() => {
+                // ndims, sizes, subsizes, starts, order.
+                let n = self.ints.len() - 2;
+                self.large = self.ints.drain(1..1 + n).collect();
+            }
+            DARRAY if self.ints.len() >= 4 => {
+                // size, rank, ndims, gsizes, distribs, dargs, psizes, order.
+                let n = (self.ints.len() - 4) / 4;
+                self.large = self.ints.drain(3..3 + n).collect();
+            }
+            _ => {}
+        }
+        self
+    }
 }
 
 /// A datatype argument of a constructor, kept alive with its type.

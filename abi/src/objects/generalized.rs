@@ -30,6 +30,8 @@ pub type QueryFn = unsafe extern "C" fn(*mut c_void, *mut MPI_Status) -> c_int;
 pub type FreeFn = unsafe extern "C" fn(*mut c_void) -> c_int;
 /// `MPI_Grequest_cancel_function`.
 pub type CancelFn = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
+/// `MPIX_Grequest_poll_function`.
+pub type PollFn = unsafe extern "C" fn(*mut c_void, *mut MPI_Status) -> c_int;
 
 /// The callbacks of a generalized request and their `extra_state`. A null
 /// function pointer is a callback that does nothing and succeeds.
@@ -41,7 +43,10 @@ pub struct Callbacks {
     pub free_fn: Option<FreeFn>,
     /// Starts cancelling the operation.
     pub cancel_fn: Option<CancelFn>,
-    /// The program's argument to all three (an address).
+    /// Advances the operation (`MPIX_Grequest_start`): called by tests and
+    /// waits while the request is not complete, without the state lock.
+    pub poll_fn: Option<PollFn>,
+    /// The program's argument to the callbacks (an address).
     pub extra_state: usize,
 }
 
@@ -88,6 +93,19 @@ impl Callbacks {
         (
             status,
             check(rc, "the generalized request's query_fn").err(),
+        )
+    }
+
+    /// Runs `poll_fn` (nothing without one).
+    pub fn poll(&self) -> Result<(), AbiError> {
+        let Some(f) = self.poll_fn else {
+            return Ok(());
+        };
+        let mut c = handles::c_status(&empty_status(), 0);
+        // SAFETY: as in `query`.
+        check(
+            unsafe { f(self.state(), &mut c) },
+            "the generalized request's poll_fn",
         )
     }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use oxmpi::comm::PartitionedChannel;
 use oxmpi::datatype::stage::Plan;
 use oxmpi::request::Sweep;
-use oxmpi::{Comm, Message, Request, Status};
+use oxmpi::{Comm, Message, PendingComm, Request, Status};
 
 use super::generalized::Grequest;
 use super::launch::Launch;
@@ -167,4 +167,15 @@ impl ReqEntry {
             ReqEntry::Ready { .. } | ReqEntry::Message { .. } => true,
         }
     }
+}
+
+/// The communicator an `MPI_Comm_idup` makes: given a handle, written to
+/// the program's `newcomm`, when its request completes.
+pub struct PendingIdup {
+    /// The communicator to take.
+    pub pending: PendingComm,
+    /// The program's `newcomm` (an address: written at completion).
+    pub out: usize,
+    /// The parent's handle (the new communicator gets its error handler).
+    pub parent: MPI_Comm,
 }

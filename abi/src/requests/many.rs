@@ -116,6 +116,8 @@ where
     let mut pending: Vec<usize> = Vec::new();
     let mut first = true;
     loop {
+        // Generalized requests' poll functions may complete them.
+        super::poll_generalized(hs)?;
         let (taken, done) = {
             let mut st = state::lock();
             let mut sweep = state::sweep();
@@ -199,6 +201,7 @@ pub fn test_all<F>(hs: &mut [MPI_Request], mut report: F) -> Result<bool, AbiErr
 where
     F: FnMut(usize, Status, Option<AbiError>),
 {
+    super::poll_generalized(hs)?;
     let mut deferred = Vec::new();
     {
         let mut st = state::lock();

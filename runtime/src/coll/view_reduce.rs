@@ -22,7 +22,7 @@ fn reduced(dt: &Datatype, count: usize, arg: &'static str) -> Result<(Elems, Ele
         return Err(Error::InvalidDatatype(format!(
             "`{arg}`: a reduction needs a datatype made of one basic type; {dt:?} has \
              signature {:?}",
-            sig.runs()
+            sig.runs().take(8).collect::<Vec<_>>()
         )));
     };
     let count = count

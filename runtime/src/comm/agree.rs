@@ -1,33 +1,17 @@
-//! The two small collectives that building communicators needs, written
-//! with point-to-point messages on the parent's collective context
-//! (`context + 1`):
-//!
-//! - [`allgather_fixed`]: every rank's fixed-size record (split's
-//!   `(color, key)`), a ring of `size - 1` steps;
-//! - [`allreduce_and`]: the bitwise AND of every rank's words (the
-//!   context-id bitmaps), a dissemination of `ceil(log2 size)` steps, which
-//!   is exact because AND is idempotent (a rank's words may be folded in
-//!   more than once).
-//!
-//! They are blocking and sized for tiny inputs (a few hundred bytes). The
-//! collective module (`coll/`, written separately) may later replace them
-//! with its scheduled allgather and allreduce; until then they stay here,
-//! independent of it.
+//! Split's small collective, written with point-to-point messages on the
+//! parent's collective context (`context + 1`): [`allgather_fixed`],
+//! every rank's fixed-size record (`(color, key)`), a ring of `size - 1`
+//! steps. Blocking and sized for tiny inputs; independent of the
+//! collective module (`coll/`, a higher layer).
 //!
 //! # Tags
 //!
-//! Internal tags on the collective context, above every user tag
-//! (`TAG_UB` is 2^30 - 1) so they can never meet a user message, and apart
-//! from the barrier's tag 1:
-//!
-//! | tags                          | use                               |
-//! |-------------------------------|-----------------------------------|
-//! | `0x4000_0000`                 | allgather ring steps              |
-//! | `0x4000_0100 + step` (< 64)   | allreduce_and dissemination steps |
-//!
-//! Successive calls reuse the same tags: MPI's ordering of collectives on a
-//! communicator and non-overtaking between a pair of ranks keep the rounds
-//! apart.
+//! Tag `0x4000_0000` on the collective context, above every user tag
+//! (`TAG_UB` is 2^30 - 1) so it can never meet a user message, and apart
+//! from the barrier's tag 1 and the context-id agreements' tags (see
+//! `agreement.rs`). Successive calls reuse the tag: MPI's ordering of
+//! collectives on a communicator and non-overtaking between a pair of
+//! ranks keep the rounds apart.
 
 use super::Comm;
 use crate::error::Error;
@@ -35,8 +19,6 @@ use crate::p2p::matching::{Pattern, SourceSel, TagSel};
 
 /// Tag of the allgather ring.
 const GATHER_TAG: i32 = 0x4000_0000;
-/// First tag of the allreduce steps.
-const AND_TAG: i32 = 0x4000_0100;
 
 /// Sends `send` to comm rank `to` and receives exactly `recv.len()` bytes
 /// from comm rank `from`, both tagged `tag` on the collective context.
@@ -110,30 +92,4 @@ pub(crate) fn allgather_fixed(comm: &Comm, mine: &[u8]) -> Result<Vec<u8>, Error
         )?;
     }
     Ok(all)
-}
-
-/// Replaces `words` by the bitwise AND of every rank's `words` (all ranks
-/// pass the same length).
-pub(crate) fn allreduce_and(comm: &Comm, words: &mut [u64]) -> Result<(), Error> {
-    let (rank, size) = (comm.rank() as usize, comm.size() as usize);
-    let mut dist = 1;
-    let mut step = 0;
-    let mut theirs = vec![0u8; words.len() * 8];
-    while dist < size {
-        let mine: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        exchange(
-            comm,
-            (rank + dist) % size,
-            (rank + size - dist) % size,
-            AND_TAG + step,
-            &mine,
-            &mut theirs,
-        )?;
-        for (w, b) in words.iter_mut().zip(theirs.chunks_exact(8)) {
-            *w &= u64::from_le_bytes(b.try_into().expect("8-byte chunk"));
-        }
-        dist *= 2;
-        step += 1;
-    }
-    Ok(())
 }

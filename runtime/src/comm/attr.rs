@@ -212,8 +212,9 @@ impl Keyval {
         Keyval(id)
     }
 
-    /// Frees the keyval (`MPI_Comm_free_keyval`): it can no longer be used;
-    /// values still attached keep their callbacks until deleted.
+    /// Frees the keyval (`MPI_Comm_free_keyval`): it can no longer be set;
+    /// values still attached stay readable, deletable and copied by dups
+    /// (with their callbacks) until they are deleted.
     ///
     /// ```
     /// use oxmpi::{CopyPolicy, Keyval};
@@ -279,10 +280,13 @@ fn bad(k: Keyval, why: &str) -> Error {
     }
 }
 
+/// One attached value, with its keyval's callbacks.
+pub(crate) type Attr = (Keyval, Arc<Entry>, AttrValue);
+
 /// The attributes of one communicator, in the order they were set.
 #[derive(Default)]
 pub(crate) struct Attrs {
-    list: Vec<(Keyval, Arc<Entry>, AttrValue)>,
+    list: Vec<Attr>,
 }
 
 impl Attrs {
@@ -348,12 +352,16 @@ impl Comm {
         if keyval == Keyval::TAG_UB {
             return Ok(Some(AttrValue::Word(TAG_UB as usize)));
         }
-        keyval.entry()?;
-        Ok(lock(&self.inner.attrs)
+        // A keyval freed while attached stays usable for its values.
+        let found = lock(&self.inner.attrs)
             .list
             .iter()
             .find(|(k, ..)| *k == keyval)
-            .map(|(.., v)| v.clone()))
+            .map(|(.., v)| v.clone());
+        if found.is_none() {
+            keyval.entry()?;
+        }
+        Ok(found)
     }
 
     /// Removes the value under `keyval` (`MPI_Comm_delete_attr`), running
@@ -372,8 +380,8 @@ impl Comm {
     /// ```
     pub fn delete_attr(&self, keyval: Keyval) -> Result<(), Error> {
         self.check_live()?;
-        keyval.entry()?;
         let Some(old) = self.take_attr(keyval) else {
+            keyval.entry()?;
             return Ok(());
         };
         if let Some(del) = &old.1.delete {
@@ -417,21 +425,43 @@ impl Comm {
     /// Copies this communicator's attributes onto `new` (a dup of it) as
     /// their copy policies say.
     pub(crate) fn copy_attrs_to(&self, new: &Comm) -> Result<(), Error> {
+        for a in self.copied_attrs()? {
+            new.put_attr(a);
+        }
+        Ok(())
+    }
+
+    /// The attributes a dup of this communicator gets, as their copy
+    /// policies say (copy callbacks run now). On a callback's error the
+    /// values already copied are deleted (their delete callbacks run).
+    pub(crate) fn copied_attrs(&self) -> Result<Vec<Attr>, Error> {
         let snapshot: Vec<_> = lock(&self.inner.attrs)
             .list
             .iter()
             .map(|(k, e, v)| (*k, e.clone(), v.clone()))
             .collect();
+        let mut out = Attrs::default();
         for (k, entry, value) in snapshot {
             let copied = match &entry.copy {
                 CopyPolicy::Never => None,
                 CopyPolicy::Dup => Some(value),
-                CopyPolicy::Call(f) => f(self, k, &value)?,
+                CopyPolicy::Call(f) => match f(self, k, &value) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        let _ = out.delete_all(self.id());
+                        return Err(e);
+                    }
+                },
             };
             if let Some(v) = copied {
-                new.put_attr((k, entry, v));
+                out.list.push((k, entry, v));
             }
         }
-        Ok(())
+        Ok(out.list)
+    }
+
+    /// Attaches attributes made by [`Comm::copied_attrs`].
+    pub(crate) fn put_attrs(&self, attrs: Vec<Attr>) {
+        lock(&self.inner.attrs).list.extend(attrs);
     }
 }

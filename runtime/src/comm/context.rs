@@ -1,5 +1,5 @@
-//! Context ids: which ids a new communicator gets, agreed by every rank of
-//! its parent.
+//! Context ids: which ids a new communicator gets, agreed by the ranks
+//! that build it (the protocol is `agreement.rs`).
 //!
 //! # Ids
 //!
@@ -7,16 +7,24 @@
 //! traffic and `2k + 1` for its collectives (what `barrier.rs` and the
 //! collective module assume). Pair 0 is `MPI_COMM_WORLD`, pair 1
 //! `MPI_COMM_SELF`. Each process keeps a bitmap of its free pairs
-//! ([`MAX_COMMS`] bits, one per pair; a set bit is free).
+//! ([`MAX_COMMS`] bits, one per pair; a set bit is free). Ids from
+//! [`CREATE_GROUP_BASE`] up are never handed out: `MPI_Comm_create_group`
+//! agrees over `CREATE_GROUP_BASE + parent context`.
 //!
 //! # Agreement
 //!
-//! Building a communicator is collective over the parent. Every rank puts
-//! its bitmap (a rank that will not be a member of the new communicator
-//! puts all ones: it has no use for the id) into a bitwise AND allreduce
-//! over the parent (`agree::allreduce_and`); the lowest bit set in
-//! the result is free on every member, and every rank computes the same
-//! one. Members mark it taken; non-members leave their bitmap alone.
+//! Optimistic, in rounds of two bitwise-AND allreduces over the ranks that
+//! take part: (1) every member offers its free bitmap (a rank that will not
+//! be a member offers all ones), and the lowest bit of the AND is the
+//! candidate; (2) every member holds the candidate if it is still free
+//! here (another agreement of this process may have taken it meanwhile)
+//! and the ranks AND their "held" flags. All held: the id is taken. Else
+//! the holders give it back and a new round starts. A held candidate is
+//! never offered, so concurrent agreements of one process (threads, or
+//! non-blocking `MPI_Comm_idup`s waiting for their peers) never take the
+//! same id, and an agreement that waits for its peers holds at most one
+//! id: no agreement waits for another, so none can deadlock another.
+//!
 //! Communicators built at once from the same parent with disjoint members
 //! (the colors of one split) share the id, which is fine: a process
 //! belongs to at most one of them.
@@ -25,24 +33,12 @@
 //! only; a later agreement simply avoids ids still taken anywhere. So dup
 //! and free can cycle forever; only holding [`MAX_COMMS`] communicators at
 //! once on some member exhausts the ids, which is reported as
-//! [`Error::ContextIdsExhausted`].
-//!
-//! # Threads
-//!
-//! Two threads may build communicators from different parents at the same
-//! time. Their agreements must not both hand out the same free bit, so one
-//! thread at a time owns the bitmap (MPICH's scheme): a thread that cannot
-//! own it contributes all zeros and a "did not own" mark; any round where
-//! some rank did not own the bitmap takes nothing and is retried. Among
-//! waiting threads the one with the lowest parent context id goes first,
-//! so that every process eventually gives the bitmap to the same parent
-//! and the retries end.
+//! [`crate::Error::ContextIdsExhausted`] when a round's AND is empty while no
+//! process held a candidate of another agreement.
 
-use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use super::{agree, lock, Comm};
-use crate::error::Error;
+use super::lock;
 
 /// Communicators (context-id pairs) a process can hold at once, the
 /// predefined ones included.
@@ -62,7 +58,12 @@ use crate::error::Error;
 /// # Ok::<(), oxmpi::Error>(())
 /// ```
 pub const MAX_COMMS: usize = 2048;
-const WORDS: usize = MAX_COMMS / 64;
+/// Words of a bitmap.
+pub(crate) const WORDS: usize = MAX_COMMS / 64;
+
+/// First context id of `MPI_Comm_create_group`'s agreements (above every
+/// id a communicator can get).
+pub(crate) const CREATE_GROUP_BASE: u32 = 0x4000_0000;
 
 /// A process's free context ids.
 pub(crate) struct Pool {
@@ -72,10 +73,8 @@ pub(crate) struct Pool {
 struct PoolState {
     /// Bit `k` set: pair `k` (ids `2k`, `2k + 1`) is free.
     free: [u64; WORDS],
-    /// A thread is in an agreement holding the bitmap.
-    owned: bool,
-    /// Parent contexts of the agreements in progress (with counts).
-    waiting: BTreeMap<u32, usize>,
+    /// Candidates held by agreements in their second phase.
+    held: usize,
 }
 
 impl Pool {
@@ -84,11 +83,41 @@ impl Pool {
         let mut free = [u64::MAX; WORDS];
         free[0] &= !0b11;
         Pool {
-            state: Mutex::new(PoolState {
-                free,
-                owned: false,
-                waiting: BTreeMap::new(),
-            }),
+            state: Mutex::new(PoolState { free, held: 0 }),
+        }
+    }
+
+    /// A round's offer: the free pairs (all ones for a rank that will not
+    /// be a member), then 1 if no candidate is held here (so an empty AND
+    /// means exhaustion, not a passing conflict).
+    pub(crate) fn offer(&self, member: bool) -> [u64; WORDS + 1] {
+        let mut words = [u64::MAX; WORDS + 1];
+        let s = lock(&self.state);
+        if member {
+            words[..WORDS].copy_from_slice(&s.free);
+        }
+        words[WORDS] = u64::from(s.held == 0 || !member);
+        words
+    }
+
+    /// Holds pair `pair` for an agreement if it is free here.
+    pub(crate) fn hold(&self, pair: usize) -> bool {
+        let mut s = lock(&self.state);
+        let bit = 1u64 << (pair % 64);
+        if s.free[pair / 64] & bit == 0 {
+            return false;
+        }
+        s.free[pair / 64] &= !bit;
+        s.held += 1;
+        true
+    }
+
+    /// Ends the hold of `pair`: keeps it taken, or gives it back.
+    pub(crate) fn settle(&self, pair: usize, keep: bool) {
+        let mut s = lock(&self.state);
+        s.held -= 1;
+        if !keep {
+            s.free[pair / 64] |= 1 << (pair % 64);
         }
     }
 
@@ -101,86 +130,14 @@ impl Pool {
     }
 
     /// Free pairs on this process.
-    #[cfg(test)]
-    fn free_count(&self) -> usize {
-        lock(&self.state).free_count()
+    pub(crate) fn free_count(&self) -> usize {
+        let s = lock(&self.state);
+        s.free.iter().map(|w| w.count_ones() as usize).sum()
     }
 }
 
-impl PoolState {
-    fn free_count(&self) -> usize {
-        self.free.iter().map(|w| w.count_ones() as usize).sum()
-    }
-}
-
-/// Collective over `parent`: agrees on a context pair free on every rank
-/// that passes `member = true`, takes it on those ranks, and returns its
-/// p2p context id on every rank.
-pub(crate) fn agree(parent: &Comm, member: bool) -> Result<u32, Error> {
-    let pool = &parent.inner.shared.pool;
-    let key = parent.inner.context;
-    *lock(&pool.state).waiting.entry(key).or_insert(0) += 1;
-    let result = rounds(parent, member);
-    let mut s = lock(&pool.state);
-    if let Some(n) = s.waiting.get_mut(&key) {
-        *n -= 1;
-        if *n == 0 {
-            s.waiting.remove(&key);
-        }
-    }
-    result
-}
-
-fn rounds(parent: &Comm, member: bool) -> Result<u32, Error> {
-    let pool = &parent.inner.shared.pool;
-    let key = parent.inner.context;
-    loop {
-        // words[..WORDS]: offered pairs; words[WORDS]: 1 if this rank owned the bitmap.
-        let mut words = [0u64; WORDS + 1];
-        let owner = {
-            let mut s = lock(&pool.state);
-            let first = s.waiting.keys().next().copied();
-            if !member {
-                words = [u64::MAX; WORDS + 1];
-                false
-            } else if !s.owned && first == Some(key) {
-                s.owned = true;
-                words[..WORDS].copy_from_slice(&s.free);
-                words[WORDS] = 1;
-                true
-            } else {
-                false
-            }
-        };
-        let agreed = agree::allreduce_and(parent, &mut words);
-        let mut s = lock(&pool.state);
-        if owner {
-            s.owned = false;
-        }
-        agreed?;
-        let all_owned = words[WORDS] == 1;
-        match lowest_set(&words[..WORDS]) {
-            Some(pair) => {
-                if member {
-                    s.free[pair / 64] &= !(1 << (pair % 64));
-                }
-                return Ok(2 * pair as u32);
-            }
-            None if all_owned => {
-                return Err(Error::ContextIdsExhausted {
-                    limit: MAX_COMMS,
-                    free_here: s.free_count(),
-                })
-            }
-            None => {
-                drop(s);
-                std::thread::yield_now();
-            }
-        }
-    }
-}
-
-fn lowest_set(words: &[u64]) -> Option<usize> {
+/// The lowest set bit of a bitmap.
+pub(crate) fn lowest_set(words: &[u64]) -> Option<usize> {
     words
         .iter()
         .enumerate()
@@ -196,13 +153,29 @@ mod tests {
     fn predefined_pairs_are_taken_and_release_restores() {
         let pool = Pool::new();
         assert_eq!(pool.free_count(), MAX_COMMS - 2);
-        assert_eq!(lowest_set(&lock(&pool.state).free), Some(2));
-        lock(&pool.state).free[0] &= !(1 << 2);
+        assert_eq!(lowest_set(&pool.offer(true)[..WORDS]), Some(2));
+        assert!(pool.hold(2));
+        pool.settle(2, true);
         assert_eq!(pool.free_count(), MAX_COMMS - 3);
         pool.release(4);
         assert_eq!(pool.free_count(), MAX_COMMS - 2);
         pool.release(2 * MAX_COMMS as u32 + 8); // out of range: ignored
         assert_eq!(pool.free_count(), MAX_COMMS - 2);
+    }
+
+    #[test]
+    fn a_held_candidate_is_not_offered_and_marks_the_offer() {
+        let pool = Pool::new();
+        assert!(pool.hold(2));
+        let offer = pool.offer(true);
+        assert_eq!(lowest_set(&offer[..WORDS]), Some(3));
+        assert_eq!(offer[WORDS], 0, "a hold makes an empty AND a conflict");
+        assert!(!pool.hold(2), "held by another agreement");
+        pool.settle(2, false);
+        assert_eq!(lowest_set(&pool.offer(true)[..WORDS]), Some(2));
+        assert_eq!(pool.offer(true)[WORDS], 1);
+        let outside = pool.offer(false);
+        assert!(outside[..WORDS].iter().all(|&w| w == u64::MAX) && outside[WORDS] == 1);
     }
 
     #[test]

@@ -1,15 +1,20 @@
-//! Collective constructors: `dup`, `split`, `split_type`, `create`. Each
-//! works out this rank's members locally (split gathers every rank's
-//! `(color, key)` first), then runs one context-id agreement over the
-//! parent (`context::agree`). Intercommunicators are not
-//! supported: the calls that would make or need one say so.
+//! Collective constructors: `dup`, `split`, `split_type`, `create`,
+//! `create_group`. Each works out this rank's members locally (split
+//! gathers every rank's `(color, key)` first), then runs one context-id
+//! agreement (`agreement.rs`): over the parent, or over the group's
+//! members for `create_group`. Intercommunicators are not supported: the
+//! calls that would make or need one say so.
 
-use super::{agree, context, Comm, Kind, UNDEFINED};
+use super::agreement::{self, Plan};
+use super::context::CREATE_GROUP_BASE;
+use super::{agree, Comm, Kind, UNDEFINED};
 use crate::error::Error;
 use crate::group::Group;
+use crate::machine::HwLevel;
 use crate::topo::Topology;
 
-/// Kinds of [`Comm::split_type`] (`MPI_COMM_TYPE_*`).
+/// Kinds of [`Comm::split_type`] (`MPI_COMM_TYPE_*`; for
+/// `MPI_COMM_TYPE_HW_UNGUIDED` see [`Comm::split_hw_unguided`]).
 ///
 /// ```no_run
 /// use oxmpi::SplitType;
@@ -26,6 +31,10 @@ pub enum SplitType {
     Shared,
     /// This rank wants no communicator (`MPI_UNDEFINED`): gets `None`.
     Undefined,
+    /// Ranks in the same object of a hardware level
+    /// (`MPI_COMM_TYPE_HW_GUIDED` with `mpi_hw_resource_type`); a rank not
+    /// bound inside one such object gets `None`.
+    Hardware(HwLevel),
 }
 
 impl Comm {
@@ -102,10 +111,81 @@ impl Comm {
     /// ```
     pub fn split_type(&self, kind: SplitType, key: i32) -> Result<Option<Comm>, Error> {
         let color = match kind {
-            SplitType::Shared => self.inner.shared.node_of_rank[self.inner.rt.world_rank] as i32,
+            SplitType::Shared => self.hw_color(HwLevel::Node)?,
             SplitType::Undefined => UNDEFINED,
+            SplitType::Hardware(level) => self.hw_color(level)?,
         };
         self.split(color, key)
+    }
+
+    /// `MPI_COMM_TYPE_HW_UNGUIDED`: the ranks that share this rank's object
+    /// at the first hardware level (largest objects first, see
+    /// [`HwLevel::ALL`]) whose ranks are a strict subset of this
+    /// communicator, ordered by `key` then rank, with that level; `None`
+    /// when no level gives one. Collective.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut comm = world.clone();
+    /// // Down the hierarchy: node, package, ..., core, PU.
+    /// while let Some((sub, level)) = comm.split_hw_unguided(0)? {
+    ///     assert!(sub.size() < comm.size());
+    ///     println!("{} ranks share my {}", sub.size(), level.name());
+    ///     comm = sub;
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn split_hw_unguided(&self, key: i32) -> Result<Option<(Comm, HwLevel)>, Error> {
+        self.check_live()?;
+        let mut mine = key.to_le_bytes().to_vec();
+        for level in HwLevel::ALL {
+            mine.extend(self.hw_color(level)?.to_le_bytes());
+        }
+        let record = mine.len();
+        let all = agree::allgather_fixed(self, &mine)?;
+        let word = |r: usize, i: usize| {
+            let at = r * record + 4 * i;
+            i32::from_le_bytes(all[at..at + 4].try_into().expect("4 bytes"))
+        };
+        let size = self.size() as usize;
+        // Each rank's level: the first where its object is a strict subset.
+        let choice = |r: usize| {
+            (0..HwLevel::ALL.len()).find(|&l| {
+                let c = word(r, 1 + l);
+                c != UNDEFINED && (0..size).any(|x| word(x, 1 + l) != c)
+            })
+        };
+        let me = self.rank() as usize;
+        let members = choice(me).map(|l| {
+            let c = word(me, 1 + l);
+            let mut same: Vec<usize> = (0..size)
+                .filter(|&x| choice(x) == Some(l) && word(x, 1 + l) == c)
+                .collect();
+            same.sort_by_key(|&x| (word(x, 0), x));
+            (same.iter().map(|&x| self.inner.world_of[x]).collect(), l)
+        });
+        let (members, level) = match members {
+            Some((m, l)) => (Some(m), Some(HwLevel::ALL[l])),
+            None => (None, None),
+        };
+        let new = self.derive(members, Topology::None)?;
+        Ok(new.zip(level))
+    }
+
+    /// This rank's color at `level`: its node and object there, or
+    /// `UNDEFINED` when it is not inside one object.
+    fn hw_color(&self, level: HwLevel) -> Result<i32, Error> {
+        let node = self.inner.shared.node_of_rank[self.inner.rt.world_rank];
+        let Some(index) = level.locate() else {
+            return Ok(UNDEFINED);
+        };
+        // Node in the high bits, object in the low 16.
+        i32::try_from((node << 16) | (index & 0xffff)).map_err(|_| {
+            Error::Unsupported(format!(
+                "splitting by {} on node {node}: more nodes than a split color can tell apart",
+                level.name()
+            ))
+        })
     }
 
     /// A communicator of the ranks of `group`, in the group's order
@@ -123,26 +203,72 @@ impl Comm {
     /// ```
     pub fn create(&self, group: &Group) -> Result<Option<Comm>, Error> {
         self.check_live()?;
-        if let Some(&w) = group
-            .world_ranks()
-            .iter()
-            .find(|w| !self.inner.world_of.contains(w))
-        {
-            return Err(Error::InvalidArgument {
-                arg: "group",
-                reason: format!(
-                    "the group holds world rank {w}, which is not in the {} of {} ranks",
-                    self.describe(),
-                    self.size()
-                ),
-            });
-        }
+        self.check_subgroup(group)?;
         let me = self.inner.rt.world_rank;
         let members = group
             .world_ranks()
             .contains(&me)
             .then(|| group.world_ranks().to_vec());
         self.derive(members, Topology::None)
+    }
+
+    /// A communicator of the ranks of `group`, in the group's order, made
+    /// by the group's members only (`MPI_Comm_create_group`): collective
+    /// over `group`, not over this communicator, so other ranks need not
+    /// take part. `tag` (0..=`TAG_UB`) tells apart creations that threads
+    /// of one process run at once on overlapping groups. A process outside
+    /// `group` gets `None` at once.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// // Even ranks build theirs while odd ranks build their own.
+    /// let mine = world.group().range_incl(&[(world.rank() % 2, world.size() - 1, 2)])?;
+    /// let half = world.create_group(&mine, 7)?.expect("a member of its own group");
+    /// assert_eq!(half.size(), mine.size());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn create_group(&self, group: &Group, tag: i32) -> Result<Option<Comm>, Error> {
+        self.check_live()?;
+        Comm::send_tag(tag)?;
+        self.check_subgroup(group)?;
+        let world_of = group.world_ranks().to_vec();
+        let me = self.inner.rt.world_rank;
+        let Some(index) = world_of.iter().position(|&w| w == me) else {
+            return Ok(None);
+        };
+        let ids = world_of
+            .iter()
+            .map(|w| self.inner.world_of.iter().position(|x| x == w).unwrap_or(0) as i32)
+            .collect();
+        let plan = Plan {
+            context: CREATE_GROUP_BASE + self.inner.context,
+            tag,
+            world: world_of.clone(),
+            ids,
+            me: index,
+            member: true,
+        };
+        let context = agreement::run(self, plan)?;
+        Ok(Some(self.build_child(context, world_of, Topology::None)))
+    }
+
+    /// `Err` naming the first world rank of `group` outside this communicator.
+    fn check_subgroup(&self, group: &Group) -> Result<(), Error> {
+        match group
+            .world_ranks()
+            .iter()
+            .find(|w| !self.inner.world_of.contains(w))
+        {
+            Some(&w) => Err(Error::InvalidArgument {
+                arg: "group",
+                reason: format!(
+                    "the group holds world rank {w}, which is not in the {} of {} ranks",
+                    self.describe(),
+                    self.size()
+                ),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The collective core of every constructor: agree on a context id
@@ -154,24 +280,33 @@ impl Comm {
         topology: Topology,
     ) -> Result<Option<Comm>, Error> {
         self.check_live()?;
-        let context = context::agree(self, members.is_some())?;
-        Ok(members.map(|world_of| {
-            let me = self.inner.rt.world_rank;
-            let rank = world_of
-                .iter()
-                .position(|&w| w == me)
-                .expect("a member is in its own communicator") as i32;
-            Comm::build(
-                self.inner.rt.clone(),
-                self.inner.shared.clone(),
-                context,
-                rank,
-                world_of,
-                Kind::User,
-                topology,
-                "",
-            )
-        }))
+        let context = agreement::run(self, Plan::over(self, members.is_some()))?;
+        Ok(members.map(|world_of| self.build_child(context, world_of, topology)))
+    }
+
+    /// A communicator made from this one with p2p context `context`, of
+    /// `world_of` (world ranks in rank order, this process among them).
+    pub(crate) fn build_child(
+        &self,
+        context: u32,
+        world_of: Vec<usize>,
+        topology: Topology,
+    ) -> Comm {
+        let me = self.inner.rt.world_rank;
+        let rank = world_of
+            .iter()
+            .position(|&w| w == me)
+            .expect("a member is in its own communicator") as i32;
+        Comm::build(
+            self.inner.rt.clone(),
+            self.inner.shared.clone(),
+            context,
+            rank,
+            world_of,
+            Kind::User,
+            topology,
+            "",
+        )
     }
 
     /// Always `false`: intercommunicators are not supported.

@@ -4,8 +4,10 @@
 //! node each world rank runs on).
 //!
 //! - [`mod@create`]: `dup`, `split`, `split_type`, `create`, the collective
-//!   constructors; all end in one context-id agreement ([`context`]).
-//! - `agree`: the two small collectives those need, over point-to-point.
+//!   constructors; all end in one context-id agreement ([`context`],
+//!   run as an engine task by `agreement.rs`), as do `idup` (`idup.rs`)
+//!   and `create_group`.
+//! - `agree`: split's allgather, over point-to-point.
 //! - [`attr`]: keyvals and attributes (`MPI_Comm_set_attr` and friends).
 //! - `p2p.rs`, `barrier.rs`: traffic on a communicator.
 //!
@@ -15,10 +17,12 @@
 //! to this process's pool, and a later communicator may reuse it.
 
 mod agree;
+mod agreement;
 pub mod attr;
 mod barrier;
 pub mod context;
 pub mod create;
+mod idup;
 mod p2p;
 pub(crate) mod p2p_device;
 mod p2p_message;
@@ -39,6 +43,7 @@ use crate::topo::{Neighbors, Topology};
 pub use crate::status::UNDEFINED;
 pub use attr::{AttrValue, CopyFn, CopyPolicy, DeleteFn, Keyval};
 pub use create::SplitType;
+pub use idup::PendingComm;
 pub use p2p_message::Message;
 pub use p2p_persistent::Persistent;
 pub use partitioned::PartitionedChannel;
@@ -109,6 +114,9 @@ pub(crate) struct CommInner {
     freed: AtomicBool,
     /// Collective calls made on this communicator (tag sequence; see coll/tag.rs).
     pub(crate) coll_seq: std::sync::atomic::AtomicU32,
+    /// Context-id agreements run over this communicator (their tags; see
+    /// `agreement.rs`).
+    pub(crate) agree_seq: std::sync::atomic::AtomicU32,
     /// Partitioned operations initialized on this communicator (their matching).
     pub(crate) partitioned: Mutex<partitioned::Counters>,
     /// The collective layer's state for this communicator (its node view
@@ -188,6 +196,7 @@ impl Comm {
                 name: Mutex::new(name.to_owned()),
                 freed: AtomicBool::new(false),
                 coll_seq: std::sync::atomic::AtomicU32::new(0),
+                agree_seq: std::sync::atomic::AtomicU32::new(0),
                 partitioned: Mutex::default(),
                 coll: Extension::default(),
                 device_streams: Default::default(),

@@ -282,8 +282,7 @@ impl Datatype {
     /// ```
     pub fn external32_size(&self, count: usize) -> Result<usize, Error> {
         self.pack_size(count)?; // external32 is never larger than native
-        let runs = self.signature().runs().iter();
-        let per: usize = runs.map(|&(t, n)| n * t.external32_size()).sum();
+        let per = self.signature().sum_by(|t| t.external32_size());
         Ok(per * count)
     }
 

@@ -152,10 +152,20 @@ pub(super) fn dup(child: &Datatype) -> Datatype {
     Datatype(Arc::new(t))
 }
 
-/// Builds a derived type from its blocks.
+/// Builds a derived type from its blocks (a vector's in O(1), whatever
+/// its count).
 pub(super) fn compose(kind: Kind) -> Result<Datatype, Error> {
     let mut acc = Acc::default();
-    kind.for_each_block(&mut |d, k, c| acc.add(d, k, c))?;
+    match &kind {
+        Kind::Vector {
+            count,
+            blocklen,
+            stride,
+            child,
+            ..
+        } => acc.add_strided(0, *count, *stride, *blocklen, child)?,
+        _ => kind.for_each_block(&mut |d, k, c| acc.add(d, k, c))?,
+    }
     acc.finish(kind)
 }
 
@@ -202,13 +212,27 @@ fn fit(v: i128) -> Result<isize, Error> {
 
 impl Acc {
     fn add(&mut self, disp: isize, k: usize, child: &Datatype) -> Result<(), Error> {
-        if k == 0 {
+        self.add_strided(disp, 1, 0, k, child)
+    }
+
+    /// Adds `count` blocks of `k` copies of `child`, block `i` at byte
+    /// `disp + i * stride`: the first and the last block bound them, so
+    /// this is O(1) in `count`.
+    fn add_strided(
+        &mut self,
+        disp: isize,
+        count: usize,
+        stride: isize,
+        k: usize,
+        child: &Datatype,
+    ) -> Result<(), Error> {
+        if k == 0 || count == 0 {
             return Ok(());
         }
         let c = &child.0;
         let b = c.bounds;
         self.any = true;
-        self.size += k as i128 * c.size as i128;
+        self.size += count as i128 * k as i128 * c.size as i128;
         if self.size > isize::MAX as i128 {
             return Err(Error::InvalidArgument {
                 arg: "count",
@@ -217,7 +241,9 @@ impl Acc {
         }
         let ext = b.ub as i128 - b.lb as i128;
         let span = (k as i128 - 1) * ext;
-        let (below, above) = (span.min(0), span.max(0));
+        let blocks = (count as i128 - 1) * stride as i128;
+        let below = span.min(0) + blocks.min(0);
+        let above = span.max(0) + blocks.max(0);
         let d = disp as i128;
         let (blk_lb, blk_ub) = (d + b.lb as i128 + below, d + b.ub as i128 + above);
         self.lb = lo(self.lb, blk_lb);
@@ -240,12 +266,19 @@ impl Acc {
             }
             _ => None,
         };
-        self.run = match (std::mem::take(&mut self.run), block) {
+        // Blocks one after another in memory make one run.
+        let blocks = match block {
+            Some(one) if count == 1 => Some(one),
+            Some((s, l)) if stride as i128 == l => Some((s, count as i128 * l)),
+            _ => None,
+        };
+        self.run = match (std::mem::take(&mut self.run), blocks) {
             (Run::Empty, Some((s, l))) => Run::One(s, l),
             (Run::One(s, l), Some((s2, l2))) if s + l == s2 => Run::One(s, l + l2),
             _ => Run::Many,
         };
-        self.sig.extend_repeated(&c.signature, k);
+        self.sig
+            .extend_repeated(&c.signature, k.saturating_mul(count));
         Ok(())
     }
 
@@ -281,30 +314,55 @@ impl Acc {
     }
 }
 
-/// One element's data as `(offset, len)` runs in type-map order, adjacent
-/// runs merged, with each run's position in the packed stream.
+/// Most nested repetitions a flattened form keeps; deeper ones are
+/// written out into the pattern.
+pub(super) const MAX_DIMS: usize = 6;
+
+/// One element's data: a pattern of `(offset, len)` runs in type-map
+/// order (adjacent runs merged, each with its position in the packed
+/// stream), repeated over `dims`: `(count, byte step)` from the outermost
+/// repetition to the innermost, unit `(i1, .., in)` at `sum(ik * stepk)`.
+/// Vectors and contiguous types become dimensions, so a billion-element
+/// vector is one dimension and one run, not a billion runs.
 #[derive(Debug, Default)]
 pub(super) struct Flat {
+    pub dims: Box<[(usize, isize)]>,
     pub segs: Vec<FlatSeg>,
+    /// Packed bytes of one repetition of the pattern.
+    pub unit: usize,
 }
 
-/// A run of one element's data.
+impl Flat {
+    /// Repetitions of the pattern in one element.
+    pub(super) fn units(&self) -> usize {
+        self.dims.iter().map(|d| d.0).product()
+    }
+}
+
+/// A run of the pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct FlatSeg {
-    /// Byte offset from the element's address.
+    /// Byte offset from the repetition's start.
     pub disp: isize,
     /// Length in bytes (> 0).
     pub len: usize,
-    /// Packed bytes before this run within the element.
+    /// Packed bytes before this run within the repetition.
     pub packed: usize,
+}
+
+/// A flattened form being built: repetitions and the runs of one.
+#[derive(Default)]
+struct Shape {
+    dims: Vec<(usize, isize)>,
+    runs: Vec<(isize, usize)>,
 }
 
 /// Builds the flattened form of `t`.
 pub(super) fn flatten(t: &Datatype) -> Flat {
-    let mut runs = Vec::new();
-    flatten_into(t, 0, &mut runs);
+    let shape = shape(t);
     let mut packed = 0;
-    let segs = runs
+    let segs = shape
+        .runs
         .into_iter()
         .map(|(disp, len)| {
             let s = FlatSeg { disp, len, packed };
@@ -312,7 +370,69 @@ pub(super) fn flatten(t: &Datatype) -> Flat {
             s
         })
         .collect();
-    Flat { segs }
+    Flat {
+        dims: shape.dims.into(),
+        segs,
+        unit: packed,
+    }
+}
+
+fn shape(t: &Datatype) -> Shape {
+    let i = &t.0;
+    if i.size == 0 {
+        return Shape::default();
+    }
+    if let Some((s, l)) = i.run {
+        return Shape {
+            dims: Vec::new(),
+            runs: vec![(s, l)],
+        };
+    }
+    match &i.kind {
+        Kind::Resized(c) | Kind::Dup(c) => shape(c),
+        Kind::Contiguous { count, child } => repeated(&[(*count, child.extent())], child),
+        Kind::Vector {
+            count,
+            blocklen,
+            stride,
+            child,
+            ..
+        } => repeated(&[(*count, *stride), (*blocklen, child.extent())], child),
+        _ => {
+            let mut runs = Vec::new();
+            flatten_into(t, 0, &mut runs);
+            Shape {
+                dims: Vec::new(),
+                runs,
+            }
+        }
+    }
+}
+
+/// The shape of `child` repeated over `outer` (outermost first).
+fn repeated(outer: &[(usize, isize)], child: &Datatype) -> Shape {
+    let mut c = shape(child);
+    let mut dims: Vec<_> = outer.iter().copied().filter(|d| d.0 != 1).collect();
+    // A single run repeated right after itself is a longer run.
+    while let (true, [(_, l)], Some(&(n, step))) = (c.dims.is_empty(), &mut c.runs[..], dims.last())
+    {
+        if step != *l as isize {
+            break;
+        }
+        *l *= n;
+        dims.pop();
+    }
+    dims.append(&mut c.dims);
+    while dims.len() > MAX_DIMS {
+        let (n, step) = dims.pop().expect("more than MAX_DIMS");
+        let once = std::mem::take(&mut c.runs);
+        for j in 0..n {
+            for &(d, l) in &once {
+                push(&mut c.runs, d + j as isize * step, l);
+            }
+        }
+    }
+    Shape { dims, runs: c.runs }
 }
 
 fn push(out: &mut Vec<(isize, usize)>, disp: isize, len: usize) {
@@ -328,7 +448,9 @@ fn push(out: &mut Vec<(isize, usize)>, disp: isize, len: usize) {
     out.push((disp, len));
 }
 
-fn flatten_into(t: &Datatype, base: isize, out: &mut Vec<(isize, usize)>) {
+/// Appends the written-out runs of `t` at `base` (indexed and struct types,
+/// and the reference the tests compare the repetitions with).
+pub(super) fn flatten_into(t: &Datatype, base: isize, out: &mut Vec<(isize, usize)>) {
     let i = &t.0;
     if i.size == 0 {
         return;

@@ -35,6 +35,8 @@ mod build;
 mod cursor;
 mod darray;
 mod external_repr;
+#[cfg(test)]
+mod flat_tests;
 mod layout;
 mod pack;
 mod segments;
@@ -266,7 +268,8 @@ impl Datatype {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn num_segments(&self) -> usize {
-        self.flat().segs.len()
+        let flat = self.flat();
+        flat.segs.len().saturating_mul(flat.units())
     }
 }
 

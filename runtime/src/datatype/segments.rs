@@ -1,7 +1,7 @@
 //! Walking the data of `count` elements as `(offset, len)` byte ranges, in
 //! pack order, from any position of the packed stream.
 
-use super::layout::Flat;
+use super::layout::{Flat, MAX_DIMS};
 use super::Datatype;
 use crate::error::Error;
 use std::iter::FusedIterator;
@@ -46,11 +46,71 @@ pub struct Segments {
     extent: isize,
     /// One run per element, `extent` long: the whole range is one segment.
     contiguous: bool,
-    elem: usize,
+    /// Where the current repetition of the pattern starts, from the
+    /// buffer address.
+    base: isize,
+    /// The current repetition's index along each of the pattern's
+    /// dimensions (the element is the outermost one).
+    at: Position,
     idx: usize,
     skip: usize,
     pos: usize,
     end: usize,
+}
+
+/// Which repetition of the pattern a walk is in.
+#[derive(Debug, Clone, Copy, Default)]
+struct Position {
+    elem: usize,
+    digits: [usize; MAX_DIMS],
+}
+
+impl Position {
+    /// Repetition `unit` of element `elem`, and its offset from the buffer.
+    fn of(flat: &Flat, extent: isize, elem: usize, mut unit: usize) -> (Position, isize) {
+        let mut at = Position {
+            elem,
+            ..Position::default()
+        };
+        let mut base = (elem as isize).wrapping_mul(extent);
+        for (d, &(n, step)) in flat.dims.iter().enumerate().rev() {
+            at.digits[d] = unit % n;
+            unit /= n;
+            base = base.wrapping_add((at.digits[d] as isize).wrapping_mul(step));
+        }
+        (at, base)
+    }
+
+    /// Moves to the next repetition; returns the new base.
+    #[inline]
+    fn advance(&mut self, flat: &Flat, extent: isize, base: isize) -> isize {
+        let Some(&(n, step)) = flat.dims.last() else {
+            self.elem += 1;
+            return base.wrapping_add(extent);
+        };
+        let d = flat.dims.len() - 1;
+        self.digits[d] += 1;
+        if self.digits[d] < n {
+            return base.wrapping_add(step);
+        }
+        self.carry(flat, extent, base)
+    }
+
+    /// [`Position::advance`] past the end of the innermost dimension.
+    fn carry(&mut self, flat: &Flat, extent: isize, mut base: isize) -> isize {
+        for (d, &(n, step)) in flat.dims.iter().enumerate().rev() {
+            if self.digits[d] < n {
+                self.digits[d] += 1;
+            }
+            if self.digits[d] < n {
+                return base.wrapping_add(step);
+            }
+            self.digits[d] = 0;
+            base = base.wrapping_sub((n as isize - 1).wrapping_mul(step));
+        }
+        self.elem += 1;
+        base.wrapping_add(extent)
+    }
 }
 
 impl Datatype {
@@ -102,20 +162,25 @@ impl Datatype {
             });
         }
         let size = self.size();
-        let (mut elem, mut idx, mut skip) = (0, 0, 0);
+        let (mut elem, mut unit, mut idx, mut skip) = (0, 0, 0, 0);
         if let (Some(e), Some(within)) = (
             packed.start.checked_div(size),
             packed.start.checked_rem(size),
         ) {
             elem = e;
+            unit = within / flat.unit;
+            let within = within % flat.unit;
             idx = flat.segs.partition_point(|s| s.packed + s.len <= within);
             skip = within - flat.segs.get(idx).map_or(within, |s| s.packed);
         }
+        let extent = self.extent();
+        let (at, base) = Position::of(&flat, extent, elem, unit);
         Ok(Segments {
             flat,
-            extent: self.extent(),
+            extent,
             contiguous: size > 0 && self.is_contiguous(),
-            elem,
+            base,
+            at,
             idx,
             skip,
             pos: packed.start,
@@ -166,9 +231,9 @@ impl Segments {
             self.pos += want;
             return want;
         }
-        let segs = &self.flat.segs[..];
-        let (mut elem, mut idx, mut skip) = (self.elem, self.idx, self.skip);
-        let mut base = elem as isize * self.extent;
+        let flat = &*self.flat;
+        let segs = &flat.segs[..];
+        let (mut idx, mut skip, mut base) = (self.idx, self.skip, self.base);
         let mut done = 0;
         while done < want {
             let s = &segs[idx];
@@ -181,12 +246,11 @@ impl Segments {
                 idx += 1;
                 if idx == segs.len() {
                     idx = 0;
-                    elem += 1;
-                    base += self.extent;
+                    base = self.at.advance(flat, self.extent, base);
                 }
             }
         }
-        (self.elem, self.idx, self.skip) = (elem, idx, skip);
+        (self.idx, self.skip, self.base) = (idx, skip, base);
         self.pos += want;
         want
     }
@@ -194,7 +258,7 @@ impl Segments {
     /// Offset of the next byte to yield (valid while `remaining() > 0`).
     fn offset(&self) -> isize {
         let s = &self.flat.segs[self.idx];
-        self.elem as isize * self.extent + s.disp + self.skip as isize
+        self.base + s.disp + self.skip as isize
     }
 
     /// Yields the rest of the current run (up to `end`) and moves on.
@@ -209,7 +273,7 @@ impl Segments {
             self.idx += 1;
             if self.idx == self.flat.segs.len() {
                 self.idx = 0;
-                self.elem += 1;
+                self.base = self.at.advance(&self.flat, self.extent, self.base);
             }
         }
         Segment { offset, len }

@@ -1,5 +1,6 @@
 //! The host's hardware as this process sees it: cores, PUs, packages, NUMA
-//! nodes, and the binding sets built from them. (MPI's process topologies,
+//! nodes, and the binding sets built from them; the hardware levels
+//! communicators split by ([`HwLevel`], `levels.rs`). (MPI's process topologies,
 //! Cartesian and graph, are [`crate::topo`].)
 //!
 //! The only source of locality facts in the runtime. [`Machine::probe`]
@@ -13,6 +14,9 @@
 mod fallback;
 #[cfg(feature = "hwloc")]
 mod hwloc;
+mod levels;
+
+pub use levels::HwLevel;
 
 use std::fmt;
 

@@ -547,6 +547,8 @@ pub fn run(role: &str) {
         "attrs" => attrs(&world),
         "groups" => groups(&world),
         "threads" => threads(&world),
+        "create_group" => crate::subgroups::create_group(&world),
+        "idup" => crate::subgroups::idup(&world),
         other => panic!("unknown role {other}"),
     };
     if let Err(e) = result {

@@ -26,30 +26,72 @@ pub(super) fn no_in_place(arg: &str, why: &str) -> AbiError {
     )
 }
 
-/// A buffer of `len` bytes that must exist: not `MPI_IN_PLACE`, not null
-/// unless empty.
+/// A buffer argument that must not be `MPI_IN_PLACE`. Whether its bytes
+/// exist depends on its datatype: [`located`] (which [`Stager`] checks).
 pub(super) fn buffer(
     p: *const c_void,
-    len: usize,
+    _len: usize,
     arg: &str,
     why: &str,
 ) -> Result<*mut u8, AbiError> {
     if is_in_place(p) {
         return Err(no_in_place(arg, why));
     }
-    if p.is_null() && len > 0 {
-        return Err(AbiError::new(
-            Class::BUFFER,
-            format!("`{arg}` is a null pointer but must hold {len} bytes"),
-        ));
-    }
     Ok(p.cast_mut().cast())
 }
 
+/// Lowest address data can have: the zero page is never mapped.
+const LOWEST_ADDRESS: isize = 4096;
+
+/// Checks that `len` bytes of type `t` can lie at `p` (plus displacement
+/// `disp`): `p` is not null, or it is `MPI_BOTTOM` and `t` is a derived
+/// type whose data starts at an absolute address (displacements from
+/// `MPI_Get_address`).
+pub(super) fn located(
+    p: *const c_void,
+    len: usize,
+    disp: usize,
+    t: &Ty,
+    arg: &str,
+) -> Result<(), AbiError> {
+    located_block(p, len, disp, t, arg, "")
+}
+
+/// [`located`] for block `which` of a buffer (empty: the whole buffer).
+fn located_block(
+    p: *const c_void,
+    len: usize,
+    disp: usize,
+    t: &Ty,
+    arg: &str,
+    which: &str,
+) -> Result<(), AbiError> {
+    if !p.is_null() || len == 0 {
+        return Ok(());
+    }
+    let start = t.derived.as_ref().map_or(0, |d| {
+        d.true_lb
+            .saturating_add(isize::try_from(disp).unwrap_or(isize::MAX))
+    });
+    if start >= LOWEST_ADDRESS {
+        return Ok(());
+    }
+    Err(AbiError::new(
+        Class::BUFFER,
+        format!(
+            "`{arg}` is a null pointer (MPI_BOTTOM) but must hold {len} bytes of {}{which}, whose \
+             data would start at address {start:#x}: MPI_BOTTOM needs a derived datatype with \
+             absolute addresses",
+            t.name
+        ),
+    ))
+}
+
 /// Send and receive buffers that must not be the same memory (MPI
-/// requires `MPI_IN_PLACE` for that).
+/// requires `MPI_IN_PLACE` for that). `MPI_BOTTOM` for both is not
+/// aliasing: their datatypes say where the data is.
 pub(super) fn not_aliased(send: *const u8, recv: *const u8, len: usize) -> Result<(), AbiError> {
-    if len > 0 && std::ptr::eq(send, recv) {
+    if len > 0 && !send.is_null() && std::ptr::eq(send, recv) {
         return Err(AbiError::new(
             Class::BUFFER,
             format!(
@@ -81,13 +123,14 @@ impl Stager {
         why: &str,
     ) -> Result<*mut u8, AbiError> {
         let q = buffer(p, len, arg, why)?;
+        located(p, len, 0, t, arg)?;
         let Some(d) = &t.derived else {
             return Ok(q);
         };
         let placed = Placed {
             dt: d.dt.clone(),
             buf: q as usize,
-            count: len / t.unit,
+            count: len.checked_div(t.unit).unwrap_or(0),
             len,
         };
         Ok(self.0.stage(placed, dir))
@@ -110,6 +153,9 @@ impl Stager {
         why: &str,
     ) -> Result<(*mut u8, Vec<usize>), AbiError> {
         let q = buffer(p, Blocks::new(cs, ds).extent(), arg, why)?;
+        for (i, (&len, &d)) in cs.iter().zip(ds).enumerate() {
+            located_block(p, len, d, tys(i), arg, &format!(" in block {i}"))?;
+        }
         let in_place = |t: &Ty| match &t.derived {
             None => true,
             Some(d) => d.contiguous && d.true_lb == 0,

@@ -23,8 +23,10 @@
 //! every round). A reduction over a derived type reduces its packed basic
 //! elements, so the type must be made of one predefined type underneath (a
 //! vector of `MPI_DOUBLE` with `MPI_SUM` works; a struct of an int and a double
-//! is `MPI_ERR_OP`). User operations get derived types only when contiguous
-//! (their function sees the program's layout).
+//! is `MPI_ERR_OP`). The `long double` types reduce through C's own
+//! arithmetic (`long_double.rs` over `src/c/long_double.c`). A user
+//! operation's function sees the program's layout: for a non-contiguous type
+//! each piece is unpacked into temporaries of that layout around the call.
 //!
 //! A value-index pair type (`MPI_DOUBLE_INT`) moves as its extent when
 //! predefined and as its packed size inside a derived type: ranks must not mix
@@ -41,6 +43,7 @@ pub mod datatype;
 pub mod exchanges;
 mod fast;
 pub mod gathers;
+mod long_double;
 pub mod neighbor;
 pub mod ops;
 pub mod persistent;

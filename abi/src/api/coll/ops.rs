@@ -5,6 +5,7 @@
 use std::ffi::{c_int, c_void};
 
 use oxmpi::datatype::stage::Dir;
+use oxmpi::datatype::Datatype;
 use oxmpi::ops::Op;
 
 use crate::api::coll::buffers::{buffer, Stager};
@@ -59,34 +60,85 @@ pub(super) fn builtin_op_for(op: MPI_Op, t: &Ty) -> Option<&'static Op> {
 
 /// A C user function as a runtime operation on elements of `t`: it is
 /// called with the element count of each piece and the datatype handle.
+/// The runtime reduces packed bytes; for a non-contiguous derived type the
+/// function gets them laid out as the type says ([`in_layout`]).
 pub(super) fn user_op(u: UserOp, t: &Ty) -> Op {
-    let (func, handle, extent) = (u.func, t.handle, t.unit.max(1));
+    let (func, handle, unit) = (u.func, t.handle, t.unit.max(1));
+    let layout = t
+        .derived
+        .as_ref()
+        .filter(|d| !d.contiguous)
+        .map(|d| d.dt.clone());
     Op::user(u.commute, move |input: &[u8], inout: &mut [u8]| {
-        let n = inout.len() / extent;
-        let mut dt = handle;
-        let (a, b) = (input.as_ptr().cast_mut().cast(), inout.as_mut_ptr().cast());
-        match func {
-            UserFunc::Int(f) => {
-                let mut len = c_int::try_from(n).map_err(|_| oxmpi::Error::InvalidArgument {
-                    arg: "count",
-                    reason: format!(
-                        "{n} elements exceed what an MPI_User_function can be given; \
-                         use MPI_Op_create_c"
-                    ),
-                })?;
-                // SAFETY: the function the program registered with
-                // MPI_Op_create, called as MPI specifies: invec and
-                // inoutvec hold `len` elements.
-                unsafe { f(a, b, &mut len, &mut dt) };
-            }
-            UserFunc::Count(f) => {
-                let mut len = n as MPI_Count;
-                // SAFETY: as above (MPI_Op_create_c).
-                unsafe { f(a, b, &mut len, &mut dt) };
-            }
+        let n = inout.len() / unit;
+        let call = |a: *mut c_void, b: *mut c_void| call_user(func, handle, a, b, n);
+        match &layout {
+            None => call(input.as_ptr().cast_mut().cast(), inout.as_mut_ptr().cast()),
+            Some(dt) => in_layout(dt, n, &input[..n * unit], &mut inout[..n * unit], call),
         }
-        Ok(())
     })
+}
+
+/// Calls a C user function on `n` elements at `a` (input) and `b` (inout).
+fn call_user(
+    func: UserFunc,
+    handle: MPI_Datatype,
+    a: *mut c_void,
+    b: *mut c_void,
+    n: usize,
+) -> Result<(), oxmpi::Error> {
+    let mut dt = handle;
+    match func {
+        UserFunc::Int(f) => {
+            let mut len = c_int::try_from(n).map_err(|_| oxmpi::Error::InvalidArgument {
+                arg: "count",
+                reason: format!(
+                    "{n} elements exceed what an MPI_User_function can be given; \
+                     use MPI_Op_create_c"
+                ),
+            })?;
+            // SAFETY: the function the program registered with
+            // MPI_Op_create, called as MPI specifies: invec and inoutvec
+            // hold `len` elements.
+            unsafe { f(a, b, &mut len, &mut dt) };
+        }
+        UserFunc::Count(f) => {
+            let mut len = n as MPI_Count;
+            // SAFETY: as above (MPI_Op_create_c).
+            unsafe { f(a, b, &mut len, &mut dt) };
+        }
+    }
+    Ok(())
+}
+
+/// Runs `f` on the packed `input` and `inout` of `n` elements of `dt`
+/// unpacked into temporaries laid out as `dt` says (the addresses `f`
+/// gets are where element 0 starts), then packs `inout` back.
+fn in_layout(
+    dt: &Datatype,
+    n: usize,
+    input: &[u8],
+    inout: &mut [u8],
+    f: impl FnOnce(*mut c_void, *mut c_void) -> Result<(), oxmpi::Error>,
+) -> Result<(), oxmpi::Error> {
+    let Some(span) = dt.data_span(n)? else {
+        return Ok(());
+    };
+    let len = span.end.abs_diff(span.start);
+    let (mut a, mut b) = (vec![0u8; len], vec![0u8; len]);
+    let (pa, pb) = (
+        a.as_mut_ptr().wrapping_offset(-span.start),
+        b.as_mut_ptr().wrapping_offset(-span.start),
+    );
+    // SAFETY: `data_span` bounds every byte of `n` elements at `pa` / `pb`
+    // inside `a` / `b`, which overlap neither `input` nor `inout`.
+    unsafe {
+        dt.unpack_raw(pa, n, 0, input)?;
+        dt.unpack_raw(pb, n, 0, inout)?;
+    }
+    f(pa.cast(), pb.cast())?;
+    // SAFETY: as above.
+    unsafe { dt.pack_raw(pb, n, 0, inout) }
 }
 
 /// Decodes operation argument `op` for elements of `t`, checking that a
@@ -100,6 +152,9 @@ pub(super) fn op_for(op: MPI_Op, t: &Ty) -> Result<Op, AbiError> {
                     Class::OP,
                     format!("{name} is only for one-sided accumulate operations"),
                 ));
+            }
+            if let Some(o) = super::long_double::op(i, t) {
+                return o;
             }
             let o = BUILTINS[i].clone();
             // The common case without building the reduction function
@@ -130,16 +185,6 @@ pub(super) fn op_for(op: MPI_Op, t: &Ty) -> Result<Op, AbiError> {
                     format!("operation {op:#010x} does not exist (freed, or never created)"),
                 )
             })?;
-            if t.derived.as_ref().is_some_and(|d| !d.contiguous) {
-                return Err(AbiError::new(
-                    Class::OP,
-                    format!(
-                        "user operation {op:#010x} on datatype {:#010x}: user operations take \
-                         predefined or contiguous derived datatypes only so far",
-                        t.handle
-                    ),
-                ));
-            }
             Ok(user_op(u, t))
         }
     }

@@ -8,7 +8,7 @@ use oxmpi::datatype::stage::Dir;
 use oxmpi::ops::Op;
 use oxmpi::Comm;
 
-use crate::api::coll::buffers::{buffer, is_in_place, not_aliased, root_of, Stager};
+use crate::api::coll::buffers::{buffer, is_in_place, located, not_aliased, root_of, Stager};
 use crate::api::coll::datatype::{builtin_ty, bytes, count, ty, Num, Ty};
 use crate::api::coll::ops::{builtin_op_for, op_for, reduce_unit};
 use crate::errors::AbiError;
@@ -110,6 +110,8 @@ pub(super) fn reduce_bufs(
     let plain_send = buffer(sendbuf, n, "sendbuf", "")?;
     not_aliased(plain_send, plain_recv, n)?;
     if t.derived.is_none() {
+        located(recvbuf, n, 0, t, "recvbuf")?;
+        located(sendbuf, n, 0, t, "sendbuf")?;
         // A predefined type: the runtime moves the program's buffers.
         return Ok((Some(plain_send.cast_const()), plain_recv));
     }

@@ -93,8 +93,10 @@ fn argument_checks_name_the_argument() {
     let in_place = IN_PLACE as *const c_void;
     let e = buffer(in_place, 4, "recvbuf", "here").unwrap_err();
     assert_eq!(e.class, Class::BUFFER);
-    let e = buffer(std::ptr::null(), 4, "sendbuf", "").unwrap_err();
-    assert!(e.message.contains("`sendbuf`"));
+    let int = ty(0x4c00_0405, "datatype").unwrap();
+    let e = located(std::ptr::null(), 4, 0, &int, "sendbuf").unwrap_err();
+    assert!(e.message.contains("`sendbuf`") && e.message.contains("MPI_BOTTOM"));
+    assert!(located(std::ptr::null(), 0, 0, &int, "sendbuf").is_ok());
     let x = 5u8;
     assert_eq!(not_aliased(&x, &x, 1).unwrap_err().class, Class::BUFFER);
     let cs = [1, 2];

@@ -87,11 +87,15 @@ fn handle_of(id: CommId) -> MPI_Comm {
         .map_or(COMM_NULL, |&(_, h)| h)
 }
 
+/// A callback's error: its own code, which the call that ran it returns.
 fn callback_failed(what: &str, k: Keyval, rc: c_int) -> oxmpi::Error {
-    oxmpi::Error::State(format!(
-        "the attribute {what} callback of keyval {:#010x} returned error {rc}",
-        handles::keyval_handle(k.raw())
-    ))
+    oxmpi::Error::Callback {
+        what: format!(
+            "the attribute {what} callback of keyval {:#010x}",
+            handles::keyval_handle(k.raw())
+        ),
+        code: rc,
+    }
 }
 
 fn word(v: &AttrValue) -> *mut c_void {

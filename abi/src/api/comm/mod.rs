@@ -10,13 +10,14 @@ pub mod type_attr;
 
 use std::ffi::{c_char, c_int, CStr};
 
+use oxmpi::machine::HwLevel;
 use oxmpi::{Comm, Comparison, SplitType};
 
 use crate::api::comm::group::{group_of, insert_group};
 use crate::api::env::put_string;
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, Errhandler, MPI_Comm, MPI_Group, MPI_Request, COMM_NULL, UNDEFINED};
-use crate::objects::request::ReqEntry;
+use crate::objects::request::{PendingIdup, ReqEntry};
 use crate::raise::guard;
 use crate::{requests, state};
 
@@ -148,7 +149,8 @@ pub unsafe extern "C" fn oxabi_Comm_dup_with_info(
     })
 }
 
-/// A dup that is complete when it returns, with a request already complete.
+/// Starts a non-blocking dup: the new handle is written to `newcomm`
+/// when the request completes.
 ///
 /// # Safety
 /// `newcomm` and `request` are writable (checked non-null).
@@ -159,21 +161,25 @@ unsafe fn idup(
 ) -> Result<(), AbiError> {
     let out = out_ptr(newcomm, "newcomm")?;
     let req = out_ptr(request, "request")?;
-    let new = state::comm(comm)?.dup()?;
+    let (r, pending) = state::comm(comm)?.idup()?;
+    let h = requests::insert(ReqEntry::Active { req: Some(r), comm });
+    let slot = handles::request_slot(h)?.expect("a new request is not MPI_REQUEST_NULL");
+    state::lock().idups.insert(
+        slot,
+        PendingIdup {
+            pending,
+            out: out as usize,
+            parent: comm,
+        },
+    );
     // SAFETY: checked non-null.
-    unsafe {
-        put_new(comm, Some(new), out);
-        *req = requests::insert(ReqEntry::Ready {
-            status: handles::empty_status(),
-            comm,
-        });
-    }
+    unsafe { *req = h };
     Ok(())
 }
 
-/// `MPI_Comm_idup`: the duplication completes before the call returns
-/// (every rank calls it in the same order, as for any collective); the
-/// request is complete at once.
+/// `MPI_Comm_idup`: the context ids are agreed in the background; the
+/// new communicator's handle is written to `newcomm` when the request
+/// completes. Attributes are copied at the call.
 ///
 /// # Safety
 /// `newcomm` and `request` are writable.
@@ -228,9 +234,37 @@ pub unsafe extern "C" fn oxabi_Comm_split(
 
 /// `MPI_COMM_TYPE_SHARED`.
 const COMM_TYPE_SHARED: c_int = 1;
+/// `MPI_COMM_TYPE_HW_GUIDED`.
+const COMM_TYPE_HW_GUIDED: c_int = 2;
+/// `MPI_COMM_TYPE_HW_UNGUIDED`.
+const COMM_TYPE_HW_UNGUIDED: c_int = 3;
+/// The info key naming a hardware level.
+const HW_RESOURCE_TYPE: &str = "mpi_hw_resource_type";
 
-/// `MPI_Comm_split_type`: `MPI_COMM_TYPE_SHARED` (the ranks of this node)
-/// and `MPI_UNDEFINED`; the info argument is not used.
+/// The hardware level `info` asks for (`mpi_hw_resource_type`): `None`
+/// when the key is missing or names a level OxMPI does not know, which
+/// gives the process `MPI_COMM_NULL`.
+fn guided_level(info: c_int) -> Result<Option<HwLevel>, AbiError> {
+    if info == handles::INFO_NULL {
+        return Ok(None);
+    }
+    let hints = crate::api::env::info::read(info)?;
+    Ok(hints
+        .pairs
+        .iter()
+        .find(|(k, _)| k == HW_RESOURCE_TYPE)
+        .and_then(|(_, v)| HwLevel::from_name(v)))
+}
+
+/// `MPI_Comm_split_type` (MPI 4.0, section 7.4.2): `MPI_COMM_TYPE_SHARED`
+/// (the ranks of this node), `MPI_COMM_TYPE_HW_GUIDED` (the ranks in this
+/// process's object of the level `mpi_hw_resource_type` names:
+/// `mpi_shared_memory`, or hwloc's `Package`, `NUMANode`, `L3Cache`,
+/// `L2Cache`, `L1Cache`, `Core`, `PU`), `MPI_COMM_TYPE_HW_UNGUIDED` (the
+/// first level, largest objects first, that gives a strict subset) and
+/// `MPI_UNDEFINED`. A process outside any object of the level gets
+/// `MPI_COMM_NULL`; a new communicator of a hardware split has
+/// `mpi_hw_resource_type` in its info.
 ///
 /// # Safety
 /// `newcomm` is writable.
@@ -239,28 +273,45 @@ pub unsafe extern "C" fn oxabi_Comm_split_type(
     comm: MPI_Comm,
     split_type: c_int,
     key: c_int,
-    _info: c_int,
+    info: c_int,
     newcomm: *mut MPI_Comm,
 ) -> c_int {
     guard("MPI_Comm_split_type", ErrObj::Comm(comm), || {
         let out = out_ptr(newcomm, "newcomm")?;
         let c = state::comm(comm)?;
-        let kind = match split_type {
-            COMM_TYPE_SHARED => SplitType::Shared,
-            UNDEFINED => SplitType::Undefined,
+        let (new, level) = match split_type {
+            COMM_TYPE_SHARED => (c.split_type(SplitType::Shared, key)?, None),
+            UNDEFINED => (c.split_type(SplitType::Undefined, key)?, None),
+            COMM_TYPE_HW_GUIDED => match guided_level(info)? {
+                Some(l) => (c.split_type(SplitType::Hardware(l), key)?, Some(l)),
+                None => (c.split_type(SplitType::Undefined, key)?, None),
+            },
+            COMM_TYPE_HW_UNGUIDED => match c.split_hw_unguided(key)? {
+                Some((new, l)) => (Some(new), Some(l)),
+                None => (None, None),
+            },
             _ => {
                 return Err(AbiError::new(
                     Class::ARG,
                     format!(
                         "`split_type` {split_type} is not supported: OxMPI splits by \
-                         MPI_COMM_TYPE_SHARED ({COMM_TYPE_SHARED}) or MPI_UNDEFINED"
+                         MPI_COMM_TYPE_SHARED ({COMM_TYPE_SHARED}), MPI_COMM_TYPE_HW_GUIDED \
+                         ({COMM_TYPE_HW_GUIDED}), MPI_COMM_TYPE_HW_UNGUIDED \
+                         ({COMM_TYPE_HW_UNGUIDED}) or MPI_UNDEFINED"
                     ),
                 ))
             }
         };
-        let new = c.split_type(kind, key)?;
         // SAFETY: checked non-null.
         unsafe { put_new(comm, new, out) };
+        if let Some(l) = level {
+            // SAFETY: written just above.
+            let h = unsafe { *out };
+            if h != COMM_NULL {
+                state::lock().comm_entry_mut(h)?.info =
+                    vec![(HW_RESOURCE_TYPE.into(), l.name().into())];
+            }
+        }
         Ok(())
     })
 }
@@ -286,10 +337,9 @@ pub unsafe extern "C" fn oxabi_Comm_create(
     })
 }
 
-/// `MPI_Comm_create_group`: collective over `group` only. OxMPI agrees on
-/// context ids over the whole parent, so it supports the case where the
-/// group holds every rank of `comm` (any order); a smaller group is
-/// `MPI_ERR_UNSUPPORTED_OPERATION`.
+/// `MPI_Comm_create_group`: collective over `group` only (its members
+/// agree on the context ids among themselves, over `comm` with `tag`); a
+/// process outside `group` gets `MPI_COMM_NULL`.
 ///
 /// # Safety
 /// `newcomm` is writable.
@@ -304,31 +354,7 @@ pub unsafe extern "C" fn oxabi_Comm_create_group(
         let out = out_ptr(newcomm, "newcomm")?;
         let c = state::comm(comm)?;
         let g = group_of(group)?;
-        if !(0..=oxmpi::TAG_UB).contains(&tag) {
-            return Err(AbiError::new(
-                Class::TAG,
-                format!("invalid tag {tag}: tags run from 0 to {}", oxmpi::TAG_UB),
-            ));
-        }
-        if g.rank().is_none() {
-            return Err(AbiError::new(
-                Class::GROUP,
-                "this process is not in `group`; only members call MPI_Comm_create_group",
-            ));
-        }
-        if g.size() != c.size() {
-            return Err(AbiError::new(
-                Class::UNSUPPORTED_OPERATION,
-                format!(
-                    "MPI_Comm_create_group with a group of {} of the communicator's {} ranks: \
-                     OxMPI creates communicators collectively over the whole parent; use \
-                     MPI_Comm_create (or a group of every rank)",
-                    g.size(),
-                    c.size()
-                ),
-            ));
-        }
-        let new = c.create(&g)?;
+        let new = c.create_group(&g, tag)?;
         // SAFETY: checked non-null.
         unsafe { put_new(comm, new, out) };
         Ok(())

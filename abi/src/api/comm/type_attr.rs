@@ -98,10 +98,11 @@ fn slot(h: c_int, usable: bool) -> Result<(usize, TypeKeyval), AbiError> {
     Ok((s, k))
 }
 
+/// A callback's error: its own code, which the call that ran it returns.
 fn callback_failed(what: &str, h: c_int, rc: c_int) -> AbiError {
-    AbiError::new(
-        Class::OTHER,
-        format!("the datatype attribute {what} callback of keyval {h:#010x} returned error {rc}"),
+    AbiError::from_code(
+        rc,
+        &format!("the datatype attribute {what} callback of keyval {h:#010x}"),
     )
 }
 

@@ -3,8 +3,8 @@
 use std::ffi::c_int;
 
 use crate::api::datatype::{
-    array, child, contents, contiguous, count_arg, create, freed, indexed, indexed_block, isizes,
-    lookup, resized, structure, subarray, vector,
+    array, child, contents, contiguous, count_arg, create, create_as, freed, indexed,
+    indexed_block, isizes, lookup, resized, structure, subarray, vector,
 };
 use crate::api::{large_count, wide};
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
@@ -18,7 +18,7 @@ large_count! {
     /// `newtype` is writable.
     Type_contiguous(count: Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
         guard(NAME, ErrObj::None, || {
-            create(newtype, || contiguous(wide(count), oldtype))
+            create_as(NAME, newtype, || contiguous(wide(count), oldtype))
         })
     }
 }
@@ -34,7 +34,7 @@ large_count! {
         newtype: *mut MPI_Datatype,
     ) -> c_int {
         guard(NAME, ErrObj::None, || {
-            create(newtype, || {
+            create_as(NAME, newtype, || {
                 vector(wide(count), wide(blocklength), wide(stride), false, oldtype)
             })
         })
@@ -62,7 +62,7 @@ macro_rules! hvector_fn {
                 newtype: *mut MPI_Datatype,
             ) -> c_int {
                 guard(NAME, ErrObj::None, || {
-                    create(newtype, || {
+                    create_as(NAME, newtype, || {
                         vector(wide(count), wide(blocklength), stride, true, oldtype)
                     })
                 })
@@ -90,7 +90,7 @@ large_count! {
             let lens = unsafe { isizes(array_of_blocklengths, n, "array_of_blocklengths") }?;
             // SAFETY: the caller's contract.
             let disps = unsafe { isizes(array_of_displacements, n, "array_of_displacements") }?;
-            create(newtype, || indexed(lens, disps, false, oldtype))
+            create_as(NAME, newtype, || indexed(lens, disps, false, oldtype))
         })
     }
 }
@@ -123,7 +123,7 @@ macro_rules! hindexed_fn {
                     // SAFETY: the caller's contract.
                     let disps =
                         unsafe { isizes(array_of_displacements, n, "array_of_displacements") }?;
-                    create(newtype, || indexed(lens, disps, true, oldtype))
+                    create_as(NAME, newtype, || indexed(lens, disps, true, oldtype))
                 })
             }
         }
@@ -152,7 +152,7 @@ macro_rules! indexed_block_fn {
                     // SAFETY: the caller's contract.
                     let disps =
                         unsafe { isizes(array_of_displacements, n, "array_of_displacements") }?;
-                    create(newtype, || {
+                    create_as(NAME, newtype, || {
                         indexed_block(wide(blocklength), disps, $bytes, oldtype)
                     })
                 })
@@ -192,7 +192,7 @@ macro_rules! struct_fn {
                         unsafe { isizes(array_of_displacements, n, "array_of_displacements") }?;
                     // SAFETY: the caller's contract.
                     let types = unsafe { array(array_of_types, n, "array_of_types") }?;
-                    create(newtype, || structure(lens, disps, types, $markers))
+                    create_as(NAME, newtype, || structure(lens, disps, types, $markers))
                 })
             }
         }
@@ -212,7 +212,7 @@ large_count! {
         newtype: *mut MPI_Datatype,
     ) -> c_int {
         guard(NAME, ErrObj::None, || {
-            create(newtype, || resized(oldtype, lb, extent))
+            create_as(NAME, newtype, || resized(oldtype, lb, extent))
         })
     }
 }
@@ -240,7 +240,7 @@ large_count! {
                     isizes(array_of_starts, n, "array_of_starts")?,
                 )
             };
-            create(newtype, || {
+            create_as(NAME, newtype, || {
                 subarray(sizes, subsizes, starts, order, oldtype)
             })
         })

@@ -21,7 +21,7 @@ use oxmpi::datatype::{BasicType, Datatype, Distribution};
 
 use crate::api::datatype::pack::{self as dq, Rep};
 use crate::api::datatype::{
-    self as dtm, array, child, contents, count_arg, create, isizes, order_arg,
+    self as dtm, array, child, contents, count_arg, create_as, isizes, order_arg,
 };
 use crate::api::{large_count, wide};
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
@@ -120,7 +120,7 @@ large_count! {
                     order,
                 }
             };
-            create(newtype, || darray(args, oldtype))
+            create_as(NAME, newtype, || darray(args, oldtype))
         })
     }
 }

@@ -157,6 +157,20 @@ pub unsafe fn isizes<T: Copy + Into<i64>>(
         .collect())
 }
 
+/// [`create`] for the constructor called `name`: a large-count (`_c`)
+/// one keeps its count arguments as large counts.
+pub fn create_as(
+    name: &str,
+    newtype: *mut MPI_Datatype,
+    make: impl FnOnce() -> Result<(Datatype, Contents), AbiError>,
+) -> Result<(), AbiError> {
+    if name.ends_with("_c") {
+        create(newtype, || make().map(|(dt, c)| (dt, c.into_large())))
+    } else {
+        create(newtype, make)
+    }
+}
+
 /// Builds a type from `make` and stores its handle in `*newtype`.
 pub fn create(
     newtype: *mut MPI_Datatype,
@@ -180,6 +194,7 @@ pub fn contents(combiner: c_int, ints: Vec<i64>, addrs: Vec<i64>, types: Vec<Chi
         combiner,
         ints,
         addrs,
+        large: Vec::new(),
         types,
     }
 }

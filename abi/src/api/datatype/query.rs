@@ -188,12 +188,29 @@ pub(super) fn contents_of(
     Ok(dtm::entry(h)?.map(|e| e.contents))
 }
 
-pub(super) fn envelope(h: MPI_Datatype) -> Result<(usize, usize, usize, c_int), AbiError> {
+/// A type's envelope: numbers of integers, addresses, large counts and
+/// datatypes, and the combiner.
+pub(super) fn envelope(h: MPI_Datatype) -> Result<([usize; 4], c_int), AbiError> {
     lookup(h)?;
     Ok(match contents_of(h)? {
-        None => (0, 0, 0, combiner::NAMED),
-        Some(c) => (c.ints.len(), c.addrs.len(), c.types.len(), c.combiner),
+        None => ([0; 4], combiner::NAMED),
+        Some(c) => (
+            [c.ints.len(), c.addrs.len(), c.large.len(), c.types.len()],
+            c.combiner,
+        ),
     })
+}
+
+/// The error of a classic query on a type a large-count constructor made.
+fn needs_large(h: MPI_Datatype, call: &str) -> AbiError {
+    AbiError::new(
+        Class::TYPE,
+        format!(
+            "datatype {h:#010x} was made by a large-count constructor (an MPI_Type_*_c \
+             function): its arguments are MPI_Counts, which {call} cannot return; use \
+             {call}_c"
+        ),
+    )
 }
 
 /// `MPI_Type_get_envelope`.
@@ -209,18 +226,25 @@ pub unsafe extern "C" fn oxabi_Type_get_envelope(
     combiner: *mut c_int,
 ) -> c_int {
     guard("MPI_Type_get_envelope", ErrObj::None, || {
-        let (i, a, d, c) = envelope(datatype)?;
+        let ([i, a, l, d], c) = envelope(datatype)?;
+        if l > 0 {
+            return Err(needs_large(datatype, "MPI_Type_get_envelope"));
+        }
+        let int = |n: usize| {
+            c_int::try_from(n).map_err(|_| needs_large(datatype, "MPI_Type_get_envelope"))
+        };
         // SAFETY: the caller's contract.
         unsafe {
-            put(num_integers, "num_integers", i as c_int)?;
-            put(num_addresses, "num_addresses", a as c_int)?;
-            put(num_datatypes, "num_datatypes", d as c_int)?;
+            put(num_integers, "num_integers", int(i)?)?;
+            put(num_addresses, "num_addresses", int(a)?)?;
+            put(num_datatypes, "num_datatypes", int(d)?)?;
             put(combiner, "combiner", c)
         }
     })
 }
 
-/// `MPI_Type_get_envelope_c`: large counts are never used (all fit `int`).
+/// `MPI_Type_get_envelope_c`: a large-count constructor's counts are
+/// large counts.
 ///
 /// # Safety
 /// The outputs are writable.
@@ -234,12 +258,12 @@ pub unsafe extern "C" fn oxabi_Type_get_envelope_c(
     combiner: *mut c_int,
 ) -> c_int {
     guard("MPI_Type_get_envelope_c", ErrObj::None, || {
-        let (i, a, d, c) = envelope(datatype)?;
+        let ([i, a, l, d], c) = envelope(datatype)?;
         // SAFETY: the caller's contract.
         unsafe {
             put(num_integers, "num_integers", i as MPI_Count)?;
             put(num_addresses, "num_addresses", a as MPI_Count)?;
-            put(num_large_counts, "num_large_counts", 0)?;
+            put(num_large_counts, "num_large_counts", l as MPI_Count)?;
             put(num_datatypes, "num_datatypes", d as MPI_Count)?;
             put(combiner, "combiner", c)
         }
@@ -255,17 +279,53 @@ pub(super) fn child_handle(c: &Child) -> MPI_Datatype {
     }
 }
 
+/// Where `MPI_Type_get_contents` (`_c`) writes: each array with the
+/// number of entries it has room for.
+pub(super) struct Out {
+    ints: (*mut c_int, i64),
+    addrs: (*mut MPI_Aint, i64),
+    /// `None` for the classic form (no large counts).
+    large: Option<(*mut MPI_Count, i64)>,
+    types: (*mut MPI_Datatype, i64),
+}
+
+/// Writes `values` to the array `out` after checking its room.
+///
+/// # Safety
+/// `out.0` has room for `out.1` entries.
+unsafe fn fill<T: Copy>(
+    out: (*mut T, i64),
+    values: impl ExactSizeIterator<Item = Result<T, AbiError>>,
+    what: &str,
+) -> Result<(), AbiError> {
+    let need = values.len();
+    if (out.1 as i128) < need as i128 {
+        return Err(AbiError::new(
+            Class::ARG,
+            format!("`max_{what}` is {} but the type has {need}", out.1),
+        ));
+    }
+    if need == 0 {
+        return Ok(());
+    }
+    if out.0.is_null() {
+        return Err(AbiError::new(
+            Class::ARG,
+            format!("`array_of_{what}` is a null pointer but must hold {need} entries"),
+        ));
+    }
+    for (i, v) in values.enumerate() {
+        // SAFETY: room checked above; the caller's contract.
+        unsafe { out.0.add(i).write(v?) };
+    }
+    Ok(())
+}
+
 /// Fills the contents arrays after checking their sizes.
 ///
 /// # Safety
 /// Each array has room for its `max_*` entries.
-pub(super) unsafe fn contents(
-    datatype: MPI_Datatype,
-    max: (i64, i64, i64),
-    ints: *mut c_int,
-    addrs: *mut MPI_Aint,
-    types: *mut MPI_Datatype,
-) -> Result<(), AbiError> {
+pub(super) unsafe fn contents(datatype: MPI_Datatype, out: Out) -> Result<(), AbiError> {
     lookup(datatype)?;
     let c = contents_of(datatype)?.ok_or_else(|| {
         AbiError::new(
@@ -273,43 +333,40 @@ pub(super) unsafe fn contents(
             "MPI_Type_get_contents on a predefined datatype (its combiner is MPI_COMBINER_NAMED)",
         )
     })?;
-    let small = |what: &str, need: usize, have: i64| {
-        if (have as i128) < need as i128 {
-            Err(AbiError::new(
-                Class::ARG,
-                format!("`max_{what}` is {have} but the type has {need}"),
-            ))
-        } else {
-            Ok(())
-        }
-    };
-    small("integers", c.ints.len(), max.0)?;
-    small("addresses", c.addrs.len(), max.1)?;
-    small("datatypes", c.types.len(), max.2)?;
-    for (i, &v) in c.ints.iter().enumerate() {
-        let v = c_int::try_from(v).map_err(|_| {
+    let ints = c.ints.iter().map(|&v| {
+        c_int::try_from(v).map_err(|_| {
             AbiError::new(
                 Class::ARG,
                 format!("integer argument {v} does not fit an int; use MPI_Type_get_contents_c"),
             )
-        })?;
-        // SAFETY: room checked above; the caller's contract.
-        unsafe { out_ptr(ints, "array_of_integers")?.add(i).write(v) };
-    }
-    for (i, &v) in c.addrs.iter().enumerate() {
-        // SAFETY: as above.
-        unsafe { out_ptr(addrs, "array_of_addresses")?.add(i).write(v) };
-    }
-    let p = if c.types.is_empty() {
-        types
-    } else {
-        out_ptr(types, "array_of_datatypes")?
+        })
+    });
+    let Some(large) = out.large else {
+        if !c.large.is_empty() {
+            return Err(needs_large(datatype, "MPI_Type_get_contents"));
+        }
+        // SAFETY: the caller's contract, for each array.
+        return unsafe {
+            fill(out.ints, ints, "integers")?;
+            fill(out.addrs, c.addrs.iter().map(|&v| Ok(v)), "addresses")?;
+            fill(
+                out.types,
+                c.types.iter().map(|k| Ok(child_handle(k))),
+                "datatypes",
+            )
+        };
     };
-    for (i, k) in c.types.iter().enumerate() {
-        // SAFETY: as above.
-        unsafe { p.add(i).write(child_handle(k)) };
+    // SAFETY: as above.
+    unsafe {
+        fill(out.ints, ints, "integers")?;
+        fill(out.addrs, c.addrs.iter().map(|&v| Ok(v)), "addresses")?;
+        fill(large, c.large.iter().map(|&v| Ok(v)), "large_counts")?;
+        fill(
+            out.types,
+            c.types.iter().map(|k| Ok(child_handle(k))),
+            "datatypes",
+        )
     }
-    Ok(())
 }
 
 /// `MPI_Type_get_contents`.
@@ -327,25 +384,19 @@ pub unsafe extern "C" fn oxabi_Type_get_contents(
     array_of_datatypes: *mut MPI_Datatype,
 ) -> c_int {
     guard("MPI_Type_get_contents", ErrObj::None, || {
-        let max = (
-            max_integers.into(),
-            max_addresses.into(),
-            max_datatypes.into(),
-        );
+        let out = Out {
+            ints: (array_of_integers, max_integers.into()),
+            addrs: (array_of_addresses, max_addresses.into()),
+            large: None,
+            types: (array_of_datatypes, max_datatypes.into()),
+        };
         // SAFETY: the caller's contract.
-        unsafe {
-            contents(
-                datatype,
-                max,
-                array_of_integers,
-                array_of_addresses,
-                array_of_datatypes,
-            )
-        }
+        unsafe { contents(datatype, out) }
     })
 }
 
-/// `MPI_Type_get_contents_c` (no large counts: see the envelope).
+/// `MPI_Type_get_contents_c`: a large-count constructor's counts go to
+/// `array_of_large_counts`.
 ///
 /// # Safety
 /// Each array has room for its `max_*` entries.
@@ -354,24 +405,22 @@ pub unsafe extern "C" fn oxabi_Type_get_contents_c(
     datatype: MPI_Datatype,
     max_integers: MPI_Count,
     max_addresses: MPI_Count,
-    _max_large_counts: MPI_Count,
+    max_large_counts: MPI_Count,
     max_datatypes: MPI_Count,
     array_of_integers: *mut c_int,
     array_of_addresses: *mut MPI_Aint,
-    _array_of_large_counts: *mut MPI_Count,
+    array_of_large_counts: *mut MPI_Count,
     array_of_datatypes: *mut MPI_Datatype,
 ) -> c_int {
     guard("MPI_Type_get_contents_c", ErrObj::None, || {
+        let out = Out {
+            ints: (array_of_integers, max_integers),
+            addrs: (array_of_addresses, max_addresses),
+            large: Some((array_of_large_counts, max_large_counts)),
+            types: (array_of_datatypes, max_datatypes),
+        };
         // SAFETY: the caller's contract.
-        unsafe {
-            contents(
-                datatype,
-                (max_integers, max_addresses, max_datatypes),
-                array_of_integers,
-                array_of_addresses,
-                array_of_datatypes,
-            )
-        }
+        unsafe { contents(datatype, out) }
     })
 }
 

@@ -34,6 +34,7 @@ pub unsafe extern "C" fn oxabi_Grequest_start(
             query_fn,
             free_fn,
             cancel_fn,
+            poll_fn: None,
             extra_state: extra_state as usize,
         };
         let g = Grequest {

@@ -2,7 +2,8 @@
 //! `_get_nkeys`, `_get_nthkey`, `_get_valuelen`, `_delete`, `_dup`,
 //! `_free`, `_create_env`; `MPI_INFO_ENV` is read-only, with the standard
 //! keys (`command`, `argv`, `maxprocs`, `host`, `arch`, `wdir`,
-//! `thread_level`). OxMPI takes no hints yet: programs can pass info
+//! `thread_level`; see `env_info`). Info objects work before `MPI_Init`
+//! and after `MPI_Finalize`, as MPI 4.0 allows. OxMPI takes no hints yet: programs can pass info
 //! objects anywhere and they are ignored.
 
 use std::ffi::{c_char, c_int, CStr};
@@ -27,27 +28,43 @@ const ERR_INFO_NOKEY: Class = Class(31);
 /// `MPI_ERR_INFO`.
 const ERR_INFO: Class = Class(28);
 
-/// The contents of `MPI_INFO_ENV`.
-fn env_info() -> InfoEntry {
-    let mut pairs = Vec::new();
-    let args: Vec<String> = std::fs::read("/proc/self/cmdline")
+/// The process's command line, from `/proc/self/cmdline`.
+fn own_args() -> Vec<String> {
+    std::fs::read("/proc/self/cmdline")
         .map(|b| {
             b.split(|&c| c == 0)
                 .filter(|s| !s.is_empty())
                 .map(|s| String::from_utf8_lossy(s).into_owned())
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// The contents of `MPI_INFO_ENV` (MPI 4.0, section 11.2.2) for the
+/// command line `args`: `command` and `argv` (the arguments, space
+/// separated), `maxprocs` (the job's size: from the launcher before
+/// `MPI_Init`), `host`, `arch`, `wdir`, and once initialized
+/// `thread_level` (the level `MPI_Init_thread` asked for). `soft` and
+/// `file` are not known to OxMPI's launcher and are left out.
+fn env_info(args: &[String]) -> InfoEntry {
+    let mut pairs = Vec::new();
     if let Some(cmd) = args.first() {
         pairs.push(("command".into(), cmd.clone()));
     }
     if args.len() > 1 {
         pairs.push(("argv".into(), args[1..].join(" ")));
     }
-    let (size, provided) = {
+    let (size, level) = {
         let st = state::lock();
-        (st.universe.as_ref().map(|u| u.world().size()), st.provided)
+        let size = st.universe.as_ref().map(|u| u.world().size());
+        (size, st.universe.as_ref().map(|_| st.provided))
     };
+    let size = size.or_else(|| {
+        std::env::var("PMI_SIZE")
+            .ok()
+            .and_then(|v| v.trim().parse::<i32>().ok())
+            .filter(|&n| n > 0)
+    });
     if let Some(n) = size {
         pairs.push(("maxprocs".into(), n.to_string()));
     }
@@ -58,13 +75,42 @@ fn env_info() -> InfoEntry {
     if let Ok(d) = std::env::current_dir() {
         pairs.push(("wdir".into(), d.display().to_string()));
     }
-    let level = ["single", "funneled", "serialized", "multiple"];
-    let level = level[provided.clamp(0, 3) as usize];
-    pairs.push((
-        "thread_level".into(),
-        format!("MPI_THREAD_{}", level.to_uppercase()),
-    ));
+    if let Some(level) = level {
+        let name = ["SINGLE", "FUNNELED", "SERIALIZED", "MULTIPLE"][level.clamp(0, 3) as usize];
+        pairs.push(("thread_level".into(), format!("MPI_THREAD_{name}")));
+    }
     InfoEntry { pairs }
+}
+
+/// The command line `MPI_Info_create_env` was given: `argc` strings of
+/// `argv`, or the process's own when `argv` is null.
+///
+/// # Safety
+/// A non-null `argv` holds `argc` C strings.
+unsafe fn args_arg(argc: c_int, argv: *mut *mut c_char) -> Result<Vec<String>, AbiError> {
+    if argv.is_null() {
+        return Ok(own_args());
+    }
+    let n = usize::try_from(argc).map_err(|_| {
+        AbiError::new(
+            Class::ARG,
+            format!("`argc` is {argc}: it cannot be negative"),
+        )
+    })?;
+    (0..n)
+        .map(|i| {
+            // SAFETY: the caller's contract.
+            let p = unsafe { *argv.add(i) };
+            if p.is_null() {
+                return Err(AbiError::new(
+                    Class::ARG,
+                    format!("`argv[{i}]` is a null pointer but `argc` is {argc}"),
+                ));
+            }
+            // SAFETY: a C string: the caller's contract.
+            Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+        })
+        .collect()
 }
 
 fn freed(h: MPI_Info) -> AbiError {
@@ -77,7 +123,7 @@ fn freed(h: MPI_Info) -> AbiError {
 /// A copy of the info object a handle names.
 pub fn read(h: MPI_Info) -> Result<InfoEntry, AbiError> {
     match handles::info(h)? {
-        InfoRef::Env => Ok(env_info()),
+        InfoRef::Env => Ok(env_info(&own_args())),
         InfoRef::Slot(s) => state::lock().infos.get(s).cloned().ok_or_else(|| freed(h)),
     }
 }
@@ -146,20 +192,24 @@ pub unsafe extern "C" fn oxabi_Info_create(info: *mut MPI_Info) -> c_int {
     })
 }
 
-/// `MPI_Info_create_env`: a new info object with `MPI_INFO_ENV`'s contents.
+/// `MPI_Info_create_env`: a new info object built as `MPI_INFO_ENV` would
+/// be for the command line `argc` / `argv` (the process's own when `argv`
+/// is null). Callable before `MPI_Init` and after `MPI_Finalize`.
 ///
 /// # Safety
-/// `info` is writable.
+/// `info` is writable; a non-null `argv` holds `argc` C strings.
 #[no_mangle]
 pub unsafe extern "C" fn oxabi_Info_create_env(
-    _argc: c_int,
-    _argv: *mut *mut c_char,
+    argc: c_int,
+    argv: *mut *mut c_char,
     info: *mut MPI_Info,
 ) -> c_int {
     guard("MPI_Info_create_env", ErrObj::None, || {
         let out = out_ptr(info, "info")?;
+        // SAFETY: the caller's contract.
+        let args = unsafe { args_arg(argc, argv) }?;
         // SAFETY: checked non-null.
-        unsafe { *out = store(env_info()) };
+        unsafe { *out = store(env_info(&args)) };
         Ok(())
     })
 }

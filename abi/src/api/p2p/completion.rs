@@ -39,6 +39,25 @@ fn statuses_arg(n: usize, p: *mut MPI_Status) -> Result<*mut MPI_Status, AbiErro
     }
 }
 
+/// An output array argument of `n` entries: may be null when `n` is 0.
+fn array_arg<T>(n: usize, p: *mut T, arg: &'static str) -> Result<*mut T, AbiError> {
+    if n == 0 {
+        Ok(p)
+    } else {
+        out_ptr(p, arg)
+    }
+}
+
+/// A status argument of `MPI_Waitany` / `MPI_Testany`: with no requests a
+/// null pointer is accepted (and nothing is written to it).
+fn any_status_arg(n: usize, p: *mut MPI_Status) -> Result<*mut MPI_Status, AbiError> {
+    if n == 0 && p.is_null() {
+        Ok(p)
+    } else {
+        out_ptr(p, "status")
+    }
+}
+
 /// Writes status `i` of an array (unless `MPI_STATUSES_IGNORE`).
 ///
 /// # Safety
@@ -90,6 +109,8 @@ pub unsafe extern "C" fn oxabi_Test(
         let h = out_ptr(request, "request")?;
         let flag = out_ptr(flag, "flag")?;
         let status = out_ptr(status, "status")?;
+        // SAFETY: checked non-null.
+        requests::poll_generalized(std::slice::from_ref(unsafe { &*h }))?;
         let outcome = {
             let mut st = state::lock();
             let mut sweep = state::sweep();
@@ -226,7 +247,7 @@ pub unsafe extern "C" fn oxabi_Waitany(
         // SAFETY: the caller's contract.
         let hs = unsafe { request_array(count, array_of_requests) }?;
         let indx = out_ptr(indx, "indx")?;
-        let status = out_ptr(status, "status")?;
+        let status = any_status_arg(hs.len(), status)?;
         let (i, s, e) = wait_one(hs)?;
         // SAFETY: checked non-null.
         unsafe {
@@ -253,7 +274,7 @@ pub unsafe extern "C" fn oxabi_Testany(
         let hs = unsafe { request_array(count, array_of_requests) }?;
         let indx = out_ptr(indx, "indx")?;
         let flag = out_ptr(flag, "flag")?;
-        let status = out_ptr(status, "status")?;
+        let status = any_status_arg(hs.len(), status)?;
         let mut found = None;
         let active = requests::complete(hs, Want::One, false, |i, s, e| found = Some((i, s, e)))?;
         // SAFETY: checked non-null.
@@ -344,7 +365,7 @@ pub unsafe extern "C" fn oxabi_Waitsome(
         let hs = unsafe { request_array(incount, array_of_requests) }?;
         let array_of_statuses = statuses_arg(hs.len(), array_of_statuses)?;
         let out = out_ptr(outcount, "outcount")?;
-        let indices = out_ptr(array_of_indices, "array_of_indices")?;
+        let indices = array_arg(hs.len(), array_of_indices, "array_of_indices")?;
         // SAFETY: the caller's contract; `out` checked non-null.
         unsafe { some(hs, true, out, indices, array_of_statuses) }
     })
@@ -367,7 +388,7 @@ pub unsafe extern "C" fn oxabi_Testsome(
         let hs = unsafe { request_array(incount, array_of_requests) }?;
         let array_of_statuses = statuses_arg(hs.len(), array_of_statuses)?;
         let out = out_ptr(outcount, "outcount")?;
-        let indices = out_ptr(array_of_indices, "array_of_indices")?;
+        let indices = array_arg(hs.len(), array_of_indices, "array_of_indices")?;
         // SAFETY: the caller's contract; `out` checked non-null.
         unsafe { some(hs, false, out, indices, array_of_statuses) }
     })

@@ -63,7 +63,7 @@ fn bytes_of_elements(t: &Datatype, n: usize) -> Result<usize, AbiError> {
     let whole = (n / sig.len()).checked_mul(t.size()).ok_or_else(overflow)?;
     let mut left = n % sig.len();
     let mut part = 0;
-    for &(b, k) in sig.runs() {
+    for (b, k) in sig.runs() {
         let take = left.min(k);
         part += take * b.size();
         left -= take;
