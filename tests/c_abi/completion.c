@@ -253,6 +253,11 @@ static void finished_send_mix(void)
     MPI_CHECK(MPI_Testall(5, reqs, &flag, sts));
     CHECK(!flag && reqs[1] == send && reqs[0] != MPI_REQUEST_NULL && reqs[4] == greq,
           "Testall with pending requests: flag %d", flag);
+    /* The same with the finished send first. */
+    MPI_Request two[2] = {reqs[1], reqs[0]};
+    MPI_CHECK(MPI_Testall(2, two, &flag, sts));
+    CHECK(!flag && two[0] == send && two[1] == reqs[0],
+          "Testall with the finished send first: flag %d", flag);
     /* Request_get_status does not free it. */
     do
         MPI_CHECK(MPI_Request_get_status(reqs[1], &flag, &st));
