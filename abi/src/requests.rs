@@ -1,28 +1,32 @@
 //! Requests behind `MPI_Request` handles, and the completion calls
 //! (`MPI_Wait*`, `MPI_Test*`, `MPI_Start*`, `MPI_Request_free`,
-//! `MPI_Cancel`). Blocking waits take the runtime request out of the table
-//! and wait without holding the state lock; requests with nothing to wait
-//! on in the runtime (generalized requests, partitioned sends whose
-//! partitions are not all ready) are polled instead.
+//! `MPI_Cancel`). Testing looks through an engine [`Sweep`] (one engine
+//! lock and one poll for every request a call looks at); the wait and test
+//! families are [`many`].
 //!
 //! [`crate::objects::pair`]: `MPI_Isendrecv`'s two operations as one request;
 //! [`crate::objects::generalized`]: `MPI_Grequest_start`'s requests and their callbacks,
 //! which run only once the state lock is released ([`Completion::settle`]).
 
 use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use oxmpi::request::Sweep;
 use oxmpi::{Request, Status};
 
 use crate::errors::{AbiError, Class, ErrObj};
-use crate::handles::{self, empty_status, MPI_Comm, MPI_Request, REQUEST_NULL};
+use crate::handles::{self, empty_status, MPI_Comm, MPI_Request, REQUEST_COMPLETE, REQUEST_NULL};
 use crate::objects::detached::Detached;
 use crate::objects::generalized::{Callbacks, Grequest};
 use crate::objects::launch::Launch;
-use crate::objects::pair::Side;
 use crate::objects::request::{Persistent, PersistentOp, ReqEntry, SendMode};
 use crate::objects::stage::Staged;
 use crate::state::{self, State};
+
+mod many;
+
+pub use many::{complete, test_all, Want};
 
 /// Stores a new request and returns its handle.
 pub fn insert(entry: ReqEntry) -> MPI_Request {
@@ -30,7 +34,9 @@ pub fn insert(entry: ReqEntry) -> MPI_Request {
     let slot = st.requests.insert(entry);
     // A temporary buffer of a datatype belongs to the slot's previous request.
     st.staged.clear(slot);
-    st.idups.remove(&slot);
+    if !st.idups.is_empty() {
+        st.idups.remove(&slot);
+    }
     handles::request_handle(slot)
 }
 
@@ -104,8 +110,17 @@ pub fn bad_entry(h: MPI_Request) -> AbiError {
     )
 }
 
-/// Tests one request without blocking; completes it (updating `*h`) if done.
-pub fn test_one(st: &mut State, h: &mut MPI_Request) -> Result<Outcome, AbiError> {
+/// Tests one request without blocking, through `sweep`; completes it
+/// (updating `*h`) if done.
+pub fn test_one(
+    st: &mut State,
+    sweep: &mut Sweep<'_>,
+    h: &mut MPI_Request,
+) -> Result<Outcome, AbiError> {
+    if *h == REQUEST_COMPLETE {
+        *h = REQUEST_NULL;
+        return Ok(completed(Status::empty(), None));
+    }
     let Some(slot) = handles::request_slot(*h)? else {
         return Ok(Outcome::Inactive);
     };
@@ -129,12 +144,12 @@ pub fn test_one(st: &mut State, h: &mut MPI_Request) -> Result<Outcome, AbiError
             *h = REQUEST_NULL;
             return Ok(Outcome::Done(Completion::Callbacks(cb)));
         }
-        ReqEntry::Pair { pair, .. } => match pair.test() {
+        ReqEntry::Pair { pair, .. } => match pair.test(sweep) {
             None => return Ok(Outcome::Pending),
             Some(r) => r,
         },
         ReqEntry::Active { req: None, .. } => return Ok(Outcome::Pending),
-        ReqEntry::Active { req: Some(r), .. } => match r.test() {
+        ReqEntry::Active { req: Some(r), .. } => match sweep.test(r) {
             Ok(None) => return Ok(Outcome::Pending),
             Ok(Some(s)) => Ok(s),
             Err(e) => Err(e),
@@ -146,7 +161,7 @@ pub fn test_one(st: &mut State, h: &mut MPI_Request) -> Result<Outcome, AbiError
             let Some(r) = p.active.as_mut() else {
                 return Ok(Outcome::Pending);
             };
-            let out = match r.test() {
+            let out = match sweep.test(r) {
                 Ok(None) => return Ok(Outcome::Pending),
                 Ok(Some(s)) => Ok(s),
                 Err(e) => Err(e),
@@ -165,92 +180,66 @@ pub fn test_one(st: &mut State, h: &mut MPI_Request) -> Result<Outcome, AbiError
     Ok(completed(s, e))
 }
 
-/// What part of a request a taken runtime request is.
-#[derive(Clone, Copy)]
-enum Part {
-    /// The request's only operation.
-    Whole,
-    /// One half of an `MPI_Isendrecv`.
-    Half(Side),
+/// Where a request stands, as [`plain`] sees it.
+pub enum Plain {
+    /// Completed now with this status (the handle is null).
+    Done(Status),
+    /// Its runtime request is still running.
+    Pending,
+    /// Anything else: for [`test_one`].
+    Other,
 }
 
-/// A runtime request taken out of the table to be waited on.
-struct Taken {
-    /// Position in the caller's array.
-    index: usize,
-    slot: usize,
-    part: Part,
-    req: Request<'static>,
-}
-
-/// Takes out the runtime request of every pending handle in `hs`; `None`
-/// (nothing taken) if some pending handle has none to wait on.
-fn take_pending(st: &mut State, hs: &[MPI_Request]) -> Option<Vec<Taken>> {
-    let mut out = Vec::new();
-    let mut blocked = false;
-    for (index, &h) in hs.iter().enumerate() {
-        let Ok(Some(slot)) = handles::request_slot(h) else {
-            continue;
-        };
-        let whole = match st.requests.get_mut(slot) {
-            Some(ReqEntry::Active { req, .. }) => req.take(),
-            Some(ReqEntry::Persistent { p, .. }) if p.started => p.active.take(),
-            Some(ReqEntry::Pair { pair, .. }) => {
-                blocked |= pair.held_elsewhere();
-                for (side, req) in pair.take_running() {
-                    let part = Part::Half(side);
-                    out.push(Taken {
-                        index,
-                        slot,
-                        part,
-                        req,
-                    });
-                }
-                continue;
+/// The common completion without the general path's plumbing: a send
+/// complete as it started ([`REQUEST_COMPLETE`]), a request with no stage that is complete already (an eager send's) or whose
+/// runtime request finished without error (a receive's) is completed
+/// here, freeing its slot in place.
+#[inline(always)]
+pub fn plain(st: &mut State, sweep: &mut Sweep<'_>, h: &mut MPI_Request) -> Plain {
+    if *h == REQUEST_COMPLETE {
+        *h = REQUEST_NULL;
+        return Plain::Done(Status::empty());
+    }
+    let Ok(Some(slot)) = handles::request_slot(*h) else {
+        return Plain::Other;
+    };
+    if st.staged.has(slot) || (!st.idups.is_empty() && st.idups.contains_key(&slot)) {
+        return Plain::Other;
+    }
+    let status = match st.requests.get_mut(slot) {
+        Some(ReqEntry::Ready { status, .. }) => *status,
+        Some(ReqEntry::Active { req: Some(r), .. }) => {
+            if !sweep.settle(r) {
+                return Plain::Pending;
             }
-            Some(ReqEntry::Generalized(_)) => {
-                blocked = true;
-                continue;
+            match sweep.take_ok(r) {
+                Some(s) => s,
+                None => return Plain::Other,
             }
-            _ => continue,
-        };
-        match whole {
-            Some(req) => out.push(Taken {
-                index,
-                slot,
-                part: Part::Whole,
-                req,
-            }),
-            None => blocked = true,
         }
-    }
-    if blocked {
-        for t in out {
-            put_back(st, t);
-        }
-        return None;
-    }
-    Some(out)
+        _ => return Plain::Other,
+    };
+    st.requests.discard(slot);
+    *h = REQUEST_NULL;
+    Plain::Done(status)
 }
 
-/// Puts back a request taken out by [`take_pending`].
-fn put_back(st: &mut State, t: Taken) {
-    match (st.requests.get_mut(t.slot), t.part) {
-        (Some(ReqEntry::Active { req, .. }), Part::Whole) => *req = Some(t.req),
-        (Some(ReqEntry::Persistent { p, .. }), Part::Whole) => p.active = Some(t.req),
-        (Some(ReqEntry::Pair { pair, .. }), Part::Half(side)) => pair.put_back(side, t.req),
-        // The handle was freed meanwhile: let the operation finish detached.
-        _ => st.detached.push(Detached {
-            req: t.req,
-            data: None,
-        }),
-    }
+/// Whether a generalized request with a `poll_fn` (`MPIX_Grequest_start`)
+/// was ever started: until then [`poll_generalized`] has nothing to do.
+static POLL_FNS: AtomicBool = AtomicBool::new(false);
+
+/// Notes that a generalized request with a `poll_fn` exists.
+pub fn note_poll_fn() {
+    POLL_FNS.store(true, Ordering::Relaxed);
 }
 
 /// Runs the poll functions of the generalized requests among `hs` that
 /// have one (`MPIX_Grequest_start`) and are not complete: they may
 /// complete them. Without the state lock (they call MPI).
 pub fn poll_generalized(hs: &[MPI_Request]) -> Result<(), AbiError> {
+    if !POLL_FNS.load(Ordering::Relaxed) {
+        return Ok(());
+    }
     let polls: Vec<Callbacks> = {
         let st = state::lock();
         hs.iter()
@@ -268,113 +257,22 @@ pub fn poll_generalized(hs: &[MPI_Request]) -> Result<(), AbiError> {
     polls.iter().try_for_each(Callbacks::poll)
 }
 
-/// Blocks until one of the requests in `hs` completes and completes it;
-/// `None` when none is pending (all null or inactive).
-pub fn wait_any(hs: &mut [MPI_Request]) -> Result<Option<(usize, Outcome)>, AbiError> {
-    loop {
-        poll_generalized(hs)?;
-        let mut taken = {
-            let mut st = state::lock();
-            st.reap_detached();
-            let mut any_pending = false;
-            for (i, h) in hs.iter_mut().enumerate() {
-                match test_one(&mut st, h)? {
-                    Outcome::Inactive => {}
-                    Outcome::Pending => any_pending = true,
-                    done => return Ok(Some((i, done))),
-                }
-            }
-            if !any_pending {
-                return Ok(None);
-            }
-            take_pending(&mut st, hs).unwrap_or_default()
-        };
-        if taken.is_empty() {
-            // Nothing to block on in the runtime (a generalized request, a
-            // partitioned send waiting for its partitions, or a request
-            // another thread waits on): poll.
-            std::thread::yield_now();
-            continue;
-        }
-        let mut reqs: Vec<Request<'static>> = Vec::new();
-        let mut places = Vec::new();
-        for t in taken.drain(..) {
-            places.push((t.index, t.slot, t.part));
-            reqs.push(t.req);
-        }
-        let result = oxmpi::wait_any(&mut reqs);
-        let mut st = state::lock();
-        let done_at = match &result {
-            Ok(Some((k, _))) => Some(*k),
-            // The request that failed is the one that became null.
-            Err(_) => reqs.iter().position(Request::is_null),
-            Ok(None) => None,
-        };
-        let mut done = None;
-        for (k, req) in reqs.into_iter().enumerate() {
-            let (index, slot, part) = places[k];
-            if Some(k) == done_at {
-                done = Some((index, slot, part));
-            } else {
-                put_back(
-                    &mut st,
-                    Taken {
-                        index,
-                        slot,
-                        part,
-                        req,
-                    },
-                );
-            }
-        }
-        let Some((index, slot, part)) = done else {
-            continue;
-        };
-        let status = result.map(|r| r.map_or_else(empty_status, |(_, s)| s));
-        if let Part::Half(side) = part {
-            // Half of a pair: the pair completes when both have (next round).
-            if let Some(ReqEntry::Pair { pair, .. }) = st.requests.get_mut(slot) {
-                pair.record(side, status);
-            }
-            continue;
-        }
-        let comm = st
-            .requests
-            .get(slot)
-            .map_or(handles::COMM_WORLD, ReqEntry::comm);
-        let status = st.complete_request(slot, status);
-        finish_slot(&mut st, slot, &mut hs[index]);
-        let (s, e) = split(status, comm);
-        return Ok(Some((index, completed(s, e))));
-    }
-}
-
-/// Marks the request in `slot` complete: non-persistent ones are freed.
-fn finish_slot(st: &mut State, slot: usize, h: &mut MPI_Request) {
-    match st.requests.get_mut(slot) {
-        Some(ReqEntry::Persistent { p, .. }) => {
-            p.started = false;
-            p.active = None;
-        }
-        _ => {
-            st.requests.remove(slot);
-            *h = REQUEST_NULL;
-        }
-    }
-}
-
 /// Blocks until the request completes (`MPI_Wait`).
 pub fn wait(h: &mut MPI_Request) -> Result<(Status, Option<AbiError>), AbiError> {
-    match wait_any(std::slice::from_mut(h))? {
-        Some((_, Outcome::Done(c))) => Ok(c.settle()),
-        _ => Ok((empty_status(), None)),
-    }
+    let mut out = (empty_status(), None);
+    complete(std::slice::from_mut(h), Want::All, true, |_, s, e| {
+        out = (s, e)
+    })?;
+    Ok(out)
 }
 
 /// The outcome of request `h` if it has completed, without completing it
 /// (`MPI_Request_get_status`): `None` while it runs. Runs a complete
 /// generalized request's `query_fn` (without the state lock).
 pub fn peek(h: MPI_Request) -> Result<Option<Result<Status, AbiError>>, AbiError> {
+    if h == REQUEST_COMPLETE {
+        return Ok(Some(Ok(Status::empty())));
+    }
     let Some(slot) = handles::request_slot(h)? else {
         return Ok(Some(Ok(empty_status())));
     };
@@ -391,7 +289,7 @@ pub fn peek(h: MPI_Request) -> Result<Option<Result<Status, AbiError>>, AbiError
             ReqEntry::Ready { status, .. } => Some(Ok(*status)),
             ReqEntry::Persistent { p, .. } if !p.started => Some(Ok(empty_status())),
             ReqEntry::Persistent { p, .. } => p.active.as_mut().and_then(peek),
-            ReqEntry::Pair { pair, .. } => pair.peek(),
+            ReqEntry::Pair { pair, .. } => pair.peek(&mut Sweep::each()),
             ReqEntry::Generalized(g) if g.freed => return Err(bad_entry(h)),
             ReqEntry::Generalized(g) if !g.complete => None,
             ReqEntry::Generalized(g) => {
@@ -535,6 +433,10 @@ fn start_coll(slot: usize, l: &Launch, comm: MPI_Comm) -> Result<(), AbiError> {
 /// finishes in the background. A generalized request runs its `free_fn`
 /// (now if it is complete, else in `MPI_Grequest_complete`).
 pub fn free(h: &mut MPI_Request) -> Result<(), AbiError> {
+    if *h == REQUEST_COMPLETE {
+        *h = REQUEST_NULL;
+        return Ok(());
+    }
     let slot = handles::request_slot(*h)?
         .ok_or_else(|| AbiError::new(Class::REQUEST, "MPI_REQUEST_NULL cannot be freed"))?;
     let mut st = state::lock();
@@ -588,6 +490,9 @@ pub fn free(h: &mut MPI_Request) -> Result<(), AbiError> {
 /// Asks for a pending operation to be cancelled (`MPI_Cancel`): receives
 /// that have not matched are; a generalized request runs its `cancel_fn`.
 pub fn cancel(h: MPI_Request) -> Result<(), AbiError> {
+    if h == REQUEST_COMPLETE {
+        return Ok(()); // a send: never cancelled
+    }
     let slot = handles::request_slot(h)?
         .ok_or_else(|| AbiError::new(Class::REQUEST, "MPI_REQUEST_NULL cannot be cancelled"))?;
     let st = state::lock();

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::thread::ThreadId;
 
+use oxmpi::request::Sweep;
 use oxmpi::{Comm, Group, Status, Universe};
 
 use crate::errors::{AbiError, Class};
@@ -183,8 +184,16 @@ impl State {
 
     /// Completes whatever detached operations have finished.
     pub fn reap_detached(&mut self) {
-        self.detached
-            .retain_mut(|d| !matches!(d.req.test(), Ok(Some(_)) | Err(_)));
+        self.reap_detached_in(&mut Sweep::each());
+    }
+
+    /// [`State::reap_detached`] within a sweep of the engine.
+    #[inline]
+    pub fn reap_detached_in(&mut self, sweep: &mut Sweep<'_>) {
+        if !self.detached.is_empty() {
+            self.detached
+                .retain_mut(|d| !matches!(sweep.test(&mut d.req), Ok(Some(_)) | Err(_)));
+        }
     }
 }
 
@@ -243,6 +252,14 @@ pub fn predefined_comm(h: MPI_Comm) -> Option<&'static Comm> {
         handles::COMM_SELF => predefined(1),
         _ => None,
     }
+}
+
+/// A sweep of the engine for the completion calls: one engine lock and
+/// one poll for many requests (bound to no runtime before `MPI_Init` and
+/// after `MPI_Finalize`).
+#[inline]
+pub fn sweep() -> Sweep<'static> {
+    predefined_comm(handles::COMM_WORLD).map_or_else(Sweep::each, Comm::sweep)
 }
 
 /// The runtime communicator a handle names (cloned, so no lock is held).

@@ -3,8 +3,8 @@
 //! still running waits for it, so a buffer can never be released early.
 //!
 //! Files: this one ([`Request`]), `many.rs` (completing several at once),
-//! `message.rs` (matched-probe messages), `persistent.rs` (persistent
-//! requests).
+//! `sweep.rs` ([`Sweep`]: many requests under one engine lock and poll;
+//! [`settle_all`] / [`settle_some`]: waiting without completing).
 
 use std::marker::PhantomData;
 
@@ -15,8 +15,10 @@ use crate::progress::Rt;
 use crate::status::Status;
 
 mod many;
+mod sweep;
 
 pub use many::{test_all, test_any, test_some, wait_all, wait_any, wait_some};
+pub use sweep::{settle_all, settle_some, Sweep};
 
 /// A pending (or finished, not yet waited) operation.
 ///
@@ -98,6 +100,32 @@ impl<'a> Request<'a> {
         }
     }
 
+    /// The status of an operation that completed as it started (an eager
+    /// send, an operation with `PROC_NULL`), so that a caller can keep the
+    /// status alone; the request back otherwise (running, failed, or
+    /// with a stage to finish).
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let r = world.isend(&[1u8], world.rank(), 0)?;
+    /// match r.finished_now() {
+    ///     Ok(status) => assert_eq!(status.count, 0), // eager: out already
+    ///     Err(r) => drop(r.wait()?),
+    /// }
+    /// # world.recv(&mut [0u8], world.rank(), 0)?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    #[inline]
+    pub fn finished_now(mut self) -> Result<Status, Self> {
+        match self.ready {
+            Some(s) if self.id.is_none() && s.truncated_from.is_none() => {
+                self.ready = None;
+                Ok(s)
+            }
+            _ => Err(self),
+        }
+    }
+
     /// Whether the request has no operation left (already waited or tested to completion).
     ///
     /// ```no_run
@@ -174,10 +202,20 @@ impl<'a> Request<'a> {
     /// Takes this request's outcome from the engine if it has finished,
     /// keeping it in the request (`ready` or `failed`) for the completing
     /// call; returns whether the request has nothing left in the engine.
+    #[inline]
     fn collect(&mut self, engine: &mut crate::p2p::engine::Engine) -> bool {
         let Some(id) = self.id else { return true };
-        let Some(outcome) = engine.reqs.take_finished(id) else {
-            return false;
+        let outcome = match engine.reqs.take_ok(id) {
+            Some(s) if self.stage.is_none() => {
+                self.id = None;
+                self.ready = Some(s);
+                return true;
+            }
+            Some(s) => Ok(s),
+            None => match engine.reqs.take_failed(id) {
+                Some(e) => Err(e),
+                None => return false,
+            },
         };
         self.keep(outcome);
         true

@@ -127,6 +127,9 @@ pub type WaitFn = unsafe extern "C" fn(c_int, *mut *mut c_void, f64, *mut MPI_St
 fn start(callbacks: Callbacks, request: *mut MPI_Request) -> Result<(), AbiError> {
     let out = out_ptr(request, "request")?;
     state::lock().check_active()?;
+    if callbacks.poll_fn.is_some() {
+        requests::note_poll_fn();
+    }
     let g = Grequest {
         callbacks,
         complete: false,

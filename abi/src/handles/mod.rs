@@ -62,6 +62,12 @@ pub const REQUEST_NULL: MPI_Request = 0x2c00_0000;
 pub const MESSAGE_NULL: MPI_Message = REQUEST_NULL;
 /// `MPI_MESSAGE_NO_PROC`: the message of a matched probe of `MPI_PROC_NULL`.
 pub const MESSAGE_NO_PROC: MPI_Message = 0x6c00_0000;
+/// The request of every send that completed as it started (an eager
+/// `MPI_Isend`): one builtin handle, as MPICH's lightweight requests, so
+/// such a send touches no table and no lock. Completing it gives
+/// `Status::empty()` and `MPI_REQUEST_NULL`; freeing or cancelling it does
+/// nothing else.
+pub const REQUEST_COMPLETE: MPI_Request = 0x6c00_0001;
 /// `MPI_ERRHANDLER_NULL`.
 pub const ERRHANDLER_NULL: MPI_Errhandler = 0x1400_0000;
 /// `MPI_ERRORS_ARE_FATAL`.

@@ -2,6 +2,7 @@
 //! and a send that complete as one request once both have; its status is
 //! the receive's.
 
+use oxmpi::request::Sweep;
 use oxmpi::{Error, Request, Status};
 
 use super::detached::Detached;
@@ -26,9 +27,9 @@ pub enum Half {
 
 impl Half {
     /// Records the outcome if the operation has finished.
-    fn poll(&mut self) {
+    fn poll(&mut self, sweep: &mut Sweep<'_>) {
         if let Half::Running(Some(r)) = self {
-            match r.test() {
+            match sweep.test(r) {
                 Ok(None) => {}
                 Ok(Some(s)) => *self = Half::Done(Ok(s)),
                 Err(e) => *self = Half::Done(Err(e)),
@@ -36,10 +37,10 @@ impl Half {
         }
     }
 
-    /// Whether the operation has finished (without recording it).
-    fn is_complete(&self) -> bool {
+    /// Whether the operation has finished (its outcome kept, not recorded).
+    fn settled(&mut self, sweep: &mut Sweep<'_>) -> bool {
         match self {
-            Half::Running(Some(r)) => r.is_complete(),
+            Half::Running(Some(r)) => sweep.settle(r),
             Half::Running(None) => false,
             Half::Done(_) => true,
         }
@@ -89,9 +90,9 @@ impl Pair {
 
     /// Tests both halves; once both have completed, the pair's outcome (a
     /// failed send's error first, as `MPI_Sendrecv`).
-    pub fn test(&mut self) -> Option<Result<Status, Error>> {
-        self.recv.poll();
-        self.send.poll();
+    pub fn test(&mut self, sweep: &mut Sweep<'_>) -> Option<Result<Status, Error>> {
+        self.recv.poll(sweep);
+        self.send.poll(sweep);
         if !matches!((&self.recv, &self.send), (Half::Done(_), Half::Done(_))) {
             return None;
         }
@@ -100,15 +101,15 @@ impl Pair {
     }
 
     /// Whether both halves have finished, without completing the pair.
-    pub fn is_complete(&self) -> bool {
-        self.recv.is_complete() && self.send.is_complete()
+    pub fn settled(&mut self, sweep: &mut Sweep<'_>) -> bool {
+        self.recv.settled(sweep) & self.send.settled(sweep)
     }
 
     /// The outcome once both halves finished, without completing the pair
     /// (`MPI_Request_get_status`).
-    pub fn peek(&mut self) -> Option<Result<Status, AbiError>> {
-        self.recv.poll();
-        self.send.poll();
+    pub fn peek(&mut self, sweep: &mut Sweep<'_>) -> Option<Result<Status, AbiError>> {
+        self.recv.poll(sweep);
+        self.send.poll(sweep);
         let as_abi = |e: &Error| AbiError::new(Class(e.class() as i32), e.to_string());
         match (&self.recv, &self.send) {
             (Half::Done(_), Half::Done(Err(e))) => Some(Err(as_abi(e))),

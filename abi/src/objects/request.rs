@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use oxmpi::comm::PartitionedChannel;
 use oxmpi::datatype::stage::Plan;
+use oxmpi::request::Sweep;
 use oxmpi::{Comm, Message, PendingComm, Request, Status};
 
 use super::generalized::Grequest;
@@ -113,10 +114,10 @@ pub enum ReqEntry {
         /// Its communicator's handle.
         comm: MPI_Comm,
     },
-    /// A persistent request.
+    /// A persistent request (boxed: the entries the hot path moves stay small).
     Persistent {
         /// The request.
-        p: Persistent,
+        p: Box<Persistent>,
         /// Its communicator's handle.
         comm: MPI_Comm,
     },
@@ -152,15 +153,16 @@ impl ReqEntry {
     }
 
     /// Whether the operation has finished (or is inactive), without
-    /// completing it (`MPI_Testall` completes none unless all are).
-    pub fn is_complete(&self) -> bool {
+    /// completing it (`MPI_Testall` completes none unless all are): a
+    /// finished runtime request keeps its outcome for the completion.
+    pub fn settled(&mut self, sweep: &mut Sweep<'_>) -> bool {
         match self {
-            ReqEntry::Active { req: Some(r), .. } => r.is_complete(),
+            ReqEntry::Active { req: Some(r), .. } => sweep.settle(r),
             ReqEntry::Active { req: None, .. } => false,
             ReqEntry::Persistent { p, .. } => {
-                !p.started || p.active.as_ref().is_some_and(|r| r.is_complete())
+                !p.started || p.active.as_mut().is_some_and(|r| sweep.settle(r))
             }
-            ReqEntry::Pair { pair, .. } => pair.is_complete(),
+            ReqEntry::Pair { pair, .. } => pair.settled(sweep),
             ReqEntry::Generalized(g) => g.complete,
             ReqEntry::Ready { .. } | ReqEntry::Message { .. } => true,
         }

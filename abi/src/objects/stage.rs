@@ -48,30 +48,74 @@ pub enum Stage {
 // lets any thread complete; the state lock serialises access.
 unsafe impl Send for Stage {}
 
-/// The stages of live requests, by request table slot.
-pub struct Staged(BTreeMap<usize, Stage>);
+/// The stages of live requests, by request table slot. A bit per slot
+/// says which have one, so the completion of a request without a stage
+/// (nearly all) costs one bit test, not a map lookup.
+pub struct Staged {
+    stages: BTreeMap<usize, Stage>,
+    marked: Vec<u64>,
+}
 
 impl Staged {
     /// No stages.
     pub const fn new() -> Staged {
-        Staged(BTreeMap::new())
+        Staged {
+            stages: BTreeMap::new(),
+            marked: Vec::new(),
+        }
+    }
+
+    /// Whether slot `slot` has a stage.
+    #[inline]
+    pub fn has(&self, slot: usize) -> bool {
+        self.marked
+            .get(slot / 64)
+            .is_some_and(|w| w >> (slot % 64) & 1 != 0)
+    }
+
+    fn mark(&mut self, slot: usize, on: bool) {
+        let word = slot / 64;
+        if self.marked.len() <= word {
+            self.marked.resize(word + 1, 0);
+        }
+        let bit = 1u64 << (slot % 64);
+        if on {
+            self.marked[word] |= bit;
+        } else {
+            self.marked[word] &= !bit;
+        }
+    }
+
+    /// Removes the stage of `slot`, if any.
+    #[inline(always)]
+    fn take(&mut self, slot: usize) -> Option<Stage> {
+        if !self.has(slot) {
+            return None;
+        }
+        self.mark(slot, false);
+        self.stages.remove(&slot)
     }
 
     /// Attaches `stage` to request slot `slot`.
     pub fn put(&mut self, slot: usize, stage: Stage) {
-        self.0.insert(slot, stage);
+        self.stages.insert(slot, stage);
+        self.mark(slot, true);
     }
 
     /// Forgets whatever a previous request in `slot` left (a new request
     /// takes the slot).
+    #[inline]
     pub fn clear(&mut self, slot: usize) {
-        self.0.remove(&slot);
+        self.take(slot);
     }
 
     /// A persistent request in `slot` starts: packs its send data (a
     /// partitioned send's, a persistent collective's).
     pub fn start(&mut self, slot: usize) -> Result<(), AbiError> {
-        match self.0.get_mut(&slot) {
+        if !self.has(slot) {
+            return Ok(());
+        }
+        match self.stages.get_mut(&slot) {
             // SAFETY: MPI's rule: the buffer given to MPI_Send_init holds
             // the data whenever the request is started.
             Some(Stage::PersistentSend(l, tmp)) => Ok(unsafe { l.pack_into(tmp) }?),
@@ -83,8 +127,17 @@ impl Staged {
 
     /// The request in `slot` completed with `r`: unpacks a staged receive
     /// or collective and releases non-persistent stages.
+    #[inline]
     pub fn complete(&mut self, slot: usize, r: Result<Status, Error>) -> Result<Status, Error> {
-        let (out, persistent) = match self.0.get(&slot) {
+        if !self.has(slot) {
+            return r;
+        }
+        self.complete_staged(slot, r)
+    }
+
+    #[inline(never)]
+    fn complete_staged(&mut self, slot: usize, r: Result<Status, Error>) -> Result<Status, Error> {
+        let (out, persistent) = match self.stages.get(&slot) {
             None => (r, false),
             // SAFETY: MPI's contract: the program's buffers are the
             // operation's until the request completes, which is now.
@@ -96,7 +149,7 @@ impl Staged {
             Some(Stage::PersistentColl(c)) => (unsafe { c.complete(r) }, true),
         };
         if !persistent {
-            self.0.remove(&slot);
+            self.take(slot);
         }
         out
     }
@@ -106,7 +159,7 @@ impl Staged {
     /// receive's data is not unpacked: MPI leaves the buffer undefined
     /// for a program that cannot tell when it completed).
     pub fn free(&mut self, slot: usize, running: bool) -> Option<Vec<u8>> {
-        match self.0.remove(&slot)? {
+        match self.take(slot)? {
             Stage::PersistentSend(_, v) | Stage::PersistentRecv(_, v) => Some(v),
             Stage::PersistentColl(c) if !running => {
                 drop(c);

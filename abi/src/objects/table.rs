@@ -65,6 +65,17 @@ impl<T> Table<T> {
         v
     }
 
+    /// Drops the object at `index` where it lies (no move out).
+    #[inline]
+    pub fn discard(&mut self, index: usize) {
+        if let Some(v) = self.slots.get_mut(index) {
+            if v.is_some() {
+                *v = None;
+                self.free.push(index);
+            }
+        }
+    }
+
     /// The live objects with their indices.
     pub fn iter(&self) -> impl Iterator<Item = (usize, &T)> {
         self.slots

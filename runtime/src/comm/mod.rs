@@ -498,6 +498,13 @@ impl Comm {
     pub(crate) fn rt(&self) -> &Rt {
         &self.inner.rt
     }
+
+    /// A [`Sweep`](crate::request::Sweep) over requests of this
+    /// communicator's runtime (every request of the process): completes
+    /// many under one engine lock and one poll.
+    pub fn sweep(&self) -> crate::request::Sweep<'_> {
+        crate::request::Sweep::new(self.rt())
+    }
 }
 
 impl std::fmt::Debug for Comm {

@@ -53,21 +53,46 @@ impl Comm {
         tag: i32,
         sync: bool,
     ) -> Result<Request<'static>, Error> {
+        // SAFETY: the caller's contract.
+        let r = unsafe { self.isend_raw_or_done(buf, len, dest, tag, sync) }?;
+        Ok(r.unwrap_or_else(|| Request::finished(self.rt().clone(), Status::empty())))
+    }
+
+    /// [`Comm::isend_raw`] that makes no request for a send complete as it
+    /// starts (an eager send, whose bytes are out; `PROC_NULL`): `None`
+    /// then, its status being empty.
+    ///
+    /// # Safety
+    /// As [`Comm::isend_raw`].
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let data = [1u8; 8];
+    /// // SAFETY: `data` outlives the request, if there is one.
+    /// let r = unsafe { world.isend_raw_or_done(data.as_ptr(), 8, world.rank(), 0, false) }?;
+    /// assert!(r.is_none()); // eager: complete already
+    /// world.recv(&mut [0u8; 8], world.rank(), 0)?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    #[inline]
+    pub unsafe fn isend_raw_or_done(
+        &self,
+        buf: *const u8,
+        len: usize,
+        dest: i32,
+        tag: i32,
+        sync: bool,
+    ) -> Result<Option<Request<'static>>, Error> {
         Self::send_tag(tag)?;
         let Some(peer) = self.dest("dest", dest)? else {
-            return Ok(Request::finished(self.rt().clone(), Status::empty()));
+            return Ok(None);
         };
         if buf.is_null() && len > 0 {
             return Err(null_buffer(len, true));
         }
         if len > 0 && crate::mem::cuda::is_device(buf) {
             // SAFETY: the caller's contract.
-            if let Some(r) = unsafe { self.isend_device(buf, len, dest, tag) }? {
-                return Ok(r);
-            }
-            let src = super::p2p_device::bytes_at(buf, len)?;
-            // SAFETY: the caller's contract.
-            return unsafe { self.isend_staged(src, dest, tag, sync) };
+            return unsafe { self.isend_device_any(buf, len, dest, tag, sync) }.map(Some);
         }
         let id = self.rt().engine().start_send(
             peer,
@@ -78,10 +103,30 @@ impl Comm {
             len,
             sync,
         );
-        Ok(match id {
-            Some(id) => Request::pending(self.rt().clone(), id),
-            None => Request::finished(self.rt().clone(), Status::empty()),
-        })
+        Ok(id.map(|id| Request::pending(self.rt().clone(), id)))
+    }
+
+    /// A send from device memory: CUDA IPC or the pinned pipeline when
+    /// they apply, else staged through host memory.
+    ///
+    /// # Safety
+    /// As [`Comm::isend_raw`].
+    #[cold]
+    unsafe fn isend_device_any(
+        &self,
+        buf: *const u8,
+        len: usize,
+        dest: i32,
+        tag: i32,
+        sync: bool,
+    ) -> Result<Request<'static>, Error> {
+        // SAFETY: the caller's contract.
+        if let Some(r) = unsafe { self.isend_device(buf, len, dest, tag) }? {
+            return Ok(r);
+        }
+        let src = super::p2p_device::bytes_at(buf, len)?;
+        // SAFETY: the caller's contract.
+        unsafe { self.isend_staged(src, dest, tag, sync) }
     }
 
     /// Starts a receive into raw bytes (the C front end's entry point).

@@ -33,7 +33,9 @@
 //! from one counter, which orders candidates taken from different queues.
 //! Per context the matcher keeps:
 //!
-//! - posted receives naming a source: one FIFO per source;
+//! - posted receives naming a source: one FIFO per source, in a vector
+//!   indexed by the source's rank (no hashing when a receive is posted or
+//!   a message arrives);
 //! - posted `MPI_ANY_SOURCE` receives: one FIFO;
 //! - unexpected messages: one FIFO per source (only sources with at least
 //!   one message are kept, so wildcard scans skip quiet peers).
@@ -60,7 +62,7 @@
 //! slot is moved into the queues as soon as a second receive is posted.
 //!
 //! Memory: a context's queues live until [`Matcher::purge_context`]; empty
-//! posted FIFOs are kept (at most one per peer), empty unexpected FIFOs are
+//! posted FIFOs are kept (one per rank up to the largest source named), empty unexpected FIFOs are
 //! dropped, so an unexpected message costs at most one small allocation,
 //! next to the buffer it needs anyway.
 
@@ -176,8 +178,9 @@ type Queue<K, T> = VecDeque<Entry<K, T>>;
 /// The queues of one context.
 #[derive(Debug)]
 struct ContextQueues<P, U> {
-    /// Posted receives that name a source, by source.
-    posted: FastMap<i32, Queue<TagSel, P>>,
+    /// Posted receives that name a source, indexed by source rank (no
+    /// hashing on the hot path; grown to the largest source named).
+    posted: Vec<Queue<TagSel, P>>,
     /// Posted `MPI_ANY_SOURCE` receives.
     posted_any: Queue<TagSel, P>,
     /// Unexpected messages by source; never holds an empty queue.
@@ -187,7 +190,7 @@ struct ContextQueues<P, U> {
 impl<P, U> Default for ContextQueues<P, U> {
     fn default() -> Self {
         Self {
-            posted: FastMap::default(),
+            posted: Vec::new(),
             posted_any: VecDeque::new(),
             unexpected: FastMap::default(),
         }
@@ -321,7 +324,13 @@ impl<P, U> Matcher<P, U> {
         };
         let cq = self.contexts.entry(pattern.context).or_default();
         match pattern.source {
-            SourceSel::Rank(r) => cq.posted.entry(r).or_default().push_back(entry),
+            SourceSel::Rank(r) => {
+                let r = r as usize;
+                if cq.posted.len() <= r {
+                    cq.posted.resize_with(r + 1, VecDeque::new);
+                }
+                cq.posted[r].push_back(entry);
+            }
             SourceSel::Any => cq.posted_any.push_back(entry),
         }
     }
@@ -401,7 +410,9 @@ impl<P, U> Matcher<P, U> {
         }
         let cq = self.contexts.get_mut(&env.context)?;
         let ok = |e: &Entry<TagSel, P>| e.key.admits(env.tag);
-        let named = cq.posted.get_mut(&env.source);
+        let named = usize::try_from(env.source)
+            .ok()
+            .and_then(|r| cq.posted.get_mut(r));
         let (q, i) = if cq.posted_any.is_empty() {
             // No wildcard receives (the usual case): one queue to look at.
             let q = named?;
@@ -488,7 +499,7 @@ impl<P, U> Matcher<P, U> {
         }
         let queues = self.contexts.values_mut().flat_map(|cq| {
             cq.posted
-                .values_mut()
+                .iter_mut()
                 .chain(std::iter::once(&mut cq.posted_any))
         });
         let (q, i) = earliest(queues, |e| pred(&e.item))?;
@@ -561,7 +572,7 @@ impl<P, U> Matcher<P, U> {
         }
         let mut unexpected = Vec::new();
         if let Some(cq) = self.contexts.remove(&context) {
-            posted.extend(in_order(cq.posted.into_values().chain([cq.posted_any])));
+            posted.extend(in_order(cq.posted.into_iter().chain([cq.posted_any])));
             unexpected = in_order(cq.unexpected.into_values());
         }
         self.posted_len -= posted.len();

@@ -156,20 +156,50 @@ impl Requests {
     /// still pending (it stays) or unknown.
     #[inline]
     pub fn take_finished(&mut self, id: ReqId) -> Option<Result<Status, crate::error::Error>> {
+        match self.take_ok(id) {
+            Some(s) => Some(Ok(s)),
+            None => self.take_failed(id).map(Err),
+        }
+    }
+
+    /// Removes a request that failed and returns its error; `None` leaves
+    /// the request as it is.
+    pub fn take_failed(&mut self, id: ReqId) -> Option<crate::error::Error> {
         let slot = self.slots.get_mut(id.slot())?;
-        if slot.generation != id.generation()
-            || !matches!(slot.state, Some(ReqState::Done(_) | ReqState::Failed(_)))
-        {
+        if slot.generation != id.generation() || !matches!(slot.state, Some(ReqState::Failed(_))) {
             return None;
         }
         let state = slot.state.take();
-        slot.generation = slot.generation.wrapping_add(1).max(1);
-        self.free.push(id.slot());
+        self.release(id.slot());
         match state {
-            Some(ReqState::Done(s)) => Some(Ok(s)),
-            Some(ReqState::Failed(e)) => Some(Err(e)),
+            Some(ReqState::Failed(e)) => Some(e),
             _ => None,
         }
+    }
+
+    /// Removes a request that finished with a status (not an error) and
+    /// returns the status: the common completion, without moving a whole
+    /// `Result` around. `None` leaves the request as it is.
+    #[inline]
+    pub fn take_ok(&mut self, id: ReqId) -> Option<Status> {
+        let slot = self.slots.get_mut(id.slot())?;
+        if slot.generation != id.generation() {
+            return None;
+        }
+        let Some(ReqState::Done(s)) = slot.state else {
+            return None;
+        };
+        slot.state = None;
+        self.release(id.slot());
+        Some(s)
+    }
+
+    /// Frees `slot` (its state taken) for reuse under a new generation.
+    #[inline]
+    fn release(&mut self, i: usize) {
+        let slot = &mut self.slots[i];
+        slot.generation = slot.generation.wrapping_add(1).max(1);
+        self.free.push(i);
     }
 
     /// Like [`Requests::take_finished`] for requests that cannot fail.

@@ -26,22 +26,9 @@ use crate::status::Status;
 /// # Ok::<(), oxmpi::Error>(())
 /// ```
 pub fn wait_all(mut requests: Vec<Request<'_>>) -> Result<Vec<Status>, Error> {
-    // One wait for the lot: each pass of the engine takes every outcome
-    // that is there, in order, from where the last pass stopped (no lock
-    // and no poll per request). Outcomes are kept in the requests as they
-    // are taken, so a wait that unwinds leaves every request consistent.
-    if let Some(rt) = any_rt(&requests) {
-        let mut next = 0;
-        rt.wait_until(|e| {
-            while let Some(r) = requests.get_mut(next) {
-                if !r.collect(e) {
-                    return None;
-                }
-                next += 1;
-            }
-            Some(())
-        });
-    }
+    // Outcomes are kept in the requests as they are taken, so a wait that
+    // unwinds leaves every request consistent.
+    super::settle_all(&mut requests);
     let mut out = Vec::with_capacity(requests.len());
     let mut first_err = None;
     for r in requests.iter_mut() {
@@ -63,7 +50,7 @@ pub fn wait_all(mut requests: Vec<Request<'_>>) -> Result<Vec<Status>, Error> {
     }
 }
 
-fn any_rt(requests: &[Request<'_>]) -> Option<Rt> {
+pub(super) fn any_rt(requests: &[Request<'_>]) -> Option<Rt> {
     requests.iter().find(|r| !r.is_null()).map(|r| r.rt.clone())
 }
 

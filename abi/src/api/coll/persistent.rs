@@ -44,7 +44,10 @@ pub(crate) unsafe fn init(
         started: false,
         active: None,
     };
-    let entry = ReqEntry::Persistent { p, comm };
+    let entry = ReqEntry::Persistent {
+        p: Box::new(p),
+        comm,
+    };
     // SAFETY: checked non-null.
     unsafe { store_staged(out, entry, sg.into_persistent_stage()) };
     Ok(())

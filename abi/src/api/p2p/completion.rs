@@ -7,9 +7,8 @@ use oxmpi::Status;
 
 use crate::errors::{code_for, out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Request, MPI_Status, UNDEFINED};
-use crate::objects::request::ReqEntry;
 use crate::raise::guard;
-use crate::requests::{self, Outcome};
+use crate::requests::{self, Outcome, Want};
 use crate::state;
 
 /// The caller's request array.
@@ -114,9 +113,10 @@ pub unsafe extern "C" fn oxabi_Test(
         requests::poll_generalized(std::slice::from_ref(unsafe { &*h }))?;
         let outcome = {
             let mut st = state::lock();
-            st.reap_detached();
+            let mut sweep = state::sweep();
+            st.reap_detached_in(&mut sweep);
             // SAFETY: checked non-null.
-            requests::test_one(&mut st, unsafe { &mut *h })?
+            requests::test_one(&mut st, &mut sweep, unsafe { &mut *h })?
         };
         // SAFETY: checked non-null.
         unsafe {
@@ -148,13 +148,16 @@ impl Errors {
         Errors { first: None }
     }
 
-    /// The code for status `i` (`MPI_SUCCESS` or the error's).
+    /// The code for the status of request `i` (`MPI_SUCCESS` or the
+    /// error's); the lowest failed index is the one reported.
     fn code(&mut self, i: usize, e: Option<AbiError>) -> c_int {
         match e {
             None => 0,
             Some(e) => {
                 let code = code_for(&e);
-                self.first.get_or_insert((i, e));
+                if self.first.as_ref().is_none_or(|(j, _)| i < *j) {
+                    self.first = Some((i, e));
+                }
                 code
             }
         }
@@ -191,12 +194,11 @@ pub unsafe extern "C" fn oxabi_Waitall(
         let hs = unsafe { request_array(count, array_of_requests) }?;
         let array_of_statuses = statuses_arg(hs.len(), array_of_statuses)?;
         let mut errors = Errors::new();
-        for (i, h) in hs.iter_mut().enumerate() {
-            let (s, e) = requests::wait(h)?;
+        requests::complete(hs, Want::All, true, |i, s, e| {
             let code = errors.code(i, e);
             // SAFETY: the caller's contract.
             unsafe { put_status(array_of_statuses, i, &s, code) };
-        }
+        })?;
         errors.result()
     })
 }
@@ -217,36 +219,14 @@ pub unsafe extern "C" fn oxabi_Testall(
         let hs = unsafe { request_array(count, array_of_requests) }?;
         let array_of_statuses = statuses_arg(hs.len(), array_of_statuses)?;
         let flag = out_ptr(flag, "flag")?;
-        requests::poll_generalized(hs)?;
-        let mut st = state::lock();
-        st.reap_detached();
-        for &h in hs.iter() {
-            let Some(slot) = handles::request_slot(h)? else {
-                continue;
-            };
-            if !st.requests.get(slot).is_none_or(ReqEntry::is_complete) {
-                // SAFETY: checked non-null.
-                unsafe { *flag = 0 };
-                return Ok(());
-            }
-        }
-        let mut outcomes = Vec::with_capacity(hs.len());
-        for h in hs.iter_mut() {
-            outcomes.push(requests::test_one(&mut st, h)?);
-        }
-        drop(st);
         let mut errors = Errors::new();
-        for (i, o) in outcomes.into_iter().enumerate() {
-            let (s, e) = match o {
-                Outcome::Done(c) => c.settle(),
-                _ => (handles::empty_status(), None),
-            };
+        let all = requests::test_all(hs, |i, s, e| {
             let code = errors.code(i, e);
             // SAFETY: the caller's contract.
             unsafe { put_status(array_of_statuses, i, &s, code) };
-        }
+        })?;
         // SAFETY: checked non-null.
-        unsafe { *flag = 1 };
+        unsafe { *flag = c_int::from(all) };
         errors.result()
     })
 }
@@ -268,10 +248,7 @@ pub unsafe extern "C" fn oxabi_Waitany(
         let hs = unsafe { request_array(count, array_of_requests) }?;
         let indx = out_ptr(indx, "indx")?;
         let status = any_status_arg(hs.len(), status)?;
-        let (i, (s, e)) = match requests::wait_any(hs)? {
-            Some((i, Outcome::Done(c))) => (i as c_int, c.settle()),
-            _ => (UNDEFINED, (handles::empty_status(), None)),
-        };
+        let (i, s, e) = wait_one(hs)?;
         // SAFETY: checked non-null.
         unsafe {
             *indx = i;
@@ -298,83 +275,74 @@ pub unsafe extern "C" fn oxabi_Testany(
         let indx = out_ptr(indx, "indx")?;
         let flag = out_ptr(flag, "flag")?;
         let status = any_status_arg(hs.len(), status)?;
-        requests::poll_generalized(hs)?;
-        let mut st = state::lock();
-        st.reap_detached();
-        let mut any_active = false;
-        for (i, h) in hs.iter_mut().enumerate() {
-            match requests::test_one(&mut st, h)? {
-                Outcome::Inactive => {}
-                Outcome::Pending => any_active = true,
-                Outcome::Done(c) => {
-                    drop(st);
-                    let (s, e) = c.settle();
-                    // SAFETY: checked non-null.
-                    unsafe {
-                        *indx = i as c_int;
-                        *flag = 1;
-                        return single(s, e, status);
+        let mut found = None;
+        let active = requests::complete(hs, Want::One, false, |i, s, e| found = Some((i, s, e)))?;
+        // SAFETY: checked non-null.
+        unsafe {
+            *flag = c_int::from(found.is_some() || !active);
+            match found {
+                Some((i, s, e)) => {
+                    *indx = i as c_int;
+                    single(s, e, status)
+                }
+                None => {
+                    *indx = UNDEFINED;
+                    if !active {
+                        handles::write_status(status, &handles::empty_status());
                     }
+                    Ok(())
                 }
             }
         }
-        // SAFETY: checked non-null.
-        unsafe {
-            *indx = UNDEFINED;
-            *flag = c_int::from(!any_active);
-            if !any_active {
-                handles::write_status(status, &handles::empty_status());
-            }
-        }
-        Ok(())
     })
 }
 
-/// Completes every finished request of `hs` (`MPI_Testsome` core, with
-/// the one `MPI_Waitsome` waited for as `first`) and writes the number
-/// completed to `outcount` (`MPI_UNDEFINED` if none is active), also when
-/// some failed (`MPI_ERR_IN_STATUS`).
+/// `MPI_Waitany`'s completion: the index (`MPI_UNDEFINED` when none is
+/// active), status and error of the request completed.
+fn wait_one(hs: &mut [MPI_Request]) -> Result<(c_int, Status, Option<AbiError>), AbiError> {
+    let mut found = None;
+    requests::complete(hs, Want::One, true, |i, s, e| found = Some((i, s, e)))?;
+    Ok(match found {
+        Some((i, s, e)) => (i as c_int, s, e),
+        None => (UNDEFINED, handles::empty_status(), None),
+    })
+}
+
+/// Completes every finished request of `hs` (`MPI_Testsome`; with
+/// `block`, `MPI_Waitsome`: at least one) and writes the number completed
+/// to `outcount` (`MPI_UNDEFINED` if none is active), also when some failed
+/// (`MPI_ERR_IN_STATUS`).
 ///
 /// # Safety
 /// `outcount` is writable; `indices` has room for `hs.len()` ints;
 /// `statuses` is ignored or has room for `hs.len()` statuses.
 unsafe fn some(
     hs: &mut [MPI_Request],
-    first: Option<(usize, Outcome)>,
+    block: bool,
     outcount: *mut c_int,
     indices: *mut c_int,
     statuses: *mut MPI_Status,
 ) -> Result<(), AbiError> {
-    let mut any_active = first.is_some();
-    let mut done: Vec<(usize, requests::Completion)> = Vec::new();
-    if let Some((i, Outcome::Done(c))) = first {
-        done.push((i, c));
-    }
-    let mut st = state::lock();
-    for (i, h) in hs.iter_mut().enumerate() {
-        match requests::test_one(&mut st, h)? {
-            Outcome::Inactive => {}
-            Outcome::Pending => any_active = true,
-            Outcome::Done(c) => {
-                any_active = true;
-                done.push((i, c));
-            }
-        }
-    }
-    drop(st);
     let mut errors = Errors::new();
-    let n = done.len();
-    for (k, (i, c)) in done.into_iter().enumerate() {
-        let (s, e) = c.settle();
-        let code = errors.code(k, e);
+    let mut n = 0;
+    let active = requests::complete(hs, Want::Some, block, |i, s, e| {
+        let code = errors.code(i, e);
         // SAFETY: the caller's contract.
         unsafe {
-            *indices.add(k) = i as c_int;
-            put_status(statuses, k, &s, code);
+            *indices.add(n) = i as c_int;
+            put_status(statuses, n, &s, code);
         }
-    }
+        n += 1;
+    });
     // SAFETY: the caller's contract.
-    unsafe { *outcount = if any_active { n as c_int } else { UNDEFINED } };
+    unsafe {
+        *outcount = if active.as_ref().is_ok_and(|&a| !a) {
+            UNDEFINED
+        } else {
+            n as c_int
+        }
+    };
+    active?;
     errors.result()
 }
 
@@ -398,9 +366,8 @@ pub unsafe extern "C" fn oxabi_Waitsome(
         let array_of_statuses = statuses_arg(hs.len(), array_of_statuses)?;
         let out = out_ptr(outcount, "outcount")?;
         let indices = array_arg(hs.len(), array_of_indices, "array_of_indices")?;
-        let first = requests::wait_any(hs)?;
         // SAFETY: the caller's contract; `out` checked non-null.
-        unsafe { some(hs, first, out, indices, array_of_statuses) }
+        unsafe { some(hs, true, out, indices, array_of_statuses) }
     })
 }
 
@@ -422,10 +389,8 @@ pub unsafe extern "C" fn oxabi_Testsome(
         let array_of_statuses = statuses_arg(hs.len(), array_of_statuses)?;
         let out = out_ptr(outcount, "outcount")?;
         let indices = array_arg(hs.len(), array_of_indices, "array_of_indices")?;
-        requests::poll_generalized(hs)?;
-        state::lock().reap_detached();
         // SAFETY: the caller's contract; `out` checked non-null.
-        unsafe { some(hs, None, out, indices, array_of_statuses) }
+        unsafe { some(hs, false, out, indices, array_of_statuses) }
     })
 }
 

@@ -82,10 +82,12 @@ unsafe fn isend(
     comm: MPI_Comm,
     mode: SendMode,
 ) -> Result<Request<'static>, AbiError> {
-    let c = state::comm(comm)?;
     let plan = buf_plan(buf, count, datatype)?;
+    let sync = mode == SendMode::Synchronous;
     // SAFETY: the caller's contract.
-    Ok(unsafe { c.isend_plan(&plan, dest, tag, mode == SendMode::Synchronous) }?)
+    state::with_comm(comm, |c| {
+        Ok(unsafe { c.isend_plan(&plan, dest, tag, sync) }?)
+    })
 }
 
 /// Buffered send: the data is copied, the send runs detached.

@@ -77,7 +77,16 @@ pub(crate) unsafe fn persistent(
         active: None,
     };
     // SAFETY: checked non-null.
-    unsafe { store_staged(out, ReqEntry::Persistent { p, comm }, stage) };
+    unsafe {
+        store_staged(
+            out,
+            ReqEntry::Persistent {
+                p: Box::new(p),
+                comm,
+            },
+            stage,
+        )
+    };
     Ok(())
 }
 

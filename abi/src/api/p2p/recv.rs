@@ -139,10 +139,21 @@ large_count! {
     ) -> c_int {
         guard(NAME, ErrObj::Comm(comm), || {
             let out = out_ptr(request, "request")?;
-            let c = state::comm(comm)?;
-            let plan = buf_plan(buf, wide(count), datatype)?;
-            // SAFETY: the caller keeps the buffer until completion.
-            let r = unsafe { c.irecv_plan(&plan, source, tag) }?;
+            let count = wide(count);
+            let r = match (
+                state::predefined_comm(comm),
+                datatype_p2p::contiguous_bytes(buf, count, datatype),
+            ) {
+                // The common case: a predefined communicator, a
+                // contiguous predefined type.
+                // SAFETY: the caller keeps the buffer until completion.
+                (Some(c), Some((ptr, cap))) => unsafe { c.irecv_raw(ptr, cap, source, tag) }?,
+                _ => {
+                    let plan = buf_plan(buf, count, datatype)?;
+                    // SAFETY: as above.
+                    state::with_comm(comm, |c| Ok(unsafe { c.irecv_plan(&plan, source, tag) }?))?
+                }
+            };
             // SAFETY: checked non-null.
             unsafe { store_request(out, ReqEntry::Active { req: Some(r), comm }) };
             Ok(())

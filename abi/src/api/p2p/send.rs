@@ -2,6 +2,8 @@
 
 use std::ffi::{c_int, c_void};
 
+use oxmpi::{Request, Status};
+
 use crate::api::datatype::p2p as datatype_p2p;
 use crate::api::p2p::{bsend, buf_plan, isend, store_request};
 use crate::api::{large_count, wide};
@@ -127,10 +129,36 @@ macro_rules! nonblocking_send {
             ) -> c_int {
                 guard(NAME, ErrObj::Comm(comm), || {
                     let out = out_ptr(request, "request")?;
-                    // SAFETY: the caller keeps the buffer until completion.
-                    let r = unsafe { isend(buf, wide(count), datatype, dest, tag, comm, $mode) }?;
-                    // SAFETY: checked non-null.
-                    unsafe { store_request(out, ReqEntry::Active { req: Some(r), comm }) };
+                    let count = wide(count);
+                    let sync = $mode == SendMode::Synchronous;
+                    // The common case (a predefined communicator, a
+                    // contiguous predefined type) goes straight to the
+                    // runtime, which makes no request for an eager send.
+                    let r = match (
+                        state::predefined_comm(comm),
+                        datatype_p2p::contiguous_bytes(buf, count, datatype),
+                    ) {
+                        // SAFETY: the caller keeps the buffer until completion.
+                        (Some(c), Some((ptr, len))) => unsafe {
+                            c.isend_raw_or_done(ptr, len, dest, tag, sync)
+                        }?,
+                        // SAFETY: as above.
+                        _ => Some(unsafe { isend(buf, count, datatype, dest, tag, comm, $mode) }?),
+                    };
+                    // A send complete already gets the one builtin handle
+                    // for those (its status is empty): no table, no lock.
+                    let entry = match r.map(Request::finished_now) {
+                        None => None,
+                        Some(Ok(status)) if status == Status::empty() => None,
+                        Some(Ok(status)) => Some(ReqEntry::Ready { status, comm }),
+                        Some(Err(r)) => Some(ReqEntry::Active { req: Some(r), comm }),
+                    };
+                    match entry {
+                        // SAFETY: checked non-null.
+                        None => unsafe { *out = handles::REQUEST_COMPLETE },
+                        // SAFETY: checked non-null.
+                        Some(entry) => unsafe { store_request(out, entry) },
+                    }
                     Ok(())
                 })
             }

@@ -229,9 +229,11 @@ impl Engine {
                     // or an engine buffer, never the caller's data.
                     unsafe { copy_bytes(data.as_ptr(), payload.as_mut_ptr(), first) };
                 });
-                let cont_cap = self.transport.max_packet(peer) - protocol::CONT_HEADER;
-                for chunk in data[first..].chunks(cont_cap) {
-                    self.push(peer, &[&protocol::cont_header(), chunk]);
+                if first < len {
+                    let cont_cap = self.transport.max_packet(peer) - protocol::CONT_HEADER;
+                    for chunk in data[first..].chunks(cont_cap) {
+                        self.push(peer, &[&protocol::cont_header(), chunk]);
+                    }
                 }
                 id
             }

@@ -1,0 +1,310 @@
+//! The wait and test families (`MPI_Waitall`, `Waitany`, `Waitsome`, their
+//! `Test` forms, and `MPI_Wait` as a `Waitall` of one). Each pass looks at
+//! every handle still to complete under one state lock and one engine
+//! [`Sweep`] (one poll), completing all that have finished. A blocking call
+//! then takes the rest's runtime requests out of the table, waits for them
+//! in the runtime without the state lock (spinning, then sleeping on the
+//! doorbell, as every wait), puts them back holding their outcomes, and
+//! passes again, which completes them without another engine round trip.
+//! Requests with nothing to wait on in the runtime (generalized requests,
+//! partitioned sends whose partitions are not all ready, a request another
+//! thread waits on) are polled between yields instead.
+
+use oxmpi::request::{settle_all, settle_some, Sweep};
+use oxmpi::{Request, Status};
+
+use super::{test_one, Completion, Outcome, Plain};
+use crate::errors::AbiError;
+use crate::handles::{self, empty_status, MPI_Request};
+use crate::objects::detached::Detached;
+use crate::objects::generalized::Callbacks;
+use crate::objects::pair::Side;
+use crate::objects::request::ReqEntry;
+use crate::state::{self, State};
+
+/// Which completions a call makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// Every request (`MPI_Waitall`, `MPI_Wait`); inactive ones are
+    /// reported with an empty status.
+    All,
+    /// The first finished one in array order (`MPI_Waitany`, `MPI_Testany`).
+    One,
+    /// Every finished one, at least one when blocking (`MPI_Waitsome`,
+    /// `MPI_Testsome`).
+    Some,
+}
+
+/// What the passes of one call have seen.
+#[derive(Default)]
+struct Seen {
+    /// Some request was active (not null, not inactive).
+    active: bool,
+    /// Completions so far.
+    got: usize,
+    /// Generalized requests' completions: their callbacks run without the
+    /// state lock, after the pass.
+    deferred: Vec<(usize, Callbacks)>,
+}
+
+/// Looks at handle `i`: completes it if finished, reporting it; returns
+/// whether it is still pending.
+#[inline(always)]
+fn visit<F>(
+    st: &mut State,
+    sweep: &mut Sweep<'_>,
+    (i, h): (usize, &mut MPI_Request),
+    want: Want,
+    seen: &mut Seen,
+    report: &mut F,
+) -> Result<bool, AbiError>
+where
+    F: FnMut(usize, Status, Option<AbiError>),
+{
+    match super::plain(st, sweep, h) {
+        Plain::Done(s) => {
+            seen.active = true;
+            seen.got += 1;
+            report(i, s, None);
+            return Ok(false);
+        }
+        Plain::Pending => {
+            seen.active = true;
+            return Ok(true);
+        }
+        Plain::Other => {}
+    }
+    match test_one(st, sweep, h)? {
+        Outcome::Inactive => {
+            if want == Want::All {
+                report(i, empty_status(), None);
+            }
+            Ok(false)
+        }
+        Outcome::Pending => {
+            seen.active = true;
+            Ok(true)
+        }
+        Outcome::Done(c) => {
+            seen.active = true;
+            seen.got += 1;
+            match c {
+                Completion::Ready(s, e) => report(i, s, e),
+                Completion::Callbacks(cb) => seen.deferred.push((i, cb)),
+            }
+            Ok(false)
+        }
+    }
+}
+
+/// Completes requests of `hs` as `want` says, blocking until that is met
+/// when `block`; `report(index, status, error)` is called for each
+/// completion. Returns whether any request was active. A handle that names
+/// no request fails the call at once (requests completed before it stay
+/// completed and reported).
+pub fn complete<F>(
+    hs: &mut [MPI_Request],
+    want: Want,
+    block: bool,
+    mut report: F,
+) -> Result<bool, AbiError>
+where
+    F: FnMut(usize, Status, Option<AbiError>),
+{
+    let mut seen = Seen::default();
+    // Indices still pending after the first pass (which looks at all).
+    let mut pending: Vec<usize> = Vec::new();
+    let mut first = true;
+    loop {
+        // Generalized requests' poll functions may complete them.
+        super::poll_generalized(hs)?;
+        let (taken, done) = {
+            let mut st = state::lock();
+            let mut sweep = state::sweep();
+            st.reap_detached_in(&mut sweep);
+            let stop = |seen: &Seen| want == Want::One && seen.got > 0;
+            if first {
+                for (i, h) in hs.iter_mut().enumerate() {
+                    if stop(&seen) {
+                        break;
+                    }
+                    if visit(&mut st, &mut sweep, (i, h), want, &mut seen, &mut report)? {
+                        pending.push(i);
+                    }
+                }
+                first = false;
+            } else {
+                let mut keep = 0;
+                for k in 0..pending.len() {
+                    let i = pending[k];
+                    let still = stop(&seen)
+                        || visit(
+                            &mut st,
+                            &mut sweep,
+                            (i, &mut hs[i]),
+                            want,
+                            &mut seen,
+                            &mut report,
+                        )?;
+                    if still {
+                        pending[keep] = i;
+                        keep += 1;
+                    }
+                }
+                pending.truncate(keep);
+            }
+            let done = pending.is_empty() || (want != Want::All && seen.got > 0) || !block;
+            drop(sweep);
+            let taken = if done {
+                Vec::new()
+            } else {
+                take_pending(&mut st, hs, &pending, want == Want::All)
+            };
+            (taken, done)
+        };
+        for (i, cb) in seen.deferred.drain(..) {
+            let (s, e) = cb.complete();
+            report(i, s, e);
+        }
+        if done {
+            return Ok(seen.active);
+        }
+        if taken.is_empty() {
+            std::thread::yield_now();
+            continue;
+        }
+        wait_taken(taken, want);
+    }
+}
+
+/// Waits in the runtime (without the state lock) for `taken`: every one
+/// for [`Want::All`], else the first; then puts them all back, holding
+/// whatever outcomes they got.
+fn wait_taken(taken: Vec<Taken>, want: Want) {
+    let (places, mut reqs): (Vec<_>, Vec<_>) =
+        taken.into_iter().map(|t| ((t.slot, t.part), t.req)).unzip();
+    if want == Want::All {
+        settle_all(&mut reqs);
+    } else {
+        settle_some(&mut reqs);
+    }
+    let mut st = state::lock();
+    for ((slot, part), req) in places.into_iter().zip(reqs) {
+        put_back(&mut st, Taken { slot, part, req });
+    }
+}
+
+/// `MPI_Testall`: completes every request of `hs` if all have finished
+/// (reporting each as [`complete`] does), none otherwise; returns whether
+/// they were completed.
+pub fn test_all<F>(hs: &mut [MPI_Request], mut report: F) -> Result<bool, AbiError>
+where
+    F: FnMut(usize, Status, Option<AbiError>),
+{
+    super::poll_generalized(hs)?;
+    let mut deferred = Vec::new();
+    {
+        let mut st = state::lock();
+        let mut sweep = state::sweep();
+        st.reap_detached_in(&mut sweep);
+        for &h in hs.iter().filter(|&&h| h != handles::REQUEST_COMPLETE) {
+            let Some(slot) = handles::request_slot(h)? else {
+                continue;
+            };
+            let settled = match st.requests.get_mut(slot) {
+                Some(e) => e.settled(&mut sweep),
+                None => true, // test_one reports it
+            };
+            if !settled {
+                return Ok(false);
+            }
+        }
+        for (i, h) in hs.iter_mut().enumerate() {
+            match test_one(&mut st, &mut sweep, h)? {
+                Outcome::Done(Completion::Ready(s, e)) => report(i, s, e),
+                Outcome::Done(Completion::Callbacks(cb)) => deferred.push((i, cb)),
+                _ => report(i, empty_status(), None),
+            }
+        }
+    }
+    for (i, cb) in deferred {
+        let (s, e) = cb.complete();
+        report(i, s, e);
+    }
+    Ok(true)
+}
+
+/// What part of a request a taken runtime request is.
+#[derive(Clone, Copy)]
+enum Part {
+    /// The request's only operation.
+    Whole,
+    /// One half of an `MPI_Isendrecv`.
+    Half(Side),
+}
+
+/// A runtime request taken out of the table to be waited on.
+struct Taken {
+    slot: usize,
+    part: Part,
+    req: Request<'static>,
+}
+
+/// Takes out the runtime request of each pending handle `hs[i]`, `i` in
+/// `at`. When one has none to wait on (held elsewhere, generalized, a
+/// partitioned send not yet ready), takes what it can if `partial`, else
+/// nothing.
+fn take_pending(st: &mut State, hs: &[MPI_Request], at: &[usize], partial: bool) -> Vec<Taken> {
+    let mut out = Vec::new();
+    let mut blocked = false;
+    for &i in at {
+        let Ok(Some(slot)) = handles::request_slot(hs[i]) else {
+            continue;
+        };
+        let whole = match st.requests.get_mut(slot) {
+            Some(ReqEntry::Active { req, .. }) => req.take(),
+            Some(ReqEntry::Persistent { p, .. }) if p.started => p.active.take(),
+            Some(ReqEntry::Pair { pair, .. }) => {
+                blocked |= pair.held_elsewhere();
+                for (side, req) in pair.take_running() {
+                    let part = Part::Half(side);
+                    out.push(Taken { slot, part, req });
+                }
+                continue;
+            }
+            Some(ReqEntry::Generalized(_)) => {
+                blocked = true;
+                continue;
+            }
+            _ => continue,
+        };
+        match whole {
+            Some(req) => out.push(Taken {
+                slot,
+                part: Part::Whole,
+                req,
+            }),
+            None => blocked = true,
+        }
+    }
+    if blocked && !partial {
+        for t in out.drain(..) {
+            put_back(st, t);
+        }
+    }
+    out
+}
+
+/// Puts back a request taken out by [`take_pending`].
+fn put_back(st: &mut State, t: Taken) {
+    match (st.requests.get_mut(t.slot), t.part) {
+        (Some(ReqEntry::Active { req, .. }), Part::Whole) => *req = Some(t.req),
+        (Some(ReqEntry::Persistent { p, .. }), Part::Whole) => p.active = Some(t.req),
+        (Some(ReqEntry::Pair { pair, .. }), Part::Half(side)) => pair.put_back(side, t.req),
+        // The handle was freed meanwhile: let the operation finish detached.
+        _ => st.detached.push(Detached {
+            req: t.req,
+            data: None,
+        }),
+    }
+}

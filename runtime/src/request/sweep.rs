@@ -1,0 +1,180 @@
+//! Completing many requests at once with the least engine work (the C
+//! front end's wait and test families): a [`Sweep`] looks at any number of
+//! requests under one hold of the engine lock and one poll, and
+//! [`settle_all`] / [`settle_some`] block for outcomes without completing
+//! the requests. An outcome taken from the engine stays in its [`Request`]
+//! until a test or wait completes it, which then needs no engine at all.
+
+use std::sync::Arc;
+
+use super::Request;
+use crate::error::Error;
+use crate::p2p::engine::Engine;
+use crate::progress::Rt;
+use crate::status::Status;
+use oxmpi_sync::engine_lock::EngineGuard;
+
+/// One look at many requests: the first request that needs the engine
+/// locks it and polls once; later ones reuse that hold. While a sweep
+/// holds the lock, requests must be tested through it ([`Sweep::test`]):
+/// a request's own [`Request::test`] or a drop of a running request would
+/// wait for the lock this thread holds.
+///
+/// ```no_run
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let me = world.rank();
+/// let mut reqs = vec![world.isend(&[1u8], me, 0)?, world.isend(&[2u8], me, 0)?];
+/// world.recv(&mut [0u8], me, 0)?;
+/// world.recv(&mut [0u8], me, 0)?;
+/// let mut sweep = world.sweep();
+/// for r in &mut reqs {
+///     while sweep.test(r)?.is_none() {
+///         sweep = world.sweep(); // a new pass: polls again
+///     }
+/// }
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
+pub struct Sweep<'a> {
+    rt: Option<&'a Rt>,
+    engine: Option<EngineGuard<'a, Engine>>,
+}
+
+impl<'a> Sweep<'a> {
+    pub(crate) fn new(rt: &'a Rt) -> Sweep<'a> {
+        Sweep {
+            rt: Some(rt),
+            engine: None,
+        }
+    }
+
+    /// A sweep bound to no runtime: each request is looked at under its
+    /// own runtime's lock, after a poll of its own (for callers that have
+    /// no communicator at hand).
+    pub fn each() -> Sweep<'static> {
+        Sweep {
+            rt: None,
+            engine: None,
+        }
+    }
+
+    /// Takes `r`'s outcome from the engine into it if its operation has
+    /// finished; returns whether `r` now has its outcome (or is null), so
+    /// that completing it needs no engine.
+    #[inline]
+    pub fn settle(&mut self, r: &mut Request<'_>) -> bool {
+        if r.id.is_none() {
+            return true;
+        }
+        let rt = match self.rt {
+            Some(rt) if Arc::ptr_eq(&r.rt, rt) => rt,
+            _ => {
+                // Not this sweep's runtime (there is one runtime a process).
+                let rt = Arc::clone(&r.rt);
+                rt.poke();
+                return r.collect(&mut rt.engine());
+            }
+        };
+        let engine = self.engine.get_or_insert_with(|| {
+            let mut e = rt.engine();
+            e.progress();
+            e
+        });
+        r.collect(engine)
+    }
+
+    /// Completes `r` if its operation finished with a status that is no
+    /// error (the common case, with nothing to convert); `None` leaves
+    /// `r` to [`Sweep::test`], its outcome kept if it has one.
+    #[inline]
+    pub fn take_ok(&mut self, r: &mut Request<'_>) -> Option<Status> {
+        if !self.settle(r) {
+            return None;
+        }
+        match r.ready {
+            Some(s) if s.truncated_from.is_none() => r.ready.take(),
+            _ => None,
+        }
+    }
+
+    /// Completes `r` if its operation has finished (`MPI_Test` on it):
+    /// `Ok(None)` while it runs; a null request gives an empty status.
+    #[inline]
+    pub fn test(&mut self, r: &mut Request<'_>) -> Result<Option<Status>, Error> {
+        if !self.settle(r) {
+            return Ok(None);
+        }
+        r.take_kept().transpose()
+    }
+}
+
+/// Waits until every request's operation has finished, keeping each
+/// outcome in its request: a test or wait then completes it at once. One
+/// wait for the lot; each pass of the engine takes every outcome that is
+/// there, in order, from where the last pass stopped.
+///
+/// ```no_run
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let me = world.rank();
+/// let mut reqs = vec![world.isend(&[7u8], me, 0)?];
+/// world.recv(&mut [0u8], me, 0)?;
+/// oxmpi::request::settle_all(&mut reqs);
+/// assert!(reqs[0].test()?.is_some()); // finished: completes without waiting
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
+pub fn settle_all(requests: &mut [Request<'_>]) {
+    let Some(rt) = super::many::any_rt(requests) else {
+        return;
+    };
+    let mut next = 0;
+    rt.wait_until(|e| {
+        while let Some(r) = requests.get_mut(next) {
+            if !r.collect(e) {
+                return None;
+            }
+            next += 1;
+        }
+        Some(())
+    });
+}
+
+/// Waits until at least one request's operation has finished (returns at
+/// once if every request is null), keeping the outcome of each that has
+/// in its request, as [`settle_all`].
+///
+/// ```no_run
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let me = world.rank();
+/// let (mut a, mut b) = ([0u8], [0u8]);
+/// let mut reqs = vec![world.irecv(&mut a, me, 1)?, world.irecv(&mut b, me, 2)?];
+/// world.send(&[2u8], me, 2)?;
+/// oxmpi::request::settle_some(&mut reqs);
+/// assert!(reqs[1].test()?.is_some());
+/// # reqs[0].cancel();
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
+pub fn settle_some(requests: &mut [Request<'_>]) {
+    let Some(rt) = super::many::any_rt(requests) else {
+        return;
+    };
+    rt.wait_until(|e| {
+        let mut any = false;
+        for r in requests.iter_mut().filter(|r| !r.is_null()) {
+            any |= r.collect(e);
+        }
+        any.then_some(())
+    });
+}
+
+impl Request<'_> {
+    /// The outcome a sweep or settle kept in the request, completing it
+    /// (`None` while it is still in the engine).
+    fn take_kept(&mut self) -> Option<Result<Status, Error>> {
+        if let Some(s) = self.ready.take() {
+            return Some(s.check());
+        }
+        if let Some(e) = self.failed.take() {
+            return Some(Err(*e));
+        }
+        self.id.is_none().then(|| Ok(Status::empty()))
+    }
+}
