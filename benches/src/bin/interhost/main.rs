@@ -11,7 +11,8 @@
 //!
 //! One source for every library: `benches/c/p2p.c` and `benches/c/coll.c`
 //! built with MPICH's mpicc run under MPICH's hydra and, unchanged, on
-//! OxMPI's `libmpi.so.12` under oxrun; built with Open MPI's mpicc under
+//! OxMPI's library (as `libmpich.so.12`, which the program links) under
+//! oxrun; built with Open MPI's mpicc under
 //! its mpirun. Each host has its own hostname, IPC and /dev/shm (see
 //! `oxmpi_tests::hosts`), so no library can cross between them through
 //! shared memory; the runner checks that OxMPI's bytes crossed the link.
@@ -278,11 +279,16 @@ fn beside_me(name: &str) -> Result<PathBuf, String> {
     oxmpi_benches::peers::beside_me(name)
 }
 
-/// A folder where `libmpi.so.12` (OxMPI's, as built) can be found.
+/// A folder where OxMPI's library (`lib`, as built) is found under both
+/// names a program built by MPICH's mpicc may need: `libmpich.so.12`
+/// (what Debian's mpicc.mpich links) and `libmpi.so.12`. Without the
+/// first, such a program would load MPICH's own library under oxrun.
 fn work_lib(lib: &Path) -> Result<PathBuf, String> {
     let dir = lib.parent().ok_or("no folder")?.join("interhost-lib");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    std::fs::copy(lib, dir.join("libmpi.so.12")).map_err(|e| e.to_string())?;
+    for name in ["libmpich.so.12", "libmpi.so.12"] {
+        std::fs::copy(lib, dir.join(name)).map_err(|e| e.to_string())?;
+    }
     Ok(dir)
 }
 
