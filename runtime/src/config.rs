@@ -343,6 +343,18 @@ pub static OFI_CREDITS: Setting<usize> = Setting::new(Entry {
     kind: Kind::Count,
 });
 
+/// How rarely a rank with peers both on its host and on others polls the
+/// fabric while it has no fabric traffic.
+///
+/// See the example on [`get_from`].
+pub static OFI_COLD_POLLS: Setting<usize> = Setting::new(Entry {
+    name: "ofi_cold_polls",
+    env: "OXMPI_OFI_COLD_POLLS",
+    default: "256",
+    doc: "a rank with peers on its host and on other hosts polls the fabric once in this many progress polls while it has no fabric traffic (1: on every poll); always before it sleeps",
+    kind: Kind::Count,
+});
+
 /// Which subsystems log debug output.
 ///
 /// See the example on [`get_from`].
@@ -406,6 +418,7 @@ pub static REGISTRY: &[&Entry] = &[
     &OFI_IFACE.entry,
     &OFI_PACKET.entry,
     &OFI_CREDITS.entry,
+    &OFI_COLD_POLLS.entry,
     &DEBUG.entry,
     &COLL_MODEL.entry,
     &COLL_NODES.entry,
@@ -645,6 +658,8 @@ pub struct Config {
     pub ofi_packet: usize,
     /// [`OFI_CREDITS`].
     pub ofi_credits: usize,
+    /// [`OFI_COLD_POLLS`].
+    pub ofi_cold_polls: usize,
     /// [`DEBUG`].
     pub debug: Vec<String>,
     /// [`COLL_MODEL`] (empty when unset).
@@ -701,6 +716,7 @@ impl Config {
             ofi_iface: get_from(&OFI_IFACE, &lookup)?,
             ofi_packet: get_from(&OFI_PACKET, &lookup)?,
             ofi_credits: get_from(&OFI_CREDITS, &lookup)?,
+            ofi_cold_polls: get_from(&OFI_COLD_POLLS, &lookup)?,
             debug: get_from(&DEBUG, &lookup)?,
             coll_model: get_from(&COLL_MODEL, &lookup)?,
             coll_nodes: get_from(&COLL_NODES, &lookup)?,

@@ -4,8 +4,9 @@
 //! layouts, placed by slot and by node so that both same-host and
 //! other-host pairs are exercised. Also: inter-host bytes cross the link
 //! while same-host pairs send nothing through it, a rank SIGKILLed on the
-//! second host ends the job promptly with nothing left on any host, and a
-//! bad provider is a one-line error.
+//! second host ends the job promptly with nothing left on any host, a
+//! bad provider is a one-line error, and fabric messages reach ranks busy
+//! with shared memory (multihost/pace.rs).
 //!
 //! Needs root for the namespaces: without it every test here prints why it
 //! is skipped (never silently).
@@ -16,6 +17,8 @@ mod coll_roles;
 mod harness;
 #[path = "p2p/roles.rs"]
 mod p2p_roles;
+#[path = "multihost/pace.rs"]
+mod pace_role;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -37,6 +40,7 @@ fn role_entry() {
         Some(("coll", r)) => coll_roles::run(r),
         Some(("bytes", r)) => bytes_role(r),
         Some(("idle", _)) => idle_role(),
+        Some(("pace", _)) => pace_role::run(),
         _ => panic!("unknown role {role}"),
     }
 }
@@ -311,6 +315,22 @@ fn a_rank_blocked_across_hosts_uses_little_cpu() {
         let out = role_job_on(&h, ranks, &[], "idle:", &[], LIMIT);
         assert!(out.success(), "{ranks:?}:\n{}", out.describe());
     }
+}
+
+/// A rank polls the fabric rarely while its traffic is all shared memory:
+/// an `MPI_ANY_SOURCE` receive, a blocking receive and a receive on another
+/// thread are still filled from the other host (see multihost/pace.rs).
+#[test]
+fn fabric_messages_reach_ranks_busy_with_shared_memory() {
+    let Some(h) = hosts(2, "fabric_messages_reach_ranks_busy_with_shared_memory") else {
+        return;
+    };
+    let out = role_job_on(&h, &[2, 2], &[], "pace:", &[], LIMIT);
+    assert!(out.success(), "{}", out.describe());
+    assert!(
+        h.leftover_processes().is_empty(),
+        "processes left on the hosts"
+    );
 }
 
 #[test]

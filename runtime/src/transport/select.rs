@@ -61,7 +61,8 @@ pub fn connect(boot: &mut dyn Bootstrap, config: &Config) -> Result<Arc<dyn Tran
         })?;
         fabric.add_peer(peer, &address)?;
     }
-    let router = Router::new(me, &nodes, shm, fabric);
+    let cold_polls = u32::try_from(config.ofi_cold_polls).unwrap_or(u32::MAX);
+    let router = Router::new(me, &nodes, shm, fabric, cold_polls);
     if debug {
         for (peer, route) in router.routes().iter().enumerate() {
             eprintln!(

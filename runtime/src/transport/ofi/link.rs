@@ -324,6 +324,24 @@ impl FabricLink {
         n != 0 || !quiet
     }
 
+    /// Whether operations of this link wait on the provider: sends or
+    /// direct transfers not yet complete, or anything it refused for now.
+    /// Only polls move them.
+    ///
+    /// # Safety
+    /// Not concurrently with the data path.
+    #[inline]
+    pub(crate) unsafe fn in_flight(&self) -> bool {
+        // SAFETY: the caller's contract.
+        let st = unsafe { &*self.state.get() };
+        st.free_sends.len() < SEND_SLOTS
+            || st.free_direct.len() < st.direct.len()
+            || !st.backlog.is_empty()
+            || !st.to_repost.is_empty()
+            || !st.owing.is_empty()
+            || !st.direct_retry.is_empty()
+    }
+
     /// Wakes the threads sleeping in [`sleep`](Self::sleep): a poll took
     /// completions, possibly one a sleeper waits for. One atomic load when
     /// nobody sleeps.

@@ -6,16 +6,22 @@
 //! ```text
 //! cargo build --release --workspace
 //! cargo run --release -p oxmpi-benches --bin interhost [-- --runs N]
+//! target/release/interhost pairs [--runs N] [--before DIR]
 //! ```
 //!
 //! One source for every library: `benches/c/p2p.c` and `benches/c/coll.c`
 //! built with MPICH's mpicc run under MPICH's hydra and, unchanged, on
-//! OxMPI's `libmpi.so.12` under oxrun; built with Open MPI's mpicc under
+//! OxMPI's library (as `libmpich.so.12`, which the program links) under
+//! oxrun; built with Open MPI's mpicc under
 //! its mpirun. Each host has its own hostname, IPC and /dev/shm (see
 //! `oxmpi_tests::hosts`), so no library can cross between them through
 //! shared memory; the runner checks that OxMPI's bytes crossed the link.
 //! Each figure is the best of `--runs` runs (default 3). Results go to
 //! `benches/results/interhost.md`.
+//!
+//! `pairs` (pairs.rs) measures OxMPI alone: ping-pong between ranks of one
+//! host and of two hosts inside one job (2+2 by slot and by node), next to
+//! a one-host job and 1+1; its section of the results file is its own.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -23,20 +29,30 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use oxmpi_benches::cli::Flags;
 use oxmpi_benches::peers::{compile_c, on_path, parse_records, Record};
 use oxmpi_tests::hosts::TestHosts;
+
+mod pairs;
 
 /// Message sizes of the latency table.
 const SIZES: [usize; 3] = [8, 64 << 10, 1 << 20];
 const TCP_PORT: u16 = 47123;
 /// Seconds one benchmark job may take.
 const JOB_LIMIT_S: u32 = 120;
+/// Where the figures go; `pairs` keeps a section of its own at the end.
+const RESULTS: &str = "results/interhost.md";
+
+const USAGE: &str = "usage: interhost [--runs N]\n       \
+                     interhost pairs [--runs N] [--before DIR]\n\
+                     (root: builds network-namespace hosts; see the source's docs)";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let outcome = match args.first().map(String::as_str) {
         Some("--tcp-server") => tcp_server(),
         Some("--tcp-client") => tcp_client(&args[1]),
+        Some("pairs") => pairs::run(&args[1..]),
         _ => run(&args),
     };
     if let Err(e) = outcome {
@@ -52,14 +68,29 @@ struct Setup {
     coll: PathBuf,
 }
 
+/// `--runs N` (default 3), and `--before DIR` where `before` is allowed.
+fn read_flags(args: &[String], before: bool) -> Result<(usize, Option<PathBuf>), String> {
+    let mut flags = Flags::new(args, USAGE);
+    let (mut runs, mut dir) = (3, None);
+    while let Some(flag) = flags.next_flag() {
+        match flag {
+            "--runs" => {
+                let v = flags.value(flag)?;
+                runs = v
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| flags.bad(flag, v))?;
+            }
+            "--before" if before => dir = Some(PathBuf::from(flags.value(flag)?)),
+            other => return Err(flags.refuse(other)),
+        }
+    }
+    Ok((runs, dir))
+}
+
 fn run(args: &[String]) -> Result<(), String> {
-    let runs: usize = match args.iter().position(|a| a == "--runs") {
-        Some(i) => args
-            .get(i + 1)
-            .and_then(|v| v.parse().ok())
-            .ok_or("--runs takes a number")?,
-        None => 3,
-    };
+    let (runs, _) = read_flags(args, false)?;
     let hosts = TestHosts::new(2)?;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let work = std::env::temp_dir().join(format!("oxmpi-interhost-{}", std::process::id()));
@@ -219,6 +250,11 @@ fn launch(
         }
     };
     cmd.arg(exe).args(args);
+    run_limited(s.name, &cmd)
+}
+
+/// Runs `cmd` (a job of `name`'s) under a time limit; the records it printed.
+fn run_limited(name: &str, cmd: &Command) -> Result<Vec<Record>, String> {
     // A hung job (it happens to the peers too) must not stall the runner.
     let mut limited = Command::new("timeout");
     limited
@@ -226,12 +262,12 @@ fn launch(
         .arg(cmd.get_program())
         .args(cmd.get_args());
     let started = Instant::now();
-    let out = limited.output().map_err(|e| format!("{}: {e}", s.name))?;
+    let out = limited.output().map_err(|e| format!("{name}: {e}"))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
+        let args: Vec<_> = cmd.get_args().collect();
         return Err(format!(
-            "{} {args:?} failed after {:?}: {}\n{stdout}",
-            s.name,
+            "{name} {args:?} failed after {:?}: {}\n{stdout}",
             started.elapsed(),
             String::from_utf8_lossy(&out.stderr)
         ));
@@ -243,11 +279,16 @@ fn beside_me(name: &str) -> Result<PathBuf, String> {
     oxmpi_benches::peers::beside_me(name)
 }
 
-/// A folder where `libmpi.so.12` (OxMPI's, as built) can be found.
+/// A folder where OxMPI's library (`lib`, as built) is found under both
+/// names a program built by MPICH's mpicc may need: `libmpich.so.12`
+/// (what Debian's mpicc.mpich links) and `libmpi.so.12`. Without the
+/// first, such a program would load MPICH's own library under oxrun.
 fn work_lib(lib: &Path) -> Result<PathBuf, String> {
     let dir = lib.parent().ok_or("no folder")?.join("interhost-lib");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    std::fs::copy(lib, dir.join("libmpi.so.12")).map_err(|e| e.to_string())?;
+    for name in ["libmpich.so.12", "libmpi.so.12"] {
+        std::fs::copy(lib, dir.join(name)).map_err(|e| e.to_string())?;
+    }
     Ok(dir)
 }
 
@@ -414,6 +455,22 @@ fn write_report(
     }
     md += &format!("\n{runs} runs. {}\n", notes.join("; "));
     print!("{md}");
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/interhost.md");
+    // The sections after this table (pairs.rs's) stay as they are.
+    let tail = read_results()
+        .split_once("\n## ")
+        .map(|(_, t)| t.to_string());
+    if let Some(t) = tail {
+        md += &format!("\n## {t}");
+    }
+    write_results(&md)
+}
+
+/// The results file as it is (empty if none yet).
+fn read_results() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(RESULTS)).unwrap_or_default()
+}
+
+fn write_results(md: &str) -> Result<(), String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(RESULTS);
     std::fs::write(&path, md).map_err(|e| format!("{}: {e}", path.display()))
 }
