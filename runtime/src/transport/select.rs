@@ -91,6 +91,7 @@ fn fabric_config(config: &Config) -> FabricConfig {
             "tagged" => RndvPolicy::Tagged,
             _ => RndvPolicy::Auto,
         },
+        debug: config.debug_enabled("transport"),
     }
 }
 

@@ -71,6 +71,8 @@ pub(crate) struct FabricConfig {
     pub(crate) mr: MrPolicy,
     /// How large contiguous messages cross.
     pub(crate) rndv: RndvPolicy,
+    /// Log the first direct operation of each kind with each peer.
+    pub(crate) debug: bool,
 }
 
 /// Whether `OXMPI_OFI_RNDV=auto` reads with RMA where the provider can:
@@ -155,6 +157,8 @@ struct State {
     packet_mrs: Vec<Mr>,
     /// Buffers exposed for peers to read, by token.
     exposed: Vec<(u64, Mr)>,
+    /// Per peer, the kinds of direct operation logged so far.
+    logged: Vec<u8>,
 }
 
 /// The transport to every peer on another host.
@@ -173,6 +177,7 @@ pub(crate) struct FabricLink {
     tx_desc: *mut c_void,
     /// Rendezvous sends offer their buffer for RMA reads.
     reads: bool,
+    debug: bool,
     contexts: Slab,
     state: UnsafeCell<State>,
     /// Threads in [`sleep`](Self::sleep).
@@ -257,6 +262,7 @@ impl FabricLink {
             rx_desc,
             tx_desc,
             reads,
+            debug: cfg.debug,
             contexts: Slab::new(n_ctx * std::mem::size_of::<OpContext>()),
             state: UnsafeCell::new(State {
                 peers: vec![None; world_size],
@@ -272,6 +278,7 @@ impl FabricLink {
                 reg,
                 packet_mrs,
                 exposed: Vec::new(),
+                logged: vec![0; world_size],
             }),
             sleepers: AtomicU32::new(0),
             generation: AtomicU32::new(0),

@@ -26,6 +26,7 @@ fn pair_with(
         credits,
         mr,
         rndv,
+        debug: false,
     };
     let a = FabricLink::open(&cfg, 0, 2, &[1]).expect("open rank 0's endpoint on lo");
     let b = FabricLink::open(&cfg, 1, 2, &[0]).expect("open rank 1's endpoint on lo");

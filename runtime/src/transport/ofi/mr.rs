@@ -80,6 +80,11 @@ impl Registrar {
         }
     }
 
+    /// Whether local buffers are registered.
+    pub(crate) fn local(&self) -> bool {
+        self.local
+    }
+
     /// What registration does here, for logs.
     pub(crate) fn describe(&self) -> &'static str {
         match (self.local, self.forced) {
@@ -170,7 +175,7 @@ mod tests {
     #[test]
     fn the_rules_follow_the_provider_and_the_policy() {
         let none = Registrar::new(0, MrPolicy::Auto);
-        assert!(!none.local && !none.virt_addr && !none.prov_key);
+        assert!(!none.local() && !none.virt_addr && !none.prov_key);
         let forced = Registrar::new(0, MrPolicy::Register);
         assert!(forced.local && forced.describe().contains("forced"));
         let verbs_like = Registrar::new(

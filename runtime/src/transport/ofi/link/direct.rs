@@ -25,10 +25,32 @@ use crate::transport::RemoteBuf;
 pub(super) struct DirectOp {
     context: OpContext,
     token: u64,
+    kind: Kind,
+    peer: usize,
+    len: usize,
     /// The operation, while the provider has not taken it yet.
     unposted: Option<Op>,
     /// The local buffer's registration.
     mr: Option<Mr>,
+}
+
+/// Which direct operation (for the transport log).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Kind {
+    Recv = 1,
+    Send = 2,
+    Read = 4,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Recv => "tagged receive",
+            Kind::Send => "tagged send",
+            Kind::Read => "RMA read",
+        }
+    }
 }
 
 /// What a direct operation posts.
@@ -53,7 +75,12 @@ enum Op {
 
 impl FabricLink {
     /// A new direct operation's index and its context pointer.
-    fn new_direct(st: &mut State, token: u64, mr: Option<Mr>) -> (usize, *mut c_void) {
+    fn new_direct(
+        st: &mut State,
+        token: u64,
+        (kind, peer, len): (Kind, usize, usize),
+        mr: Option<Mr>,
+    ) -> (usize, *mut c_void) {
         let index = st.free_direct.pop().unwrap_or_else(|| {
             st.direct.push(None);
             st.direct.len() - 1
@@ -64,6 +91,9 @@ impl FabricLink {
                 slot: DIRECT_BASE + index,
             },
             token,
+            kind,
+            peer,
+            len,
             unposted: None,
             mr,
         });
@@ -73,15 +103,15 @@ impl FabricLink {
     }
 
     /// Removes direct operation `index`, closing its registration (the
-    /// provider no longer uses it); returns its token.
-    fn drop_direct(&self, st: &mut State, index: usize) -> Option<u64> {
-        let op = st.direct.get_mut(index).and_then(Option::take)?;
+    /// provider no longer uses it).
+    fn drop_direct(&self, st: &mut State, index: usize) -> Option<Box<DirectOp>> {
+        let mut op = st.direct.get_mut(index).and_then(Option::take)?;
         st.free_direct.push(index);
-        if let Some(m) = op.mr {
+        if let Some(m) = op.mr.take() {
             // SAFETY: the operation completed, failed or was never posted.
             unsafe { st.reg.close(&self.ep, m) };
         }
-        Some(op.token)
+        Some(op)
     }
 
     /// Ends direct operation `index` with `outcome`.
@@ -91,9 +121,26 @@ impl FabricLink {
         index: usize,
         outcome: Result<usize, Error>,
     ) {
-        if let Some(token) = self.drop_direct(st, index) {
-            st.direct_done.push((token, outcome));
+        let Some(op) = self.drop_direct(st, index) else {
+            return;
+        };
+        if self.debug && outcome.is_ok() {
+            // The first of each kind with each peer, so that a log shows
+            // which paths a job took.
+            let seen = &mut st.logged[op.peer];
+            if *seen & op.kind as u8 == 0 {
+                *seen |= op.kind as u8;
+                eprintln!(
+                    "oxmpi[transport]: rank {}: first {} with rank {}: {} bytes{}",
+                    self.me,
+                    op.kind.name(),
+                    op.peer,
+                    op.len,
+                    if st.reg.local() { ", registered" } else { "" }
+                );
+            }
         }
+        st.direct_done.push((op.token, outcome));
     }
 
     /// Posts direct operation `index` (again); false when the provider
@@ -168,7 +215,7 @@ impl FabricLink {
         let key = st.next_key & CREDITS_MASK;
         st.next_key = st.next_key.wrapping_add(1);
         let tag = DIRECT | key << CREDITS_SHIFT | peer as u64;
-        let (index, ctx) = Self::new_direct(st, token, mr);
+        let (index, ctx) = Self::new_direct(st, token, (Kind::Recv, peer, len), mr);
         // SAFETY: the caller keeps the buffer writable until the completion;
         // the boxed context and the registration stay put until then.
         match unsafe { self.ep.recv(buf, len, desc, tag, 0, ctx) } {
@@ -198,7 +245,7 @@ impl FabricLink {
         // SAFETY: the caller keeps the buffer until the completion.
         let mr = unsafe { st.reg.local_mr(&self.ep, buf, len, sys::FI_SEND) }?;
         let tag = DIRECT | (key & CREDITS_MASK) << CREDITS_SHIFT | self.me as u64;
-        let (index, _) = Self::new_direct(st, token, mr);
+        let (index, _) = Self::new_direct(st, token, (Kind::Send, peer, len), mr);
         self.post_in_order(
             st,
             index,
@@ -255,7 +302,7 @@ impl FabricLink {
         let src = self.peer_addr(st, peer)?;
         // SAFETY: the caller keeps the buffer until the completion.
         let mr = unsafe { st.reg.local_mr(&self.ep, buf, len, sys::FI_READ) }?;
-        let (index, _) = Self::new_direct(st, token, mr);
+        let (index, _) = Self::new_direct(st, token, (Kind::Read, peer, len), mr);
         self.post_in_order(
             st,
             index,
