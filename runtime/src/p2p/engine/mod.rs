@@ -37,6 +37,8 @@ mod credit;
 mod device;
 mod outq;
 mod rma;
+#[cfg(test)]
+mod rma_tests;
 mod rndv;
 mod task;
 #[cfg(test)]
