@@ -144,9 +144,12 @@ fn run(args: &[String]) -> Result<(), String> {
     let mut table: Vec<(String, Vec<Option<f64>>)> = Vec::new();
     let mut notes = Vec::new();
     let mut crossed_note = None;
-    for s in setups.iter().filter(|s| wanted(s.name)) {
-        let mut best: Vec<Option<f64>> = vec![None; COLUMNS];
-        for _ in 0..runs {
+    let chosen: Vec<&Setup> = setups.iter().filter(|s| wanted(s.name)).collect();
+    let mut best: Vec<Vec<Option<f64>>> = vec![vec![None; COLUMNS]; chosen.len()];
+    // Runs interleave the setups, so that a change in the machine's load
+    // during the whole run touches all of them alike.
+    for _ in 0..runs {
+        for (s, best) in chosen.iter().zip(&mut best) {
             let before = hosts.rx_bytes(0) + hosts.rx_bytes(1);
             let mut failed = |e: String| {
                 notes.push(format!("{}: {}", s.name, e.lines().next().unwrap_or("")));
@@ -181,8 +184,10 @@ fn run(args: &[String]) -> Result<(), String> {
                     .map(|&n| pick(&bw, "bandwidth", n, "bw_MBps_max")),
             );
             figures.push(pick(&ar, "allreduce", 1 << 20, "time_us"));
-            keep_best(&mut best, &figures);
+            keep_best(best, &figures);
         }
+    }
+    for (s, best) in chosen.iter().zip(best) {
         table.push((s.name.to_string(), best));
     }
     let latency_only = |v: Vec<Option<f64>>| {
