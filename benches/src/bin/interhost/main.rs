@@ -141,6 +141,11 @@ fn run(args: &[String]) -> Result<(), String> {
         });
     }
     let ssh = write_ssh_wrapper(&work, &hosts)?;
+    let sizes = |list: &[usize]| {
+        let text: Vec<String> = list.iter().map(usize::to_string).collect();
+        format!("sizes={}", text.join(","))
+    };
+    let (lat_sizes, bw_sizes) = (sizes(&LAT_SIZES), sizes(&BW_SIZES));
     let mut table: Vec<(String, Vec<Option<f64>>)> = Vec::new();
     let mut notes = Vec::new();
     let mut crossed_note = None;
@@ -155,16 +160,30 @@ fn run(args: &[String]) -> Result<(), String> {
                 notes.push(format!("{}: {}", s.name, e.lines().next().unwrap_or("")));
                 Vec::new()
             };
-            let lat = launch(&hosts, s, &ssh, &[1, 1], &s.p2p, &["latency", "quick"])
-                .unwrap_or_else(&mut failed);
+            let lat = launch(
+                &hosts,
+                s,
+                &ssh,
+                &[1, 1],
+                &s.p2p,
+                &["latency", "quick", &lat_sizes],
+            )
+            .unwrap_or_else(&mut failed);
             let crossed = hosts.rx_bytes(0) + hosts.rx_bytes(1) - before;
             if s.launcher == "oxmpi" && crossed_note.is_none() {
                 crossed_note = Some(format!(
                     "OxMPI's latency run moved {crossed} bytes over the link"
                 ));
             }
-            let bw = launch(&hosts, s, &ssh, &[1, 1], &s.p2p, &["bandwidth", "quick"])
-                .unwrap_or_else(&mut failed);
+            let bw = launch(
+                &hosts,
+                s,
+                &ssh,
+                &[1, 1],
+                &s.p2p,
+                &["bandwidth", "quick", &bw_sizes],
+            )
+            .unwrap_or_else(&mut failed);
             let ar = launch(
                 &hosts,
                 s,
