@@ -6,7 +6,9 @@
 //! while same-host pairs send nothing through it, a rank SIGKILLed on the
 //! second host ends the job promptly with nothing left on any host, a
 //! bad provider is a one-line error, and fabric messages reach ranks busy
-//! with shared memory (multihost/pace.rs).
+//! with shared memory (multihost/pace.rs). The fabric's large-message paths
+//! (RMA read, tagged send) and forced memory registration each run the
+//! suites' bulk roles.
 //!
 //! Needs root for the namespaces: without it every test here prints why it
 //! is skipped (never silently).
@@ -41,6 +43,7 @@ fn role_entry() {
         Some(("bytes", r)) => bytes_role(r),
         Some(("idle", _)) => idle_role(),
         Some(("pace", _)) => pace_role::run(),
+        Some(("typed", _)) => typed_role(),
         _ => panic!("unknown role {role}"),
     }
 }
@@ -264,6 +267,45 @@ fn bytes_role(which: &str) {
     universe.finalize().unwrap();
 }
 
+/// Rank 0 sends 1 MiB contiguous to rank 1, which receives it into a
+/// strided layout: a receiver that cannot take an RMA read (its layout is
+/// not one run) answers the sender's offer with a Cts, and the bytes stream.
+fn typed_role() {
+    use oxmpi::datatype::{BasicType, Datatype, View, ViewMut};
+    let universe = oxmpi::init().expect("init");
+    let world: Comm = universe.world();
+    const N: usize = 1 << 17;
+    if world.rank() == 0 {
+        let data: Vec<f64> = (0..N).map(|i| i as f64).collect();
+        world.send(&data, 1, 3).unwrap();
+    } else if world.rank() == 1 {
+        let every_other = Datatype::vector(N as isize, 1, 2, &Datatype::basic(BasicType::Double))
+            .expect("vector type");
+        every_other.commit();
+        let mut wide = vec![-1.0f64; 2 * N];
+        let mut view = ViewMut::new(&mut wide, &every_other, 1).expect("view");
+        let s = world.recv_view(&mut view, 0, 3).unwrap();
+        assert_eq!(s.count, N * 8);
+        for i in 0..N {
+            assert_eq!(
+                (wide[2 * i], wide[2 * i + 1]),
+                (i as f64, -1.0),
+                "element {i}"
+            );
+        }
+        // And back, typed to contiguous: the sender's Rts has no address.
+        world
+            .send_view(&View::new(&wide, &every_other, 1).expect("view"), 0, 4)
+            .unwrap();
+    }
+    if world.rank() == 0 {
+        let mut back = vec![0f64; N];
+        world.recv(&mut back, 1, 4).unwrap();
+        assert!(back.iter().enumerate().all(|(i, &v)| v == i as f64));
+    }
+    universe.finalize().unwrap();
+}
+
 /// The last rank sleeps, then sends to every other rank, which waits in a
 /// blocking receive meanwhile and checks it used little CPU doing so.
 fn idle_role() {
@@ -303,6 +345,61 @@ fn cpu_time() -> Duration {
     unsafe { nix::libc::getrusage(nix::libc::RUSAGE_SELF, &mut u) };
     let tv = |t: nix::libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+/// The fabric's large-message paths and memory registration, each chosen
+/// by its setting and seen taken in the transport log: RMA read and
+/// tagged send with every buffer registered (the path of providers that
+/// require `FI_MR_LOCAL`, forced on tcp), and RMA read without (the other
+/// suites here run tagged sends without).
+#[test]
+fn fabric_paths_across_hosts() {
+    let Some(h) = hosts(2, "fabric_paths_across_hosts") else {
+        return;
+    };
+    let runs = [
+        ("read", "register", "RMA read", " bytes, registered"),
+        ("tagged", "register", "tagged receive", " bytes, registered"),
+        ("read", "auto", "RMA read", " bytes"),
+    ];
+    // `truncate` reads part of a message; `typed` receives into a layout
+    // that no read can fill, so the receiver answers with a Cts instead.
+    let roles = [
+        "p2p:large",
+        "p2p:truncate",
+        "p2p:threads",
+        "typed:",
+        "coll:allreduce",
+    ];
+    for (rndv, mr, kind, ending) in runs {
+        let env = [
+            ("OXMPI_OFI_RNDV", rndv),
+            ("OXMPI_OFI_MR", mr),
+            ("OXMPI_DEBUG", "transport"),
+        ];
+        for (ranks, extra) in [(&[1, 1][..], &[][..]), (&[2, 2], &["--map-by", "node"])] {
+            for role in roles {
+                let out = role_job_on(&h, ranks, extra, role, &env, LIMIT);
+                let what =
+                    format!("{role} with OXMPI_OFI_RNDV={rndv} OXMPI_OFI_MR={mr} on {ranks:?}");
+                assert!(out.success(), "{what}:\n{}", out.describe());
+                // Rank 1 is on another host than rank 0 in both layouts,
+                // and receives large messages from it in every role.
+                let want = format!("oxmpi[transport]: rank 1: first {kind} with rank 0: ");
+                assert!(
+                    out.stderr
+                        .lines()
+                        .any(|l| l.starts_with(&want) && l.ends_with(ending)),
+                    "{what}: the log lacks \"{want}N{ending}\":\n{}",
+                    out.describe()
+                );
+            }
+        }
+    }
+    assert!(
+        h.leftover_processes().is_empty(),
+        "processes left on the hosts"
+    );
 }
 
 #[test]

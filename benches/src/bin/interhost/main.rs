@@ -1,11 +1,14 @@
 //! Inter-host comparison on network-namespace test hosts (needs root):
-//! ping-pong latency (8 B, 64 KiB, 1 MiB), streaming bandwidth and a 2+2
-//! allreduce, for OxMPI, MPICH and Open MPI on the same link, with raw
-//! TCP (a spinning ping-pong over one socket) as the limit.
+//! ping-pong latency (8 B, 64 KiB, 1 MiB, 4 MiB), streaming bandwidth
+//! (64 KiB, 1 MiB, 4 MiB) and a 2+2 allreduce, for OxMPI (large messages
+//! by tagged send and by RMA read, `OXMPI_OFI_RNDV`), MPICH and Open MPI
+//! on the same link, with raw TCP (a spinning ping-pong over one socket)
+//! and libfabric's `fi_pingpong` (tcp msg, and RDM over rxm; skipped when
+//! libfabric-bin is not installed) as the limits.
 //!
 //! ```text
 //! cargo build --release --workspace
-//! cargo run --release -p oxmpi-benches --bin interhost [-- --runs N]
+//! target/release/interhost [--runs N] [--only NAME,...]
 //! target/release/interhost pairs [--runs N] [--before DIR]
 //! ```
 //!
@@ -23,36 +26,50 @@
 //! host and of two hosts inside one job (2+2 by slot and by node), next to
 //! a one-host job and 1+1; its section of the results file is its own.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use oxmpi_benches::cli::Flags;
 use oxmpi_benches::peers::{compile_c, on_path, parse_records, Record};
 use oxmpi_tests::hosts::TestHosts;
 
+mod limits;
 mod pairs;
 
-/// Message sizes of the latency table.
-const SIZES: [usize; 3] = [8, 64 << 10, 1 << 20];
-const TCP_PORT: u16 = 47123;
+/// Message sizes of the latency columns.
+const LAT_SIZES: [usize; 4] = [8, 64 << 10, 1 << 20, 4 << 20];
+/// Message sizes of the bandwidth columns.
+const BW_SIZES: [usize; 3] = [64 << 10, 1 << 20, 4 << 20];
+/// Columns: latencies, bandwidths, the allreduce.
+const COLUMNS: usize = LAT_SIZES.len() + BW_SIZES.len() + 1;
 /// Seconds one benchmark job may take.
 const JOB_LIMIT_S: u32 = 120;
 /// Where the figures go; `pairs` keeps a section of its own at the end.
 const RESULTS: &str = "results/interhost.md";
 
-const USAGE: &str = "usage: interhost [--runs N]\n       \
-                     interhost pairs [--runs N] [--before DIR]\n\
-                     (root: builds network-namespace hosts; see the source's docs)";
+const USAGE: &str = "usage: interhost [--runs N] [--only NAME,...]
+       interhost pairs [--runs N] [--before DIR]
+
+Benchmarks OxMPI, MPICH and Open MPI between two network-namespace hosts
+(needs root), beside raw TCP and fi_pingpong; writes
+benches/results/interhost.md.
+
+  --runs N       runs per figure, the best kept (default 3)
+  --only NAMES   run only these rows (comma-separated): oxmpi-tagged,
+                 oxmpi-read, mpich, openmpi, tcp, fi_pingpong
+";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let outcome = match args.first().map(String::as_str) {
-        Some("--tcp-server") => tcp_server(),
-        Some("--tcp-client") => tcp_client(&args[1]),
+        Some("--tcp-server") => limits::tcp_server(),
+        Some("--tcp-client") => limits::tcp_client(&args[1]),
         Some("pairs") => pairs::run(&args[1..]),
+        Some("--help" | "-h") => {
+            print!("{USAGE}");
+            Ok(())
+        }
         _ => run(&args),
     };
     if let Err(e) = outcome {
@@ -63,15 +80,31 @@ fn main() {
 
 /// One implementation's launch on the two hosts.
 struct Setup {
+    /// Row name (and `--only` name).
     name: &'static str,
+    /// Whose launcher: `oxmpi`, `mpich` or `openmpi`.
+    launcher: &'static str,
+    /// Environment for every rank.
+    env: &'static [(&'static str, &'static str)],
     p2p: PathBuf,
     coll: PathBuf,
 }
 
-/// `--runs N` (default 3), and `--before DIR` where `before` is allowed.
-fn read_flags(args: &[String], before: bool) -> Result<(usize, Option<PathBuf>), String> {
+/// The flags of a mode.
+struct Options {
+    /// `--runs N` (default 3).
+    runs: usize,
+    /// `--before DIR` (pairs only).
+    before: Option<PathBuf>,
+    /// `--only NAMES` (the main table only).
+    only: Option<Vec<String>>,
+}
+
+/// Reads `--runs N`, and `--before DIR` in `pairs` mode or `--only NAMES`
+/// in the main one.
+fn read_flags(args: &[String], pairs: bool) -> Result<Options, String> {
     let mut flags = Flags::new(args, USAGE);
-    let (mut runs, mut dir) = (3, None);
+    let (mut runs, mut dir, mut only) = (3, None, None);
     while let Some(flag) = flags.next_flag() {
         match flag {
             "--runs" => {
@@ -82,15 +115,23 @@ fn read_flags(args: &[String], before: bool) -> Result<(usize, Option<PathBuf>),
                     .filter(|&n| n > 0)
                     .ok_or_else(|| flags.bad(flag, v))?;
             }
-            "--before" if before => dir = Some(PathBuf::from(flags.value(flag)?)),
+            "--before" if pairs => dir = Some(PathBuf::from(flags.value(flag)?)),
+            "--only" if !pairs => {
+                only = Some(flags.value(flag)?.split(',').map(String::from).collect());
+            }
             other => return Err(flags.refuse(other)),
         }
     }
-    Ok((runs, dir))
+    Ok(Options {
+        runs,
+        before: dir,
+        only,
+    })
 }
 
 fn run(args: &[String]) -> Result<(), String> {
-    let (runs, _) = read_flags(args, false)?;
+    let Options { runs, only, .. } = read_flags(args, false)?;
+    let wanted = |name: &str| only.as_ref().is_none_or(|o| o.iter().any(|x| x == name));
     let hosts = TestHosts::new(2)?;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let work = std::env::temp_dir().join(format!("oxmpi-interhost-{}", std::process::id()));
@@ -100,45 +141,85 @@ fn run(args: &[String]) -> Result<(), String> {
         compile_c(mpicc, &root.join(format!("c/{src}.c")), &exe)?;
         Ok(exe)
     };
-    let setups = [
-        Setup {
-            name: "oxmpi",
-            p2p: build("mpicc.mpich", "p2p", "mpich")?,
-            coll: build("mpicc.mpich", "coll", "mpich")?,
-        },
-        Setup {
-            name: "mpich",
-            p2p: build("mpicc.mpich", "p2p", "mpich")?,
-            coll: build("mpicc.mpich", "coll", "mpich")?,
-        },
-        Setup {
+    let (p2p_mpich, coll_mpich) = (
+        build("mpicc.mpich", "p2p", "mpich")?,
+        build("mpicc.mpich", "coll", "mpich")?,
+    );
+    let mut setups = Vec::new();
+    // The default path (OXMPI_OFI_RNDV=auto) first: the ratios use it.
+    for (name, rndv) in [("oxmpi-tagged", "tagged"), ("oxmpi-read", "read")] {
+        let env: &'static [(&str, &str)] = match rndv {
+            "tagged" => &[("OXMPI_OFI_RNDV", "tagged")],
+            _ => &[("OXMPI_OFI_RNDV", "read")],
+        };
+        setups.push(Setup {
+            name,
+            launcher: "oxmpi",
+            env,
+            p2p: p2p_mpich.clone(),
+            coll: coll_mpich.clone(),
+        });
+    }
+    setups.push(Setup {
+        name: "mpich",
+        launcher: "mpich",
+        env: &[],
+        p2p: p2p_mpich.clone(),
+        coll: coll_mpich.clone(),
+    });
+    if wanted("openmpi") {
+        setups.push(Setup {
             name: "openmpi",
+            launcher: "openmpi",
+            env: &[],
             p2p: build("mpicc.openmpi", "p2p", "openmpi")?,
             coll: build("mpicc.openmpi", "coll", "openmpi")?,
-        },
-    ];
+        });
+    }
     let ssh = write_ssh_wrapper(&work, &hosts)?;
+    let sizes = |list: &[usize]| {
+        let text: Vec<String> = list.iter().map(usize::to_string).collect();
+        format!("sizes={}", text.join(","))
+    };
+    let (lat_sizes, bw_sizes) = (sizes(&LAT_SIZES), sizes(&BW_SIZES));
     let mut table: Vec<(String, Vec<Option<f64>>)> = Vec::new();
     let mut notes = Vec::new();
     let mut crossed_note = None;
-    for s in &setups {
-        let mut best: Vec<Option<f64>> = vec![None; SIZES.len() + 2];
-        for _ in 0..runs {
+    let chosen: Vec<&Setup> = setups.iter().filter(|s| wanted(s.name)).collect();
+    let mut best: Vec<Vec<Option<f64>>> = vec![vec![None; COLUMNS]; chosen.len()];
+    // Runs interleave the setups, so that a change in the machine's load
+    // during the whole run touches all of them alike.
+    for _ in 0..runs {
+        for (s, best) in chosen.iter().zip(&mut best) {
             let before = hosts.rx_bytes(0) + hosts.rx_bytes(1);
             let mut failed = |e: String| {
                 notes.push(format!("{}: {}", s.name, e.lines().next().unwrap_or("")));
                 Vec::new()
             };
-            let lat = launch(&hosts, s, &ssh, &[1, 1], &s.p2p, &["latency", "quick"])
-                .unwrap_or_else(&mut failed);
+            let lat = launch(
+                &hosts,
+                s,
+                &ssh,
+                &[1, 1],
+                &s.p2p,
+                &["latency", "quick", &lat_sizes],
+            )
+            .unwrap_or_else(&mut failed);
             let crossed = hosts.rx_bytes(0) + hosts.rx_bytes(1) - before;
-            if s.name == "oxmpi" && crossed_note.is_none() {
+            if s.launcher == "oxmpi" && crossed_note.is_none() {
                 crossed_note = Some(format!(
                     "OxMPI's latency run moved {crossed} bytes over the link"
                 ));
             }
-            let bw = launch(&hosts, s, &ssh, &[1, 1], &s.p2p, &["bandwidth", "quick"])
-                .unwrap_or_else(&mut failed);
+            let bw = launch(
+                &hosts,
+                s,
+                &ssh,
+                &[1, 1],
+                &s.p2p,
+                &["bandwidth", "quick", &bw_sizes],
+            )
+            .unwrap_or_else(&mut failed);
             let ar = launch(
                 &hosts,
                 s,
@@ -148,28 +229,58 @@ fn run(args: &[String]) -> Result<(), String> {
                 &["quick", "allreduce", "sizes=8,1048576"],
             )
             .unwrap_or_else(&mut failed);
-            let mut figures: Vec<Option<f64>> = SIZES
+            let mut figures: Vec<Option<f64>> = LAT_SIZES
                 .iter()
                 .map(|&n| pick(&lat, "latency", n, "lat_us_min"))
                 .collect();
-            figures.push(pick(&bw, "bandwidth", 1 << 20, "bw_MBps_max"));
+            figures.extend(
+                BW_SIZES
+                    .iter()
+                    .map(|&n| pick(&bw, "bandwidth", n, "bw_MBps_max")),
+            );
             figures.push(pick(&ar, "allreduce", 1 << 20, "time_us"));
-            for (i, (b, f)) in best.iter_mut().zip(figures).enumerate() {
-                let rate = i == SIZES.len();
-                *b = match (*b, f) {
-                    (Some(x), Some(y)) if rate => Some(x.max(y)),
-                    (Some(x), Some(y)) => Some(x.min(y)),
-                    (x, y) => x.or(y),
-                };
-            }
+            keep_best(best, &figures);
         }
+    }
+    for (s, best) in chosen.iter().zip(best) {
         table.push((s.name.to_string(), best));
     }
-    table.push(("raw TCP".into(), tcp_limits(&hosts)?));
+    let latency_only = |v: Vec<Option<f64>>| {
+        let mut row = v;
+        row.resize(COLUMNS, None);
+        row
+    };
+    if wanted("tcp") {
+        table.push(("raw TCP".into(), latency_only(limits::tcp(&hosts)?)));
+    }
+    if wanted("fi_pingpong") {
+        for fp in &limits::FI_PINGPONGS {
+            match fp.limits(&hosts, runs) {
+                Ok(v) => table.push((fp.name(), latency_only(v))),
+                Err(e) => {
+                    eprintln!("interhost: {e}");
+                    notes.push(e);
+                    break;
+                }
+            }
+        }
+    }
     notes.extend(crossed_note);
-    write_report(&table, &notes, runs)?;
+    write_report(&table, &notes, runs, args)?;
     let _ = std::fs::remove_dir_all(&work);
     Ok(())
+}
+
+/// Keeps the best of each figure: the largest bandwidth, the smallest time.
+fn keep_best(best: &mut [Option<f64>], figures: &[Option<f64>]) {
+    for (i, (b, &f)) in best.iter_mut().zip(figures).enumerate() {
+        let rate = (LAT_SIZES.len()..LAT_SIZES.len() + BW_SIZES.len()).contains(&i);
+        *b = match (*b, f) {
+            (Some(x), Some(y)) if rate => Some(x.max(y)),
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+    }
 }
 
 fn write_ssh_wrapper(dir: &Path, hosts: &TestHosts) -> Result<PathBuf, String> {
@@ -207,7 +318,7 @@ fn launch(
             .join(",")
     };
     let bridge_net = format!("{}/24", hosts.control_addr());
-    let mut cmd = match s.name {
+    let mut cmd = match s.launcher {
         "oxmpi" => {
             let oxrun = beside_me("oxrun")?;
             let lib = beside_me("libmpi.so")?;
@@ -215,6 +326,9 @@ fn launch(
             let mut c = Command::new(oxrun);
             c.args(hosts.oxrun_args(ranks))
                 .args(["-x", &format!("LD_LIBRARY_PATH={}", libdir.display())]);
+            for (k, v) in s.env {
+                c.args(["-x", &format!("{k}={v}")]);
+            }
             c
         }
         "mpich" => {
@@ -313,119 +427,30 @@ fn pick(r: &[Record], what: &str, size: usize, metric: &str) -> Option<f64> {
         .map(|x| x.value)
 }
 
-/// Raw TCP between the hosts: half round trip at each size (us), and
-/// one-way streaming of 1 MiB messages (MB/s); no collective.
-fn tcp_limits(hosts: &TestHosts) -> Result<Vec<Option<f64>>, String> {
-    let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    let launch = hosts.launch_command();
-    let names = hosts.names();
-    let mut server = Command::new(launch)
-        .arg(&names[1])
-        .arg(&me)
-        .arg("--tcp-server")
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    std::thread::sleep(Duration::from_millis(300));
-    let peer = hosts.addr(1).to_string();
-    let out = Command::new(launch)
-        .arg(&names[0])
-        .arg(&me)
-        .args(["--tcp-client", &peer])
-        .output()
-        .map_err(|e| e.to_string())?;
-    let _ = server.kill();
-    let _ = server.wait();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut v: Vec<Option<f64>> = text.split_whitespace().map(|f| f.parse().ok()).collect();
-    v.resize(SIZES.len() + 1, None);
-    v.push(None);
-    Ok(v)
-}
-
-/// Echoes every message back (one connection).
-fn tcp_server() -> Result<(), String> {
-    let l = TcpListener::bind(("0.0.0.0", TCP_PORT)).map_err(|e| e.to_string())?;
-    let (mut s, _) = l.accept().map_err(|e| e.to_string())?;
-    s.set_nodelay(true).map_err(|e| e.to_string())?;
-    s.set_nonblocking(true).map_err(|e| e.to_string())?;
-    let mut buf = vec![0u8; 8 + (1 << 20)];
-    loop {
-        if spin_read(&mut s, &mut buf[..8]).is_err() {
-            return Ok(());
-        }
-        let n = u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")) as usize;
-        spin_read(&mut s, &mut buf[8..8 + n])?;
-        spin_write(&mut s, &buf[8..8 + n])?;
-    }
-}
-
-/// Reads exactly `buf.len()` bytes from a non-blocking socket, spinning.
-fn spin_read(s: &mut TcpStream, buf: &mut [u8]) -> Result<(), String> {
-    let mut got = 0;
-    while got < buf.len() {
-        match s.read(&mut buf[got..]) {
-            Ok(0) => return Err("peer closed".into()),
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-    Ok(())
-}
-
-/// Writes all of `buf` to a non-blocking socket, spinning.
-fn spin_write(s: &mut TcpStream, buf: &[u8]) -> Result<(), String> {
-    let mut put = 0;
-    while put < buf.len() {
-        match s.write(&buf[put..]) {
-            Ok(n) => put += n,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-    Ok(())
-}
-
-/// Prints the half round trip (us) at each size, best of 5 rounds: the
-/// client sends an 8-byte length and the message, the server echoes the
-/// message; both spin on non-blocking sockets (no sleeping in the kernel).
-fn tcp_client(peer: &str) -> Result<(), String> {
-    let mut s = TcpStream::connect((peer, TCP_PORT)).map_err(|e| e.to_string())?;
-    s.set_nodelay(true).map_err(|e| e.to_string())?;
-    s.set_nonblocking(true).map_err(|e| e.to_string())?;
-    let mut out = vec![7u8; 8 + (1 << 20)];
-    let mut back = vec![0u8; 1 << 20];
-    let mut line = Vec::new();
-    for &n in &SIZES {
-        out[..8].copy_from_slice(&(n as u64).to_le_bytes());
-        let iters = if n <= 64 << 10 { 1000 } else { 100 };
-        let mut best = f64::MAX;
-        for _ in 0..5 {
-            let t = Instant::now();
-            for _ in 0..iters {
-                spin_write(&mut s, &out[..8 + n])?;
-                spin_read(&mut s, &mut back[..n])?;
-            }
-            best = best.min(t.elapsed().as_secs_f64() * 1e6 / iters as f64 / 2.0);
-        }
-        line.push(format!("{best:.2}"));
-    }
-    println!("{}", line.join(" "));
-    Ok(())
-}
+/// Where earlier runs start in the results file: kept below a new run,
+/// after the pairs section.
+pub(crate) const EARLIER: &str = "\n## Earlier runs\n";
 
 fn write_report(
     table: &[(String, Vec<Option<f64>>)],
     notes: &[String],
     runs: usize,
+    args: &[String],
 ) -> Result<(), String> {
     let cell = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
-    let mut md = String::from(
+    let command = std::iter::once("target/release/interhost".to_string())
+        .chain(args.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut md = format!(
         "# Inter-host comparison (network-namespace hosts, one link)\n\n\
-         `cargo run --release -p oxmpi-benches --bin interhost`: ping-pong half round trip \
-         (us, min), 1 MiB streaming bandwidth (MB/s, max), 2+2 allreduce of 1 MiB (us); \
-         best of each figure over the runs.\n\n\
-         | | 8 B | 64 KiB | 1 MiB | bw 1 MiB | allreduce 1 MiB 2+2 |\n|---|---|---|---|---|---|\n",
+         `{command}` (after `cargo build --release --workspace`): ping-pong half round \
+         trip (us, min; fi_pingpong: its mean), streaming bandwidth (MB/s, max), 2+2 \
+         allreduce of 1 MiB (us); best of each figure over the runs. oxmpi-tagged / \
+         oxmpi-read: large messages between hosts by tagged send into the posted receive \
+         / by RMA read of the sender's registered buffer (`OXMPI_OFI_RNDV`).\n\n\
+         | | 8 B | 64 KiB | 1 MiB | 4 MiB | bw 64 KiB | bw 1 MiB | bw 4 MiB | allreduce 1 MiB 2+2 |\n\
+         |---|---|---|---|---|---|---|---|---|\n",
     );
     for (name, v) in table {
         md += &format!(
@@ -433,36 +458,41 @@ fn write_report(
             v.iter().map(|x| cell(*x)).collect::<Vec<_>>().join(" | ")
         );
     }
-    let ox = &table[0].1;
-    // Time ratios OxMPI / peer; for bandwidth peer / OxMPI: below 1 is
-    // OxMPI ahead everywhere.
-    let ratio = |other: &[Option<f64>], i: usize| {
-        let (a, b) = if i == SIZES.len() {
-            (other[i], ox[i])
-        } else {
-            (ox[i], other[i])
+    if let Some((first, ox)) = table.first() {
+        // Time ratios OxMPI / other; for bandwidth other / OxMPI: below 1
+        // is OxMPI ahead everywhere.
+        let ratio = |other: &[Option<f64>], i: usize| {
+            let rate = (LAT_SIZES.len()..LAT_SIZES.len() + BW_SIZES.len()).contains(&i);
+            let (a, b) = if rate {
+                (other[i], ox[i])
+            } else {
+                (ox[i], other[i])
+            };
+            match (a, b) {
+                (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
+                _ => "-".into(),
+            }
         };
-        match (a, b) {
-            (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
-            _ => "-".into(),
+        md += &format!(
+            "\n{first} / other (below 1: {first} faster; bandwidth as other / {first}):\n\n\
+             | vs | 8 B | 64 KiB | 1 MiB | 4 MiB | bw 64 KiB | bw 1 MiB | bw 4 MiB | allreduce |\n\
+             |---|---|---|---|---|---|---|---|---|\n"
+        );
+        for (name, v) in &table[1..] {
+            let cells: Vec<String> = (0..v.len()).map(|i| ratio(v, i)).collect();
+            md += &format!("| {name} | {} |\n", cells.join(" | "));
         }
-    };
-    md += "\nOxMPI / peer (below 1: OxMPI faster; bandwidth as peer / OxMPI):\n\n\
-           | vs | 8 B | 64 KiB | 1 MiB | bw 1 MiB | allreduce |\n|---|---|---|---|---|---|\n";
-    for (name, v) in &table[1..] {
-        let cells: Vec<String> = (0..v.len()).map(|i| ratio(v, i)).collect();
-        md += &format!("| {name} | {} |\n", cells.join(" | "));
     }
     md += &format!("\n{runs} runs. {}\n", notes.join("; "));
     print!("{md}");
-    // The sections after this table (pairs.rs's) stay as they are.
-    let tail = read_results()
-        .split_once("\n## ")
-        .map(|(_, t)| t.to_string());
-    if let Some(t) = tail {
-        md += &format!("\n## {t}");
-    }
-    write_results(&md)
+    let old = read_results();
+    write_results(&format!("{md}{}", after_table(&old)))
+}
+
+/// What follows the main table in the results file (from its first
+/// second-level heading: the pairs section, earlier runs), kept as it is.
+fn after_table(old: &str) -> &str {
+    old.find("\n## ").map_or("", |at| &old[at..])
 }
 
 /// The results file as it is (empty if none yet).

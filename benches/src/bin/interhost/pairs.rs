@@ -18,7 +18,9 @@ use std::time::Duration;
 use oxmpi_benches::peers::{compile_c, settle, QUIET};
 use oxmpi_tests::hosts::TestHosts;
 
-use super::{beside_me, pick, read_flags, read_results, run_limited, work_lib, write_results};
+use super::{
+    beside_me, pick, read_flags, read_results, run_limited, work_lib, write_results, EARLIER,
+};
 
 /// Message sizes reported.
 const SIZES: [usize; 3] = [8, 64 << 10, 1 << 20];
@@ -87,7 +89,7 @@ impl Build {
 
 /// Runs the pairs comparison (arguments after `pairs`).
 pub(super) fn run(args: &[String]) -> Result<(), String> {
-    let (runs, before) = read_flags(args, true)?;
+    let super::Options { runs, before, .. } = read_flags(args, true)?;
     let mut builds = vec![Build::in_dir(
         "now",
         beside_me("oxrun")?,
@@ -150,11 +152,15 @@ pub(super) fn run(args: &[String]) -> Result<(), String> {
     }
     let section = report(&builds, &best, runs, before.as_deref(), &notes);
     print!("{section}");
+    // This section replaces its previous version, before the earlier runs.
     let old = read_results();
-    let kept = old
-        .split_once(HEADING)
-        .map_or(old.as_str(), |(head, _)| head);
-    write_results(&format!("{}\n\n{section}", kept.trim_end()))
+    let (head, earlier) = old.split_at(old.find(EARLIER).unwrap_or(old.len()));
+    let kept = head.split_once(HEADING).map_or(head, |(h, _)| h);
+    write_results(&format!(
+        "{}\n\n{}\n{earlier}",
+        kept.trim_end(),
+        section.trim_end()
+    ))
 }
 
 /// This mode's section of the results file.

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::ofi::link::FabricLink;
 use super::shm::ShmTransport;
-use super::{Caps, Transport};
+use super::{Caps, RemoteBuf, Transport};
 use crate::error::Error;
 
 mod pace;
@@ -268,6 +268,40 @@ impl Transport for Router {
                 "no direct transfers with rank {peer}"
             ))),
         }
+    }
+
+    fn offers_read(&self, peer: usize) -> bool {
+        self.route(peer) == Route::Fabric && self.fabric.offers_read(peer)
+    }
+
+    unsafe fn expose(
+        &self,
+        peer: usize,
+        buf: *const u8,
+        len: usize,
+        token: u64,
+    ) -> Result<RemoteBuf, Error> {
+        // SAFETY: the caller's contract; only the fabric exposes buffers.
+        unsafe { self.fabric.expose(peer, buf, len, token) }
+    }
+
+    unsafe fn conceal(&self, peer: usize, token: u64) {
+        if self.route(peer) == Route::Fabric {
+            // SAFETY: the caller's contract.
+            unsafe { self.fabric.conceal(peer, token) }
+        }
+    }
+
+    unsafe fn post_read(
+        &self,
+        peer: usize,
+        buf: *mut u8,
+        len: usize,
+        remote: RemoteBuf,
+        token: u64,
+    ) -> Result<(), Error> {
+        // SAFETY: the caller's contract; only the fabric reads remotely.
+        unsafe { self.fabric.post_read(peer, buf, len, remote, token) }
     }
 
     unsafe fn take_direct_done(&self, done: &mut dyn FnMut(u64, Result<usize, Error>)) {
