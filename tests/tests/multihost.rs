@@ -6,7 +6,8 @@
 //! while same-host pairs send nothing through it, a rank SIGKILLed on the
 //! second host ends the job promptly with nothing left on any host, a
 //! bad provider is a one-line error, and fabric messages reach ranks busy
-//! with shared memory (multihost/pace.rs). The fabric's large-message paths
+//! with shared memory (multihost/pace.rs), and CUDA device buffers cross
+//! hosts by the fabric (multihost/device.rs). The fabric's large-message paths
 //! (RMA read, tagged send) and forced memory registration each run the
 //! suites' bulk roles.
 //!
@@ -15,6 +16,8 @@
 
 #[path = "coll/roles.rs"]
 mod coll_roles;
+#[path = "multihost/device.rs"]
+mod device;
 #[path = "c_abi_harness/mod.rs"]
 mod harness;
 #[path = "p2p/roles.rs"]
@@ -202,7 +205,8 @@ fn hierarchical_collectives_on_real_nodes() {
 /// library under oxrun across hosts: those of `tests/c_abi/` that do not
 /// assume one host (`comm.c` checks that every rank shares memory), and
 /// those of `tests/c/` (but `hello.c`, which checks that every rank sees
-/// the same host name).
+/// the same host name); in every layout (1+1, 2+2 by slot and by node,
+/// 2+1).
 #[test]
 fn mpich_built_programs_across_hosts() {
     let Some(h) = hosts(2, "mpich_built_programs_across_hosts") else {
@@ -223,7 +227,7 @@ fn mpich_built_programs_across_hosts() {
     let plain =
         ["p2p", "collectives", "comm_split"].map(|name| (name, oxmpi_tests::build_c(name, &mpicc)));
     for (name, exe) in abi.iter().chain(&plain) {
-        for layout in &LAYOUTS[..3] {
+        for layout in LAYOUTS {
             let mut cmd = Command::new(oxrun());
             cmd.args(h.oxrun_args(layout.ranks))
                 .args(layout.extra)
