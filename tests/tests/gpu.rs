@@ -12,7 +12,6 @@
 #[path = "c_abi_harness/mod.rs"]
 mod harness;
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use cudarc::driver::CudaContext;
