@@ -8,7 +8,7 @@
 //! `--before DIR` also runs the build in DIR (its `oxrun` and `libmpi.so`),
 //! alternating which build goes first in each run, so that both see the
 //! same machine; each figure is the best of the runs' minima. Before each
-//! job the runner waits (up to a minute) for other programs to leave the
+//! job the runner waits (up to 20 s) for other programs to leave the
 //! CPUs; the busiest share seen is reported.
 
 use std::path::{Path, PathBuf};
@@ -24,6 +24,8 @@ use super::{
 
 /// Message sizes reported.
 const SIZES: [usize; 3] = [8, 64 << 10, 1 << 20];
+/// Longest wait for other programs to leave the CPUs before a job.
+const SETTLE: Duration = Duration::from_secs(20);
 /// The heading of this mode's section of the results file.
 const HEADING: &str = "## Pairs within and across hosts";
 
@@ -112,19 +114,20 @@ pub(super) fn run(args: &[String]) -> Result<(), String> {
     let mut best = vec![vec![[None::<f64>; SIZES.len()]; builds.len()]; LAYOUTS.len()];
     let mut notes = Vec::new();
     let mut busiest = 0f64;
+    let sizes = format!("sizes={}", SIZES.map(|n| n.to_string()).join(","));
     for run in 0..runs {
         for (li, layout) in LAYOUTS.iter().enumerate() {
             for k in 0..builds.len() {
                 // Alternate which build goes first.
                 let bi = (k + run) % builds.len();
                 let b = &builds[bi];
-                busiest = busiest.max(settle(Duration::from_secs(60)).unwrap_or(0.0));
+                busiest = busiest.max(settle(SETTLE).unwrap_or(0.0));
                 let mut cmd = Command::new(&b.oxrun);
                 cmd.args(hosts.oxrun_args(layout.ranks))
                     .args(layout.extra)
                     .args(["-x", &format!("LD_LIBRARY_PATH={}", b.libdir.display())])
                     .arg(&exe)
-                    .args(["latency", "quick"]);
+                    .args(["latency", "quick", &sizes]);
                 let records = match run_limited("oxmpi", &cmd) {
                     Ok(r) => r,
                     Err(e) => {
