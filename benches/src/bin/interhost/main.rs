@@ -145,6 +145,12 @@ fn run(args: &[String]) -> Result<(), String> {
         build("mpicc.mpich", "p2p", "mpich")?,
         build("mpicc.mpich", "coll", "mpich")?,
     );
+    // The 'oxmpi' rows must run OxMPI's library, not the MPICH one the
+    // programs were linked against.
+    let libdir = work_lib(&beside_me("libmpi.so")?)?;
+    for exe in [&p2p_mpich, &coll_mpich] {
+        loads_from(exe, &libdir)?;
+    }
     let mut setups = Vec::new();
     // The default path (OXMPI_OFI_RNDV=auto) first: the ratios use it.
     for (name, rndv) in [("oxmpi-tagged", "tagged"), ("oxmpi-read", "read")] {
@@ -401,7 +407,12 @@ fn work_lib(lib: &Path) -> Result<PathBuf, String> {
     let dir = lib.parent().ok_or("no folder")?.join("interhost-lib");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     for name in ["libmpich.so.12", "libmpi.so.12"] {
-        std::fs::copy(lib, dir.join(name)).map_err(|e| e.to_string())?;
+        // A new file renamed into place: a running job (another runner's)
+        // keeps the copy it mapped, which rewriting in place would break
+        // (SIGBUS).
+        let temp = dir.join(format!(".{name}.{}", std::process::id()));
+        std::fs::copy(lib, &temp).map_err(|e| e.to_string())?;
+        std::fs::rename(&temp, dir.join(name)).map_err(|e| e.to_string())?;
     }
     Ok(dir)
 }
@@ -419,6 +430,31 @@ fn bridge_iface(hosts: &TestHosts) -> Result<String, String> {
         .find(|l| l.contains(&format!("inet {addr}/")))
         .and_then(|l| l.split_whitespace().nth(1).map(str::to_string))
         .ok_or_else(|| format!("no interface holds {addr}"))
+}
+
+/// Checks that `exe`, with `dir` first on its library path, loads every
+/// MPI library it needs from `dir` (what `ldd` resolves).
+fn loads_from(exe: &Path, dir: &Path) -> Result<(), String> {
+    let out = Command::new("ldd")
+        .arg(exe)
+        .env("LD_LIBRARY_PATH", dir)
+        .output()
+        .map_err(|e| format!("ldd: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let stray: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("libmpi") && !l.contains(&*dir.to_string_lossy()))
+        .collect();
+    if stray.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} would not load OxMPI's library from {}: {}",
+            exe.display(),
+            dir.display(),
+            stray.join("; ").trim()
+        ))
+    }
 }
 
 fn pick(r: &[Record], what: &str, size: usize, metric: &str) -> Option<f64> {
