@@ -375,8 +375,8 @@ pub static OFI_MR: Setting<Vec<String>> = Setting::new(Entry {
     kind: Kind::List(OFI_MRS),
 });
 
-/// Ways large contiguous messages cross hosts: `auto` (the faster on tcp
-/// here: tagged), `read` (RMA read by the receiver where the provider
+/// Ways large contiguous messages cross hosts: `auto` (tagged: on tcp
+/// here the two measured alike), `read` (RMA read by the receiver where the provider
 /// offers it), `tagged` (a tagged send into the posted receive buffer).
 ///
 /// See the example on [`Kind`].
@@ -389,7 +389,7 @@ pub static OFI_RNDV: Setting<Vec<String>> = Setting::new(Entry {
     name: "ofi_rndv",
     env: "OXMPI_OFI_RNDV",
     default: "auto",
-    doc: "large contiguous messages between hosts: read (the receiver reads the sender's registered buffer, RMA, where the provider offers FI_RMA+FI_READ; else tagged), tagged (the receiver posts a tagged receive into its buffer, the sender sends into it), auto (tagged: measured faster on tcp)",
+    doc: "large contiguous messages between hosts: read (the receiver reads the sender's registered buffer, RMA, where the provider offers FI_RMA+FI_READ; else tagged), tagged (the receiver posts a tagged receive into its buffer, the sender sends into it), auto (tagged: on tcp the two measured alike, and it needs no remote-read registrations)",
     kind: Kind::List(OFI_RNDVS),
 });
 

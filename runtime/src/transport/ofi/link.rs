@@ -76,7 +76,8 @@ pub(crate) struct FabricConfig {
 }
 
 /// Whether `OXMPI_OFI_RNDV=auto` reads with RMA where the provider can:
-/// no, tagged sends measured faster on tcp (docs/ARCHITECTURE.md, "Jobs
+/// no; on tcp the two paths measured alike within the noise, and tagged
+/// sends need no remote-read registrations (docs/ARCHITECTURE.md, "Jobs
 /// across hosts").
 const READS_BY_DEFAULT: bool = false;
 
