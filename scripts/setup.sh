@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential pkg-config libclang-dev   # C shims, bindgen
   libfabric-dev libhwloc-dev                 # transports, topology
+  libfabric-bin                              # fi_info, fi_pingpong (interhost benchmark's limit)
   mpich libmpich-dev                         # side-by-side runs, MPICH-built test programs
   openmpi-bin libopenmpi-dev                 # side-by-side benchmarks
   iproute2 procps                            # network-namespace test hosts, process checks

@@ -6,7 +6,7 @@
  *     mpicc.mpich -O2 -Wall -Wextra benches/c/p2p.c -o p2p_c_mpich
  *     mpiexec.hydra -n 2 ./p2p_c_mpich latency [quick]
  *
- * Usage: p2p MODE [quick], MODE one of
+ * Usage: p2p MODE [quick] [sizes=N,...], MODE one of
  *
  *   latency    ping-pong between ranks 0 and 1; each message size in
  *              0, 1, 2, 4, ..., 16 MiB gets one untimed warm-up round and
@@ -42,7 +42,10 @@
  *              of lat_iters(size) copies between the same two buffers
  *              after a warm-up round (median per copy).
  *
- * `quick` uses fewer rounds and iterations. Output: one CSV line per
+ * `quick` uses fewer rounds and iterations; `sizes=N,N,...` (after
+ * `quick` or in its place) measures only those sizes of latency and
+ * bandwidth, with the same iterations as in the whole sweep (the Rust twin
+ * has no such filter). Output: one CSV line per
  * figure on rank 0's stdout, `impl,mode,ranks,size,metric,value`, flushed
  * as soon as it is measured, so a run killed by a timeout still leaves the
  * sizes it finished. impl is `mpich` or `openmpi` (from
@@ -99,6 +102,37 @@ static size_t window_of(size_t size)
 static size_t bw_iters(const struct params *p, size_t size)
 {
     return clamp(p->bw_bytes / (size * window_of(size)), p->bw_min, p->bw_max);
+}
+
+/* The sizes `sizes=` asks for (none: every size). */
+#define MAX_ONLY 32
+static size_t only[MAX_ONLY];
+static int n_only;
+
+/* Parses "sizes=N,N,..."; returns 0, or -1 when malformed. */
+static int parse_only(const char *arg)
+{
+    const char *s = arg + 6;
+    while (*s && n_only < MAX_ONLY) {
+        char *end;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (end == s || (*end && *end != ','))
+            return -1;
+        only[n_only++] = (size_t)v;
+        s = *end ? end + 1 : end;
+    }
+    return *s ? -1 : 0;
+}
+
+/* Whether `size` is measured. */
+static int wanted(size_t size)
+{
+    if (n_only == 0)
+        return 1;
+    for (int i = 0; i < n_only; i++)
+        if (only[i] == size)
+            return 1;
+    return 0;
 }
 
 /* The next size after `size` in 0, 1, 2, 4, ...  */
@@ -179,6 +213,8 @@ static void latency(int me, const struct params *p)
     if (me < 2) {
         settle(me);
         for (size_t size = 0; size <= MAX_SIZE; size = next_size(size)) {
+            if (!wanted(size))
+                continue;
             size_t iters = lat_iters(p, size);
             int peer = 1 - me;
             for (int round = -1; round < p->rounds; round++) {
@@ -247,6 +283,8 @@ static void bandwidth(int me, const struct params *p, int multipair)
     double *rate = malloc(sizeof(double) * (size_t)p->rounds);
     if (multipair || active) {
         for (size_t size = 1; size <= MAX_SIZE; size *= 2) {
+            if (!wanted(size))
+                continue;
             size_t win = window_of(size), iters = bw_iters(p, size);
             double bytes = (double)pairs * (double)size * (double)win * (double)iters;
             for (int round = -1; round < p->rounds; round++) {
@@ -319,12 +357,17 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     int quick = argc > 2 && strcmp(argv[2], "quick") == 0;
     struct params p = params_for(quick);
+    for (int i = 2; i < argc; i++)
+        if (strncmp(argv[i], "sizes=", 6) == 0 && parse_only(argv[i]) != 0) {
+            fprintf(stderr, "p2p: bad %s\n", argv[i]);
+            return 2;
+        }
     if (strcmp(mode, "memcpy") == 0) {
         memcpy_bench(&p);
         return 0;
     }
     if (strcmp(mode, "latency") && strcmp(mode, "bandwidth") && strcmp(mode, "multipair")) {
-        fprintf(stderr, "usage: p2p latency|bandwidth|multipair|memcpy [quick]\n");
+        fprintf(stderr, "usage: p2p latency|bandwidth|multipair|memcpy [quick] [sizes=N,...]\n");
         return 2;
     }
     MPI_Init(&argc, &argv);

@@ -21,6 +21,9 @@ use thiserror::Error as ThisError;
 /// assert_eq!(DEBUG.entry.kind, Kind::List(DEBUG_CATEGORIES));
 /// assert_eq!(CMA_PTRACER.entry.kind, Kind::List(CMA_PTRACERS));
 /// assert_eq!(RNDV_PROTOCOL.entry.kind, Kind::List(RNDV_PROTOCOLS));
+/// use oxmpi::config::{OFI_MR, OFI_MRS, OFI_RNDV, OFI_RNDVS};
+/// assert_eq!(OFI_MR.entry.kind, Kind::List(OFI_MRS));
+/// assert_eq!(OFI_RNDV.entry.kind, Kind::List(OFI_RNDVS));
 /// assert_eq!(Kind::Bytes.to_string(), "bytes");
 /// assert_eq!(Kind::List(&["a", "b"]).to_string(), "list of a|b");
 /// ```
@@ -343,6 +346,53 @@ pub static OFI_CREDITS: Setting<usize> = Setting::new(Entry {
     kind: Kind::Count,
 });
 
+/// How rarely a rank with peers both on its host and on others polls the
+/// fabric while it has no fabric traffic.
+///
+/// See the example on [`get_from`].
+pub static OFI_COLD_POLLS: Setting<usize> = Setting::new(Entry {
+    name: "ofi_cold_polls",
+    env: "OXMPI_OFI_COLD_POLLS",
+    default: "256",
+    doc: "a rank with peers on its host and on other hosts polls the fabric once in this many progress polls while it has no fabric traffic (1: on every poll); always before it sleeps",
+    kind: Kind::Count,
+});
+
+/// Memory registration choices between hosts: `auto` registers what
+/// the provider requires, `register` every buffer a data call names.
+///
+/// See the example on [`Kind`].
+pub const OFI_MRS: &[&str] = &["auto", "register"];
+
+/// Which buffers the fabric transport registers.
+///
+/// See the example on [`get_from`].
+pub static OFI_MR: Setting<Vec<String>> = Setting::new(Entry {
+    name: "ofi_mr",
+    env: "OXMPI_OFI_MR",
+    default: "auto",
+    doc: "memory registration between hosts: auto (what the provider requires: packet and user buffers under FI_MR_LOCAL, as verbs/efa/cxi want; RMA-read buffers always), register (every buffer, whatever the provider: the FI_MR_LOCAL path on any provider)",
+    kind: Kind::List(OFI_MRS),
+});
+
+/// Ways large contiguous messages cross hosts: `auto` (tagged: on tcp
+/// here the two measured alike), `read` (RMA read by the receiver where the provider
+/// offers it), `tagged` (a tagged send into the posted receive buffer).
+///
+/// See the example on [`Kind`].
+pub const OFI_RNDVS: &[&str] = &["auto", "read", "tagged"];
+
+/// How large contiguous messages cross hosts.
+///
+/// See the example on [`get_from`].
+pub static OFI_RNDV: Setting<Vec<String>> = Setting::new(Entry {
+    name: "ofi_rndv",
+    env: "OXMPI_OFI_RNDV",
+    default: "auto",
+    doc: "large contiguous messages between hosts: read (the receiver reads the sender's registered buffer, RMA, where the provider offers FI_RMA+FI_READ; else tagged), tagged (the receiver posts a tagged receive into its buffer, the sender sends into it), auto (tagged: on tcp the two measured alike, and it needs no remote-read registrations)",
+    kind: Kind::List(OFI_RNDVS),
+});
+
 /// Which subsystems log debug output.
 ///
 /// See the example on [`get_from`].
@@ -406,6 +456,9 @@ pub static REGISTRY: &[&Entry] = &[
     &OFI_IFACE.entry,
     &OFI_PACKET.entry,
     &OFI_CREDITS.entry,
+    &OFI_COLD_POLLS.entry,
+    &OFI_MR.entry,
+    &OFI_RNDV.entry,
     &DEBUG.entry,
     &COLL_MODEL.entry,
     &COLL_NODES.entry,
@@ -645,6 +698,12 @@ pub struct Config {
     pub ofi_packet: usize,
     /// [`OFI_CREDITS`].
     pub ofi_credits: usize,
+    /// [`OFI_COLD_POLLS`].
+    pub ofi_cold_polls: usize,
+    /// [`OFI_MR`] (one of [`OFI_MRS`]).
+    pub ofi_mr: String,
+    /// [`OFI_RNDV`] (one of [`OFI_RNDVS`]).
+    pub ofi_rndv: String,
     /// [`DEBUG`].
     pub debug: Vec<String>,
     /// [`COLL_MODEL`] (empty when unset).
@@ -701,6 +760,15 @@ impl Config {
             ofi_iface: get_from(&OFI_IFACE, &lookup)?,
             ofi_packet: get_from(&OFI_PACKET, &lookup)?,
             ofi_credits: get_from(&OFI_CREDITS, &lookup)?,
+            ofi_cold_polls: get_from(&OFI_COLD_POLLS, &lookup)?,
+            ofi_mr: get_from(&OFI_MR, &lookup)?
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| "auto".into()),
+            ofi_rndv: get_from(&OFI_RNDV, &lookup)?
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| "auto".into()),
             debug: get_from(&DEBUG, &lookup)?,
             coll_model: get_from(&COLL_MODEL, &lookup)?,
             coll_nodes: get_from(&COLL_NODES, &lookup)?,

@@ -67,7 +67,7 @@ pub static TRANSPORTS: &[TransportInfo] = &[
     TransportInfo {
         name: "ofi",
         state: TransportState::Used,
-        note: "ranks on other hosts: a libfabric RDM endpoint (tagged, send-after-send order; OXMPI_OFI_PROVIDER / FI_PROVIDER), credit flow control, large messages direct into the receive buffer",
+        note: "ranks on other hosts: a libfabric RDM endpoint (tagged, send-after-send order; OXMPI_OFI_PROVIDER / FI_PROVIDER), credit flow control, large messages by RMA read of the sender's buffer or by tagged send into the receive buffer (OXMPI_OFI_RNDV), buffers registered as the provider requires (FI_MR_LOCAL; OXMPI_OFI_MR=register forces it)",
     },
     TransportInfo {
         name: "cuda_ipc",

@@ -4,18 +4,26 @@
 //! layouts, placed by slot and by node so that both same-host and
 //! other-host pairs are exercised. Also: inter-host bytes cross the link
 //! while same-host pairs send nothing through it, a rank SIGKILLed on the
-//! second host ends the job promptly with nothing left on any host, and a
-//! bad provider is a one-line error.
+//! second host ends the job promptly with nothing left on any host, a
+//! bad provider is a one-line error, and fabric messages reach ranks busy
+//! with shared memory (multihost/pace.rs), and CUDA device buffers cross
+//! hosts by the fabric (multihost/device.rs). The fabric's large-message paths
+//! (RMA read, tagged send) and forced memory registration each run the
+//! suites' bulk roles.
 //!
 //! Needs root for the namespaces: without it every test here prints why it
 //! is skipped (never silently).
 
 #[path = "coll/roles.rs"]
 mod coll_roles;
+#[path = "multihost/device.rs"]
+mod device;
 #[path = "c_abi_harness/mod.rs"]
 mod harness;
 #[path = "p2p/roles.rs"]
 mod p2p_roles;
+#[path = "multihost/pace.rs"]
+mod pace_role;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -37,6 +45,8 @@ fn role_entry() {
         Some(("coll", r)) => coll_roles::run(r),
         Some(("bytes", r)) => bytes_role(r),
         Some(("idle", _)) => idle_role(),
+        Some(("pace", _)) => pace_role::run(),
+        Some(("typed", _)) => typed_role(),
         _ => panic!("unknown role {role}"),
     }
 }
@@ -195,7 +205,8 @@ fn hierarchical_collectives_on_real_nodes() {
 /// library under oxrun across hosts: those of `tests/c_abi/` that do not
 /// assume one host (`comm.c` checks that every rank shares memory), and
 /// those of `tests/c/` (but `hello.c`, which checks that every rank sees
-/// the same host name).
+/// the same host name); in every layout (1+1, 2+2 by slot and by node,
+/// 2+1).
 #[test]
 fn mpich_built_programs_across_hosts() {
     let Some(h) = hosts(2, "mpich_built_programs_across_hosts") else {
@@ -216,7 +227,7 @@ fn mpich_built_programs_across_hosts() {
     let plain =
         ["p2p", "collectives", "comm_split"].map(|name| (name, oxmpi_tests::build_c(name, &mpicc)));
     for (name, exe) in abi.iter().chain(&plain) {
-        for layout in &LAYOUTS[..3] {
+        for layout in LAYOUTS {
             let mut cmd = Command::new(oxrun());
             cmd.args(h.oxrun_args(layout.ranks))
                 .args(layout.extra)
@@ -257,6 +268,45 @@ fn bytes_role(which: &str) {
         .enumerate()
         .all(|(i, &b)| b == (i * 31 + peer) as u8));
     world.barrier().unwrap();
+    universe.finalize().unwrap();
+}
+
+/// Rank 0 sends 1 MiB contiguous to rank 1, which receives it into a
+/// strided layout: a receiver that cannot take an RMA read (its layout is
+/// not one run) answers the sender's offer with a Cts, and the bytes stream.
+fn typed_role() {
+    use oxmpi::datatype::{BasicType, Datatype, View, ViewMut};
+    let universe = oxmpi::init().expect("init");
+    let world: Comm = universe.world();
+    const N: usize = 1 << 17;
+    if world.rank() == 0 {
+        let data: Vec<f64> = (0..N).map(|i| i as f64).collect();
+        world.send(&data, 1, 3).unwrap();
+    } else if world.rank() == 1 {
+        let every_other = Datatype::vector(N as isize, 1, 2, &Datatype::basic(BasicType::Double))
+            .expect("vector type");
+        every_other.commit();
+        let mut wide = vec![-1.0f64; 2 * N];
+        let mut view = ViewMut::new(&mut wide, &every_other, 1).expect("view");
+        let s = world.recv_view(&mut view, 0, 3).unwrap();
+        assert_eq!(s.count, N * 8);
+        for i in 0..N {
+            assert_eq!(
+                (wide[2 * i], wide[2 * i + 1]),
+                (i as f64, -1.0),
+                "element {i}"
+            );
+        }
+        // And back, typed to contiguous: the sender's Rts has no address.
+        world
+            .send_view(&View::new(&wide, &every_other, 1).expect("view"), 0, 4)
+            .unwrap();
+    }
+    if world.rank() == 0 {
+        let mut back = vec![0f64; N];
+        world.recv(&mut back, 1, 4).unwrap();
+        assert!(back.iter().enumerate().all(|(i, &v)| v == i as f64));
+    }
     universe.finalize().unwrap();
 }
 
@@ -301,6 +351,61 @@ fn cpu_time() -> Duration {
     tv(u.ru_utime) + tv(u.ru_stime)
 }
 
+/// The fabric's large-message paths and memory registration, each chosen
+/// by its setting and seen taken in the transport log: RMA read and
+/// tagged send with every buffer registered (the path of providers that
+/// require `FI_MR_LOCAL`, forced on tcp), and RMA read without (the other
+/// suites here run tagged sends without).
+#[test]
+fn fabric_paths_across_hosts() {
+    let Some(h) = hosts(2, "fabric_paths_across_hosts") else {
+        return;
+    };
+    let runs = [
+        ("read", "register", "RMA read", " bytes, registered"),
+        ("tagged", "register", "tagged receive", " bytes, registered"),
+        ("read", "auto", "RMA read", " bytes"),
+    ];
+    // `truncate` reads part of a message; `typed` receives into a layout
+    // that no read can fill, so the receiver answers with a Cts instead.
+    let roles = [
+        "p2p:large",
+        "p2p:truncate",
+        "p2p:threads",
+        "typed:",
+        "coll:allreduce",
+    ];
+    for (rndv, mr, kind, ending) in runs {
+        let env = [
+            ("OXMPI_OFI_RNDV", rndv),
+            ("OXMPI_OFI_MR", mr),
+            ("OXMPI_DEBUG", "transport"),
+        ];
+        for (ranks, extra) in [(&[1, 1][..], &[][..]), (&[2, 2], &["--map-by", "node"])] {
+            for role in roles {
+                let out = role_job_on(&h, ranks, extra, role, &env, LIMIT);
+                let what =
+                    format!("{role} with OXMPI_OFI_RNDV={rndv} OXMPI_OFI_MR={mr} on {ranks:?}");
+                assert!(out.success(), "{what}:\n{}", out.describe());
+                // Rank 1 is on another host than rank 0 in both layouts,
+                // and receives large messages from it in every role.
+                let want = format!("oxmpi[transport]: rank 1: first {kind} with rank 0: ");
+                assert!(
+                    out.stderr
+                        .lines()
+                        .any(|l| l.starts_with(&want) && l.ends_with(ending)),
+                    "{what}: the log lacks \"{want}N{ending}\":\n{}",
+                    out.describe()
+                );
+            }
+        }
+    }
+    assert!(
+        h.leftover_processes().is_empty(),
+        "processes left on the hosts"
+    );
+}
+
 #[test]
 fn a_rank_blocked_across_hosts_uses_little_cpu() {
     let Some(h) = hosts(2, "a_rank_blocked_across_hosts_uses_little_cpu") else {
@@ -311,6 +416,22 @@ fn a_rank_blocked_across_hosts_uses_little_cpu() {
         let out = role_job_on(&h, ranks, &[], "idle:", &[], LIMIT);
         assert!(out.success(), "{ranks:?}:\n{}", out.describe());
     }
+}
+
+/// A rank polls the fabric rarely while its traffic is all shared memory:
+/// an `MPI_ANY_SOURCE` receive, a blocking receive and a receive on another
+/// thread are still filled from the other host (see multihost/pace.rs).
+#[test]
+fn fabric_messages_reach_ranks_busy_with_shared_memory() {
+    let Some(h) = hosts(2, "fabric_messages_reach_ranks_busy_with_shared_memory") else {
+        return;
+    };
+    let out = role_job_on(&h, &[2, 2], &[], "pace:", &[], LIMIT);
+    assert!(out.success(), "{}", out.describe());
+    assert!(
+        h.leftover_processes().is_empty(),
+        "processes left on the hosts"
+    );
 }
 
 #[test]

@@ -16,7 +16,9 @@
 //!                   | 40 len | 48 pid u32 (receiver): "write bytes [offset, offset+len) to addr+offset"
 //! Wrote (24 bytes, as Ack): byte 1 = 1 when the sender's write failed
 //! Flags (byte 1 of Eager / Rts): FLAG_SYNC (wants an Ack), FLAG_PACKED (Rts: no address),
-//!   FLAG_IPC (Rts: device memory; an 80-byte CUDA IPC description follows the header);
+//!   FLAG_IPC (Rts: device memory; an 80-byte CUDA IPC description follows the header),
+//!   FLAG_RMA (Rts: registered for reads over the network; 16 bytes follow the header:
+//!   0 key u64 | 8 address u64, as the reader names the buffer);
 //! (byte 1 of Cts): FLAG_DIRECT (recv_id is a direct-transfer key)
 //! ```
 //!
@@ -28,6 +30,8 @@
 //! Ordering: packets between one pair of ranks are delivered in order, so a
 //! Cont packet always belongs to the last Eager packet from the same peer,
 //! and Data packets for one receive arrive in offset order.
+
+use crate::transport::RemoteBuf;
 
 /// Packet kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +87,29 @@ pub const FLAG_IPC: u8 = 8;
 /// the Cts's receive id is its key, and the sender hands its whole buffer
 /// to the transport (`Transport::post_direct_send`) instead of streaming.
 pub const FLAG_DIRECT: u8 = 4;
+/// Flag (Rts): the sender's buffer is registered for the receiver to read
+/// over the network (RMA); [`RMA_DESC`] bytes follow the header
+/// ([`rma_desc`]), and the receiver reads, then sends Fin.
+pub const FLAG_RMA: u8 = 16;
+/// Bytes of the description after an Rts with [`FLAG_RMA`].
+pub const RMA_DESC: usize = 16;
+
+/// The description an Rts with [`FLAG_RMA`] carries.
+pub fn rma_desc(remote: RemoteBuf) -> [u8; RMA_DESC] {
+    let mut b = [0u8; RMA_DESC];
+    b[..8].copy_from_slice(&remote.key.to_le_bytes());
+    b[8..].copy_from_slice(&remote.addr.to_le_bytes());
+    b
+}
+
+/// Reads the description after an Rts with [`FLAG_RMA`].
+pub fn decode_rma_desc(bytes: &[u8]) -> Option<RemoteBuf> {
+    (bytes.len() >= RMA_DESC).then(|| RemoteBuf {
+        key: u64_at(bytes, 0),
+        addr: u64_at(bytes, 8),
+    })
+}
+
 /// Flag (Rts): the sender's data is not one contiguous run, so it has no
 /// address to read; the receiver answers Cts and the sender streams Data
 /// packets packed straight from its layout.
@@ -426,6 +453,16 @@ mod tests {
         let mut k = cont_header().to_vec();
         k.push(2);
         assert_eq!(decode(&k), Some(Packet::Cont(&[2])));
+    }
+
+    #[test]
+    fn rma_descriptions_round_trip() {
+        let r = RemoteBuf {
+            addr: 0x7f00_0000_1000,
+            key: u64::MAX - 3,
+        };
+        assert_eq!(decode_rma_desc(&rma_desc(r)), Some(r));
+        assert_eq!(decode_rma_desc(&rma_desc(r)[..15]), None);
     }
 
     #[test]

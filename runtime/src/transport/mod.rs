@@ -11,4 +11,4 @@ pub mod shm;
 mod traits;
 
 pub(crate) use select::connect;
-pub(crate) use traits::{Caps, Transport};
+pub(crate) use traits::{Caps, RemoteBuf, Transport};

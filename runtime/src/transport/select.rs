@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use super::ofi::link::{FabricConfig, FabricLink};
+use super::ofi::mr::{MrPolicy, RndvPolicy};
 use super::router::Router;
 use super::self_::NoPeers;
 use super::shm::{ShmConfig, ShmNode, ShmTransport};
@@ -61,7 +62,8 @@ pub fn connect(boot: &mut dyn Bootstrap, config: &Config) -> Result<Arc<dyn Tran
         })?;
         fabric.add_peer(peer, &address)?;
     }
-    let router = Router::new(me, &nodes, shm, fabric);
+    let cold_polls = u32::try_from(config.ofi_cold_polls).unwrap_or(u32::MAX);
+    let router = Router::new(me, &nodes, shm, fabric, cold_polls);
     if debug {
         for (peer, route) in router.routes().iter().enumerate() {
             eprintln!(
@@ -81,6 +83,16 @@ fn fabric_config(config: &Config) -> FabricConfig {
         iface: named(&config.ofi_iface),
         packet: config.ofi_packet,
         credits: config.ofi_credits,
+        mr: match config.ofi_mr.as_str() {
+            "register" => MrPolicy::Register,
+            _ => MrPolicy::Auto,
+        },
+        rndv: match config.ofi_rndv.as_str() {
+            "read" => RndvPolicy::Read,
+            "tagged" => RndvPolicy::Tagged,
+            _ => RndvPolicy::Auto,
+        },
+        debug: config.debug_enabled("transport"),
     }
 }
 

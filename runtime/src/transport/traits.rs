@@ -32,6 +32,17 @@ pub(crate) enum MemKind {
     CudaDevice,
 }
 
+/// A sender's buffer as its receiver reads it over the network (RMA):
+/// the address to read at and the key of its registration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RemoteBuf {
+    /// Where the buffer starts, as the reader names it (a virtual address,
+    /// or an offset into the registration, as the provider wants).
+    pub(crate) addr: u64,
+    /// The registration's key.
+    pub(crate) key: u64,
+}
+
 /// A packet transport between this rank and some peers (world ranks).
 ///
 /// The data path ([`try_send`](Transport::try_send),
@@ -171,8 +182,58 @@ pub(crate) trait Transport: Send + Sync {
             "no direct transfers with rank {peer}"
         )))
     }
-    /// Hands each finished direct operation's token and outcome (bytes
-    /// moved) to `done`.
+    /// Whether a rendezvous send to `peer` should offer its buffer for
+    /// the receiver to read over the network ([`expose`](Transport::expose)).
+    fn offers_read(&self, peer: usize) -> bool {
+        let _ = peer;
+        false
+    }
+    /// Makes `len` bytes at `buf` readable by `peer` until
+    /// [`conceal`](Transport::conceal) with the same `token`.
+    ///
+    /// # Safety
+    /// `buf..buf+len` stays readable and unchanged until concealed. Not
+    /// concurrently with the data path.
+    unsafe fn expose(
+        &self,
+        peer: usize,
+        buf: *const u8,
+        len: usize,
+        token: u64,
+    ) -> Result<RemoteBuf, Error> {
+        let _ = (buf, len, token);
+        Err(Error::Unsupported(format!(
+            "no remote reads by rank {peer}"
+        )))
+    }
+    /// Ends exposure `token` to `peer` (nothing when there is none).
+    ///
+    /// # Safety
+    /// `peer` reads it no more. Not concurrently with the data path.
+    unsafe fn conceal(&self, peer: usize, token: u64) {
+        let _ = (peer, token);
+    }
+    /// Reads `len` bytes of `peer`'s exposed buffer `remote` into `buf`;
+    /// its completion is reported by
+    /// [`take_direct_done`](Transport::take_direct_done) with `token`.
+    ///
+    /// # Safety
+    /// As [`post_direct_recv`](Transport::post_direct_recv).
+    unsafe fn post_read(
+        &self,
+        peer: usize,
+        buf: *mut u8,
+        len: usize,
+        remote: RemoteBuf,
+        token: u64,
+    ) -> Result<(), Error> {
+        let _ = (buf, len, remote, token);
+        Err(Error::Unsupported(format!(
+            "no remote reads from rank {peer}"
+        )))
+    }
+    /// Hands each finished direct operation's (and read's) token and
+    /// outcome (bytes moved) to `done`.
     ///
     /// # Safety
     /// Not concurrently with the data path.

@@ -10,6 +10,8 @@ use std::process::Command;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
+pub mod double;
+
 pub use oxmpi_tests::{
     oxrun, require_mpicc_mpich, require_mpiexec_hydra, run_command, target_profile_dir, JobOutcome,
     ScratchDir,

@@ -5,7 +5,9 @@
 
 use super::{typed, Engine, UnexpId};
 use crate::p2p::matching::Envelope;
-use crate::p2p::protocol::{self, Kind, MsgHeader, Packet, FLAG_DIRECT, FLAG_IPC, FLAG_SYNC};
+use crate::p2p::protocol::{
+    self, Kind, MsgHeader, Packet, FLAG_DIRECT, FLAG_IPC, FLAG_RMA, FLAG_SYNC,
+};
 use crate::p2p::request::{Pending, ReqId, ReqState, SendState};
 use crate::p2p::small_copy::copy_bytes;
 use crate::status::Status;
@@ -15,7 +17,7 @@ use crate::status::Status;
 pub(super) struct Unexpected {
     pub(super) header: MsgHeader,
     pub(super) peer: usize,
-    /// Eager bytes received so far (for an Rts: its CUDA IPC description, if any).
+    /// Eager bytes received so far (for an Rts: its CUDA IPC or RMA description, if any).
     pub(super) data: Vec<u8>,
     /// All eager bytes are here.
     pub(super) complete: bool,
@@ -134,8 +136,8 @@ impl Engine {
             None => {
                 let Some(uid) = queued else { return };
                 if let Some(Some(u)) = self.unexpected.get_mut(uid) {
-                    if h.kind == Kind::Rts && h.flags & FLAG_IPC != 0 {
-                        // The IPC description, for the receive that matches later.
+                    if h.kind == Kind::Rts && h.flags & (FLAG_IPC | FLAG_RMA) != 0 {
+                        // The IPC or RMA description, for the receive that matches later.
                         u.data = payload.to_vec();
                     }
                     if h.kind == Kind::Eager {
@@ -216,8 +218,13 @@ impl Engine {
     ) {
         let id = ReqId(send_id);
         match kind {
-            Kind::Ack | Kind::Fin => self.reqs.complete(id, Status::empty()),
+            Kind::Ack => self.reqs.complete(id, Status::empty()),
+            Kind::Fin => {
+                self.conceal(peer, id);
+                self.reqs.complete(id, Status::empty());
+            }
             Kind::Cts if flags & FLAG_DIRECT != 0 => {
+                self.conceal(peer, id);
                 if let Some(ReqState::Pending(Pending::Send {
                     buf, len, state, ..
                 })) = self.reqs.get_mut(id)
@@ -238,6 +245,7 @@ impl Engine {
                 }
             }
             Kind::Cts => {
+                self.conceal(peer, id);
                 if let Some(ReqState::Pending(Pending::Send { state, .. })) = self.reqs.get_mut(id)
                 {
                     *state = SendState::Streaming { recv_id, offset: 0 };

@@ -13,7 +13,8 @@
 //! `arrive.rs` (arriving packets: matching, unexpected messages, eager
 //! assembly, writing into receives), `credit.rs` (the per-peer budget of
 //! unreturned eager bytes), `outq.rs` (packets onto the wire),
-//! `rndv.rs` (rendezvous: CMA reads, split copies, streams), `typed.rs`
+//! `rndv.rs` (rendezvous: CMA reads, split copies, streams), `rma.rs`
+//! (rendezvous by RMA read between hosts), `typed.rs`
 //! (sends from and receives into non-contiguous datatype layouts, packed
 //! and unpacked in flight).
 
@@ -35,6 +36,9 @@ mod arrive;
 mod credit;
 mod device;
 mod outq;
+mod rma;
+#[cfg(test)]
+mod rma_tests;
 mod rndv;
 mod task;
 #[cfg(test)]
@@ -90,8 +94,12 @@ pub struct Engine {
     pipe_chunk: usize,
     /// Read large messages with CMA when possible (else stream them).
     prefer_cma: bool,
-    /// Direct transfers the transport is moving for this engine.
+    /// Direct transfers (and RMA reads) the transport is moving for this engine.
     directs: usize,
+    /// RMA reads in flight: the receive, the sender and its send id (for Fin).
+    reads: Vec<(ReqId, usize, u64)>,
+    /// Rendezvous sends whose buffer the transport exposes for reading.
+    exposed: Vec<ReqId>,
     /// Eager bytes per peer not yet returned (both directions).
     credit: credit::Credit,
     /// Receives staged through host memory for a device buffer, by
@@ -148,6 +156,8 @@ impl Engine {
             pipes: std::collections::HashMap::new(),
             prefer_cma: true,
             directs: 0,
+            reads: Vec::new(),
+            exposed: Vec::new(),
             credit: credit::Credit::new(world_size, 0),
         }
     }
@@ -242,7 +252,13 @@ impl Engine {
                 header.kind = Kind::Rts;
                 header.send_id = id.0;
                 header.addr = buf as u64;
-                self.push(peer, &[&header.encode()[..header.len()]]);
+                if let Some(remote) = self.expose(peer, buf, len, id) {
+                    header.flags |= protocol::FLAG_RMA;
+                    let desc = protocol::rma_desc(remote);
+                    self.push(peer, &[&header.encode()[..header.len()], &desc]);
+                } else {
+                    self.push(peer, &[&header.encode()[..header.len()]]);
+                }
                 Some(id)
             }
         }

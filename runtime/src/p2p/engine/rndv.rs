@@ -1,6 +1,7 @@
 //! Rendezvous: a matched Rts is read straight from the sender's memory
-//! (CMA), copied by both sides at once (split), or streamed by the sender
-//! in Data packets after a Cts.
+//! (CMA; between hosts, an RMA read: `rma.rs`), copied by both sides at
+//! once (split), moved by the transport into the posted buffer (direct),
+//! or streamed by the sender in Data packets after a Cts.
 //!
 //! Non-contiguous buffers (see `typed.rs`): a receive into a typed layout
 //! reads with CMA through local iovecs built from the layout's segments,
@@ -12,7 +13,7 @@
 use super::{slice_mut_or_empty, slice_or_empty, Engine};
 use std::sync::Arc;
 
-use crate::p2p::protocol::{self, Kind, MsgHeader, FLAG_DIRECT, FLAG_IPC, FLAG_PACKED};
+use crate::p2p::protocol::{self, Kind, MsgHeader, FLAG_DIRECT, FLAG_IPC, FLAG_PACKED, FLAG_RMA};
 use crate::p2p::request::{Pending, ReqId, ReqState, SendState};
 use crate::status::Status;
 use crate::transport::Caps;
@@ -306,6 +307,10 @@ impl Engine {
                 return;
             }
         }
+        // Between hosts: read the sender's exposed buffer over the network.
+        if h.flags & FLAG_RMA != 0 && !typed && self.read_rma(req, peer, h, desc, buf, n) {
+            return;
+        }
         if total == 0 {
             self.push(peer, &[&protocol::ctrl(Kind::Fin, h.send_id, 0)]);
             self.finish_recv(req);
@@ -393,6 +398,10 @@ impl Engine {
             transport.take_direct_done(&mut |token, outcome| {
                 self.directs -= 1;
                 let id = ReqId(token);
+                if self.read_done(id, outcome.is_err()) == Some(true) {
+                    // The sender streams it instead.
+                    return;
+                }
                 let is_recv = matches!(
                     self.reqs.get(id),
                     Some(ReqState::Pending(Pending::Recv { .. }))

@@ -1,6 +1,7 @@
 /*
  * Thin C shim over a libfabric RDM endpoint: open, address, tagged send and
- * receive, completion polling, wait object, close. libfabric's data-path
+ * receive, memory registration, RMA read, completion polling, wait object,
+ * close. libfabric's data-path
  * calls are static inline functions in its headers that jump through the
  * objects' operation tables, so this file calls them directly; the only
  * exported entry points it needs (fi_getinfo, fi_freeinfo, fi_dupinfo,
@@ -25,6 +26,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
 typedef int (*getinfo_fn)(uint32_t, const char *, const char *, uint64_t,
@@ -33,6 +35,14 @@ typedef void (*freeinfo_fn)(struct fi_info *);
 typedef struct fi_info *(*dupinfo_fn)(const struct fi_info *);
 typedef int (*fabric_fn)(struct fi_fabric_attr *, struct fid_fabric **,
                          void *);
+
+/* The flags sys.rs mirrors. */
+_Static_assert(FI_MR_LOCAL == (1 << 2) && FI_MR_VIRT_ADDR == (1 << 4) &&
+                   FI_MR_PROV_KEY == (1 << 6),
+               "FI_MR_* bits differ from sys.rs");
+_Static_assert(FI_READ == (1ULL << 8) && FI_RECV == (1ULL << 10) &&
+                   FI_SEND == (1ULL << 11) && FI_REMOTE_READ == (1ULL << 12),
+               "access bits differ from sys.rs");
 
 #if defined(__GNUC__) || defined(__clang__)
 _Static_assert(__builtin_types_compatible_p(__typeof__(&fi_dupinfo),
@@ -114,6 +124,16 @@ static struct fi_info *choose(struct fi_info *list, const char *iface)
     return NULL;
 }
 
+/* Closes the endpoint alone, which ends every operation posted on it;
+ * memory registrations may then be closed before oxmpi_ofi_close. */
+void oxmpi_ofi_close_ep(struct oxmpi_ofi_ep *e)
+{
+    if (e != NULL && e->ep != NULL) {
+        fi_close(&e->ep->fid);
+        e->ep = NULL;
+    }
+}
+
 void oxmpi_ofi_close(struct oxmpi_ofi_ep *e)
 {
     if (e == NULL)
@@ -135,12 +155,16 @@ void oxmpi_ofi_close(struct oxmpi_ofi_ep *e)
 
 /* Opens an RDM endpoint with tagged messages that keeps send-after-send
  * order, on provider `prov` (NULL: libfabric's choice, which FI_PROVIDER
- * filters) and interface / domain `iface` (NULL: the first reachable one).
- * Its completion queue holds `cq_size` entries. On success *out is the
- * endpoint and `desc` (cap bytes) says what was opened; on failure returns
- * a negative libfabric code and `desc` names the step that failed. */
+ * filters) and interface / domain `iface` (NULL: the first reachable one);
+ * with `rma`, it must also read remote memory (FI_RMA, FI_READ) and let
+ * peers read its own (FI_REMOTE_READ). Its completion queue holds
+ * `cq_size` entries. Every memory registration mode but raw keys is
+ * accepted: the caller honours what oxmpi_ofi_mr_mode reports. On success
+ * *out is the endpoint and `desc` (cap bytes) says what was opened; on
+ * failure returns a negative libfabric code and `desc` names the step
+ * that failed. */
 int oxmpi_ofi_open(const struct oxmpi_ofi_entry *fns, const char *prov,
-                   const char *iface, size_t cq_size,
+                   const char *iface, int rma, size_t cq_size,
                    struct oxmpi_ofi_ep **out, char *desc, size_t cap)
 {
     struct fi_info *hints, *list = NULL, *fi;
@@ -157,13 +181,16 @@ int oxmpi_ofi_open(const struct oxmpi_ofi_entry *fns, const char *prov,
     }
     hints->ep_attr->type = FI_EP_RDM;
     hints->caps = FI_TAGGED;
+    if (rma)
+        hints->caps |= FI_RMA | FI_READ | FI_REMOTE_READ;
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
     hints->addr_format = FI_FORMAT_UNSPEC;
     hints->tx_attr->msg_order = FI_ORDER_SAS;
     hints->rx_attr->msg_order = FI_ORDER_SAS;
     hints->domain_attr->threading = FI_THREAD_SAFE;
-    hints->domain_attr->mr_mode =
-        FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ENDPOINT |
+                                  FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+                                  FI_MR_PROV_KEY;
     if (prov != NULL)
         hints->fabric_attr->prov_name = strdup(prov);
     ret = fns->getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), NULL,
@@ -226,11 +253,13 @@ int oxmpi_ofi_open(const struct oxmpi_ofi_entry *fns, const char *prov,
          "fi_ep_bind(cq)");
     STEP(fi_enable(e->ep), "fi_enable");
 #undef STEP
-    snprintf(desc, cap, "%s on %s (fabric %s), inject %zu, max message %zu",
+    snprintf(desc, cap,
+             "%s on %s (fabric %s), inject %zu, max message %zu, mr_mode %#x",
              fi->fabric_attr->prov_name ? fi->fabric_attr->prov_name : "?",
              fi->domain_attr->name ? fi->domain_attr->name : "?",
              fi->fabric_attr->name ? fi->fabric_attr->name : "?",
-             fi->tx_attr->inject_size, fi->ep_attr->max_msg_size);
+             fi->tx_attr->inject_size, fi->ep_attr->max_msg_size,
+             (unsigned)fi->domain_attr->mr_mode);
     *out = e;
     return 0;
 }
@@ -238,6 +267,56 @@ int oxmpi_ofi_open(const struct oxmpi_ofi_entry *fns, const char *prov,
 size_t oxmpi_ofi_inject_size(const struct oxmpi_ofi_ep *e)
 {
     return e->info->tx_attr->inject_size;
+}
+
+/* The registration modes the provider requires (FI_MR_* bits). */
+uint64_t oxmpi_ofi_mr_mode(const struct oxmpi_ofi_ep *e)
+{
+    return (uint64_t)e->info->domain_attr->mr_mode;
+}
+
+/* Whether this endpoint reads remote memory and lets peers read its own. */
+int oxmpi_ofi_can_read(const struct oxmpi_ofi_ep *e)
+{
+    uint64_t need = FI_RMA | FI_READ | FI_REMOTE_READ;
+    return (e->info->caps & need) == need;
+}
+
+/* Registers `len` bytes at `buf` for `access` (FI_SEND, FI_RECV, FI_READ,
+ * FI_REMOTE_READ) with `key` as the requested key (ignored under
+ * FI_MR_PROV_KEY); under FI_MR_ENDPOINT the registration is bound to the
+ * endpoint and enabled. *mr is the registration, *mr_desc its local
+ * descriptor for data calls and *mr_key the key peers name it by. */
+int oxmpi_ofi_mr_reg(struct oxmpi_ofi_ep *e, const void *buf, size_t len,
+                     uint64_t access, uint64_t key, void **mr,
+                     void **mr_desc, uint64_t *mr_key)
+{
+    struct fid_mr *m = NULL;
+    int ret = fi_mr_reg(e->domain, buf, len, access, 0, key, 0, &m, NULL);
+    if (ret != 0)
+        return ret;
+    if (e->info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+        ret = fi_mr_bind(m, &e->ep->fid, 0);
+        if (ret == 0)
+            ret = fi_mr_enable(m);
+        if (ret != 0) {
+            fi_close(&m->fid);
+            return ret;
+        }
+    }
+    *mr_key = fi_mr_key(m);
+    if (*mr_key == FI_KEY_NOTAVAIL) {
+        fi_close(&m->fid);
+        return -FI_EKEYREJECTED;
+    }
+    *mr = m;
+    *mr_desc = fi_mr_desc(m);
+    return 0;
+}
+
+int oxmpi_ofi_mr_close(void *mr)
+{
+    return fi_close(&((struct fid_mr *)mr)->fid);
 }
 
 int oxmpi_ofi_wait_fd(const struct oxmpi_ofi_ep *e)
@@ -264,9 +343,10 @@ int oxmpi_ofi_insert(struct oxmpi_ofi_ep *e, const void *addr,
 }
 
 ssize_t oxmpi_ofi_tsend(struct oxmpi_ofi_ep *e, const void *buf, size_t len,
-                        uint64_t dest, uint64_t tag, void *context)
+                        void *mr_desc, uint64_t dest, uint64_t tag,
+                        void *context)
 {
-    return fi_tsend(e->ep, buf, len, NULL, dest, tag, context);
+    return fi_tsend(e->ep, buf, len, mr_desc, dest, tag, context);
 }
 
 ssize_t oxmpi_ofi_tinject(struct oxmpi_ofi_ep *e, const void *buf,
@@ -276,10 +356,20 @@ ssize_t oxmpi_ofi_tinject(struct oxmpi_ofi_ep *e, const void *buf,
 }
 
 ssize_t oxmpi_ofi_trecv(struct oxmpi_ofi_ep *e, void *buf, size_t len,
-                        uint64_t tag, uint64_t ignore, void *context)
+                        void *mr_desc, uint64_t tag, uint64_t ignore,
+                        void *context)
 {
-    return fi_trecv(e->ep, buf, len, NULL, FI_ADDR_UNSPEC, tag, ignore,
+    return fi_trecv(e->ep, buf, len, mr_desc, FI_ADDR_UNSPEC, tag, ignore,
                     context);
+}
+
+/* Reads `len` bytes of peer `src`'s registration `key` at `addr` (its
+ * virtual address under FI_MR_VIRT_ADDR, else an offset) into `buf`. */
+ssize_t oxmpi_ofi_read(struct oxmpi_ofi_ep *e, void *buf, size_t len,
+                       void *mr_desc, uint64_t src, uint64_t addr,
+                       uint64_t key, void *context)
+{
+    return fi_read(e->ep, buf, len, mr_desc, src, addr, key, context);
 }
 
 int oxmpi_ofi_cancel(struct oxmpi_ofi_ep *e, void *context)
@@ -341,33 +431,44 @@ struct oxmpi_ofi_ep;
 #define NOSYS (-38) /* -FI_ENOSYS */
 
 int oxmpi_ofi_open(const void *fns, const char *prov, const char *iface,
-                   size_t cq_size, struct oxmpi_ofi_ep **out, char *desc,
-                   size_t cap)
+                   int rma, size_t cq_size, struct oxmpi_ofi_ep **out,
+                   char *desc, size_t cap)
 {
     (void)fns;
     (void)prov;
     (void)iface;
+    (void)rma;
     (void)cq_size;
     *out = NULL;
     snprintf(desc, cap, "libfabric's header was missing at build time");
     return NOSYS;
 }
 void oxmpi_ofi_close(struct oxmpi_ofi_ep *e) { (void)e; }
+void oxmpi_ofi_close_ep(struct oxmpi_ofi_ep *e) { (void)e; }
 size_t oxmpi_ofi_inject_size(const struct oxmpi_ofi_ep *e) { (void)e; return 0; }
+uint64_t oxmpi_ofi_mr_mode(const struct oxmpi_ofi_ep *e) { (void)e; return 0; }
+int oxmpi_ofi_can_read(const struct oxmpi_ofi_ep *e) { (void)e; return 0; }
+int oxmpi_ofi_mr_reg(struct oxmpi_ofi_ep *e, const void *b, size_t l,
+                     uint64_t a, uint64_t k, void **m, void **d, uint64_t *o)
+{ (void)e; (void)b; (void)l; (void)a; (void)k; (void)m; (void)d; (void)o; return NOSYS; }
+int oxmpi_ofi_mr_close(void *m) { (void)m; return NOSYS; }
 int oxmpi_ofi_wait_fd(const struct oxmpi_ofi_ep *e) { (void)e; return -1; }
 int oxmpi_ofi_getname(struct oxmpi_ofi_ep *e, void *a, size_t *l)
 { (void)e; (void)a; (void)l; return NOSYS; }
 int oxmpi_ofi_insert(struct oxmpi_ofi_ep *e, const void *a, uint64_t *f)
 { (void)e; (void)a; (void)f; return NOSYS; }
 long oxmpi_ofi_tsend(struct oxmpi_ofi_ep *e, const void *b, size_t l,
-                     uint64_t d, uint64_t t, void *c)
-{ (void)e; (void)b; (void)l; (void)d; (void)t; (void)c; return NOSYS; }
+                     void *m, uint64_t d, uint64_t t, void *c)
+{ (void)e; (void)b; (void)l; (void)m; (void)d; (void)t; (void)c; return NOSYS; }
 long oxmpi_ofi_tinject(struct oxmpi_ofi_ep *e, const void *b, size_t l,
                        uint64_t d, uint64_t t)
 { (void)e; (void)b; (void)l; (void)d; (void)t; return NOSYS; }
-long oxmpi_ofi_trecv(struct oxmpi_ofi_ep *e, void *b, size_t l, uint64_t t,
-                     uint64_t i, void *c)
-{ (void)e; (void)b; (void)l; (void)t; (void)i; (void)c; return NOSYS; }
+long oxmpi_ofi_trecv(struct oxmpi_ofi_ep *e, void *b, size_t l, void *m,
+                     uint64_t t, uint64_t i, void *c)
+{ (void)e; (void)b; (void)l; (void)m; (void)t; (void)i; (void)c; return NOSYS; }
+long oxmpi_ofi_read(struct oxmpi_ofi_ep *e, void *b, size_t l, void *m,
+                    uint64_t s, uint64_t a, uint64_t k, void *c)
+{ (void)e; (void)b; (void)l; (void)m; (void)s; (void)a; (void)k; (void)c; return NOSYS; }
 int oxmpi_ofi_cancel(struct oxmpi_ofi_ep *e, void *c) { (void)e; (void)c; return NOSYS; }
 long oxmpi_ofi_poll(struct oxmpi_ofi_ep *e, void *o, size_t m, void **ec,
                     int *err, char *b, size_t cap)

@@ -1,7 +1,8 @@
-//! The safe layer over `endpoint.c`: one RDM endpoint with tagged messages,
-//! its address vector and completion queue. Posting operations stays
-//! `unsafe` where the provider keeps a pointer (buffers and contexts must
-//! outlive the operation); everything else returns `Result`s that name the
+//! The safe layer over `endpoint.c`: one RDM endpoint with tagged messages
+//! (and RMA reads when asked for), its address vector, completion queue and
+//! memory registrations. Posting operations stays `unsafe` where the
+//! provider keeps a pointer (buffers, descriptors and contexts must outlive
+//! the operation); everything else returns `Result`s that name the
 //! libfabric call and carry its error text.
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -15,13 +16,29 @@ use crate::Error;
 /// Bytes a provider may keep in each operation's context (`FI_CONTEXT2`).
 pub(crate) const CONTEXT_BYTES: usize = 64;
 
-/// An open endpoint. Closed (with everything posted on it) on drop.
+/// An open endpoint. Closed (with everything posted on it) on drop; its
+/// registrations must be closed before ([`Endpoint::deregister`]).
 pub(crate) struct Endpoint {
     raw: NonNull<RawEndpoint>,
     lib: &'static Loaded,
     /// What was opened: provider, interface, fabric, limits.
     pub(crate) description: String,
     inject: usize,
+    /// The registration modes the provider requires (`FI_MR_*`).
+    pub(crate) mr_mode: u64,
+    /// Whether RMA reads work both ways.
+    pub(crate) can_read: bool,
+}
+
+/// A memory registration. Not closed on drop: its owner hands it back to
+/// [`Endpoint::deregister`] (before the endpoint's domain closes).
+#[derive(Debug)]
+pub(crate) struct Mr {
+    raw: NonNull<c_void>,
+    /// The descriptor data calls pass for buffers inside it.
+    pub(crate) desc: *mut c_void,
+    /// The key peers read it by.
+    pub(crate) key: u64,
 }
 
 // SAFETY: the endpoint is opened with FI_THREAD_SAFE, so libfabric
@@ -53,10 +70,12 @@ impl Endpoint {
     /// Opens an endpoint on `provider` (None: libfabric's choice, which
     /// `FI_PROVIDER` narrows) and interface `iface` (None: the first
     /// address other hosts can reach), whose completion queue holds
-    /// `cq_size` entries.
+    /// `cq_size` entries; with `rma`, only a provider that also does RMA
+    /// reads both ways qualifies.
     pub(crate) fn open(
         provider: Option<&str>,
         iface: Option<&str>,
+        rma: bool,
         cq_size: usize,
     ) -> Result<Endpoint, Error> {
         let lib = loaded()?;
@@ -72,6 +91,7 @@ impl Endpoint {
                 &lib.entry,
                 prov.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
                 ifc.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+                c_int::from(rma),
                 cq_size,
                 &mut raw,
                 desc.as_mut_ptr(),
@@ -101,13 +121,21 @@ impl Endpoint {
                 reason: format!("{text}{wanted}: {} ({code}){hint}", strerror(lib, code)),
             });
         };
-        // SAFETY: `raw` is an open endpoint.
-        let inject = unsafe { sys::oxmpi_ofi_inject_size(raw.as_ptr()) };
+        // SAFETY: `raw` is an open endpoint (three plain queries).
+        let (inject, mr_mode, can_read) = unsafe {
+            (
+                sys::oxmpi_ofi_inject_size(raw.as_ptr()),
+                sys::oxmpi_ofi_mr_mode(raw.as_ptr()),
+                sys::oxmpi_ofi_can_read(raw.as_ptr()) != 0,
+            )
+        };
         Ok(Endpoint {
             raw,
             lib,
             description: text,
             inject,
+            mr_mode,
+            can_read,
         })
     }
 
@@ -174,25 +202,113 @@ impl Endpoint {
         }
     }
 
-    /// Sends `len` bytes at `buf` to `dest` with `tag`; the completion
+    /// Registers `len` bytes at `buf` for `access` (`sys::FI_SEND`, ...),
+    /// asking for `key` where the provider does not choose keys itself.
+    ///
+    /// # Safety
+    /// `buf..buf+len` stays allocated until the registration is closed.
+    pub(crate) unsafe fn register(
+        &self,
+        buf: *const u8,
+        len: usize,
+        access: u64,
+        key: u64,
+    ) -> Result<Mr, Error> {
+        let (mut raw, mut desc, mut got) = (std::ptr::null_mut(), std::ptr::null_mut(), 0u64);
+        // SAFETY: the caller's contract; the out-pointers are valid.
+        let code = unsafe {
+            sys::oxmpi_ofi_mr_reg(
+                self.raw.as_ptr(),
+                buf.cast(),
+                len.max(1),
+                access,
+                key,
+                &mut raw,
+                &mut desc,
+                &mut got,
+            )
+        };
+        match NonNull::new(raw).filter(|_| code == 0) {
+            Some(raw) => Ok(Mr {
+                raw,
+                desc,
+                key: got,
+            }),
+            None => Err(self.fail("fi_mr_reg", code as isize)),
+        }
+    }
+
+    /// Closes a registration.
+    ///
+    /// # Safety
+    /// No operation posted with its descriptor or key is still running.
+    pub(crate) unsafe fn deregister(&self, mr: Mr) {
+        // SAFETY: the caller's contract; `mr` was registered here and is
+        // closed once (it is consumed).
+        unsafe { sys::oxmpi_ofi_mr_close(mr.raw.as_ptr()) };
+    }
+
+    /// Closes the endpoint itself, ending every operation posted on it,
+    /// so that registrations can be closed before the rest (on drop).
+    pub(crate) fn close_endpoint(&self) {
+        // SAFETY: `raw` is open; the callers (drop) post nothing after this.
+        unsafe { sys::oxmpi_ofi_close_ep(self.raw.as_ptr()) };
+    }
+
+    /// Sends `len` bytes at `buf` (inside the registration whose
+    /// descriptor is `desc`, or null) to `dest` with `tag`; the completion
     /// comes back with `context`.
     ///
     /// # Safety
     /// `buf..buf+len` stays readable, and `context` (at least
-    /// [`CONTEXT_BYTES`] writable bytes) stays valid, until the completion
-    /// is polled or the endpoint is closed.
+    /// [`CONTEXT_BYTES`] writable bytes) and `desc` stay valid, until the
+    /// completion is polled or the endpoint is closed.
     pub(crate) unsafe fn send(
         &self,
         buf: *const u8,
         len: usize,
+        desc: *mut c_void,
         dest: u64,
         tag: u64,
         context: *mut c_void,
     ) -> Result<Posted, Error> {
         // SAFETY: the caller's contract.
-        let code =
-            unsafe { sys::oxmpi_ofi_tsend(self.raw.as_ptr(), buf.cast(), len, dest, tag, context) };
+        let code = unsafe {
+            sys::oxmpi_ofi_tsend(self.raw.as_ptr(), buf.cast(), len, desc, dest, tag, context)
+        };
         self.posted("fi_tsend", code)
+    }
+
+    /// Reads `len` bytes at `addr` of peer `src`'s registration `key` into
+    /// `buf` (inside the registration `desc`, or null).
+    ///
+    /// # Safety
+    /// As [`recv`](Endpoint::recv) for `buf`, `desc` and `context`.
+    #[allow(clippy::too_many_arguments)] // fi_read's own arguments
+    pub(crate) unsafe fn read(
+        &self,
+        buf: *mut u8,
+        len: usize,
+        desc: *mut c_void,
+        src: u64,
+        addr: u64,
+        key: u64,
+        context: *mut c_void,
+    ) -> Result<Posted, Error> {
+        // SAFETY: the caller's contract.
+        let code = unsafe {
+            sys::oxmpi_ofi_read(
+                self.raw.as_ptr(),
+                buf.cast(),
+                len,
+                desc,
+                src,
+                addr,
+                key,
+                context,
+            )
+        };
+        self.posted("fi_read", code)
     }
 
     /// Sends `bytes` (at most [`inject_size`](Endpoint::inject_size)) with
@@ -211,24 +327,34 @@ impl Endpoint {
         self.posted("fi_tinject", code)
     }
 
-    /// Posts a receive of up to `len` bytes into `buf` for messages whose
-    /// tag equals `tag` in the bits `ignore` leaves out.
+    /// Posts a receive of up to `len` bytes into `buf` (inside the
+    /// registration `desc`, or null) for messages whose tag equals `tag` in
+    /// the bits `ignore` leaves out.
     ///
     /// # Safety
-    /// `buf..buf+len` stays writable and unaliased, and `context` as for
-    /// [`send`](Endpoint::send), until the completion is polled or the
-    /// endpoint is closed.
+    /// `buf..buf+len` stays writable and unaliased, and `context` and
+    /// `desc` as for [`send`](Endpoint::send), until the completion is
+    /// polled or the endpoint is closed.
     pub(crate) unsafe fn recv(
         &self,
         buf: *mut u8,
         len: usize,
+        desc: *mut c_void,
         tag: u64,
         ignore: u64,
         context: *mut c_void,
     ) -> Result<Posted, Error> {
         // SAFETY: the caller's contract.
         let code = unsafe {
-            sys::oxmpi_ofi_trecv(self.raw.as_ptr(), buf.cast(), len, tag, ignore, context)
+            sys::oxmpi_ofi_trecv(
+                self.raw.as_ptr(),
+                buf.cast(),
+                len,
+                desc,
+                tag,
+                ignore,
+                context,
+            )
         };
         self.posted("fi_trecv", code)
     }

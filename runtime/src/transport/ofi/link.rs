@@ -20,18 +20,27 @@
 //! flight, so a sender can never make a receiver hold more than that.
 //! Order between a pair of ranks is the provider's send-after-send order
 //! (`FI_ORDER_SAS`, required when the endpoint is opened).
+//!
+//! Files: this one (opening, packets, credits, polling), `link/direct.rs`
+//! (direct tagged transfers and RMA reads between user buffers),
+//! `link/sleep.rs` (waiting on the completion queue), `mr.rs` (what gets
+//! registered).
 
 use std::cell::UnsafeCell;
 use std::ffi::c_void;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::sync::atomic::AtomicU32;
-use std::sync::atomic::Ordering::SeqCst;
 use std::time::Duration;
 
-use super::endpoint::{Endpoint, Posted, CONTEXT_BYTES};
-use super::sys::{Completion, POLL_MAX};
+use super::endpoint::{Endpoint, Mr, CONTEXT_BYTES};
+use super::mr::{self, MrPolicy, Registrar, RndvPolicy};
+use super::sys;
 use crate::error::Error;
-use crate::transport::{Caps, Transport};
+use crate::transport::{Caps, RemoteBuf, Transport};
+
+mod direct;
+mod packets;
+mod sleep;
 
 const RANK_MASK: u64 = 0xffff_ffff;
 const CREDITS_SHIFT: u32 = 32;
@@ -58,7 +67,19 @@ pub(crate) struct FabricConfig {
     pub(crate) packet: usize,
     /// Packets in flight per peer.
     pub(crate) credits: usize,
+    /// Which buffers get registered.
+    pub(crate) mr: MrPolicy,
+    /// How large contiguous messages cross.
+    pub(crate) rndv: RndvPolicy,
+    /// Log the first direct operation of each kind with each peer.
+    pub(crate) debug: bool,
 }
+
+/// Whether `OXMPI_OFI_RNDV=auto` reads with RMA where the provider can:
+/// no; on tcp the two paths measured alike within the noise, and tagged
+/// sends need no remote-read registrations (docs/ARCHITECTURE.md, "Jobs
+/// across hosts").
+const READS_BY_DEFAULT: bool = false;
 
 /// What the provider keeps per operation, and which of our buffers it is.
 #[repr(C, align(64))]
@@ -71,16 +92,6 @@ struct OpContext {
 const SEND_BASE: usize = 1 << 40;
 /// `slot` of a direct transfer: `DIRECT_BASE + index` into `State::direct`.
 const DIRECT_BASE: usize = 1 << 41;
-
-/// A direct transfer in flight; boxed, so the context's address (which the
-/// provider holds) never moves.
-#[repr(C)]
-struct DirectOp {
-    context: OpContext,
-    token: u64,
-    /// A send the provider refused for now: (peer address, tag, buffer, length).
-    retry: Option<(u64, u64, *const u8, usize)>,
-}
 
 /// A zeroed, fixed allocation the provider writes into: addresses stay put.
 struct Slab {
@@ -97,6 +108,10 @@ impl Slab {
             std::alloc::handle_alloc_error(layout);
         }
         Slab { ptr, layout }
+    }
+
+    fn len(&self) -> usize {
+        self.layout.size()
     }
 }
 
@@ -129,14 +144,22 @@ struct State {
     /// refused for the moment, in order; sent before anything else.
     backlog: std::collections::VecDeque<(usize, Vec<u8>)>,
     /// Direct transfers in flight (None: a free entry).
-    direct: Vec<Option<Box<DirectOp>>>,
+    direct: Vec<Option<Box<direct::DirectOp>>>,
     free_direct: Vec<usize>,
-    /// Direct sends to post again (indices into `direct`), in order.
+    /// Direct sends and reads to post again (indices into `direct`), in order.
     direct_retry: std::collections::VecDeque<usize>,
     /// Finished direct transfers: token and bytes moved, or the failure.
     direct_done: Vec<(u64, Result<usize, Error>)>,
     /// The key of the next direct receive.
     next_key: u64,
+    /// What gets registered, and the registrations' count.
+    reg: Registrar,
+    /// The packet buffers' registrations (receive, send), if registered.
+    packet_mrs: Vec<Mr>,
+    /// Buffers exposed for peers to read, by token.
+    exposed: Vec<(u64, Mr)>,
+    /// Per peer, the kinds of direct operation logged so far.
+    logged: Vec<u8>,
 }
 
 /// The transport to every peer on another host.
@@ -150,6 +173,12 @@ pub(crate) struct FabricLink {
     receives: usize,
     rx: Slab,
     tx: Slab,
+    /// Descriptors of the packet buffers' registrations (null: none).
+    rx_desc: *mut c_void,
+    tx_desc: *mut c_void,
+    /// Rendezvous sends offer their buffer for RMA reads.
+    reads: bool,
+    debug: bool,
     contexts: Slab,
     state: UnsafeCell<State>,
     /// Threads in [`sleep`](Self::sleep).
@@ -179,11 +208,38 @@ impl FabricLink {
         let packet = cfg.packet.max(1024);
         let credits = cfg.credits.clamp(2, CREDITS_MASK as usize) as u32;
         let receives = (credits as usize + 2) * remote.len();
-        let ep = Endpoint::open(
-            cfg.provider.as_deref(),
-            cfg.iface.as_deref(),
-            (receives + SEND_SLOTS).max(64),
-        )?;
+        let (prov, iface) = (cfg.provider.as_deref(), cfg.iface.as_deref());
+        let cq_size = (receives + SEND_SLOTS).max(64);
+        let want_reads = match cfg.rndv {
+            RndvPolicy::Auto => READS_BY_DEFAULT,
+            RndvPolicy::Read => true,
+            RndvPolicy::Tagged => false,
+        };
+        // A provider without RMA reads still carries everything tagged.
+        let ep = match want_reads {
+            true => Endpoint::open(prov, iface, true, cq_size)
+                .or_else(|_| Endpoint::open(prov, iface, false, cq_size))?,
+            false => Endpoint::open(prov, iface, false, cq_size)?,
+        };
+        let reads = want_reads && ep.can_read;
+        let mut reg = Registrar::new(ep.mr_mode, cfg.mr);
+        let (rx, tx) = (Slab::new(receives * packet), Slab::new(SEND_SLOTS * packet));
+        let mut packet_mrs = Vec::new();
+        for (slab, access) in [(&rx, sys::FI_RECV), (&tx, sys::FI_SEND)] {
+            // SAFETY: the slabs outlive the registrations (closed on drop).
+            match unsafe { reg.local_mr(&ep, slab.ptr, slab.len(), access) } {
+                Ok(m) => packet_mrs.extend(m),
+                Err(e) => {
+                    // SAFETY: nothing is posted yet.
+                    packet_mrs
+                        .drain(..)
+                        .for_each(|m| unsafe { reg.close(&ep, m) });
+                    return Err(e);
+                }
+            }
+        }
+        let rx_desc = mr::desc(packet_mrs.first());
+        let tx_desc = mr::desc(packet_mrs.get(1));
         let n_ctx = receives + SEND_SLOTS;
         // SAFETY: eventfd has no memory preconditions; the result is checked.
         let wake =
@@ -202,8 +258,12 @@ impl FabricLink {
             packet,
             credits,
             receives,
-            rx: Slab::new(receives * packet),
-            tx: Slab::new(SEND_SLOTS * packet),
+            rx,
+            tx,
+            rx_desc,
+            tx_desc,
+            reads,
+            debug: cfg.debug,
             contexts: Slab::new(n_ctx * std::mem::size_of::<OpContext>()),
             state: UnsafeCell::new(State {
                 peers: vec![None; world_size],
@@ -216,6 +276,10 @@ impl FabricLink {
                 direct_retry: std::collections::VecDeque::new(),
                 direct_done: Vec::new(),
                 next_key: 0,
+                reg,
+                packet_mrs,
+                exposed: Vec::new(),
+                logged: vec![0; world_size],
             }),
             sleepers: AtomicU32::new(0),
             generation: AtomicU32::new(0),
@@ -243,9 +307,39 @@ impl FabricLink {
         Ok(link)
     }
 
-    /// What was opened (provider, interface, limits), for logs.
-    pub(crate) fn description(&self) -> &str {
-        &self.ep.description
+    /// What was opened (provider, interface, limits) and how it is used,
+    /// for logs.
+    pub(crate) fn description(&self) -> String {
+        // SAFETY: read once at set-up, before the data path runs.
+        let reg = unsafe { &(*self.state.get()).reg };
+        let large = if self.reads {
+            "RMA read"
+        } else {
+            "tagged send"
+        };
+        format!(
+            "{}; {}; large messages by {large}",
+            self.ep.description,
+            reg.describe()
+        )
+    }
+
+    /// Registrations open now and made so far.
+    #[cfg(test)]
+    fn registrations(&self) -> (usize, usize) {
+        // SAFETY: tests call this between data path calls.
+        let reg = unsafe { &(*self.state.get()).reg };
+        (reg.live, reg.made)
+    }
+
+    /// Peer `peer`'s address handle.
+    fn peer_addr(&self, st: &State, peer: usize) -> Result<u64, Error> {
+        match st.peers.get(peer).copied().flatten() {
+            Some(p) => Ok(p.addr),
+            None => Err(Error::Unsupported(format!(
+                "rank {peer} is not on the fabric"
+            ))),
+        }
     }
 
     /// This rank's address, to publish.
@@ -264,75 +358,6 @@ impl FabricLink {
             owed: 0,
         });
         Ok(())
-    }
-
-    /// How many polls took completions so far: taken before a last poll
-    /// and passed to [`sleep`](Self::sleep), so that a completion another
-    /// thread takes in between is not slept through.
-    pub(crate) fn generation(&self) -> u32 {
-        self.generation.load(SeqCst)
-    }
-
-    /// Sleeps until a completion may be waiting, another thread's poll
-    /// took one since `token` (see [`generation`](Self::generation)), or
-    /// `timeout`; returns whether something may have arrived (false: the
-    /// time ran out quietly).
-    pub(crate) fn sleep(&self, token: u32, timeout: Duration) -> bool {
-        let Some(fd) = self.ep.wait_fd() else {
-            // No descriptor: a short nap instead.
-            std::thread::sleep(timeout.min(Duration::from_micros(50)));
-            return true;
-        };
-        self.sleepers.fetch_add(1, SeqCst);
-        if self.generation.load(SeqCst) != token {
-            // Another thread's poll took completions since the token.
-            self.sleepers.fetch_sub(1, SeqCst);
-            return true;
-        }
-        // The provider may have work only a poll does (a connection being
-        // made to a peer that is not polling yet): then sleep briefly, so
-        // that a rank waiting on such a peer does not spin.
-        let (timeout, quiet) = if self.ep.may_sleep() {
-            (timeout, true)
-        } else {
-            (timeout.min(PENDING_NAP), false)
-        };
-        let mut fds = [
-            nix::libc::pollfd {
-                fd,
-                events: nix::libc::POLLIN,
-                revents: 0,
-            },
-            nix::libc::pollfd {
-                fd: self.wake.as_raw_fd(),
-                events: nix::libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        let ts = nix::libc::timespec {
-            tv_sec: timeout.as_secs().min(i32::MAX as u64) as nix::libc::time_t,
-            tv_nsec: timeout.subsec_nanos() as nix::libc::c_long,
-        };
-        // SAFETY: two valid pollfds, a valid timespec, no signal mask.
-        let n = unsafe { nix::libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
-        self.sleepers.fetch_sub(1, SeqCst);
-        if fds[1].revents != 0 {
-            let mut count = [0u8; 8];
-            // SAFETY: reads 8 bytes into `count` from our eventfd (non-blocking).
-            unsafe { nix::libc::read(self.wake.as_raw_fd(), count.as_mut_ptr().cast(), 8) };
-        }
-        n != 0 || !quiet
-    }
-
-    /// Wakes the threads sleeping in [`sleep`](Self::sleep): a poll took
-    /// completions, possibly one a sleeper waits for. One atomic load when
-    /// nobody sleeps.
-    fn wake_sleepers(&self) {
-        if self.sleepers.load(SeqCst) > 0 {
-            let one = 1u64.to_ne_bytes();
-            // SAFETY: writes 8 bytes to our eventfd.
-            unsafe { nix::libc::write(self.wake.as_raw_fd(), one.as_ptr().cast(), 8) };
-        }
     }
 
     fn context(&self, i: usize) -> *mut c_void {
@@ -355,223 +380,25 @@ impl FabricLink {
         unsafe { self.tx.ptr.add(i * self.packet) }
     }
 
-    fn post_receive(&self, st: &mut State, i: usize) -> Result<(), Error> {
-        // SAFETY: the buffer and context belong to receive `i`, which is
-        // not posted (it just completed, or was never posted); both live
-        // until the endpoint is closed.
-        let posted = unsafe {
-            self.ep.recv(
-                self.rx_buf(i),
-                self.packet,
-                0,
-                PACKET_IGNORE,
-                self.context(i),
-            )
-        }?;
-        if posted == Posted::Busy {
-            st.to_repost.push(i);
-        }
-        Ok(())
-    }
-
-    fn tag(&self, owed: u32, flags: u64) -> u64 {
-        self.me as u64 | (u64::from(owed) & CREDITS_MASK) << CREDITS_SHIFT | flags
-    }
-
-    /// Sends one packet of `len` bytes written by `fill`, if `peer` has a
-    /// credit (else returns false without running `fill`). Once `fill` has
-    /// run the packet is taken: if the provider refuses it for now, it
-    /// waits in the backlog.
-    fn send_packet(&self, peer: usize, len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
-        // SAFETY: data path (see the Sync impl).
-        let st = unsafe { &mut *self.state.get() };
-        let Some(p) = st.peers.get(peer).copied().flatten() else {
-            return false;
-        };
-        if p.credits == 0 || len > self.packet {
-            return false;
-        }
-        if !st.backlog.is_empty() {
-            self.flush_backlog(st);
-            if !st.backlog.is_empty() {
-                return false;
-            }
-        }
-        if len <= self.ep.inject_size().min(STACK_INJECT) {
-            let mut bytes = [0u8; STACK_INJECT];
-            fill(&mut bytes[..len]);
-            if !self.post(st, peer, &bytes[..len]) {
-                st.backlog.push_back((peer, bytes[..len].to_vec()));
-            }
-        } else {
-            let Some(slot) = st.free_sends.pop() else {
-                return false;
-            };
-            // SAFETY: send slot `slot` is taken: nothing else reads or writes it.
-            let buf = unsafe { std::slice::from_raw_parts_mut(self.tx_buf(slot), len) };
-            fill(buf);
-            if !self.send_slot(st, peer, slot, len) {
-                st.backlog.push_back((peer, buf.to_vec()));
-                st.free_sends.push(slot);
-            }
-        }
-        st.peers[peer].as_mut().expect("checked above").credits -= 1;
-        true
-    }
-
-    /// Posts one packet to `peer` (its credit already taken): injected
-    /// when small, else copied into a free send slot. False when the
-    /// provider or the send slots have no room now.
-    fn post(&self, st: &mut State, peer: usize, bytes: &[u8]) -> bool {
-        if bytes.len() <= self.ep.inject_size() {
-            let p = st.peers[peer].expect("a fabric peer");
-            return self.posted(st, peer, self.ep.inject(bytes, p.addr, self.tag(p.owed, 0)));
-        }
-        let Some(slot) = st.free_sends.pop() else {
-            return false;
-        };
-        // SAFETY: the slot is taken and `bytes` (a backlog entry) lies elsewhere.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.tx_buf(slot), bytes.len()) };
-        if !self.send_slot(st, peer, slot, bytes.len()) {
-            st.free_sends.push(slot);
-            return false;
-        }
-        true
-    }
-
-    /// Sends the first `len` bytes of taken send slot `slot` to `peer`,
-    /// piggybacking the credits owed to it. On success the slot comes back
-    /// with the send's completion; on false (no room now) it stays the
-    /// caller's.
-    fn send_slot(&self, st: &mut State, peer: usize, slot: usize, len: usize) -> bool {
-        let p = st.peers[peer].expect("a fabric peer");
-        // SAFETY: the slot and its context stay valid and untouched until
-        // the send's completion returns the slot.
-        let outcome = unsafe {
-            self.ep.send(
-                self.tx_buf(slot),
-                len,
-                p.addr,
-                self.tag(p.owed, 0),
-                self.context(self.receives + slot),
-            )
-        };
-        self.posted(st, peer, outcome)
-    }
-
-    /// What posting a packet to `peer` did: taken (its owed credits went
-    /// with it), refused for now, or a failure that ends this rank.
-    fn posted(&self, st: &mut State, peer: usize, outcome: Result<Posted, Error>) -> bool {
-        match outcome {
-            Ok(Posted::Yes) => {
-                st.peers[peer].as_mut().expect("a fabric peer").owed = 0;
-                true
-            }
-            Ok(Posted::Busy) => false,
-            Err(e) => fatal(self.me, &format!("sending to rank {peer}: {e}")),
-        }
-    }
-
-    /// Posts backlogged packets, in order, while the provider takes them.
-    fn flush_backlog(&self, st: &mut State) {
-        while let Some((peer, bytes)) = st.backlog.pop_front() {
-            if !self.post(st, peer, &bytes) {
-                st.backlog.push_front((peer, bytes));
-                return;
-            }
-        }
-    }
-
-    /// Returns the credits owed to `peer` in a message of their own.
-    fn return_credits(&self, st: &mut State, peer: usize) {
-        let Some(p) = st.peers[peer].as_mut() else {
-            return;
-        };
-        if p.owed == 0 {
-            return;
-        }
-        match self.ep.inject(&[], p.addr, self.tag(p.owed, CREDIT_ONLY)) {
-            Ok(Posted::Yes) => p.owed = 0,
-            Ok(Posted::Busy) => {
-                if !st.owing.contains(&peer) {
-                    st.owing.push(peer);
-                }
-            }
-            // The peer is gone (finalized and closed, or failed: then the
-            // launcher ends the job): its credits no longer matter.
-            Err(_) => p.owed = 0,
-        }
-    }
-
-    /// A new direct operation's index and its context pointer.
-    fn new_direct(st: &mut State, token: u64) -> (usize, *mut c_void) {
-        let index = st.free_direct.pop().unwrap_or_else(|| {
-            st.direct.push(None);
-            st.direct.len() - 1
-        });
-        let mut op = Box::new(DirectOp {
-            context: OpContext {
-                provider: [0; CONTEXT_BYTES],
-                slot: DIRECT_BASE + index,
-            },
-            token,
-            retry: None,
-        });
-        let ctx = std::ptr::addr_of_mut!(op.context).cast();
-        st.direct[index] = Some(op);
-        (index, ctx)
-    }
-
-    /// Ends direct operation `index` with `outcome`.
-    fn finish_direct(st: &mut State, index: usize, outcome: Result<usize, Error>) {
-        if let Some(op) = st.direct.get_mut(index).and_then(Option::take) {
-            st.direct_done.push((op.token, outcome));
-            st.free_direct.push(index);
-        }
-    }
-
-    /// Posts direct send `index` (again); false when the provider refuses
-    /// it for now.
-    fn post_direct(&self, st: &mut State, index: usize) -> bool {
-        let Some(op) = st.direct[index].as_mut() else {
-            return true;
-        };
-        let Some((addr, tag, buf, len)) = op.retry else {
-            return true;
-        };
-        let ctx = std::ptr::addr_of_mut!(op.context).cast();
-        // SAFETY: the caller of `post_direct_send` keeps the buffer
-        // readable until the completion; the boxed context stays put.
-        match unsafe { self.ep.send(buf, len, addr, tag, ctx) } {
-            Ok(Posted::Yes) => {
-                op.retry = None;
-                true
-            }
-            Ok(Posted::Busy) => false,
-            Err(e) => {
-                Self::finish_direct(st, index, Err(e));
-                true
-            }
-        }
-    }
-
-    /// Retries what the provider refused earlier.
-    fn retry_refused(&self, st: &mut State) {
-        for i in std::mem::take(&mut st.to_repost) {
-            if let Err(e) = self.post_receive(st, i) {
-                fatal(self.me, &e.to_string());
-            }
-        }
-        for peer in std::mem::take(&mut st.owing) {
-            self.return_credits(st, peer);
-        }
-        self.flush_backlog(st);
-        while let Some(&index) = st.direct_retry.front() {
-            if !self.post_direct(st, index) {
-                break;
-            }
-            st.direct_retry.pop_front();
-        }
+    /// Whether operations of this link wait on the provider: sends or
+    /// direct transfers not yet complete, buffers exposed for peers to
+    /// read (the provider serves those reads only while polled), or
+    /// anything it refused for now. Only polls move them.
+    ///
+    /// # Safety
+    /// Not concurrently with the data path.
+    #[inline]
+    pub(crate) unsafe fn in_flight(&self) -> bool {
+        // SAFETY: the caller's contract.
+        let st = unsafe { &*self.state.get() };
+        st.free_sends.len() < SEND_SLOTS
+            || st.free_direct.len() < st.direct.len()
+            || !st.exposed.is_empty()
+            || !st.direct_done.is_empty()
+            || !st.backlog.is_empty()
+            || !st.to_repost.is_empty()
+            || !st.owing.is_empty()
+            || !st.direct_retry.is_empty()
     }
 }
 
@@ -627,119 +454,8 @@ impl Transport for FabricLink {
     }
 
     unsafe fn poll(&self, sink: &mut dyn FnMut(usize, &[u8])) -> usize {
-        let mut handled = 0;
-        let mut completions = 0;
-        let mut done = [Completion {
-            context: std::ptr::null_mut(),
-            flags: 0,
-            len: 0,
-            tag: 0,
-        }; POLL_MAX];
-        {
-            // SAFETY: data path; no other reference to the state is live.
-            let st = unsafe { &mut *self.state.get() };
-            if !st.to_repost.is_empty()
-                || !st.owing.is_empty()
-                || !st.backlog.is_empty()
-                || !st.direct_retry.is_empty()
-            {
-                self.retry_refused(st);
-            }
-        }
-        loop {
-            let n = match self.ep.poll(&mut done) {
-                Ok(n) => n,
-                Err(failed) => {
-                    // SAFETY: every context we post is one of ours.
-                    let slot = (!failed.context.is_null())
-                        .then(|| unsafe { (*failed.context.cast::<OpContext>()).slot });
-                    match slot {
-                        Some(s) if s >= DIRECT_BASE => {
-                            // SAFETY: as above.
-                            let st = unsafe { &mut *self.state.get() };
-                            let e = Error::Fabric {
-                                what: "a direct transfer",
-                                reason: failed.text,
-                            };
-                            Self::finish_direct(st, s - DIRECT_BASE, Err(e));
-                            continue;
-                        }
-                        // A send failed: its peer is gone (the launcher
-                        // ends the job) or the link is; free the slot.
-                        Some(s) if s >= SEND_BASE => {
-                            // SAFETY: as above.
-                            unsafe { &mut *self.state.get() }
-                                .free_sends
-                                .push(s - SEND_BASE);
-                            continue;
-                        }
-                        None => continue,
-                        Some(_) => fatal(self.me, &format!("a receive failed: {}", failed.text)),
-                    }
-                }
-            };
-            if n == 0 {
-                break;
-            }
-            completions += n;
-            for c in &done[..n] {
-                // SAFETY: every context we post is one of ours.
-                let slot = unsafe { (*c.context.cast::<OpContext>()).slot };
-                if slot >= DIRECT_BASE {
-                    // SAFETY: data path; no other reference is live.
-                    let st = unsafe { &mut *self.state.get() };
-                    Self::finish_direct(st, slot - DIRECT_BASE, Ok(c.len as usize));
-                    continue;
-                }
-                if slot >= SEND_BASE {
-                    // SAFETY: data path; no other reference is live.
-                    unsafe { &mut *self.state.get() }
-                        .free_sends
-                        .push(slot - SEND_BASE);
-                    continue;
-                }
-                let from = (c.tag & RANK_MASK) as usize;
-                let returned = ((c.tag >> CREDITS_SHIFT) & CREDITS_MASK) as u32;
-                let has_payload = c.tag & CREDIT_ONLY == 0;
-                {
-                    // SAFETY: as above.
-                    let st = unsafe { &mut *self.state.get() };
-                    let Some(Some(p)) = st.peers.get_mut(from) else {
-                        fatal(self.me, &format!("a packet from unknown rank {from}"));
-                    };
-                    p.credits += returned;
-                }
-                if has_payload {
-                    // SAFETY: the receive completed: the provider wrote
-                    // `len` bytes and no longer touches the buffer until
-                    // it is posted again below.
-                    let bytes =
-                        unsafe { std::slice::from_raw_parts(self.rx_buf(slot), c.len as usize) };
-                    sink(from, bytes);
-                    handled += 1;
-                }
-                // SAFETY: the sink has returned; nothing else holds the state.
-                let st = unsafe { &mut *self.state.get() };
-                if let Err(e) = self.post_receive(st, slot) {
-                    fatal(self.me, &e.to_string());
-                }
-                if has_payload {
-                    let p = st.peers[from].as_mut().expect("checked above");
-                    p.owed += 1;
-                    if p.owed >= self.credits / 2 {
-                        self.return_credits(st, from);
-                    }
-                }
-            }
-            if n < POLL_MAX {
-                break;
-            }
-        }
-        if completions > 0 {
-            self.generation.fetch_add(1, SeqCst);
-            self.wake_sleepers();
-        }
-        handled
+        // SAFETY: the caller's contract.
+        unsafe { self.take_completions(sink) }
     }
 
     fn can_read_remote(&self, _peer: usize) -> bool {
@@ -782,25 +498,8 @@ impl Transport for FabricLink {
         len: usize,
         token: u64,
     ) -> Result<u64, Error> {
-        // SAFETY: data path (the caller's contract).
-        let st = unsafe { &mut *self.state.get() };
-        let key = st.next_key & CREDITS_MASK;
-        st.next_key = st.next_key.wrapping_add(1);
-        let tag = DIRECT | key << CREDITS_SHIFT | peer as u64;
-        let (index, ctx) = Self::new_direct(st, token);
-        // SAFETY: the caller keeps the buffer writable until the completion;
-        // the boxed context stays put until then.
-        match unsafe { self.ep.recv(buf, len, tag, 0, ctx) } {
-            Ok(Posted::Yes) => Ok(key),
-            outcome => {
-                st.direct[index] = None;
-                st.free_direct.push(index);
-                Err(outcome.err().unwrap_or_else(|| Error::Fabric {
-                    what: "fi_trecv",
-                    reason: "the provider's receive queue is full".into(),
-                }))
-            }
-        }
+        // SAFETY: the caller's contract.
+        unsafe { self.direct_recv(peer, buf, len, token) }
     }
 
     unsafe fn post_direct_send(
@@ -811,34 +510,45 @@ impl Transport for FabricLink {
         len: usize,
         token: u64,
     ) -> Result<(), Error> {
-        // SAFETY: data path (the caller's contract).
-        let st = unsafe { &mut *self.state.get() };
-        let Some(p) = st.peers.get(peer).copied().flatten() else {
-            return Err(Error::Unsupported(format!(
-                "rank {peer} is not on the fabric"
-            )));
-        };
-        let tag = DIRECT | (key & CREDITS_MASK) << CREDITS_SHIFT | self.me as u64;
-        let (index, _) = Self::new_direct(st, token);
-        if let Some(op) = st.direct[index].as_mut() {
-            op.retry = Some((p.addr, tag, buf, len));
-        }
-        if !st.direct_retry.is_empty() || !self.post_direct(st, index) {
-            st.direct_retry.push_back(index);
-        }
-        Ok(())
+        // SAFETY: the caller's contract.
+        unsafe { self.direct_send(peer, key, buf, len, token) }
+    }
+
+    fn offers_read(&self, peer: usize) -> bool {
+        self.reads && self.reaches(peer)
+    }
+
+    unsafe fn expose(
+        &self,
+        peer: usize,
+        buf: *const u8,
+        len: usize,
+        token: u64,
+    ) -> Result<RemoteBuf, Error> {
+        // SAFETY: the caller's contract.
+        unsafe { self.expose_buf(peer, buf, len, token) }
+    }
+
+    unsafe fn conceal(&self, _peer: usize, token: u64) {
+        // SAFETY: the caller's contract.
+        unsafe { self.conceal_buf(token) }
+    }
+
+    unsafe fn post_read(
+        &self,
+        peer: usize,
+        buf: *mut u8,
+        len: usize,
+        remote: RemoteBuf,
+        token: u64,
+    ) -> Result<(), Error> {
+        // SAFETY: the caller's contract.
+        unsafe { self.read_into(peer, buf, len, remote, token) }
     }
 
     unsafe fn take_direct_done(&self, done: &mut dyn FnMut(u64, Result<usize, Error>)) {
-        // SAFETY: data path (the caller's contract).
-        let st = unsafe { &mut *self.state.get() };
-        if st.direct_done.is_empty() {
-            return;
-        }
-        let finished = std::mem::take(&mut st.direct_done);
-        for (token, outcome) in finished {
-            done(token, outcome);
-        }
+        // SAFETY: the caller's contract.
+        unsafe { self.direct_done(done) }
     }
 
     fn wait_token(&self) -> u32 {
@@ -850,6 +560,22 @@ impl Transport for FabricLink {
     }
 
     fn wake(&self, _peer: usize) {}
+}
+
+impl Drop for FabricLink {
+    fn drop(&mut self) {
+        // Every posted operation ends with the endpoint; then the
+        // registrations close, before the endpoint's domain does (when
+        // the fields drop).
+        self.ep.close_endpoint();
+        let st = self.state.get_mut();
+        let mut all = Self::take_registrations(st);
+        all.append(&mut st.packet_mrs);
+        for m in all {
+            // SAFETY: the endpoint is closed: nothing uses them.
+            unsafe { st.reg.close(&self.ep, m) };
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! libfabric: a thin layer over the system library, through small C shims
 //! (`shim.c`: provider discovery; `endpoint.c`: an RDM endpoint; built by
 //! `runtime/build.rs`), layered `sys` -> `result` -> `endpoint` (safe
-//! endpoint) -> `link` (the transport for peers on other hosts), and the
-//! discovery functions here for `oxrun --info`.
+//! endpoint) -> `link` (the transport for peers on other hosts; `mr`: what
+//! it registers), and the discovery functions here for `oxrun --info`.
 //!
 //! libfabric is not linked: `libfabric.so.1` is opened with dlopen the first
 //! time something asks (an endpoint, [`providers`], [`library_version`]),
@@ -11,6 +11,7 @@
 
 mod endpoint;
 pub(crate) mod link;
+pub(crate) mod mr;
 mod result;
 mod sys;
 

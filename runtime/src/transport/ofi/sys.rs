@@ -100,6 +100,23 @@ pub const FI_ETOOSMALL: isize = 257;
 /// `FI_EAVAIL`: an error completion is waiting.
 pub const FI_EAVAIL: isize = 259;
 
+/// `FI_MR_LOCAL`: buffers of data calls must be registered, and their
+/// descriptors passed.
+pub const FI_MR_LOCAL: u64 = 1 << 2;
+/// `FI_MR_VIRT_ADDR`: remote addresses are virtual addresses (else offsets
+/// into the registration).
+pub const FI_MR_VIRT_ADDR: u64 = 1 << 4;
+/// `FI_MR_PROV_KEY`: the provider chooses registration keys.
+pub const FI_MR_PROV_KEY: u64 = 1 << 6;
+/// Access flag: the source of sends.
+pub const FI_SEND: u64 = 1 << 11;
+/// Access flag: the target of receives.
+pub const FI_RECV: u64 = 1 << 10;
+/// Access flag: the target of local RMA reads.
+pub const FI_READ: u64 = 1 << 8;
+/// Access flag: read by peers' RMA reads.
+pub const FI_REMOTE_READ: u64 = 1 << 12;
+
 /// An open endpoint (`struct oxmpi_ofi_ep`); only the shim looks inside.
 #[repr(C)]
 pub struct RawEndpoint {
@@ -113,6 +130,7 @@ extern "C" {
         fns: *const Entry,
         prov: *const c_char,
         iface: *const c_char,
+        rma: c_int,
         cq_size: usize,
         out: *mut *mut RawEndpoint,
         desc: *mut c_char,
@@ -120,8 +138,27 @@ extern "C" {
     ) -> c_int;
     /// Closes everything `oxmpi_ofi_open` opened.
     pub fn oxmpi_ofi_close(e: *mut RawEndpoint);
+    /// Closes the endpoint alone (ending every posted operation).
+    pub fn oxmpi_ofi_close_ep(e: *mut RawEndpoint);
     /// The provider's inject size (sends this small complete at once).
     pub fn oxmpi_ofi_inject_size(e: *const RawEndpoint) -> usize;
+    /// The registration modes the provider requires (`FI_MR_*`).
+    pub fn oxmpi_ofi_mr_mode(e: *const RawEndpoint) -> u64;
+    /// Whether the endpoint does RMA reads both ways.
+    pub fn oxmpi_ofi_can_read(e: *const RawEndpoint) -> c_int;
+    /// `fi_mr_reg` (bound and enabled under `FI_MR_ENDPOINT`).
+    pub fn oxmpi_ofi_mr_reg(
+        e: *mut RawEndpoint,
+        buf: *const c_void,
+        len: usize,
+        access: u64,
+        key: u64,
+        mr: *mut *mut c_void,
+        mr_desc: *mut *mut c_void,
+        mr_key: *mut u64,
+    ) -> c_int;
+    /// Closes a registration.
+    pub fn oxmpi_ofi_mr_close(mr: *mut c_void) -> c_int;
     /// The completion queue's wait descriptor, or -1.
     pub fn oxmpi_ofi_wait_fd(e: *const RawEndpoint) -> c_int;
     /// The endpoint's address (`fi_getname`).
@@ -133,6 +170,7 @@ extern "C" {
         e: *mut RawEndpoint,
         buf: *const c_void,
         len: usize,
+        mr_desc: *mut c_void,
         dest: u64,
         tag: u64,
         context: *mut c_void,
@@ -150,8 +188,21 @@ extern "C" {
         e: *mut RawEndpoint,
         buf: *mut c_void,
         len: usize,
+        mr_desc: *mut c_void,
         tag: u64,
         ignore: u64,
+        context: *mut c_void,
+    ) -> isize;
+    /// `fi_read`.
+    #[allow(clippy::too_many_arguments)] // fi_read's own arguments
+    pub fn oxmpi_ofi_read(
+        e: *mut RawEndpoint,
+        buf: *mut c_void,
+        len: usize,
+        mr_desc: *mut c_void,
+        src: u64,
+        addr: u64,
+        key: u64,
         context: *mut c_void,
     ) -> isize;
     /// Reads completions; see `endpoint.c`.

@@ -10,9 +10,10 @@ use std::time::Duration;
 
 use super::ofi::link::FabricLink;
 use super::shm::ShmTransport;
-use super::{Caps, Transport};
+use super::{Caps, RemoteBuf, Transport};
 use crate::error::Error;
 
+mod pace;
 mod watch;
 
 /// Longest single sleep on one wait object when no watcher thread could
@@ -51,6 +52,8 @@ pub(crate) struct Router {
     fabric: Arc<FabricLink>,
     /// Whether any peer is on this host (else the doorbell never rings).
     local_peers: bool,
+    /// How often the fabric is polled when shared memory is polled too.
+    pace: pace::Pace,
     /// Without a watcher, alternate between the two waits: the next sleep
     /// is on the fabric.
     fabric_turn: std::sync::atomic::AtomicBool,
@@ -58,12 +61,14 @@ pub(crate) struct Router {
 
 impl Router {
     /// Routes every peer of `me` by node: `node_of_rank[peer] == node_of_rank[me]`
-    /// goes to `shm`, every other peer to `fabric`.
+    /// goes to `shm`, every other peer to `fabric`, which a poll looks at
+    /// at least once every `cold_polls` polls (see pace.rs).
     pub(crate) fn new(
         me: usize,
         node_of_rank: &[usize],
         shm: ShmTransport,
         fabric: FabricLink,
+        cold_polls: u32,
     ) -> Router {
         let routes: Vec<Route> = node_of_rank
             .iter()
@@ -87,6 +92,7 @@ impl Router {
             shm,
             fabric,
             local_peers,
+            pace: pace::Pace::new(cold_polls),
             fabric_turn: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -130,9 +136,15 @@ impl Transport for Router {
     }
 
     unsafe fn try_send(&self, peer: usize, parts: &[&[u8]]) -> bool {
-        // SAFETY: the caller's contract covers both endpoints.
-        self.endpoint(peer)
-            .is_some_and(|t| unsafe { t.try_send(peer, parts) })
+        // SAFETY (both arms): the caller's contract covers both endpoints.
+        match self.route(peer) {
+            Route::Shm => unsafe { self.shm.try_send(peer, parts) },
+            Route::Fabric => {
+                self.pace.traffic();
+                unsafe { self.fabric.try_send(peer, parts) }
+            }
+            Route::Myself => false,
+        }
     }
 
     unsafe fn try_send_with(
@@ -141,9 +153,15 @@ impl Transport for Router {
         len: usize,
         fill: &mut dyn FnMut(&mut [u8]),
     ) -> bool {
-        // SAFETY: the caller's contract covers both endpoints.
-        self.endpoint(peer)
-            .is_some_and(|t| unsafe { t.try_send_with(peer, len, fill) })
+        // SAFETY (both arms): the caller's contract covers both endpoints.
+        match self.route(peer) {
+            Route::Shm => unsafe { self.shm.try_send_with(peer, len, fill) },
+            Route::Fabric => {
+                self.pace.traffic();
+                unsafe { self.fabric.try_send_with(peer, len, fill) }
+            }
+            Route::Myself => false,
+        }
     }
 
     unsafe fn poll(&self, sink: &mut dyn FnMut(usize, &[u8])) -> usize {
@@ -153,10 +171,15 @@ impl Transport for Router {
         }
         // SAFETY: the caller's contract covers both endpoints.
         let near = unsafe { self.shm.poll(sink) };
+        // SAFETY: as above.
+        if !self.pace.due(|| unsafe { self.fabric.in_flight() }) {
+            return near;
+        }
         let before = self.fabric.generation();
         // SAFETY: as above.
         let far = unsafe { self.fabric.poll(sink) };
         if self.fabric.generation() != before {
+            self.pace.traffic();
             // Another thread of this rank may be about to sleep on the
             // doorbell for what this poll took: move its token on.
             self.shm.ring_own();
@@ -247,6 +270,40 @@ impl Transport for Router {
         }
     }
 
+    fn offers_read(&self, peer: usize) -> bool {
+        self.route(peer) == Route::Fabric && self.fabric.offers_read(peer)
+    }
+
+    unsafe fn expose(
+        &self,
+        peer: usize,
+        buf: *const u8,
+        len: usize,
+        token: u64,
+    ) -> Result<RemoteBuf, Error> {
+        // SAFETY: the caller's contract; only the fabric exposes buffers.
+        unsafe { self.fabric.expose(peer, buf, len, token) }
+    }
+
+    unsafe fn conceal(&self, peer: usize, token: u64) {
+        if self.route(peer) == Route::Fabric {
+            // SAFETY: the caller's contract.
+            unsafe { self.fabric.conceal(peer, token) }
+        }
+    }
+
+    unsafe fn post_read(
+        &self,
+        peer: usize,
+        buf: *mut u8,
+        len: usize,
+        remote: RemoteBuf,
+        token: u64,
+    ) -> Result<(), Error> {
+        // SAFETY: the caller's contract; only the fabric reads remotely.
+        unsafe { self.fabric.post_read(peer, buf, len, remote, token) }
+    }
+
     unsafe fn take_direct_done(&self, done: &mut dyn FnMut(u64, Result<usize, Error>)) {
         // SAFETY: the caller's contract; only the fabric makes direct transfers.
         unsafe { self.fabric.take_direct_done(done) }
@@ -267,7 +324,11 @@ impl Transport for Router {
 
     fn wait_token(&self) -> u32 {
         if self.local_peers {
-            self.shm.wait_token()
+            let token = self.shm.wait_token();
+            // The poll after the token, the last before a sleep, looks at
+            // the fabric whatever the pacing says.
+            self.pace.force();
+            token
         } else {
             self.fabric.generation()
         }
