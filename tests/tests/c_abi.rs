@@ -112,7 +112,12 @@ three_ways!(
     ireduce_user,
     info_env,
     split_hw,
-    mpix
+    mpix,
+    rma_windows,
+    rma_fence,
+    rma_passive,
+    rma_pscw,
+    rma_errors
 );
 
 /// The collective, group, topology, neighborhood and persistent programs
