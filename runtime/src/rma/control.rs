@@ -57,7 +57,7 @@ impl ControlLayout {
     }
 
     /// Bytes of the block.
-    pub fn len(&self) -> usize {
+    pub fn bytes(&self) -> usize {
         self.len
     }
 }
@@ -88,14 +88,14 @@ impl Control {
     }
 
     fn u64_at(&self, offset: usize) -> &AtomicU64 {
-        debug_assert!(offset % 8 == 0 && offset + 8 <= self.layout.len);
+        debug_assert!(offset & 7 == 0 && offset + 8 <= self.layout.len);
         // SAFETY: inside the mapped block (checked when made), 8-aligned
         // (the mapping is page-aligned), and only ever used atomically.
         unsafe { &*(self.base.add(offset) as *const AtomicU64) }
     }
 
     fn u32_at(&self, offset: usize) -> &AtomicU32 {
-        debug_assert!(offset % 4 == 0 && offset + 4 <= self.layout.len);
+        debug_assert!(offset & 3 == 0 && offset + 4 <= self.layout.len);
         // SAFETY: as in `u64_at`, 4-aligned.
         unsafe { &*(self.base.add(offset) as *const AtomicU32) }
     }
@@ -166,6 +166,62 @@ impl Control {
             if seq.load(Ordering::Relaxed) == s {
                 return v;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_and_regions_do_not_overlap() {
+        let n = 3;
+        let layout = ControlLayout::new(n);
+        let region = SharedRegion::create(layout.bytes(), "a test").unwrap();
+        let c = Control::at(&region, layout);
+        for r in 0..n {
+            c.lock_word(r).store(100 + r as u64, Ordering::Relaxed);
+            c.acc_lock(r).store(200 + r as u32, Ordering::Relaxed);
+        }
+        for t in 0..n {
+            for o in 0..n {
+                c.posts(t, o).store((t * n + o) as u32, Ordering::Relaxed);
+                c.dones(t, o)
+                    .store(1000 + (t * n + o) as u32, Ordering::Relaxed);
+            }
+        }
+        c.publish_regions(1, &[(0x1000, 16), (0x2000, 32)]);
+        c.publish_regions(2, &[(0x3000, 8); MAX_ATTACHED]);
+        for r in 0..n {
+            assert_eq!(c.lock_word(r).load(Ordering::Relaxed), 100 + r as u64);
+            assert_eq!(c.acc_lock(r).load(Ordering::Relaxed), 200 + r as u32);
+        }
+        for t in 0..n {
+            for o in 0..n {
+                assert_eq!(c.posts(t, o).load(Ordering::Relaxed), (t * n + o) as u32);
+                assert_eq!(
+                    c.dones(t, o).load(Ordering::Relaxed),
+                    1000 + (t * n + o) as u32
+                );
+            }
+        }
+        assert_eq!(c.regions(0), []);
+        assert_eq!(c.regions(1), [(0x1000, 16), (0x2000, 32)]);
+        assert_eq!(c.regions(2).len(), MAX_ATTACHED);
+        c.publish_regions(1, &[(0x2000, 32)]);
+        assert_eq!(c.regions(1), [(0x2000, 32)]);
+    }
+
+    #[test]
+    fn a_peer_mapping_sees_the_same_memory() {
+        let a = SharedRegion::create(4096, "a test").unwrap();
+        let b = SharedRegion::open(std::process::id(), a.fd(), 4096).unwrap();
+        assert_ne!(a.base(), b.base());
+        // SAFETY: both map the same 4096 bytes.
+        unsafe {
+            a.base().add(100).write(42);
+            assert_eq!(b.base().add(100).read(), 42);
         }
     }
 }

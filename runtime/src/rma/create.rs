@@ -166,7 +166,7 @@ fn build(
     let layout = ControlLayout::new(n);
     let page = page_size();
     let mut offsets = vec![0usize; n];
-    let mut end = layout.len().next_multiple_of(page);
+    let mut end = layout.bytes().next_multiple_of(page);
     if let Memory::Allocated { contiguous } = mem {
         for (r, off) in offsets.iter_mut().enumerate() {
             *off = end;
@@ -200,17 +200,19 @@ fn build(
     };
     let opened = segment.as_ref().map(|_| ()).map_err(clone_error);
     agree(&comm, opened)?;
-    let segment = segment?;
+    // Every rank has mapped the segment: no descriptor is needed any more.
+    let mut segment = segment?;
+    segment.close_file();
 
     // How this rank reaches each rank's memory.
     let mut peer_maps = Vec::new();
     let mut targets = Vec::with_capacity(n);
-    for r in 0..n {
+    for (r, &offset) in offsets.iter().enumerate() {
         let x = rec(r);
         let (pid, base, sz, unit) = (x[0] as i32, x[1] as usize, x[2] as usize, x[3] as usize);
         let target = match mem {
             Memory::Allocated { .. } => {
-                let at = segment.base() as usize + offsets[r];
+                let at = segment.base() as usize + offset;
                 Target {
                     base: at,
                     size: sz,
@@ -234,7 +236,8 @@ fn build(
                 } else if x[4] != NONE {
                     // The peer's memory is an MPI_Alloc_mem region: map it.
                     match SharedRegion::open(pid as u32, x[4] as i32, x[5] as usize) {
-                        Ok(region) => {
+                        Ok(mut region) => {
+                            region.close_file();
                             let at = region.base() as usize + x[6] as usize;
                             peer_maps.push(region);
                             Access::Mapped(at)

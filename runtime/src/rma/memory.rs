@@ -16,7 +16,8 @@ use crate::error::{Error, ErrorClass};
 /// A zero-filled memfd mapped shared, read-write; unmapped and closed on drop.
 #[derive(Debug)]
 pub struct SharedRegion {
-    file: File,
+    /// Open while peers may still need to open it (`/proc/<pid>/fd/<fd>`).
+    file: Option<File>,
     map: MmapRaw,
     len: usize,
 }
@@ -72,7 +73,11 @@ impl SharedRegion {
             .len(mapped)
             .map_raw(&file)
             .map_err(|e| os("mmap", format!("{mapped} bytes for {what}"), e))?;
-        Ok(SharedRegion { file, map, len })
+        Ok(SharedRegion {
+            file: Some(file),
+            map,
+            len,
+        })
     }
 
     /// The first byte.
@@ -90,9 +95,15 @@ impl SharedRegion {
         self.len == 0
     }
 
-    /// The descriptor peers open through `/proc/<pid>/fd/`.
+    /// The descriptor peers open through `/proc/<pid>/fd/` (-1 once closed).
     pub fn fd(&self) -> i32 {
-        self.file.as_raw_fd()
+        self.file.as_ref().map_or(-1, |f| f.as_raw_fd())
+    }
+
+    /// Closes the descriptor once no peer needs to open the region any
+    /// more (the mapping stays): windows hold no descriptors.
+    pub fn close_file(&mut self) {
+        self.file = None;
     }
 }
 
@@ -102,8 +113,26 @@ unsafe impl Send for SharedRegion {}
 // SAFETY: as above.
 unsafe impl Sync for SharedRegion {}
 
+/// One `MPI_Alloc_mem` allocation.
+enum Allocation {
+    /// In a memfd that peers can map.
+    Shared(SharedRegion),
+    /// Private memory, when no memfd could be made (e.g. the process is
+    /// out of descriptors): windows over it are reached by CMA.
+    Private(memmap2::MmapMut),
+}
+
+impl Allocation {
+    fn len(&self) -> usize {
+        match self {
+            Allocation::Shared(r) => r.len(),
+            Allocation::Private(m) => m.len(),
+        }
+    }
+}
+
 /// `MPI_Alloc_mem`'s regions by base address.
-static ALLOCATED: Mutex<BTreeMap<usize, SharedRegion>> = Mutex::new(BTreeMap::new());
+static ALLOCATED: Mutex<BTreeMap<usize, Allocation>> = Mutex::new(BTreeMap::new());
 
 /// `MPI_Alloc_mem`: `len` bytes that windows on this host expose without
 /// a copy (peers map them), page-aligned.
@@ -124,9 +153,19 @@ pub fn alloc_mem(len: usize) -> Result<*mut u8, Error> {
             format!("invalid `size` {len}: larger than the address space"),
         ));
     }
-    let region = SharedRegion::create(len, "MPI_Alloc_mem")?;
-    let base = region.base();
-    crate::comm::lock(&ALLOCATED).insert(base as usize, region);
+    let (base, allocation) = match SharedRegion::create(len, "MPI_Alloc_mem") {
+        Ok(region) => (region.base(), Allocation::Shared(region)),
+        Err(_) => {
+            let mut map = MmapOptions::new().len(len.max(1)).map_anon().map_err(|e| {
+                rma_error(
+                    ErrorClass::NoMem,
+                    format!("MPI_Alloc_mem cannot allocate {len} bytes: {e}"),
+                )
+            })?;
+            (map.as_mut_ptr(), Allocation::Private(map))
+        }
+    };
+    crate::comm::lock(&ALLOCATED).insert(base as usize, allocation);
     Ok(base)
 }
 
@@ -146,7 +185,11 @@ pub fn free_mem(base: *mut u8) -> Result<(), Error> {
 /// region's descriptor, its length and the offset of `addr` in it.
 pub fn allocated_region(addr: usize, len: usize) -> Option<(i32, usize, usize)> {
     let map = crate::comm::lock(&ALLOCATED);
-    let (&start, region) = map.range(..=addr).next_back()?;
+    let (&start, allocation) = map.range(..=addr).next_back()?;
     let offset = addr - start;
-    (offset.checked_add(len)? <= region.len().max(1)).then(|| (region.fd(), region.len(), offset))
+    let Allocation::Shared(region) = allocation else {
+        return None;
+    };
+    let inside = offset.checked_add(len)? <= allocation.len().max(1);
+    (inside && region.fd() >= 0).then(|| (region.fd(), region.len(), offset))
 }

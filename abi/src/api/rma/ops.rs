@@ -104,20 +104,22 @@ fn with_call<R>(
 fn put(win: MPI_Win, c: Call) -> Result<(), AbiError> {
     let w = super::win(win)?;
     // SAFETY: MPI's contract: the origin buffer holds its elements.
-    with_call(c, |o, at| Ok(unsafe { w.put(o, at)? }))
+    with_call(c, |o, at| unsafe { w.put(o, at) }.map_err(Into::into))
 }
 
 fn get(win: MPI_Win, c: Call) -> Result<(), AbiError> {
     let w = super::win(win)?;
     // SAFETY: MPI's contract: the origin buffer holds its elements, writable.
-    with_call(c, |o, at| Ok(unsafe { w.get(o, at)? }))
+    with_call(c, |o, at| unsafe { w.get(o, at) }.map_err(Into::into))
 }
 
 fn accumulate(win: MPI_Win, c: Call, op: MPI_Op) -> Result<(), AbiError> {
     let w = super::win(win)?;
     let (op, elem) = op_arg(op, c.target.3)?;
     // SAFETY: MPI's contract: the origin buffer holds its elements.
-    with_call(c, |o, at| Ok(unsafe { w.accumulate(o, at, &op, elem)? }))
+    with_call(c, |o, at| {
+        unsafe { w.accumulate(o, at, &op, elem) }.map_err(Into::into)
+    })
 }
 
 fn get_accumulate(
@@ -136,7 +138,7 @@ fn get_accumulate(
     };
     // SAFETY: MPI's contract: the buffers hold their elements.
     with_call(c, |o, at| {
-        Ok(unsafe { w.get_accumulate(o, Some(r), at, &op, elem)? })
+        unsafe { w.get_accumulate(o, Some(r), at, &op, elem) }.map_err(Into::into)
     })
 }
 

@@ -8,8 +8,8 @@ use std::ffi::{c_int, c_void};
 use oxmpi::rma::Win;
 use oxmpi::Comm;
 
-use crate::api::large_count;
 use crate::api::CountOut;
+use crate::api::{large_count, wide};
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, Errhandler, MPI_Aint, MPI_Comm, MPI_Info, MPI_Win, WIN_NULL};
 use crate::objects::info::InfoEntry;
@@ -132,7 +132,7 @@ large_count! {
     ) -> c_int {
         guard(NAME, ErrObj::Comm(comm), || {
             let out = out_ptr(win, "win")?;
-            let (size, disp_unit) = (size_arg(size)?, disp_unit_arg(disp_unit.into())?);
+            let (size, disp_unit) = (size_arg(size)?, disp_unit_arg(wide(disp_unit))?);
             let info = info_arg(info)?;
             let c = comm_arg(comm)?;
             // SAFETY: the caller's contract.
@@ -191,7 +191,7 @@ large_count! {
     ) -> c_int {
         guard(NAME, ErrObj::Comm(comm), || {
             // SAFETY: the caller's contract.
-            unsafe { allocate(size, disp_unit.into(), info, comm, baseptr, win, false) }
+            unsafe { allocate(size, wide(disp_unit), info, comm, baseptr, win, false) }
         })
     }
 }
@@ -212,7 +212,7 @@ large_count! {
     ) -> c_int {
         guard(NAME, ErrObj::Comm(comm), || {
             // SAFETY: the caller's contract.
-            unsafe { allocate(size, disp_unit.into(), info, comm, baseptr, win, true) }
+            unsafe { allocate(size, wide(disp_unit), info, comm, baseptr, win, true) }
         })
     }
 }
