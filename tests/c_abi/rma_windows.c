@@ -3,7 +3,8 @@
  * window flavor (create over user memory and over MPI_Alloc_mem memory,
  * allocate, allocate_shared, create_dynamic) with its attributes
  * (MPI_WIN_BASE, SIZE, DISP_UNIT, CREATE_FLAVOR, MODEL), group, name and
- * info; MPI_Win_shared_query on a contiguous shared window (rank i's
+ * info, user keyvals (set, get, replace, delete, free: delete callbacks);
+ * MPI_Win_shared_query on a contiguous shared window (rank i's
  * memory right after rank i-1's) and direct load/store into a
  * neighbour's memory; MPI_Win_free resets the handle.
  * Prints "PASS rma_windows" from rank 0.
@@ -26,6 +27,19 @@ static void check_attrs(MPI_Win win, void *base, MPI_Aint size, int disp_unit, i
     CHECK(flag && *got_flavor == flavor, "MPI_WIN_CREATE_FLAVOR %d, expected %d", *got_flavor, flavor);
     MPI_CHECK(MPI_Win_get_attr(win, MPI_WIN_MODEL, &got_model, &flag));
     CHECK(flag && *got_model == MPI_WIN_UNIFIED, "MPI_WIN_MODEL %d", *got_model);
+}
+
+static int deleted = 0;
+static void *deleted_value = NULL;
+
+static int on_delete(MPI_Win win, int keyval, void *value, void *extra)
+{
+    (void)win;
+    (void)keyval;
+    CHECK(*(int *)extra == 42, "delete callback got extra_state %d", *(int *)extra);
+    deleted++;
+    deleted_value = value;
+    return MPI_SUCCESS;
 }
 
 int main(int argc, char **argv)
@@ -65,12 +79,34 @@ int main(int argc, char **argv)
     int len = 0;
     MPI_CHECK(MPI_Win_get_name(win, name, &len));
     CHECK(len == 8 && strcmp(name, "counters") == 0, "window name '%s'", name);
+    /* User keyvals: set, get, replace (delete callback), delete, and the
+       delete callback once more when the window is freed. */
+    static int extra = 42;
+    int key;
+    MPI_CHECK(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, on_delete, &key, &extra));
+    int a = 1, b = 2, c = 3, flag = 0;
+    int *got = NULL;
+    MPI_CHECK(MPI_Win_get_attr(win, key, &got, &flag));
+    CHECK(!flag, "an attribute before any was set");
+    MPI_CHECK(MPI_Win_set_attr(win, key, &a));
+    MPI_CHECK(MPI_Win_get_attr(win, key, &got, &flag));
+    CHECK(flag && got == &a, "attribute %p, expected %p", (void *)got, (void *)&a);
+    MPI_CHECK(MPI_Win_set_attr(win, key, &b));
+    CHECK(deleted == 1 && deleted_value == &a, "replacing: %d deletes", deleted);
+    MPI_CHECK(MPI_Win_delete_attr(win, key));
+    CHECK(deleted == 2 && deleted_value == &b, "deleting: %d deletes", deleted);
+    MPI_CHECK(MPI_Win_get_attr(win, key, &got, &flag));
+    CHECK(!flag, "the attribute is still there after MPI_Win_delete_attr");
+    MPI_CHECK(MPI_Win_set_attr(win, key, &c));
+    MPI_CHECK(MPI_Win_free_keyval(&key));
+    CHECK(key == MPI_KEYVAL_INVALID, "MPI_Win_free_keyval did not reset the keyval");
     MPI_Info used;
     MPI_CHECK(MPI_Win_get_info(win, &used));
     CHECK(used != MPI_INFO_NULL, "MPI_Win_get_info gave MPI_INFO_NULL");
     MPI_CHECK(MPI_Info_free(&used));
     MPI_CHECK(MPI_Win_free(&win));
     CHECK(win == MPI_WIN_NULL, "MPI_Win_free did not reset the handle");
+    CHECK(deleted == 3 && deleted_value == &c, "MPI_Win_free: %d deletes", deleted);
     MPI_CHECK(MPI_Free_mem(mem));
     MPI_CHECK(MPI_Info_free(&info));
 
@@ -156,7 +192,7 @@ int main(int argc, char **argv)
 
     /* dynamic: no memory, flavor dynamic */
     MPI_CHECK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
-    int *flavor = NULL, flag = 0;
+    int *flavor = NULL;
     MPI_CHECK(MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag));
     CHECK(flag && *flavor == MPI_WIN_FLAVOR_DYNAMIC, "dynamic flavor %d", *flavor);
     MPI_CHECK(MPI_Win_free(&win));

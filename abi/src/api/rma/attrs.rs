@@ -25,7 +25,8 @@ const WIN_MODEL: c_int = 0x6600_0009;
 const MAX_OBJECT_NAME: usize = 128;
 
 /// `MPI_Win_get_attr`: the predefined attributes (`MPI_WIN_BASE` is the
-/// base address itself; the others point to the value, as MPI specifies).
+/// base address itself; the others point to the value, as MPI specifies)
+/// and those of `MPI_Win_create_keyval`'s keyvals.
 ///
 /// # Safety
 /// `attribute_val` is a writable `void *`, `flag` writable.
@@ -48,10 +49,16 @@ pub unsafe extern "C" fn oxabi_Win_get_attr(
             WIN_CREATE_FLAVOR => std::ptr::addr_of!(a.flavor).cast_mut().cast(),
             WIN_MODEL => std::ptr::addr_of!(a.model).cast_mut().cast(),
             k => {
-                return Err(AbiError::new(
-                    Class::KEYVAL,
-                    format!("invalid `win_keyval` {k:#x}: not a window attribute"),
-                ))
+                drop(st);
+                let value = super::keyvals::get(win, k)?;
+                // SAFETY: checked non-null.
+                unsafe {
+                    if let Some(v) = value {
+                        *val = v as *mut c_void;
+                    }
+                    *flag = c_int::from(value.is_some());
+                }
+                return Ok(());
             }
         };
         // SAFETY: checked non-null; the values live as long as the window.

@@ -1,12 +1,13 @@
 //! One-sided communication (MPI 4.0 chapter 12) over the runtime's
 //! windows (`oxmpi::rma`): memory ([`window`]: `MPI_Alloc_mem`,
 //! `MPI_Free_mem`), windows and their attributes, names, error handlers
-//! and info ([`window`], [`attrs`]), the operations ([`ops`]) and the
+//! and info ([`window`], [`attrs`], [`keyvals`]), the operations ([`ops`]) and the
 //! synchronization calls ([`sync`]). Window handles are direct handles
 //! into the state's window table; errors are raised on the window's own
 //! error handler (`MPI_ERRORS_ARE_FATAL` until the program sets another).
 
 pub mod attrs;
+pub mod keyvals;
 pub mod ops;
 pub mod sync;
 pub mod window;

@@ -252,11 +252,13 @@ pub unsafe extern "C" fn oxabi_Win_free(win: *mut MPI_Win) -> c_int {
     guard("MPI_Win_free", ErrObj::Win(h), || {
         out_ptr(win, "win")?;
         super::win(h)?.free()?;
+        // Attributes go with the window (delete callbacks run).
+        let deleted = super::keyvals::on_free(h);
         let slot = handles::win_slot(h)?;
         state::lock().wins.remove(slot);
         // SAFETY: checked non-null.
         unsafe { *win = WIN_NULL };
-        Ok(())
+        deleted
     })
 }
 
