@@ -100,19 +100,18 @@ fn range_error(rank: usize, lo: i128, hi: i128, size: usize) -> Error {
 }
 
 impl Win {
-    /// The target's runs `(offset from its base, len)` for `at`, checked
-    /// against its window memory.
-    fn runs(&self, rank: usize, at: &At<'_>) -> Result<(Target, Vec<(usize, usize)>), Error> {
-        let t = self.inner.targets[rank];
-        let start = if self.inner.flavor == Flavor::Dynamic {
-            at.disp as i128
+    /// Where displacement `disp` of `rank` starts, in bytes from its base
+    /// (an address for dynamic windows).
+    fn start_of(&self, t: &Target, disp: isize) -> i128 {
+        if self.inner.flavor == Flavor::Dynamic {
+            disp as i128
         } else {
-            at.disp as i128 * t.disp_unit as i128
-        };
-        let Some(span) = at.dt.data_span(at.count)? else {
-            return Ok((t, Vec::new()));
-        };
-        let (lo, hi) = (start + span.start as i128, start + span.end as i128);
+            disp as i128 * t.disp_unit as i128
+        }
+    }
+
+    /// Fails unless bytes `lo..hi` (from the base) are window memory of `rank`.
+    fn check_range(&self, rank: usize, t: &Target, lo: i128, hi: i128) -> Result<(), Error> {
         let inside = if self.inner.flavor == Flavor::Dynamic {
             self.inner
                 .control
@@ -122,9 +121,27 @@ impl Win {
         } else {
             lo >= 0 && hi <= t.size as i128
         };
-        if !inside {
-            return Err(range_error(rank, lo, hi, t.size));
+        if inside {
+            Ok(())
+        } else {
+            Err(range_error(rank, lo, hi, t.size))
         }
+    }
+
+    /// The target's runs `(offset from its base, len)` for `at`, checked
+    /// against its window memory.
+    fn runs(&self, rank: usize, at: &At<'_>) -> Result<(Target, Vec<(usize, usize)>), Error> {
+        let t = self.inner.targets[rank];
+        let start = self.start_of(&t, at.disp);
+        let Some(span) = at.dt.data_span(at.count)? else {
+            return Ok((t, Vec::new()));
+        };
+        self.check_range(
+            rank,
+            &t,
+            start + span.start as i128,
+            start + span.end as i128,
+        )?;
         let start = start as isize;
         let runs = at
             .dt
@@ -132,6 +149,60 @@ impl Win {
             .map(|s| ((start + s.offset) as usize, s.len))
             .collect();
         Ok((t, runs))
+    }
+
+    /// The one run of `len` bytes at displacement `disp` of `rank`, checked.
+    fn byte_run(&self, rank: usize, disp: isize, len: usize) -> Result<(Target, usize), Error> {
+        let t = self.inner.targets[rank];
+        let start = self.start_of(&t, disp);
+        self.check_range(rank, &t, start, start + len as i128)?;
+        Ok((t, start as usize))
+    }
+
+    /// `MPI_Put` of `len` bytes at `src` to the same number of contiguous
+    /// bytes at displacement `disp` of `rank`: [`Win::put`] for
+    /// contiguous types on both sides, without a datatype.
+    ///
+    /// # Safety
+    /// `src` holds `len` bytes.
+    pub unsafe fn put_bytes(
+        &self,
+        src: *const u8,
+        len: usize,
+        rank: i32,
+        disp: isize,
+    ) -> Result<(), Error> {
+        let Some(r) = self.access(rank)? else {
+            return Ok(());
+        };
+        let (t, off) = self.byte_run(r, disp, len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: the caller's promise; the run was checked.
+        unsafe { t.write(&[(off, len)], std::slice::from_raw_parts(src, len)) }
+    }
+
+    /// `MPI_Get` into `len` contiguous bytes at `dst` (see [`Win::put_bytes`]).
+    ///
+    /// # Safety
+    /// `dst` holds `len` writable bytes.
+    pub unsafe fn get_bytes(
+        &self,
+        dst: *mut u8,
+        len: usize,
+        rank: i32,
+        disp: isize,
+    ) -> Result<(), Error> {
+        let Some(r) = self.access(rank)? else {
+            return Ok(());
+        };
+        let (t, off) = self.byte_run(r, disp, len)?;
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: the caller's promise; the run was checked.
+        unsafe { t.read(&[(off, len)], std::slice::from_raw_parts_mut(dst, len)) }
     }
 
     /// `MPI_Put`.

@@ -12,6 +12,7 @@ use oxmpi::ops::{BuiltinOp, ElemType, Op};
 use oxmpi::rma::{At, Buf};
 
 use crate::api::coll::datatype::ty;
+use crate::api::datatype::p2p::contiguous_bytes;
 use crate::api::datatype::query::committed;
 use crate::api::{large_count, wide};
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
@@ -101,14 +102,30 @@ fn with_call<R>(
     f(origin, at)
 }
 
+/// The common case: predefined contiguous types moving the same bytes on
+/// both sides: `(address, bytes)`.
+fn contiguous(c: &Call) -> Option<(*mut u8, usize)> {
+    let (ptr, len) = contiguous_bytes(c.origin.0, c.origin.1, c.origin.2)?;
+    let (_, target_len) = contiguous_bytes(c.origin.0, c.target.2, c.target.3)?;
+    (len == target_len).then_some((ptr, len))
+}
+
 fn put(win: MPI_Win, c: Call) -> Result<(), AbiError> {
     let w = super::win(win)?;
+    if let Some((ptr, len)) = contiguous(&c) {
+        // SAFETY: MPI's contract: the origin buffer holds its elements.
+        return Ok(unsafe { w.put_bytes(ptr, len, c.target.0, c.target.1 as isize) }?);
+    }
     // SAFETY: MPI's contract: the origin buffer holds its elements.
     with_call(c, |o, at| unsafe { w.put(o, at) }.map_err(Into::into))
 }
 
 fn get(win: MPI_Win, c: Call) -> Result<(), AbiError> {
     let w = super::win(win)?;
+    if let Some((ptr, len)) = contiguous(&c) {
+        // SAFETY: MPI's contract: the origin buffer holds its elements, writable.
+        return Ok(unsafe { w.get_bytes(ptr, len, c.target.0, c.target.1 as isize) }?);
+    }
     // SAFETY: MPI's contract: the origin buffer holds its elements, writable.
     with_call(c, |o, at| unsafe { w.get(o, at) }.map_err(Into::into))
 }

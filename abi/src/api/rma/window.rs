@@ -255,6 +255,7 @@ pub unsafe extern "C" fn oxabi_Win_free(win: *mut MPI_Win) -> c_int {
         // Attributes go with the window (delete callbacks run).
         let deleted = super::keyvals::on_free(h);
         let slot = handles::win_slot(h)?;
+        super::forget(h);
         state::lock().wins.remove(slot);
         // SAFETY: checked non-null.
         unsafe { *win = WIN_NULL };
