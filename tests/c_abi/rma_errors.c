@@ -93,7 +93,11 @@ int main(int argc, char **argv)
         EXPECT_CLASS(MPI_Put(&v, 1, MPI_INT, right, 0, 1, MPI_INT, w2), MPI_ERR_RMA_SYNC);
         EXPECT_CLASS(MPI_Rput(&v, 1, MPI_INT, right, 0, 1, MPI_INT, w2, &(MPI_Request){0}),
                      MPI_ERR_RMA_SYNC);
+        MPI_Win stale = w2;
         MPI_CHECK(MPI_Win_free(&w2));
+        /* A freed window's handle (raised on MPI_COMM_WORLD: it returns). */
+        EXPECT_CLASS(MPI_Win_fence(0, stale), MPI_ERR_WIN);
+        EXPECT_CLASS(MPI_Put(&v, 1, MPI_INT, right, 0, 1, MPI_INT, stale), MPI_ERR_WIN);
         free(plain);
         /* Not memory from MPI_Alloc_mem. */
         EXPECT_CLASS(MPI_Free_mem(&v), MPI_ERR_BASE);

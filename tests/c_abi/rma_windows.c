@@ -103,6 +103,11 @@ int main(int argc, char **argv)
     MPI_Info used;
     MPI_CHECK(MPI_Win_get_info(win, &used));
     CHECK(used != MPI_INFO_NULL, "MPI_Win_get_info gave MPI_INFO_NULL");
+    char value[MPI_MAX_INFO_VAL + 1];
+    int found = 0;
+    MPI_CHECK(MPI_Info_get(used, "no_locks", MPI_MAX_INFO_VAL, value, &found));
+    CHECK(found && strcmp(value, "false") == 0, "no_locks hint: found %d '%s'", found,
+          found ? value : "");
     MPI_CHECK(MPI_Info_free(&used));
     MPI_CHECK(MPI_Win_free(&win));
     CHECK(win == MPI_WIN_NULL, "MPI_Win_free did not reset the handle");
@@ -195,6 +200,13 @@ int main(int argc, char **argv)
     int *flavor = NULL;
     MPI_CHECK(MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag));
     CHECK(flag && *flavor == MPI_WIN_FLAVOR_DYNAMIC, "dynamic flavor %d", *flavor);
+    MPI_CHECK(MPI_Win_free(&win));
+
+    /* MPI_PROC_NULL in passive-target calls does nothing. */
+    MPI_CHECK(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &sbase,
+                               &win));
+    MPI_CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, MPI_PROC_NULL, 0, win));
+    MPI_CHECK(MPI_Win_unlock(MPI_PROC_NULL, win));
     MPI_CHECK(MPI_Win_free(&win));
 
     /* A window over a sub-communicator. */

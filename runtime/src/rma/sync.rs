@@ -201,9 +201,12 @@ impl Win {
     }
 
     /// `MPI_Win_lock`: an access epoch to `rank` (`assert` 0 or
-    /// `MPI_MODE_NOCHECK`).
+    /// `MPI_MODE_NOCHECK`; `PROC_NULL`: nothing).
     pub fn lock(&self, kind: LockType, rank: i32, assert: i32) -> Result<(), Error> {
         check_assert(assert, MODE_NOCHECK, "MPI_Win_lock")?;
+        if rank == crate::status::PROC_NULL {
+            return self.check_live();
+        }
         self.target(rank, "rank")?;
         let r = rank as usize;
         {
@@ -224,6 +227,9 @@ impl Win {
 
     /// `MPI_Win_unlock`: completes the operations to `rank` and ends the epoch.
     pub fn unlock(&self, rank: i32) -> Result<(), Error> {
+        if rank == crate::status::PROC_NULL {
+            return self.check_live();
+        }
         self.target(rank, "rank")?;
         let held = self.epoch()?.locks.remove(&(rank as usize));
         let Some(held) = held else {
@@ -279,6 +285,7 @@ impl Win {
     pub fn flush(&self, rank: Option<i32>) -> Result<(), Error> {
         let e = self.epoch()?;
         match rank {
+            Some(crate::status::PROC_NULL) => {}
             Some(rank) => {
                 self.target(rank, "rank")?;
                 if !e.passive(rank as usize) {

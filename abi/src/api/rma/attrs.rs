@@ -205,7 +205,20 @@ pub extern "C" fn oxabi_Win_set_info(win: MPI_Win, info: MPI_Info) -> c_int {
     })
 }
 
-/// `MPI_Win_get_info`: a new info object with the hints in use.
+/// The hints a window reports when the program did not set them (MPI
+/// 4.0 section 12.2.1 and MPICH's names): OxMPI acts on none of them, and
+/// holds to their defaults' promises.
+const DEFAULT_HINTS: [(&str, &str); 6] = [
+    ("no_locks", "false"),
+    ("accumulate_ordering", "rar,raw,war,waw"),
+    ("accumulate_ops", "same_op_no_op"),
+    ("same_size", "false"),
+    ("same_disp_unit", "false"),
+    ("alloc_shared_noncontig", "false"),
+];
+
+/// `MPI_Win_get_info`: a new info object with the hints in use (those
+/// set, and the defaults of the others).
 ///
 /// # Safety
 /// `info_used` is writable.
@@ -213,7 +226,12 @@ pub extern "C" fn oxabi_Win_set_info(win: MPI_Win, info: MPI_Info) -> c_int {
 pub unsafe extern "C" fn oxabi_Win_get_info(win: MPI_Win, info_used: *mut MPI_Info) -> c_int {
     guard("MPI_Win_get_info", ErrObj::Win(win), || {
         let out = out_ptr(info_used, "info_used")?;
-        let pairs = state::lock().win_entry(win)?.info.clone();
+        let mut pairs = state::lock().win_entry(win)?.info.clone();
+        for (k, v) in DEFAULT_HINTS {
+            if !pairs.iter().any(|(key, _)| key == k) {
+                pairs.push((k.to_owned(), v.to_owned()));
+            }
+        }
         let h = crate::api::env::info::store(crate::objects::info::InfoEntry { pairs });
         // SAFETY: checked non-null.
         unsafe { *out = h };
