@@ -205,6 +205,79 @@ impl Win {
         unsafe { t.read(&[(off, len)], std::slice::from_raw_parts_mut(dst, len)) }
     }
 
+    /// `MPI_Get_accumulate` (or, without `result`, `MPI_Accumulate`) of
+    /// `len` contiguous bytes of elements of `elem`: what
+    /// [`Win::get_accumulate`] does for predefined contiguous types on
+    /// every side, without datatypes (no temporaries up to 256 bytes).
+    ///
+    /// # Safety
+    /// `src` holds `len` bytes (unless `op` is `MPI_NO_OP`); `result`, if
+    /// not null, holds `len` writable bytes.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn get_accumulate_bytes(
+        &self,
+        src: *const u8,
+        result: *mut u8,
+        len: usize,
+        rank: i32,
+        disp: isize,
+        op: &Op,
+        elem: Option<ElemType>,
+    ) -> Result<(), Error> {
+        let Some(r) = self.access(rank)? else {
+            return Ok(());
+        };
+        let (t, off) = self.byte_run(r, disp, len)?;
+        let no_op = matches!(op, Op::Builtin(BuiltinOp::NoOp));
+        let replace = matches!(op, Op::Builtin(BuiltinOp::Replace));
+        let reduce = match op {
+            Op::User { .. } => {
+                return Err(Error::InvalidOp {
+                    reason: "accumulate operations take predefined operations only".into(),
+                })
+            }
+            _ if no_op || replace => None,
+            _ => Some(op.reducer(elem)?),
+        };
+        if len == 0 {
+            return Ok(());
+        }
+        let input: &[u8] = if no_op {
+            &[]
+        } else {
+            // SAFETY: the caller's promise.
+            unsafe { std::slice::from_raw_parts(src, len) }
+        };
+        let run = [(off, len)];
+        let mut small = [0u8; 256];
+        let mut large = Vec::new();
+        let current: &mut [u8] = if len <= small.len() {
+            &mut small[..len]
+        } else {
+            large.resize(len, 0);
+            &mut large
+        };
+        self.with_acc_lock(r, || {
+            // SAFETY: the run was checked against the window; the caller
+            // vouches for `result`.
+            unsafe {
+                if !result.is_null() || reduce.is_some() {
+                    t.read(&run, current)?;
+                }
+                if !result.is_null() {
+                    std::ptr::copy_nonoverlapping(current.as_ptr(), result, len);
+                }
+                if let Some(f) = &reduce {
+                    f(input, current)?;
+                    t.write(&run, current)?;
+                } else if replace {
+                    t.write(&run, input)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
     /// `MPI_Put`.
     ///
     /// # Safety

@@ -130,8 +130,60 @@ fn get(win: MPI_Win, c: Call) -> Result<(), AbiError> {
     with_call(c, |o, at| unsafe { w.get(o, at) }.map_err(Into::into))
 }
 
+/// The common case of the accumulates: predefined contiguous types
+/// moving the same bytes on every side, `op` a predefined operation:
+/// done here, without datatypes (`None`: not that case).
+fn accumulate_bytes(
+    w: &oxmpi::rma::Win,
+    c: &Call,
+    result: Option<(*mut c_void, MPI_Count, MPI_Datatype)>,
+    op: MPI_Op,
+) -> Option<Result<(), AbiError>> {
+    let (ptr, len) = contiguous(c)?;
+    let result_ptr = match result {
+        Some((addr, count, dt)) => {
+            let (p, l) = contiguous_bytes(addr, count, dt)?;
+            (l == len).then_some(p)?
+        }
+        None => std::ptr::null_mut(),
+    };
+    let Ok(OpRef::Builtin(i)) = handles::op(op) else {
+        return None;
+    };
+    let b = BuiltinOp::ALL.get(builtin_index(i)?).copied()?;
+    let elem = crate::api::coll::datatype::builtin_ty(c.target.3)?.elem;
+    // SAFETY: MPI's contract: the buffers hold their elements.
+    let r = unsafe {
+        w.get_accumulate_bytes(
+            ptr,
+            result_ptr,
+            len,
+            c.target.0,
+            c.target.1 as isize,
+            &Op::Builtin(b),
+            elem,
+        )
+    };
+    Some(r.map_err(Into::into))
+}
+
+/// The kernels' index of the predefined operation at `BUILTIN_OPS[i]`.
+fn builtin_index(i: usize) -> Option<usize> {
+    static TABLE: std::sync::OnceLock<Vec<Option<usize>>> = std::sync::OnceLock::new();
+    let t = TABLE.get_or_init(|| {
+        BUILTIN_OPS
+            .iter()
+            .map(|name| BuiltinOp::ALL.iter().position(|b| b.mpi_name() == *name))
+            .collect()
+    });
+    t.get(i).copied().flatten()
+}
+
 fn accumulate(win: MPI_Win, c: Call, op: MPI_Op) -> Result<(), AbiError> {
     let w = super::win(win)?;
+    if let Some(r) = accumulate_bytes(&w, &c, None, op) {
+        return r;
+    }
     let (op, elem) = op_arg(op, c.target.3)?;
     // SAFETY: MPI's contract: the origin buffer holds its elements.
     with_call(c, |o, at| {
@@ -146,6 +198,9 @@ fn get_accumulate(
     op: MPI_Op,
 ) -> Result<(), AbiError> {
     let w = super::win(win)?;
+    if let Some(r) = accumulate_bytes(&w, &c, Some(result), op) {
+        return r;
+    }
     let (op, elem) = op_arg(op, c.target.3)?;
     let rdt = type_arg(result.2, "result_datatype")?;
     let r = Buf {
