@@ -147,6 +147,20 @@ impl Win {
         });
     }
 
+    /// One attempt at a shared lock on `rank` (retried while only shared
+    /// holders change the word).
+    fn try_take_shared(&self, rank: usize) -> bool {
+        let word = self.inner.control.lock_word(rank);
+        let mut v = word.load(Ordering::Relaxed);
+        while v & EXCLUSIVE == 0 {
+            match word.compare_exchange_weak(v, v + 1, Ordering::Acquire, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(now) => v = now,
+            }
+        }
+        false
+    }
+
     fn release_lock(&self, rank: usize, kind: LockType) {
         let word = self.inner.control.lock_word(rank);
         match kind {
@@ -255,9 +269,19 @@ impl Win {
         }
         let taken = assert & MODE_NOCHECK == 0;
         if taken {
-            for r in 0..self.inner.targets.len() {
-                self.take_lock(r, LockType::Shared);
-            }
+            // All or none: a rank that finds one target locked exclusively
+            // lets go of the others before it waits, so an exclusive holder
+            // that goes on to lock more targets is never stuck behind it.
+            let n = self.inner.targets.len();
+            self.spin_until(|| {
+                for r in 0..n {
+                    if !self.try_take_shared(r) {
+                        (0..r).for_each(|h| self.release_lock(h, LockType::Shared));
+                        return false;
+                    }
+                }
+                true
+            });
         }
         self.epoch()?.lock_all = Some(taken);
         Ok(())
