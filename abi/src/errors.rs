@@ -44,6 +44,14 @@ impl Class {
     pub const UNKNOWN: Class = Class(13);
     pub const UNSUPPORTED_OPERATION: Class = Class(44);
     pub const KEYVAL: Class = Class(48);
+    pub const NO_MEM: Class = Class(34);
+    pub const WIN: Class = Class(45);
+    pub const BASE: Class = Class(46);
+    pub const LOCKTYPE: Class = Class(47);
+    pub const RMA_SYNC: Class = Class(50);
+    pub const SIZE: Class = Class(51);
+    pub const DISP: Class = Class(52);
+    pub const RMA_FLAVOR: Class = Class(58);
 }
 
 /// Every error class: (value, name, what it means).
@@ -390,7 +398,7 @@ pub enum ErrObj {
     None,
     /// A communicator (its `MPI_Comm` handle).
     Comm(c_int),
-    /// A window (no window handlers yet: `MPI_COMM_WORLD`'s).
+    /// A window (its handler; an invalid window handle: `MPI_COMM_WORLD`'s).
     Win(c_int),
     /// A file (default handler `MPI_ERRORS_RETURN`).
     File,

@@ -15,15 +15,21 @@ use crate::errors::{class_info, code_for, AbiError, Class, ErrObj, ERR_LASTCODE}
 use crate::handles::{Errhandler, MPI_Comm, COMM_WORLD};
 use crate::state;
 
-/// Which handler an error on `obj` goes to, and the communicator handle
-/// a user handler is called with.
+/// Which handler an error on `obj` goes to, and the communicator (or
+/// window) handle a user handler is called with.
 fn handler_for(obj: ErrObj) -> (Errhandler, MPI_Comm) {
     let comm = match obj {
         ErrObj::File => return (Errhandler::Return, COMM_WORLD),
         ErrObj::Comm(h) => h,
-        ErrObj::None | ErrObj::Win(_) | ErrObj::Session(_) => COMM_WORLD,
+        ErrObj::Win(_) | ErrObj::None | ErrObj::Session(_) => COMM_WORLD,
     };
     let st = state::lock();
+    if let ErrObj::Win(h) = obj {
+        // A live window's own handler; an invalid handle goes to MPI_COMM_WORLD's.
+        if let Ok(e) = st.win_entry(h) {
+            return (e.errhandler, h);
+        }
+    }
     match st.comm_entry(comm) {
         Ok(e) => (e.errhandler, comm),
         Err(_) => match st.comm_entry(COMM_WORLD) {

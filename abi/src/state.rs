@@ -35,6 +35,39 @@ pub struct CommEntry {
     pub info: Vec<(String, String)>,
 }
 
+/// A window as the C front end sees it.
+pub struct WinEntry {
+    /// The runtime's window.
+    pub win: oxmpi::rma::Win,
+    /// Its error handler (`MPI_ERRORS_ARE_FATAL` at creation, as MPI specifies).
+    pub errhandler: Errhandler,
+    /// Its name (`MPI_Win_set_name`).
+    pub name: String,
+    /// Hints given at creation or by `MPI_Win_set_info`.
+    pub info: Vec<(String, String)>,
+    /// The predefined attributes' values, where `MPI_Win_get_attr` points:
+    /// size, displacement unit, create flavor, memory model.
+    pub attrs: Box<WinAttrs>,
+    /// Values of user keyvals (`MPI_Win_set_attr`), by keyval number.
+    pub user_attrs: BTreeMap<i32, usize>,
+}
+
+/// The values behind `MPI_WIN_SIZE`, `MPI_WIN_DISP_UNIT`,
+/// `MPI_WIN_CREATE_FLAVOR` and `MPI_WIN_MODEL` (the attribute is a pointer
+/// to one of them, so they live as long as the window).
+pub struct WinAttrs {
+    /// `MPI_WIN_BASE`'s value (the base address itself).
+    pub base: usize,
+    /// `MPI_WIN_SIZE`.
+    pub size: handles::MPI_Aint,
+    /// `MPI_WIN_DISP_UNIT`.
+    pub disp_unit: c_int,
+    /// `MPI_WIN_CREATE_FLAVOR`.
+    pub flavor: c_int,
+    /// `MPI_WIN_MODEL` (always `MPI_WIN_UNIFIED`).
+    pub model: c_int,
+}
+
 /// `MPI_Comm_errhandler_function`: `void (*)(MPI_Comm *, int *, ...)`.
 pub type CommErrhandlerFn = unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...);
 
@@ -99,6 +132,8 @@ pub struct State {
     pub bsend_buffer: Option<(usize, handles::MPI_Count)>,
     /// The communicators of running `MPI_Comm_idup`s, by request slot.
     pub idups: BTreeMap<usize, PendingIdup>,
+    /// Windows.
+    pub wins: Table<WinEntry>,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
@@ -116,6 +151,7 @@ static STATE: Mutex<State> = Mutex::new(State {
     detached: Vec::new(),
     bsend_buffer: None,
     idups: BTreeMap::new(),
+    wins: Table::new(),
 });
 
 /// Locks the state (a panic while it was held does not make it unusable).
@@ -141,6 +177,20 @@ impl State {
         let slot = handles::comm_slot(h)?;
         self.check_active()?;
         self.comms.get_mut(slot).ok_or_else(|| freed_comm(h))
+    }
+
+    /// The window a handle names.
+    pub fn win_entry(&self, h: handles::MPI_Win) -> Result<&WinEntry, AbiError> {
+        let slot = handles::win_slot(h)?;
+        self.check_active()?;
+        self.wins.get(slot).ok_or_else(|| freed_win(h))
+    }
+
+    /// The window a handle names, mutably.
+    pub fn win_entry_mut(&mut self, h: handles::MPI_Win) -> Result<&mut WinEntry, AbiError> {
+        let slot = handles::win_slot(h)?;
+        self.check_active()?;
+        self.wins.get_mut(slot).ok_or_else(|| freed_win(h))
     }
 
     /// Registers a new communicator (e.g. from `MPI_Comm_dup`) and returns
@@ -203,6 +253,13 @@ fn not_active() -> AbiError {
     } else {
         AbiError::new(Class::OTHER, "MPI_Init has not been called")
     }
+}
+
+fn freed_win(h: handles::MPI_Win) -> AbiError {
+    AbiError::new(
+        Class(45),
+        format!("window {h:#010x} does not exist (freed, or never created)"),
+    )
 }
 
 fn freed_comm(h: MPI_Comm) -> AbiError {

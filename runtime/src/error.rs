@@ -137,6 +137,15 @@ pub enum Error {
         /// The code it returned.
         code: i32,
     },
+    /// A one-sided communication call is wrong for its window (range,
+    /// epoch, lock type, assertion, ...): `class` says which MPI class.
+    #[error("{reason}")]
+    Rma {
+        /// The MPI error class (`ErrorClass::RmaRange`, `RmaSync`, `Win`, ...).
+        class: ErrorClass,
+        /// What is wrong, naming the argument and its value.
+        reason: String,
+    },
     /// An operating-system call failed.
     #[error("{call}: {source}")]
     Os {
@@ -192,6 +201,34 @@ pub enum ErrorClass {
     UnsupportedOperation = 44,
     /// MPI_ERR_KEYVAL
     Keyval = 48,
+    /// MPI_ERR_NO_MEM
+    NoMem = 34,
+    /// MPI_ERR_INFO_VALUE
+    InfoValue = 30,
+    /// MPI_ERR_WIN
+    Win = 45,
+    /// MPI_ERR_BASE
+    Base = 46,
+    /// MPI_ERR_LOCKTYPE
+    LockType = 47,
+    /// MPI_ERR_RMA_CONFLICT
+    RmaConflict = 49,
+    /// MPI_ERR_RMA_SYNC
+    RmaSync = 50,
+    /// MPI_ERR_SIZE
+    Size = 51,
+    /// MPI_ERR_DISP
+    Disp = 52,
+    /// MPI_ERR_ASSERT
+    Assert = 53,
+    /// MPI_ERR_RMA_RANGE
+    RmaRange = 55,
+    /// MPI_ERR_RMA_ATTACH
+    RmaAttach = 56,
+    /// MPI_ERR_RMA_SHARED
+    RmaShared = 57,
+    /// MPI_ERR_RMA_FLAVOR
+    RmaFlavor = 58,
 }
 
 impl Error {
@@ -224,6 +261,7 @@ impl Error {
             Error::Truncated { .. } => ErrorClass::Truncate,
             Error::InvalidOp { .. } => ErrorClass::Op,
             Error::Unsupported(_) => ErrorClass::UnsupportedOperation,
+            Error::Rma { class, .. } => *class,
             Error::Bootstrap(_) | Error::Wire(_) | Error::Os { .. } => ErrorClass::Intern,
             _ => ErrorClass::Other,
         }

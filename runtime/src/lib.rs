@@ -22,6 +22,7 @@ pub mod ops;
 pub mod p2p;
 pub(crate) mod progress;
 pub mod request;
+pub mod rma;
 pub mod status;
 pub mod topo;
 pub mod transport;

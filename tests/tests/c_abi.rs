@@ -113,7 +113,12 @@ three_ways!(
     info_env,
     split_hw,
     mpix,
-    completion
+    completion,
+    rma_windows,
+    rma_fence,
+    rma_passive,
+    rma_pscw,
+    rma_errors
 );
 
 /// The collective, group, topology, neighborhood and persistent programs

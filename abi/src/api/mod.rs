@@ -10,6 +10,7 @@ pub mod env;
 pub mod gpu;
 pub mod mpix;
 pub mod p2p;
+pub mod rma;
 pub mod topo;
 
 /// Defines an exported MPI function in both its forms from one definition:

@@ -126,6 +126,27 @@ pub fn comm_handle(slot: usize) -> MPI_Comm {
     }
 }
 
+// -------------------------------------------------------------- windows
+
+/// `MPI_Win`.
+pub type MPI_Win = c_int;
+/// `MPI_WIN_NULL`.
+pub const WIN_NULL: MPI_Win = 0x2000_0000;
+
+/// The window table slot of a window handle (`MPI_ERR_WIN` for
+/// `MPI_WIN_NULL` and anything that is not a window handle).
+pub fn win_slot(h: MPI_Win) -> Result<usize, AbiError> {
+    if h == WIN_NULL {
+        return Err(AbiError::new(Class(45), "the window is MPI_WIN_NULL"));
+    }
+    direct_index(h, Object::Win).ok_or_else(|| invalid(Class(45), "window", h))
+}
+
+/// The handle of window table slot `slot`.
+pub fn win_handle(slot: usize) -> MPI_Win {
+    direct(Object::Win, slot)
+}
+
 // ---------------------------------------------------------------- info
 
 /// `MPI_Info`.

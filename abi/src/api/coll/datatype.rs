@@ -139,7 +139,7 @@ pub fn ty(h: MPI_Datatype, arg: &str) -> Result<Ty, AbiError> {
 /// The [`Ty`] of a builtin datatype handle, computed once per type (every
 /// collective call asks): indexed by the handle's low byte, which is
 /// unique among builtins.
-pub(super) fn builtin_ty(h: MPI_Datatype) -> Option<&'static Ty> {
+pub(crate) fn builtin_ty(h: MPI_Datatype) -> Option<&'static Ty> {
     use std::sync::OnceLock;
     static TABLE: OnceLock<Vec<Option<Ty>>> = OnceLock::new();
     let table = TABLE.get_or_init(|| {
