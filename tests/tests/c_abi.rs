@@ -112,7 +112,8 @@ three_ways!(
     ireduce_user,
     info_env,
     split_hw,
-    mpix
+    mpix,
+    intercomm
 );
 
 /// The collective, group, topology, neighborhood and persistent programs

@@ -60,6 +60,15 @@ impl Comm {
         block: usize,
         recv: *mut u8,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            let m = self.peer_count() as usize;
+            let p = send.ok_or_else(|| super::intercomm::no_in_place("sendbuf"))?;
+            let sparts = vec![super::user(p, block); m];
+            let rparts: Vec<_> = (0..m)
+                .map(|j| Schedule::user(recv, m * block).slice(j * block, block))
+                .collect();
+            return self.inter_exchange(&sparts, &rparts);
+        }
         let p = self.size() as usize;
         let mut s = Schedule::new();
         let buf = Schedule::user(recv, p * block);

@@ -76,6 +76,14 @@ impl Comm {
         recv: *mut u8,
         blocks: Blocks<'_>,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            let m = self.peer_count() as usize;
+            blocks.check(m, "recvcounts", "displs")?;
+            let p = send.ok_or_else(|| super::intercomm::no_in_place("sendbuf"))?;
+            let sparts = vec![super::user(p, send_bytes); m];
+            let rparts = blocks.parts(span(recv, &blocks));
+            return self.inter_exchange(&sparts, &rparts);
+        }
         let (p, rank) = (self.size() as usize, self.rank() as usize);
         blocks.check(p, "recvcounts", "displs")?;
         let parts = blocks.parts(span(recv, &blocks));

@@ -60,6 +60,12 @@ impl Comm {
         recv: *mut u8,
         root: i32,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            let m = self.peer_count() as usize;
+            let counts = vec![block; m];
+            let displs: Vec<usize> = (0..m).map(|j| j * block).collect();
+            return self.inter_gatherv(send, block, recv, Blocks::new(&counts, &displs), root);
+        }
         let root = self.root(root)?;
         let (p, rank) = (self.size() as usize, self.rank() as usize);
         if send.is_none() && rank != root {
@@ -244,6 +250,9 @@ impl Comm {
         blocks: Blocks<'_>,
         root: i32,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            return self.inter_gatherv(send, send_bytes, recv, blocks, root);
+        }
         let root = self.root(root)?;
         let (p, rank) = (self.size() as usize, self.rank() as usize);
         let mut s = Schedule::new();

@@ -70,6 +70,9 @@ impl Comm {
         e: Elems,
         op: &Op,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            return self.inter_allreduce(send, recv, e, op);
+        }
         let f = op.reducer(e.ty)?;
         let n = e.bytes();
         let mut s = Schedule::new();
@@ -157,6 +160,9 @@ impl Comm {
         op: &Op,
         root: i32,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            return self.inter_reduce(send, recv, e, op, root);
+        }
         let root = self.root(root)?;
         let f = op.reducer(e.ty)?;
         let n = e.bytes();

@@ -64,6 +64,12 @@ impl Comm {
         recv: Option<*mut u8>,
         root: i32,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            let m = self.peer_count() as usize;
+            let counts = vec![block; m];
+            let displs: Vec<usize> = (0..m).map(|j| j * block).collect();
+            return self.inter_scatterv(send, Blocks::new(&counts, &displs), recv, block, root);
+        }
         let root = self.root(root)?;
         let (p, rank) = (self.size() as usize, self.rank() as usize);
         if recv.is_none() && rank != root {
@@ -251,6 +257,9 @@ impl Comm {
         recv_bytes: usize,
         root: i32,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            return self.inter_scatterv(send, blocks, recv, recv_bytes, root);
+        }
         let root = self.root(root)?;
         let (p, rank) = (self.size() as usize, self.rank() as usize);
         let mut s = Schedule::new();

@@ -29,7 +29,7 @@ pub(super) unsafe fn ialltoall<N: Num, L: Sink>(
         let rt = ty(recvtype, "recvtype")?;
         let block = bytes(recvcount, &rt, "recvcount")?;
         let all = block
-            .checked_mul(c.size() as usize)
+            .checked_mul(c.peer_count() as usize)
             .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
         let why = "as the receive buffer";
         let r = buffer(recvbuf, all, "recvbuf", why)?;
@@ -65,7 +65,7 @@ pub(super) unsafe fn ialltoallv<C: Num, D: Num, L: Sink>(
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
     state::with_comm(comm, |c| {
-        let p = c.size() as usize;
+        let p = c.peer_count() as usize;
         let rt = ty(recvtype, "recvtype")?;
         let (runit, rdunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
         // SAFETY: MPI's contract: one entry per rank.
@@ -152,7 +152,7 @@ pub(super) unsafe fn ialltoallw<C: Num, D: Num, L: Sink>(
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
     state::with_comm(comm, |c| {
-        let p = c.size() as usize;
+        let p = c.peer_count() as usize;
         let bytes_unit = |_| Ok(1);
         // SAFETY: MPI's contract: one entry per rank.
         let rts = unsafe { types(recvtypes, p, "recvtypes") }?;
