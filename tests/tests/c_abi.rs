@@ -113,7 +113,9 @@ three_ways!(
     info_env,
     split_hw,
     mpix,
-    intercomm
+    intercomm,
+    sessions,
+    sessions_only
 );
 
 /// The collective, group, topology, neighborhood and persistent programs

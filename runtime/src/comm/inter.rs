@@ -322,6 +322,36 @@ impl Comm {
         Ok(self.build_inter(context, l, r))
     }
 
+    /// A communicator of the ranks of `group`, in the group's order, made
+    /// by its members only and without a parent
+    /// (`MPI_Comm_create_from_group`): every member passes the same group
+    /// and `tag`, which keeps creations apart. `self` is any communicator
+    /// of this process (its runtime). `None` for an empty group.
+    ///
+    /// Errors: this process is not in `group`.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let all = world.create_from_group(&world.group(), "everyone")?.unwrap();
+    /// assert_eq!(all.size(), world.size());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn create_from_group(&self, group: &Group, tag: &str) -> Result<Option<Comm>, Error> {
+        let world_of = group.world_ranks().to_vec();
+        if world_of.is_empty() {
+            return Ok(None);
+        }
+        let me = self.inner.rt.world_rank;
+        if !world_of.contains(&me) {
+            return Err(Error::InvalidArgument {
+                arg: "group",
+                reason: format!("world rank {me} (the caller) is not in it"),
+            });
+        }
+        let context = self.agree_on_group(world_of.clone(), &format!("intra:{tag}"))?;
+        Ok(Some(self.build_child(context, world_of, Topology::None)))
+    }
+
     /// Agrees on a context id among the world ranks `world` (this process
     /// among them, every member passing the same list and `tag`), for
     /// communicators made from groups without a parent.
