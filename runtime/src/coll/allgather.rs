@@ -129,7 +129,7 @@ impl Comm {
         send: &[T],
         recv: &mut [T],
     ) -> Result<Planned<'_>, Error> {
-        same_len("recv", send.len() * self.size() as usize, recv.len())?;
+        same_len("recv", send.len() * self.peer_count() as usize, recv.len())?;
         let (sp, n) = bytes_of(send);
         // SAFETY: the request borrows both slices.
         unsafe { self.plan_allgather(Some(sp), n, bytes_of_mut(recv).0) }

@@ -169,7 +169,7 @@ impl Comm {
         recv: &mut [T],
         blocks: Blocks<'_>,
     ) -> Result<Planned<'_>, Error> {
-        blocks.check(self.size() as usize, "recvcounts", "displs")?;
+        blocks.check(self.peer_count() as usize, "recvcounts", "displs")?;
         blocks.check_within(recv.len(), "recvbuf")?;
         let (c, d) = blocks.bytes(std::mem::size_of::<T>());
         let (sp, n) = bytes_of(send);

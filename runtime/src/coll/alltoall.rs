@@ -141,7 +141,7 @@ impl Comm {
         send: &[T],
         recv: &mut [T],
     ) -> Result<Planned<'_>, Error> {
-        let n = per_rank("sendbuf", send.len(), self.size() as usize)?;
+        let n = per_rank("sendbuf", send.len(), self.peer_count() as usize)?;
         same_len("recvbuf", send.len(), recv.len())?;
         let block = n * std::mem::size_of::<T>();
         // SAFETY: the request borrows both slices (distinct borrows cannot overlap).
@@ -390,7 +390,7 @@ impl Comm {
         recv: &'a mut [T],
         rblocks: Blocks<'_>,
     ) -> Result<Request<'a>, Error> {
-        let p = self.size() as usize;
+        let p = self.peer_count() as usize;
         sblocks.check(p, "sendcounts", "sdispls")?;
         rblocks.check(p, "recvcounts", "rdispls")?;
         sblocks.check_within(send.len(), "sendbuf")?;
@@ -504,7 +504,7 @@ impl Comm {
         recv: &mut [u8],
         rblocks: Blocks<'_>,
     ) -> Result<Planned<'_>, Error> {
-        let p = self.size() as usize;
+        let p = self.peer_count() as usize;
         sblocks.check(p, "sendcounts", "sdispls")?;
         rblocks.check(p, "recvcounts", "rdispls")?;
         sblocks.check_within(send.len(), "sendbuf")?;

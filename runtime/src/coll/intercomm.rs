@@ -85,6 +85,15 @@ impl Comm {
         }
     }
 
+    /// Whether this rank is the root of a rooted call with `root` (on an
+    /// intercommunicator, the rank passing [`ROOT`]).
+    pub(super) fn is_root(&self, root: i32) -> Result<bool, Error> {
+        if self.is_inter() {
+            return Ok(matches!(self.side(root)?, Side::Root));
+        }
+        Ok(self.root(root)? == self.rank() as usize)
+    }
+
     /// Takes the call's sequence number (every rank of both groups does,
     /// whatever its part) and gives its tags.
     fn inter_tags(&self) -> Tags {

@@ -275,13 +275,13 @@ impl Comm {
         op: &Op,
         root: i32,
     ) -> Result<(), Error> {
-        let root_rank = self.root(root)? as i32;
+        let at_root = self.is_root(root)?;
         let rp = match recv {
             Some(r) => {
                 same_len("recv", send.len(), r.len())?;
                 bytes_of_mut(r).0
             }
-            None if self.rank() == root_rank => {
+            None if at_root => {
                 return Err(Error::InvalidArgument {
                     arg: "recv",
                     reason: "the root needs a receive buffer".into(),

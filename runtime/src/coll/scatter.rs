@@ -151,10 +151,10 @@ impl Comm {
         recv: &mut [T],
         root: i32,
     ) -> Result<Planned<'_>, Error> {
-        let at_root = self.rank() as usize == self.root(root)?;
+        let at_root = self.is_root(root)?;
         let sp = match send {
             Some(s) if at_root => {
-                same_len("sendbuf", recv.len() * self.size() as usize, s.len())?;
+                same_len("sendbuf", recv.len() * self.peer_count() as usize, s.len())?;
                 bytes_of(s).0
             }
             None if at_root => return Err(root_needs("sendbuf")),
@@ -352,11 +352,11 @@ impl Comm {
         recv: &'a mut [T],
         root: i32,
     ) -> Result<Request<'a>, Error> {
-        let at_root = self.rank() as usize == self.root(root)?;
+        let at_root = self.is_root(root)?;
         let size = std::mem::size_of::<T>();
         let (sp, counts, displs) = match send {
             Some(sb) if at_root => {
-                blocks.check(self.size() as usize, "sendcounts", "displs")?;
+                blocks.check(self.peer_count() as usize, "sendcounts", "displs")?;
                 blocks.check_within(sb.len(), "sendbuf")?;
                 let (c, d) = blocks.bytes(size);
                 (bytes_of(sb).0, c, d)

@@ -549,6 +549,7 @@ pub fn run(role: &str) {
         "threads" => threads(&world),
         "create_group" => crate::subgroups::create_group(&world),
         "idup" => crate::subgroups::idup(&world),
+        "intercomm" => crate::intercomms::intercomm(&world),
         other => panic!("unknown role {other}"),
     };
     if let Err(e) = result {
