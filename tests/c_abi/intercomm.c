@@ -299,6 +299,11 @@ int main(int argc, char **argv)
         MPI_CHECK(MPI_Comm_dup(inter, &dup));
         MPI_Comm_test_inter(dup, &flag);
         CHECK(flag == 1, "dup is not an intercommunicator");
+        int cmp = -1;
+        MPI_CHECK(MPI_Comm_compare(inter, dup, &cmp));
+        CHECK(cmp == MPI_CONGRUENT, "compare(inter, dup) = %d", cmp);
+        MPI_CHECK(MPI_Comm_compare(inter, half, &cmp));
+        CHECK(cmp == MPI_UNEQUAL, "compare(inter, half) = %d", cmp);
         check_collectives(dup, color);
         MPI_CHECK(MPI_Comm_free(&dup));
         MPI_CHECK(MPI_Comm_idup(inter, &dup, &req));

@@ -300,7 +300,25 @@ impl Comm {
         if Arc::ptr_eq(&self.inner, &other.inner) || self.inner.context == other.inner.context {
             return Comparison::Ident;
         }
-        match self.group().compare(&other.group()) {
+        let local = self.group().compare(&other.group());
+        match (&self.inner.remote, &other.inner.remote) {
+            (None, None) => {}
+            // Intercommunicators: both groups must compare alike.
+            (Some(a), Some(b)) => {
+                let me = Some(self.inner.rt.world_rank);
+                let far =
+                    Group::from_world(a.clone(), me).compare(&Group::from_world(b.clone(), me));
+                match (local, far) {
+                    (Comparison::Unequal, _) | (_, Comparison::Unequal) => {
+                        return Comparison::Unequal
+                    }
+                    (Comparison::Ident, Comparison::Ident) => {}
+                    _ => return Comparison::Similar,
+                }
+            }
+            _ => return Comparison::Unequal,
+        }
+        match local {
             Comparison::Ident => Comparison::Congruent,
             c => c,
         }
