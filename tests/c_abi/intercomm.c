@@ -199,6 +199,48 @@ static void check_collectives(MPI_Comm inter, int color)
     free(rsv);
     free(rcounts);
 
+    /* Non-blocking rooted forms from rank 0 of group 0, started together. */
+    {
+        int r = color == 0 ? (rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+        int at_root = color == 0 && rank == 0, in_b = color == 1;
+        int red = -1, gat[8], sca[8], one = -1, mine = me + 1;
+        for (int j = 0; j < 8; j++)
+            gat[j] = -1, sca[j] = 500 + j;
+        MPI_Request reqs[3];
+        MPI_CHECK(MPI_Ireduce(&mine, &red, 1, MPI_INT, MPI_MAX, r, inter, &reqs[0]));
+        MPI_CHECK(MPI_Igather(&me, 1, MPI_INT, gat, 1, MPI_INT, r, inter, &reqs[1]));
+        MPI_CHECK(MPI_Iscatter(sca, 1, MPI_INT, &one, 1, MPI_INT, r, inter, &reqs[2]));
+        MPI_Status sts[3];
+        MPI_CHECK(MPI_Waitall(3, reqs, sts));
+        if (at_root) {
+            CHECK(red == world_of(1, rsize - 1) + 1, "ireduce max %d", red);
+            for (int j = 0; j < rsize; j++)
+                CHECK(gat[j] == world_of(1, j), "igather[%d] = %d", j, gat[j]);
+        }
+        if (in_b)
+            CHECK(one == 500 + rank, "iscatter got %d", one);
+        else
+            CHECK(one == -1, "iscatter wrote a root-group buffer");
+    }
+    /* Non-blocking "all" forms, several in flight at once. */
+    {
+        int ag[8], a2s[8], a2r[8], sum = -1, mine = me + 1;
+        for (int j = 0; j < rsize; j++)
+            a2s[j] = me * 10 + j;
+        MPI_Request reqs[3];
+        MPI_CHECK(MPI_Iallgather(&me, 1, MPI_INT, ag, 1, MPI_INT, inter, &reqs[0]));
+        MPI_CHECK(MPI_Ialltoall(a2s, 1, MPI_INT, a2r, 1, MPI_INT, inter, &reqs[1]));
+        MPI_CHECK(MPI_Iallreduce(&mine, &sum, 1, MPI_INT, MPI_MAX, inter, &reqs[2]));
+        MPI_Status sts[3];
+        MPI_CHECK(MPI_Waitall(3, reqs, sts));
+        for (int j = 0; j < rsize; j++) {
+            CHECK(ag[j] == world_of(1 - color, j), "iallgather[%d] = %d", j, ag[j]);
+            CHECK(a2r[j] == world_of(1 - color, j) * 10 + rank, "ialltoall[%d] = %d", j,
+                  a2r[j]);
+        }
+        CHECK(sum == world_of(1 - color, rsize - 1) + 1, "iallreduce max %d", sum);
+    }
+
     MPI_CHECK(MPI_Ibarrier(inter, &req));
     MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
 

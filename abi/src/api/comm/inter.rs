@@ -121,7 +121,8 @@ pub(crate) fn string_arg<'a>(p: *const c_char, arg: &str) -> Result<&'a str, Abi
         .map_err(|_| AbiError::new(Class::ARG, format!("`{arg}` is not UTF-8")))
 }
 
-/// Registers `new` with the error handler `errhandler` and writes its handle.
+/// Registers `new` with the error handler `errhandler`
+/// (`MPI_ERRHANDLER_NULL`: `MPI_ERRORS_ARE_FATAL`) and writes its handle.
 ///
 /// # Safety
 /// `out` is writable.
@@ -130,7 +131,10 @@ pub(crate) unsafe fn put_with_errhandler(
     errhandler: MPI_Errhandler,
     out: *mut MPI_Comm,
 ) -> Result<(), AbiError> {
-    let e = handles::errhandler(errhandler)?;
+    let e = match errhandler {
+        handles::ERRHANDLER_NULL => handles::Errhandler::Fatal,
+        h => handles::errhandler(h)?,
+    };
     let mut st = state::lock();
     let h = st.insert_comm(new, e);
     // SAFETY: the caller's contract.
