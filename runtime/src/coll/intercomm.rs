@@ -29,6 +29,24 @@ use crate::ops::{ElemType, Op, Reducer};
 use crate::status::PROC_NULL;
 
 /// `MPI_ROOT`: the root of a rooted collective on an intercommunicator.
+///
+/// ```no_run
+/// use oxmpi::{PROC_NULL, ROOT};
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let color = world.rank() % 2;
+/// let half = world.split(color, 0)?.unwrap();
+/// let inter = half.intercomm_create(0, Some(&world), 1 - color, 5)?;
+/// // Rank 0 of the even group broadcasts to the odd group.
+/// let root = match (color, inter.rank()) {
+///     (0, 0) => ROOT,
+///     (0, _) => PROC_NULL,
+///     _ => 0,
+/// };
+/// let mut x = [if root == ROOT { 42 } else { 0 }];
+/// inter.bcast(&mut x, root)?;
+/// assert!(color == 0 || x[0] == 42);
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
 pub const ROOT: i32 = -3;
 
 /// Step number of messages across the groups.
