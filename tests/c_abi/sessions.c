@@ -126,9 +126,17 @@ int main(int argc, char **argv)
     CHECK(sum == wsize * (wsize - 1) / 2, "world allreduce %d", sum);
     use_pset(s1, "mpi://WORLD", "test.sessions.again", wsize);
     MPI_CHECK(MPI_Session_finalize(&s1));
+    /* A session that outlives the World Model. */
+    MPI_Session s3;
+    MPI_CHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s3));
     MPI_Barrier(MPI_COMM_WORLD);
     if (wrank == 0)
         printf("PASS sessions\n");
-    MPI_Finalize();
+    fflush(stdout);
+    MPI_CHECK(MPI_Finalize());
+    MPI_Finalized(&flag);
+    CHECK(flag == 1, "MPI_Finalized = %d", flag);
+    use_pset(s3, "mpi://SELF", "test.sessions.after", 1);
+    MPI_CHECK(MPI_Session_finalize(&s3));
     return 0;
 }
