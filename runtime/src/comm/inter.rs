@@ -193,53 +193,28 @@ impl Comm {
         }
         let me = self.rank() as usize;
         let leader = local_leader as usize;
-        // Leader: [bridge context, remote group...]; everyone else gets it.
-        let mut info: Vec<u8> = Vec::new();
-        if me == leader {
-            let peer = peer.ok_or_else(|| {
-                Error::InvalidComm(
-                    "MPI_Intercomm_create: the local leader needs a peer (bridge) communicator"
-                        .into(),
-                )
-            })?;
-            peer.check_live()?;
-            peer.check_intra("MPI_Intercomm_create's peer communicator")?;
-            let Some(far_leader) = peer.dest("remote_leader", remote_leader)? else {
-                return Err(Error::InvalidRank {
-                    arg: "remote_leader",
-                    value: remote_leader,
-                    size: peer.size(),
-                });
+        // Leader: [bridge context, remote group...]; everyone else gets it
+        // (or word FAILED when the leader's exchange failed: nobody waits).
+        const FAILED: u64 = u64::MAX;
+        let ctx = self.inner.context + 1;
+        let info = if me == leader {
+            let got = leader_exchange(self, peer, remote_leader, tag);
+            let (header, body) = match &got {
+                Ok(info) => (info.len() as u64, &info[..]),
+                Err(_) => (FAILED, &[][..]),
             };
-            let ctx = peer.inner.context + 1;
-            let mine = words(&self.inner.world_of);
-            let mut count = [0u8; 8];
-            let sends = [(far_leader, tag, &(mine.len() as u64).to_le_bytes()[..])];
-            transfer(
-                peer,
-                ctx,
-                &sends,
-                &mut [(remote_leader, tag, &mut count[..])],
-            )?;
-            let mut theirs = vec![0u8; u64::from_le_bytes(count) as usize];
-            transfer(
-                peer,
-                ctx,
-                &[(far_leader, tag, &mine[..])],
-                &mut [(remote_leader, tag, &mut theirs[..])],
-            )?;
-            info.extend(u64::from(peer.inner.context).to_le_bytes());
-            info.extend(theirs);
-            let header = (info.len() as u64).to_le_bytes();
-            let ctx = self.inner.context + 1;
+            let header = header.to_le_bytes();
             for (r, &w) in self.inner.world_of.iter().enumerate() {
                 if r != me {
-                    let sends = [(w, LEADER_TAG, &header[..]), (w, LEADER_TAG, &info[..])];
+                    let mut sends = vec![(w, LEADER_TAG, &header[..])];
+                    if got.is_ok() {
+                        sends.push((w, LEADER_TAG, body));
+                    }
                     transfer(self, ctx, &sends, &mut [])?;
                 }
             }
+            got?
         } else {
-            let ctx = self.inner.context + 1;
             let mut header = [0u8; 8];
             transfer(
                 self,
@@ -247,14 +222,21 @@ impl Comm {
                 &[],
                 &mut [(local_leader, LEADER_TAG, &mut header[..])],
             )?;
-            info = vec![0u8; u64::from_le_bytes(header) as usize];
+            if u64::from_le_bytes(header) == FAILED {
+                return Err(Error::InvalidComm(format!(
+                    "MPI_Intercomm_create: the local leader (rank {local_leader}) could not \
+                     reach the remote leader (its own error says why)"
+                )));
+            }
+            let mut info = vec![0u8; u64::from_le_bytes(header) as usize];
             transfer(
                 self,
                 ctx,
                 &[],
                 &mut [(local_leader, LEADER_TAG, &mut info[..])],
             )?;
-        }
+            info
+        };
         let bridge = u64::from_le_bytes(info[..8].try_into().expect("8 bytes")) as u32;
         let remote = unwords(&info[8..]);
         if let Some(w) = remote.iter().find(|w| self.inner.world_of.contains(w)) {
@@ -494,4 +476,49 @@ impl Comm {
         let context = agreement::run(self, self.agreement_plan(member))?;
         Ok(member.then(|| self.build_inter(context, group.world_ranks().to_vec(), r)))
     }
+}
+
+/// The local leader's side of `intercomm_create`: exchanges the groups with
+/// the remote leader over `peer` (the program's tag, on the bridge's
+/// collective context) and returns [bridge context, remote group...].
+fn leader_exchange(
+    local: &Comm,
+    peer: Option<&Comm>,
+    remote_leader: i32,
+    tag: i32,
+) -> Result<Vec<u8>, Error> {
+    let peer = peer.ok_or_else(|| {
+        Error::InvalidComm(
+            "MPI_Intercomm_create: the local leader needs a peer (bridge) communicator".into(),
+        )
+    })?;
+    peer.check_live()?;
+    peer.check_intra("MPI_Intercomm_create's peer communicator")?;
+    let Some(far_leader) = peer.dest("remote_leader", remote_leader)? else {
+        return Err(Error::InvalidRank {
+            arg: "remote_leader",
+            value: remote_leader,
+            size: peer.size(),
+        });
+    };
+    let ctx = peer.inner.context + 1;
+    let mine = words(&local.inner.world_of);
+    let mut count = [0u8; 8];
+    let sends = [(far_leader, tag, &(mine.len() as u64).to_le_bytes()[..])];
+    transfer(
+        peer,
+        ctx,
+        &sends,
+        &mut [(remote_leader, tag, &mut count[..])],
+    )?;
+    let mut theirs = vec![0u8; u64::from_le_bytes(count) as usize];
+    transfer(
+        peer,
+        ctx,
+        &[(far_leader, tag, &mine[..])],
+        &mut [(remote_leader, tag, &mut theirs[..])],
+    )?;
+    let mut info = u64::from(peer.inner.context).to_le_bytes().to_vec();
+    info.extend(theirs);
+    Ok(info)
 }

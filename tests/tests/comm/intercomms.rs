@@ -26,6 +26,16 @@ pub fn intercomm(world: &Comm) -> Result<(), Error> {
     let color = i32::from(me % 3 != 0);
     let (mine, theirs) = (members(size, color), members(size, 1 - color));
     let half = world.split(color, me)?.expect("every rank has a color");
+    // A bad remote leader fails the whole local group, not only its leader.
+    let e = half
+        .intercomm_create(0, Some(world), size + 5, 11)
+        .unwrap_err();
+    let class = if half.rank() == 0 {
+        ErrorClass::Rank
+    } else {
+        ErrorClass::Comm
+    };
+    assert_eq!(e.class(), class, "{e}");
     // Leaders: world ranks 0 and 1.
     let inter = half.intercomm_create(0, Some(world), 1 - color, 11)?;
     assert!(inter.is_inter());
