@@ -22,6 +22,7 @@
 //! | `0x4000_0002`  | intercomm's collective           | records within a group    |
 //! | `0x4000_0003`  | intercomm's collective           | records across the groups |
 //! | `0x4000_0004`  | local comm's collective          | a leader's bcast (create) |
+//! | `0x4000_0005`  | intercomm's collective           | `Comm::barrier` across    |
 //! | program's tag  | bridge's collective              | the leaders' exchange     |
 //! | `2^30 + tag`   | `CREATE_GROUP_BASE + bridge ctx` | create's agreement        |
 

@@ -109,7 +109,23 @@ pub fn intercomm(world: &Comm) -> Result<(), Error> {
     inter.alltoall(&send, &mut recv)?;
     let want: Vec<i32> = theirs.iter().map(|&w| w * 100 + rank).collect();
     assert_eq!(recv, want);
-    inter.barrier()?;
+    // Neither barrier returns before the other group has entered it: group
+    // 1 enters 100 ms late (a lower bound only, which a slow machine keeps).
+    for blocking in [true, false] {
+        if color == 1 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let t0 = oxmpi::wtime();
+        if blocking {
+            inter.barrier()?;
+        } else {
+            inter.ibarrier()?.wait()?;
+        }
+        if color == 0 {
+            let waited = oxmpi::wtime() - t0;
+            assert!(waited >= 0.09, "barrier returned after {waited}s");
+        }
+    }
     let e = inter.scan(&[1i32], &mut [0], &Op::SUM).unwrap_err();
     assert_eq!(e.class(), ErrorClass::Comm);
 
