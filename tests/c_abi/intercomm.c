@@ -333,6 +333,23 @@ int main(int argc, char **argv)
         }
         MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
 
+        /* Persistent point-to-point between the two rank 0s, twice. */
+        if (rank == 0) {
+            int out = wrank, in = -1;
+            MPI_Request pr[2];
+            MPI_Status pst[2];
+            MPI_CHECK(MPI_Send_init(&out, 1, MPI_INT, 0, 6, inter, &pr[0]));
+            MPI_CHECK(MPI_Recv_init(&in, 1, MPI_INT, 0, 6, inter, &pr[1]));
+            for (int round = 0; round < 2; round++) {
+                in = -1;
+                MPI_CHECK(MPI_Startall(2, pr));
+                MPI_CHECK(MPI_Waitall(2, pr, pst));
+                CHECK(in == 1 - color, "persistent round %d got %d", round, in);
+            }
+            MPI_Request_free(&pr[0]);
+            MPI_Request_free(&pr[1]);
+        }
+
         check_collectives(inter, color);
         check_merge(inter, color);
 
