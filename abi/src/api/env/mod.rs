@@ -80,6 +80,9 @@ fn init(required: c_int) -> Result<c_int, AbiError> {
 /// Starts the runtime unless the World Model or a session already runs
 /// it (it starts once per process).
 pub(crate) fn start_runtime(level: c_int) -> Result<(), AbiError> {
+    // Threads opening sessions at once start it once.
+    static STARTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = STARTING.lock().unwrap_or_else(|e| e.into_inner());
     if state::lock().universe.is_some() {
         return Ok(());
     }
