@@ -145,6 +145,25 @@ static void check_collectives(MPI_Comm inter, int color)
     MPI_CHECK(MPI_Alltoall(a2a, 1, MPI_INT, a2r, 1, MPI_INT, inter));
     for (int j = 0; j < rsize; j++)
         CHECK(a2r[j] == world_of(1 - color, j) * 100 + rank, "alltoall[%d] = %d", j, a2r[j]);
+    /* Blocks of different sizes in the two directions: group 0 sends two
+     * ints per block, group 1 one. */
+    {
+        int sn = color == 0 ? 2 : 1, rn = color == 0 ? 1 : 2;
+        int sb[16], rb[16];
+        for (int j = 0; j < rsize * sn; j++)
+            sb[j] = me * 100 + j;
+        MPI_CHECK(MPI_Alltoall(sb, sn, MPI_INT, rb, rn, MPI_INT, inter));
+        for (int j = 0; j < rsize; j++)
+            for (int k = 0; k < rn; k++)
+                CHECK(rb[j * rn + k] == world_of(1 - color, j) * 100 + rank * rn + k,
+                      "uneven alltoall[%d][%d] = %d", j, k, rb[j * rn + k]);
+        int two[2] = {me, me + 1000};
+        MPI_CHECK(MPI_Allgather(two, sn, MPI_INT, rb, rn, MPI_INT, inter));
+        for (int j = 0; j < rsize; j++)
+            for (int k = 0; k < rn; k++)
+                CHECK(rb[j * rn + k] == world_of(1 - color, j) + 1000 * k,
+                      "uneven allgather[%d][%d] = %d", j, k, rb[j * rn + k]);
+    }
     int sd[8], rd[8], ones[8];
     MPI_Datatype types[8];
     for (int j = 0; j < rsize; j++)

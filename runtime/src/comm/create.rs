@@ -112,7 +112,8 @@ impl Comm {
 
     /// Splits by locality (`MPI_Comm_split_type`): with
     /// [`SplitType::Shared`], the ranks on this node, ordered by `key`
-    /// then rank. Collective.
+    /// then rank. Collective. On an intercommunicator, as [`Comm::split`]
+    /// with this rank's locality as the color.
     ///
     /// ```no_run
     /// use oxmpi::SplitType;
@@ -123,7 +124,6 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn split_type(&self, kind: SplitType, key: i32) -> Result<Option<Comm>, Error> {
-        self.check_intra("MPI_Comm_split_type")?;
         let color = match kind {
             SplitType::Shared => self.hw_color(HwLevel::Node)?,
             SplitType::Undefined => UNDEFINED,

@@ -281,21 +281,29 @@ pub(super) unsafe fn iallgather<N: Num, L: Sink>(
             .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
         let why = "as the receive buffer";
         buffer(recvbuf, all, "recvbuf", why)?;
-        let (send, dir) = if is_in_place(sendbuf) {
-            (None, Dir::InOut)
+        let (send, dir, n) = if is_in_place(sendbuf) {
+            (None, Dir::InOut, block)
         } else {
             let st = ty(sendtype, "sendtype")?;
             let n = bytes(sendcount, &st, "sendcount")?;
+            // On an intercommunicator the two groups' blocks may differ.
             if !c.is_inter() {
                 same_block(n, block, "this rank's block")?;
             }
             let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", "")?;
-            (Some(send.cast_const()), Dir::Out)
+            (Some(send.cast_const()), Dir::Out, n)
         };
         let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
         L::launch(sg, c, move |c| {
-            // SAFETY: Launch::start's contract (MPI's, on the buffers).
-            unsafe { c.plan_allgather(send, block, recv) }
+            if !c.is_inter() {
+                // SAFETY: Launch::start's contract (MPI's, on the buffers).
+                return unsafe { c.plan_allgather(send, block, recv) };
+            }
+            let m = c.peer_count() as usize;
+            let (rc, rd): (Vec<usize>, Vec<usize>) =
+                (vec![block; m], (0..m).map(|j| j * block).collect());
+            // SAFETY: as above.
+            unsafe { c.plan_allgatherv(send, n, recv, Blocks::new(&rc, &rd)) }
         })
     })
 }
