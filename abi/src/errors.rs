@@ -402,7 +402,7 @@ pub enum ErrObj {
     Win(c_int),
     /// A file (default handler `MPI_ERRORS_RETURN`).
     File,
-    /// A session (no session handlers yet: `MPI_COMM_WORLD`'s).
+    /// A session (its handler; `MPI_COMM_WORLD`'s for an invalid handle).
     Session(c_int),
 }
 

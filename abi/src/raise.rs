@@ -1,7 +1,7 @@
 //! Raising errors: an `Err` of an `oxabi_*` body goes to the error handler
-//! of the object the call is about (a communicator's, or `MPI_COMM_WORLD`'s
-//! when the call has none or its communicator handle is invalid; files
-//! default to `MPI_ERRORS_RETURN`), and a panic never crosses into C: it
+//! of the object the call is about (a communicator's or a session's, or
+//! `MPI_COMM_WORLD`'s when the call has none or its handle is invalid;
+//! files default to `MPI_ERRORS_RETURN`), and a panic never crosses into C: it
 //! becomes `MPI_ERR_INTERN` with the panic's message. Every `oxabi_*`
 //! function runs its body through [`guard`].
 //!
@@ -12,24 +12,33 @@ use std::ffi::{c_char, c_int, c_long, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::errors::{class_info, code_for, AbiError, Class, ErrObj, ERR_LASTCODE};
-use crate::handles::{Errhandler, MPI_Comm, COMM_WORLD};
+use crate::handles::{self, Errhandler, MPI_Comm, COMM_WORLD};
 use crate::state;
 
 /// Which handler an error on `obj` goes to, and the communicator (or
 /// window) handle a user handler is called with.
 fn handler_for(obj: ErrObj) -> (Errhandler, MPI_Comm) {
+    let st = state::lock();
     let comm = match obj {
         ErrObj::File => return (Errhandler::Return, COMM_WORLD),
         ErrObj::Comm(h) => h,
-        ErrObj::Win(_) | ErrObj::None | ErrObj::Session(_) => COMM_WORLD,
-    };
-    let st = state::lock();
-    if let ErrObj::Win(h) = obj {
-        // A live window's own handler; an invalid handle goes to MPI_COMM_WORLD's.
-        if let Ok(e) = st.win_entry(h) {
-            return (e.errhandler, h);
+        ErrObj::Session(h) => {
+            let open = handles::session(h).ok().and_then(|s| st.sessions.get(s));
+            if let Some(s) = open {
+                // A user handler gets the session's handle.
+                return (s.errhandler, h);
+            }
+            COMM_WORLD
         }
-    }
+        ErrObj::Win(h) => {
+            // A live window's own handler; an invalid handle goes to MPI_COMM_WORLD's.
+            if let Ok(e) = st.win_entry(h) {
+                return (e.errhandler, h);
+            }
+            COMM_WORLD
+        }
+        ErrObj::None => COMM_WORLD,
+    };
     match st.comm_entry(comm) {
         Ok(e) => (e.errhandler, comm),
         Err(_) => match st.comm_entry(COMM_WORLD) {

@@ -68,6 +68,26 @@ pub struct WinAttrs {
     pub model: c_int,
 }
 
+/// A session (`MPI_Session_init`).
+pub struct SessionEntry {
+    /// Its error handler.
+    pub errhandler: Errhandler,
+    /// The hints it was made with (`MPI_Session_get_info`).
+    pub info: Vec<(String, String)>,
+}
+
+/// Where the World Model (`MPI_Init` .. `MPI_Finalize`) stands; the
+/// runtime itself may run for sessions outside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorldModel {
+    /// `MPI_Init` not called yet.
+    Never,
+    /// Between `MPI_Init` and `MPI_Finalize`.
+    Active,
+    /// `MPI_Finalize` called.
+    Finalized,
+}
+
 /// `MPI_Comm_errhandler_function`: `void (*)(MPI_Comm *, int *, ...)`.
 pub type CommErrhandlerFn = unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...);
 
@@ -104,7 +124,8 @@ pub struct UserOp {
 
 /// Everything the C front end keeps between calls.
 pub struct State {
-    /// The runtime, between `MPI_Init` and `MPI_Finalize`.
+    /// The runtime, between `MPI_Init` (or the first `MPI_Session_init`)
+    /// and `MPI_Finalize` (or the last `MPI_Session_finalize`).
     pub universe: Option<Universe>,
     /// Thread level granted by `MPI_Init_thread`.
     pub provided: c_int,
@@ -134,6 +155,11 @@ pub struct State {
     pub idups: BTreeMap<usize, PendingIdup>,
     /// Windows.
     pub wins: Table<WinEntry>,
+    /// Open sessions (the runtime runs while one is open or the World
+    /// Model is active).
+    pub sessions: Table<SessionEntry>,
+    /// The World Model's state (`MPI_Initialized`, `MPI_Finalized`).
+    pub world_model: WorldModel,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
@@ -152,6 +178,8 @@ static STATE: Mutex<State> = Mutex::new(State {
     bsend_buffer: None,
     idups: BTreeMap::new(),
     wins: Table::new(),
+    sessions: Table::new(),
+    world_model: WorldModel::Never,
 });
 
 /// Locks the state (a panic while it was held does not make it unusable).

@@ -29,6 +29,7 @@ pub mod transport;
 pub mod universe;
 
 pub use buffer::Scalar;
+pub use coll::intercomm::ROOT;
 pub use coll::Blocks;
 pub use comm::{
     AttrValue, Comm, CommId, CopyPolicy, Keyval, Message, PendingComm, Persistent, SplitType,

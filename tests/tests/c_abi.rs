@@ -118,7 +118,10 @@ three_ways!(
     rma_fence,
     rma_passive,
     rma_pscw,
-    rma_errors
+    rma_errors,
+    intercomm,
+    sessions,
+    sessions_only
 );
 
 /// The collective, group, topology, neighborhood and persistent programs

@@ -7,6 +7,8 @@
 mod comm;
 #[path = "comm/comms.rs"]
 mod comms;
+#[path = "comm/intercomms.rs"]
+mod intercomms;
 #[path = "comm/subgroups.rs"]
 mod subgroups;
 
@@ -68,4 +70,9 @@ fn create_group_by_the_members_only() {
 #[test]
 fn idups_started_in_opposite_orders_complete() {
     check(&[1, 2, 4], "idup");
+}
+
+#[test]
+fn intercommunicators_across_uneven_groups() {
+    check(&[1, 2, 3, 5], "intercomm");
 }

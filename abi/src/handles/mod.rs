@@ -444,6 +444,27 @@ pub fn p2p_buffer(buf: *const c_void, arg: &'static str) -> Result<*const u8, Ab
     Ok(buf.cast())
 }
 
+// ------------------------------------------------------------- sessions
+
+/// `MPI_Session`.
+pub type MPI_Session = c_int;
+
+/// `MPI_SESSION_NULL`.
+pub const SESSION_NULL: MPI_Session = 0x3800_0000;
+
+/// The session table slot a handle names.
+pub fn session(h: c_int) -> Result<usize, AbiError> {
+    if h == SESSION_NULL {
+        return Err(AbiError::new(Class(75), "the session is MPI_SESSION_NULL"));
+    }
+    direct_index(h, Object::Session).ok_or_else(|| invalid(Class(75), "session", h))
+}
+
+/// The handle of session table slot `slot`.
+pub fn session_handle(slot: usize) -> c_int {
+    direct(Object::Session, slot)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

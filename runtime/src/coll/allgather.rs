@@ -60,6 +60,15 @@ impl Comm {
         block: usize,
         recv: *mut u8,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            let m = self.peer_count() as usize;
+            let p = send.ok_or_else(|| super::intercomm::no_in_place("sendbuf"))?;
+            let sparts = vec![super::user(p, block); m];
+            let rparts: Vec<_> = (0..m)
+                .map(|j| Schedule::user(recv, m * block).slice(j * block, block))
+                .collect();
+            return self.inter_exchange(&sparts, &rparts);
+        }
         let p = self.size() as usize;
         let mut s = Schedule::new();
         let buf = Schedule::user(recv, p * block);
@@ -120,7 +129,7 @@ impl Comm {
         send: &[T],
         recv: &mut [T],
     ) -> Result<Planned<'_>, Error> {
-        same_len("recv", send.len() * self.size() as usize, recv.len())?;
+        same_len("recv", send.len() * self.peer_count() as usize, recv.len())?;
         let (sp, n) = bytes_of(send);
         // SAFETY: the request borrows both slices.
         unsafe { self.plan_allgather(Some(sp), n, bytes_of_mut(recv).0) }

@@ -76,6 +76,14 @@ impl Comm {
         recv: *mut u8,
         blocks: Blocks<'_>,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            let m = self.peer_count() as usize;
+            blocks.check(m, "recvcounts", "displs")?;
+            let p = send.ok_or_else(|| super::intercomm::no_in_place("sendbuf"))?;
+            let sparts = vec![super::user(p, send_bytes); m];
+            let rparts = blocks.parts(span(recv, &blocks));
+            return self.inter_exchange(&sparts, &rparts);
+        }
         let (p, rank) = (self.size() as usize, self.rank() as usize);
         blocks.check(p, "recvcounts", "displs")?;
         let parts = blocks.parts(span(recv, &blocks));
@@ -161,7 +169,7 @@ impl Comm {
         recv: &mut [T],
         blocks: Blocks<'_>,
     ) -> Result<Planned<'_>, Error> {
-        blocks.check(self.size() as usize, "recvcounts", "displs")?;
+        blocks.check(self.peer_count() as usize, "recvcounts", "displs")?;
         blocks.check_within(recv.len(), "recvbuf")?;
         let (c, d) = blocks.bytes(std::mem::size_of::<T>());
         let (sp, n) = bytes_of(send);

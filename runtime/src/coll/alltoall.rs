@@ -62,6 +62,15 @@ impl Comm {
         block: usize,
         recv: *mut u8,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            let m = self.peer_count() as usize;
+            let p = send.ok_or_else(|| super::intercomm::no_in_place("sendbuf"))?;
+            let sb = super::user(p, m * block);
+            let rb = Schedule::user(recv, m * block);
+            let sparts: Vec<_> = (0..m).map(|j| sb.slice(j * block, block)).collect();
+            let rparts: Vec<_> = (0..m).map(|j| rb.slice(j * block, block)).collect();
+            return self.inter_exchange(&sparts, &rparts);
+        }
         let p = self.size() as usize;
         let mut s = Schedule::new();
         let rbuf = Schedule::user(recv, p * block);
@@ -132,7 +141,7 @@ impl Comm {
         send: &[T],
         recv: &mut [T],
     ) -> Result<Planned<'_>, Error> {
-        let n = per_rank("sendbuf", send.len(), self.size() as usize)?;
+        let n = per_rank("sendbuf", send.len(), self.peer_count() as usize)?;
         same_len("recvbuf", send.len(), recv.len())?;
         let block = n * std::mem::size_of::<T>();
         // SAFETY: the request borrows both slices (distinct borrows cannot overlap).
@@ -288,6 +297,15 @@ impl Comm {
         recv: *mut u8,
         rblocks: Blocks<'_>,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            let m = self.peer_count() as usize;
+            let p = send.ok_or_else(|| super::intercomm::no_in_place("sendbuf"))?;
+            sblocks.check(m, "sendcounts", "sdispls")?;
+            rblocks.check(m, "recvcounts", "rdispls")?;
+            let sparts = sblocks.parts(span(p as *mut u8, &sblocks));
+            let rparts = rblocks.parts(span(recv, &rblocks));
+            return self.inter_exchange(&sparts, &rparts);
+        }
         let p = self.size() as usize;
         rblocks.check(p, "recvcounts", "rdispls")?;
         let mut s = Schedule::new();
@@ -372,7 +390,7 @@ impl Comm {
         recv: &'a mut [T],
         rblocks: Blocks<'_>,
     ) -> Result<Request<'a>, Error> {
-        let p = self.size() as usize;
+        let p = self.peer_count() as usize;
         sblocks.check(p, "sendcounts", "sdispls")?;
         rblocks.check(p, "recvcounts", "rdispls")?;
         sblocks.check_within(send.len(), "sendbuf")?;
@@ -486,7 +504,7 @@ impl Comm {
         recv: &mut [u8],
         rblocks: Blocks<'_>,
     ) -> Result<Planned<'_>, Error> {
-        let p = self.size() as usize;
+        let p = self.peer_count() as usize;
         sblocks.check(p, "sendcounts", "sdispls")?;
         rblocks.check(p, "recvcounts", "rdispls")?;
         sblocks.check_within(send.len(), "sendbuf")?;

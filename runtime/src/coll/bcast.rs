@@ -52,6 +52,9 @@ impl Comm {
         len: usize,
         root: i32,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            return self.inter_bcast(buf, len, root);
+        }
         let root = self.root(root)?;
         let mut s = Schedule::new();
         let b = Schedule::user(buf, len);
@@ -137,6 +140,9 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn plan_barrier(&self) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            return Ok(self.inter_barrier());
+        }
         let ctx = self.coll_ctx();
         let p = ctx.size;
         let mut s = Schedule::new();

@@ -60,6 +60,12 @@ impl Comm {
         recv: *mut u8,
         root: i32,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            let m = self.peer_count() as usize;
+            let counts = vec![block; m];
+            let displs: Vec<usize> = (0..m).map(|j| j * block).collect();
+            return self.inter_gatherv(send, block, recv, Blocks::new(&counts, &displs), root);
+        }
         let root = self.root(root)?;
         let (p, rank) = (self.size() as usize, self.rank() as usize);
         if send.is_none() && rank != root {
@@ -142,10 +148,10 @@ impl Comm {
         recv: Option<&mut [T]>,
         root: i32,
     ) -> Result<Planned<'_>, Error> {
-        let at_root = self.rank() as usize == self.root(root)?;
+        let at_root = self.is_root(root)?;
         let rp = match recv {
             Some(r) if at_root => {
-                same_len("recvbuf", send.len() * self.size() as usize, r.len())?;
+                same_len("recvbuf", send.len() * self.peer_count() as usize, r.len())?;
                 bytes_of_mut(r).0
             }
             None if at_root => return Err(root_needs("recvbuf")),
@@ -244,6 +250,9 @@ impl Comm {
         blocks: Blocks<'_>,
         root: i32,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            return self.inter_gatherv(send, send_bytes, recv, blocks, root);
+        }
         let root = self.root(root)?;
         let (p, rank) = (self.size() as usize, self.rank() as usize);
         let mut s = Schedule::new();
@@ -335,11 +344,11 @@ impl Comm {
         blocks: Blocks<'_>,
         root: i32,
     ) -> Result<Request<'a>, Error> {
-        let at_root = self.rank() as usize == self.root(root)?;
+        let at_root = self.is_root(root)?;
         let size = std::mem::size_of::<T>();
         let (rp, counts, displs) = match recv {
             Some(r) if at_root => {
-                blocks.check(self.size() as usize, "recvcounts", "displs")?;
+                blocks.check(self.peer_count() as usize, "recvcounts", "displs")?;
                 blocks.check_within(r.len(), "recvbuf")?;
                 let (c, d) = blocks.bytes(size);
                 (bytes_of_mut(r).0, c, d)

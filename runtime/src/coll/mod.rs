@@ -20,6 +20,7 @@ mod elementwise;
 pub(crate) mod fold;
 mod gather;
 pub mod inter;
+pub mod intercomm;
 pub(crate) mod link_probe;
 pub mod model;
 mod neighbor;

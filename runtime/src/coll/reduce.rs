@@ -70,6 +70,9 @@ impl Comm {
         e: Elems,
         op: &Op,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            return self.inter_allreduce(send, recv, e, op);
+        }
         let f = op.reducer(e.ty)?;
         let n = e.bytes();
         let mut s = Schedule::new();
@@ -157,6 +160,9 @@ impl Comm {
         op: &Op,
         root: i32,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            return self.inter_reduce(send, recv, e, op, root);
+        }
         let root = self.root(root)?;
         let f = op.reducer(e.ty)?;
         let n = e.bytes();
@@ -269,13 +275,13 @@ impl Comm {
         op: &Op,
         root: i32,
     ) -> Result<(), Error> {
-        let root_rank = self.root(root)? as i32;
+        let at_root = self.is_root(root)?;
         let rp = match recv {
             Some(r) => {
                 same_len("recv", send.len(), r.len())?;
                 bytes_of_mut(r).0
             }
-            None if self.rank() == root_rank => {
+            None if at_root => {
                 return Err(Error::InvalidArgument {
                     arg: "recv",
                     reason: "the root needs a receive buffer".into(),

@@ -85,6 +85,11 @@ impl Comm {
         ty: Option<ElemType>,
         op: &Op,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            let ours: Vec<usize> = counts.iter().map(|&c| c * size).collect();
+            let total = ours.iter().sum();
+            return self.inter_reduce_scatter(send, recv, total, &ours, ty, op);
+        }
         self.check_counts(counts)?;
         self.reduce_scatter_common(Coll::ReduceScatter, send, recv, counts, size, ty, op)
     }
@@ -302,6 +307,12 @@ impl Comm {
         e: Elems,
         op: &Op,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            // Both groups reduce vectors of size x count (MPI 4.0 6.11.2).
+            let ours = vec![e.bytes(); self.size() as usize];
+            let total = e.bytes() * self.size() as usize;
+            return self.inter_reduce_scatter(send, recv, total, &ours, e.ty, op);
+        }
         let counts = vec![e.count; self.size() as usize];
         self.reduce_scatter_common(
             Coll::ReduceScatterBlock,

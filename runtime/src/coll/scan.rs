@@ -72,6 +72,7 @@ impl Comm {
         e: Elems,
         op: &Op,
     ) -> Result<Planned<'_>, Error> {
+        self.check_intra("MPI_Scan")?;
         self.scan_common(Coll::Scan, send, recv, e, op)
     }
 
@@ -132,6 +133,7 @@ impl Comm {
         e: Elems,
         op: &Op,
     ) -> Result<Planned<'_>, Error> {
+        self.check_intra("MPI_Exscan")?;
         self.scan_common(Coll::Exscan, send, recv, e, op)
     }
 

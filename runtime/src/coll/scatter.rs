@@ -64,6 +64,12 @@ impl Comm {
         recv: Option<*mut u8>,
         root: i32,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            let m = self.peer_count() as usize;
+            let counts = vec![block; m];
+            let displs: Vec<usize> = (0..m).map(|j| j * block).collect();
+            return self.inter_scatterv(send, Blocks::new(&counts, &displs), recv, block, root);
+        }
         let root = self.root(root)?;
         let (p, rank) = (self.size() as usize, self.rank() as usize);
         if recv.is_none() && rank != root {
@@ -145,10 +151,10 @@ impl Comm {
         recv: &mut [T],
         root: i32,
     ) -> Result<Planned<'_>, Error> {
-        let at_root = self.rank() as usize == self.root(root)?;
+        let at_root = self.is_root(root)?;
         let sp = match send {
             Some(s) if at_root => {
-                same_len("sendbuf", recv.len() * self.size() as usize, s.len())?;
+                same_len("sendbuf", recv.len() * self.peer_count() as usize, s.len())?;
                 bytes_of(s).0
             }
             None if at_root => return Err(root_needs("sendbuf")),
@@ -251,6 +257,9 @@ impl Comm {
         recv_bytes: usize,
         root: i32,
     ) -> Result<Planned<'_>, Error> {
+        if self.is_inter() {
+            return self.inter_scatterv(send, blocks, recv, recv_bytes, root);
+        }
         let root = self.root(root)?;
         let (p, rank) = (self.size() as usize, self.rank() as usize);
         let mut s = Schedule::new();
@@ -343,11 +352,11 @@ impl Comm {
         recv: &'a mut [T],
         root: i32,
     ) -> Result<Request<'a>, Error> {
-        let at_root = self.rank() as usize == self.root(root)?;
+        let at_root = self.is_root(root)?;
         let size = std::mem::size_of::<T>();
         let (sp, counts, displs) = match send {
             Some(sb) if at_root => {
-                blocks.check(self.size() as usize, "sendcounts", "displs")?;
+                blocks.check(self.peer_count() as usize, "sendcounts", "displs")?;
                 blocks.check_within(sb.len(), "sendbuf")?;
                 let (c, d) = blocks.bytes(size);
                 (bytes_of(sb).0, c, d)

@@ -30,45 +30,74 @@ fn exchange(
     send: &[u8],
     recv: &mut [u8],
 ) -> Result<(), Error> {
-    let ctx = comm.inner.context + 1;
+    let sends = [(comm.inner.world_of[to], tag, send)];
+    let mut recvs = [(from as i32, tag, recv)];
+    transfer(comm, comm.inner.context + 1, &sends, &mut recvs)
+}
+
+/// Starts every send (to a world rank, with a tag) and every receive (from
+/// an envelope rank, with a tag, of exactly the buffer's length) on
+/// `context`, with this rank's rank in `comm` as the envelope's source,
+/// and waits for them all.
+pub(super) fn transfer(
+    comm: &Comm,
+    context: u32,
+    sends: &[(usize, i32, &[u8])],
+    recvs: &mut [(i32, i32, &mut [u8])],
+) -> Result<(), Error> {
     let rt = comm.rt();
-    let (send_id, recv_id) = {
+    let (send_ids, recv_ids) = {
         let mut e = rt.engine();
-        let pattern = Pattern {
-            context: ctx,
-            source: SourceSel::Rank(from as i32),
-            tag: TagSel::Tag(tag),
-        };
-        // SAFETY: `recv` stays borrowed (and writable) until we waited below.
-        let r = unsafe { e.start_recv(pattern, recv.as_mut_ptr(), recv.len()) };
-        // SAFETY: `send` stays borrowed until we waited below.
-        let s = unsafe {
-            e.start_send(
-                comm.inner.world_of[to],
-                ctx,
-                comm.rank(),
-                tag,
-                send.as_ptr(),
-                send.len(),
-                false,
-            )
-        };
-        (s, r)
+        let mut recv_ids = Vec::with_capacity(recvs.len());
+        for (from, tag, buf) in recvs.iter_mut() {
+            let pattern = Pattern {
+                context,
+                source: SourceSel::Rank(*from),
+                tag: TagSel::Tag(*tag),
+            };
+            // SAFETY: `recvs` stays borrowed (and writable) until we waited below.
+            recv_ids.push(unsafe { e.start_recv(pattern, buf.as_mut_ptr(), buf.len()) });
+        }
+        let mut send_ids = Vec::with_capacity(sends.len());
+        for &(to, tag, buf) in sends {
+            // SAFETY: `sends` stays borrowed until we waited below.
+            send_ids.push(unsafe {
+                e.start_send(
+                    to,
+                    context,
+                    comm.rank(),
+                    tag,
+                    buf.as_ptr(),
+                    buf.len(),
+                    false,
+                )
+            });
+        }
+        (send_ids, recv_ids)
     };
-    let got = rt.wait_until(|e| e.reqs.take_finished(recv_id));
-    if let Some(s) = send_id {
-        rt.wait_until(|e| e.reqs.take_finished(s))?;
+    let mut first_error = None;
+    for (id, (from, _, buf)) in recv_ids.into_iter().zip(recvs.iter()) {
+        let got = rt.wait_until(|e| e.reqs.take_finished(id));
+        let err = match got {
+            Ok(st) if st.count == buf.len() && st.truncated_from.is_none() => None,
+            Ok(st) => Some(Error::State(format!(
+                "communicator agreement: rank {from} sent {} bytes where {} were expected \
+                 (ranks disagree about a collective call)",
+                st.truncated_from.unwrap_or(st.count),
+                buf.len()
+            ))),
+            Err(e) => Some(e),
+        };
+        if first_error.is_none() {
+            first_error = err;
+        }
     }
-    let status = got?;
-    if status.count != recv.len() || status.truncated_from.is_some() {
-        return Err(Error::State(format!(
-            "communicator agreement: rank {from} sent {} bytes where {} were expected \
-             (ranks disagree about a collective call)",
-            status.truncated_from.unwrap_or(status.count),
-            recv.len()
-        )));
+    for id in send_ids.into_iter().flatten() {
+        if let Err(e) = rt.wait_until(|e| e.reqs.take_finished(id)) {
+            first_error.get_or_insert(e);
+        }
     }
-    Ok(())
+    first_error.map_or(Ok(()), Err)
 }
 
 /// Every rank's `mine` (all of the same length), concatenated in rank order.

@@ -68,6 +68,28 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// An agreement over both groups of an intercommunicator (`world`:
+    /// their world ranks, in an order both groups compute alike), on its
+    /// collective context with the next agreement tag. Envelopes carry
+    /// world ranks, which tell the two groups' ranks apart.
+    pub(crate) fn over_union(comm: &Comm, world: Vec<usize>, member: bool) -> Plan {
+        let seq = comm.inner.agree_seq.fetch_add(1, Ordering::Relaxed);
+        let me = world
+            .iter()
+            .position(|&w| w == comm.inner.rt.world_rank)
+            .expect("a rank of an intercommunicator is in its union");
+        Plan {
+            context: comm.inner.context + 1,
+            tag: SEQ_TAG + (seq % SEQ_TAGS) as i32,
+            ids: world.iter().map(|&w| w as i32).collect(),
+            world,
+            me,
+            member,
+        }
+    }
+}
+
 /// Where an agreement leaves its id for whoever builds the communicator.
 #[derive(Default)]
 pub(crate) struct Outcome {

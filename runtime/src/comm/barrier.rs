@@ -1,6 +1,8 @@
 //! A dissemination barrier over point-to-point messages on the
 //! communicator's collective context (used by finalize; the collective
-//! module's algorithms build on the same idea).
+//! module's algorithms build on the same idea). On an intercommunicator:
+//! a barrier of the local group, a message between the two groups' rank 0
+//! (tag `0x4000_0005`), and a second local barrier.
 
 use super::Comm;
 use crate::error::Error;
@@ -8,6 +10,8 @@ use crate::p2p::matching::{Pattern, SourceSel, TagSel};
 
 /// Tag of barrier messages on the collective context.
 const BARRIER_TAG: i32 = 1;
+/// Tag of the leaders' message across an intercommunicator's groups.
+const CROSS_BARRIER_TAG: i32 = 0x4000_0005;
 
 impl Comm {
     /// Blocks until every rank of the communicator has called it (`MPI_Barrier`).
@@ -22,6 +26,20 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn barrier(&self) -> Result<(), Error> {
+        if let Some(remote) = &self.inner.remote {
+            self.local_barrier()?;
+            if self.rank() == 0 {
+                let sends = [(remote[0], CROSS_BARRIER_TAG, &[][..])];
+                let mut recvs = [(0, CROSS_BARRIER_TAG, &mut [][..])];
+                super::agree::transfer(self, self.inner.context + 1, &sends, &mut recvs)?;
+            }
+            return self.local_barrier();
+        }
+        self.local_barrier()
+    }
+
+    /// The dissemination barrier over this rank's own group.
+    fn local_barrier(&self) -> Result<(), Error> {
         let (rank, size) = (self.rank() as usize, self.size() as usize);
         let ctx = self.inner.context + 1;
         let rt = self.rt();

@@ -2,8 +2,8 @@
 //! `create_group`. Each works out this rank's members locally (split
 //! gathers every rank's `(color, key)` first), then runs one context-id
 //! agreement (`agreement.rs`): over the parent, or over the group's
-//! members for `create_group`. Intercommunicators are not supported: the
-//! calls that would make or need one say so.
+//! members for `create_group`. Those of an intercommunicator are in
+//! `inter.rs` (dup, split and create dispatch there).
 
 use super::agreement::{self, Plan};
 use super::context::CREATE_GROUP_BASE;
@@ -49,6 +49,16 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn dup(&self) -> Result<Comm, Error> {
+        if self.is_inter() {
+            self.check_live()?;
+            let context = agreement::run(self, self.agreement_plan(true))?;
+            let new = self.same_groups(context, Topology::None);
+            if let Err(e) = self.copy_attrs_to(&new) {
+                let _ = new.free();
+                return Err(e);
+            }
+            return Ok(new);
+        }
         let new = self
             .derive(
                 Some(self.inner.world_of.clone()),
@@ -80,6 +90,9 @@ impl Comm {
                 reason: format!("color {color} is negative and not UNDEFINED"),
             });
         }
+        if self.is_inter() {
+            return self.inter_split(color, key);
+        }
         let mine: Vec<u8> = [color.to_le_bytes(), key.to_le_bytes()].concat();
         let all = agree::allgather_fixed(self, &mine)?;
         let pairs: Vec<(i32, i32)> = all
@@ -99,7 +112,8 @@ impl Comm {
 
     /// Splits by locality (`MPI_Comm_split_type`): with
     /// [`SplitType::Shared`], the ranks on this node, ordered by `key`
-    /// then rank. Collective.
+    /// then rank. Collective. On an intercommunicator, as [`Comm::split`]
+    /// with this rank's locality as the color.
     ///
     /// ```no_run
     /// use oxmpi::SplitType;
@@ -137,6 +151,7 @@ impl Comm {
     /// ```
     pub fn split_hw_unguided(&self, key: i32) -> Result<Option<(Comm, HwLevel)>, Error> {
         self.check_live()?;
+        self.check_intra("MPI_Comm_split_type")?;
         let mut mine = key.to_le_bytes().to_vec();
         for level in HwLevel::ALL {
             mine.extend(self.hw_color(level)?.to_le_bytes());
@@ -204,6 +219,9 @@ impl Comm {
     pub fn create(&self, group: &Group) -> Result<Option<Comm>, Error> {
         self.check_live()?;
         self.check_subgroup(group)?;
+        if self.is_inter() {
+            return self.inter_create(group);
+        }
         let me = self.inner.rt.world_rank;
         let members = group
             .world_ranks()
@@ -229,6 +247,7 @@ impl Comm {
     /// ```
     pub fn create_group(&self, group: &Group, tag: i32) -> Result<Option<Comm>, Error> {
         self.check_live()?;
+        self.check_intra("MPI_Comm_create_group")?;
         Comm::send_tag(tag)?;
         self.check_subgroup(group)?;
         let world_of = group.world_ranks().to_vec();
@@ -280,6 +299,7 @@ impl Comm {
         topology: Topology,
     ) -> Result<Option<Comm>, Error> {
         self.check_live()?;
+        self.check_intra("this constructor")?;
         let context = agreement::run(self, Plan::over(self, members.is_some()))?;
         Ok(members.map(|world_of| self.build_child(context, world_of, topology)))
     }
@@ -308,67 +328,4 @@ impl Comm {
             "",
         )
     }
-
-    /// Always `false`: intercommunicators are not supported.
-    ///
-    /// ```no_run
-    /// # let universe = oxmpi::init()?; let world = universe.world();
-    /// assert!(!world.is_inter());
-    /// # Ok::<(), oxmpi::Error>(())
-    /// ```
-    pub fn is_inter(&self) -> bool {
-        false
-    }
-
-    /// `MPI_Comm_remote_size`: needs an intercommunicator, which OxMPI does
-    /// not support.
-    ///
-    /// ```no_run
-    /// use oxmpi::ErrorClass;
-    /// # let universe = oxmpi::init()?; let world = universe.world();
-    /// let err = world.remote_size().unwrap_err();
-    /// assert_eq!(err.class(), ErrorClass::UnsupportedOperation);
-    /// # Ok::<(), oxmpi::Error>(())
-    /// ```
-    pub fn remote_size(&self) -> Result<i32, Error> {
-        Err(no_intercomm("MPI_Comm_remote_size"))
-    }
-
-    /// `MPI_Comm_remote_group`: needs an intercommunicator, which OxMPI
-    /// does not support.
-    ///
-    /// ```no_run
-    /// # let universe = oxmpi::init()?; let world = universe.world();
-    /// assert!(world.remote_group().is_err()); // intracommunicators only
-    /// # Ok::<(), oxmpi::Error>(())
-    /// ```
-    pub fn remote_group(&self) -> Result<Group, Error> {
-        Err(no_intercomm("MPI_Comm_remote_group"))
-    }
-
-    /// `MPI_Intercomm_create`: intercommunicators are not supported.
-    ///
-    /// ```no_run
-    /// use oxmpi::Error;
-    /// # let universe = oxmpi::init()?; let world = universe.world();
-    /// let half = world.split(world.rank() % 2, 0)?.unwrap();
-    /// let r = half.intercomm_create(0, &world, 1 - world.rank() % 2, 99);
-    /// assert!(matches!(r, Err(Error::Unsupported(_))));
-    /// # Ok::<(), oxmpi::Error>(())
-    /// ```
-    pub fn intercomm_create(
-        &self,
-        _local_leader: i32,
-        _peer: &Comm,
-        _remote_leader: i32,
-        _tag: i32,
-    ) -> Result<Comm, Error> {
-        Err(no_intercomm("MPI_Intercomm_create"))
-    }
-}
-
-fn no_intercomm(call: &str) -> Error {
-    Error::Unsupported(format!(
-        "{call}: intercommunicators are not supported by OxMPI (only intracommunicators)"
-    ))
 }

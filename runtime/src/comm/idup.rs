@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::agreement::{self, Outcome, Plan};
+use super::agreement::{self, Outcome};
 use super::attr::Attr;
 use super::{Comm, Shared};
 use crate::error::Error;
@@ -49,7 +49,7 @@ impl Comm {
         let (req, outcome) = agreement::start(
             &mut engine,
             self.inner.shared.clone(),
-            Plan::over(self, true),
+            self.agreement_plan(true),
         );
         match copied {
             Ok(attrs) => {
@@ -90,9 +90,8 @@ impl PendingComm {
         })?;
         self.taken = true;
         let p = &self.parent;
-        let new = p.build_child(
+        let new = p.same_groups(
             context,
-            p.inner.world_of.clone(),
             std::mem::replace(&mut self.topology, Topology::None),
         );
         new.put_attrs(std::mem::take(&mut self.attrs));

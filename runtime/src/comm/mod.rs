@@ -23,6 +23,7 @@ mod barrier;
 pub mod context;
 pub mod create;
 mod idup;
+mod inter;
 mod p2p;
 pub(crate) mod p2p_device;
 mod p2p_message;
@@ -104,8 +105,12 @@ pub(crate) struct CommInner {
     /// Context id of point-to-point traffic; collectives use `context + 1`.
     pub(crate) context: u32,
     pub(crate) rank: i32,
-    /// World rank of each communicator rank.
+    /// World rank of each communicator rank (of the local group, for an
+    /// intercommunicator).
     pub(crate) world_of: Vec<usize>,
+    /// World rank of each rank of the remote group: `Some` for an
+    /// intercommunicator (point-to-point ranks name the remote group).
+    pub(crate) remote: Option<Vec<usize>>,
     pub(crate) kind: Kind,
     pub(crate) topology: Topology,
     pub(crate) attrs: Mutex<attr::Attrs>,
@@ -183,6 +188,24 @@ impl Comm {
         topology: Topology,
         name: &str,
     ) -> Comm {
+        Comm::build_with_remote(
+            rt, shared, context, rank, world_of, None, kind, topology, name,
+        )
+    }
+
+    /// [`Comm::build`] with a remote group (an intercommunicator when `Some`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn build_with_remote(
+        rt: Rt,
+        shared: Arc<Shared>,
+        context: u32,
+        rank: i32,
+        world_of: Vec<usize>,
+        remote: Option<Vec<usize>>,
+        kind: Kind,
+        topology: Topology,
+        name: &str,
+    ) -> Comm {
         Comm {
             inner: Arc::new(CommInner {
                 rt,
@@ -190,6 +213,7 @@ impl Comm {
                 context,
                 rank,
                 world_of,
+                remote,
                 kind,
                 topology,
                 attrs: Mutex::new(attr::Attrs::default()),
@@ -276,7 +300,25 @@ impl Comm {
         if Arc::ptr_eq(&self.inner, &other.inner) || self.inner.context == other.inner.context {
             return Comparison::Ident;
         }
-        match self.group().compare(&other.group()) {
+        let local = self.group().compare(&other.group());
+        match (&self.inner.remote, &other.inner.remote) {
+            (None, None) => {}
+            // Intercommunicators: both groups must compare alike.
+            (Some(a), Some(b)) => {
+                let me = Some(self.inner.rt.world_rank);
+                let far =
+                    Group::from_world(a.clone(), me).compare(&Group::from_world(b.clone(), me));
+                match (local, far) {
+                    (Comparison::Unequal, _) | (_, Comparison::Unequal) => {
+                        return Comparison::Unequal
+                    }
+                    (Comparison::Ident, Comparison::Ident) => {}
+                    _ => return Comparison::Similar,
+                }
+            }
+            _ => return Comparison::Unequal,
+        }
+        match local {
             Comparison::Ident => Comparison::Congruent,
             c => c,
         }
@@ -440,13 +482,30 @@ impl Comm {
         if rank == PROC_NULL {
             return Ok(None);
         }
-        match usize::try_from(rank)
-            .ok()
-            .and_then(|r| self.inner.world_of.get(r))
-        {
+        match usize::try_from(rank).ok().and_then(|r| self.peers().get(r)) {
             Some(&world) => Ok(Some(world)),
             None => Err(self.bad_rank(arg, rank)),
         }
+    }
+
+    /// World rank of each rank that point-to-point ranks name: the remote
+    /// group of an intercommunicator, else the communicator's own ranks.
+    #[inline]
+    pub(crate) fn peers(&self) -> &[usize] {
+        self.inner.remote.as_deref().unwrap_or(&self.inner.world_of)
+    }
+
+    /// How many ranks point-to-point ranks (and the blocks of a
+    /// collective's buffers) name: the remote group's size for an
+    /// intercommunicator, else [`Comm::size`].
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// assert_eq!(world.peer_count(), world.size());
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn peer_count(&self) -> i32 {
+        self.peers().len() as i32
     }
 
     #[cold]
@@ -454,14 +513,14 @@ impl Comm {
         Error::InvalidRank {
             arg,
             value: rank,
-            size: self.size(),
+            size: self.peer_count(),
         }
     }
 
     /// Checks a receive's source (a rank, `ANY_SOURCE` or `PROC_NULL`).
     #[inline]
     pub(crate) fn source(&self, rank: i32) -> Result<(), Error> {
-        if rank == ANY_SOURCE || rank == PROC_NULL || (0..self.size()).contains(&rank) {
+        if rank == ANY_SOURCE || rank == PROC_NULL || (0..self.peer_count()).contains(&rank) {
             Ok(())
         } else {
             Err(self.bad_rank("source", rank))

@@ -132,12 +132,12 @@ fn dup(world: &Comm, universe: &oxmpi::Universe) -> Result<(), Error> {
     assert!(other.is_freed());
     let e = other.free().unwrap_err();
     assert!(e.to_string().contains("already freed"), "{e}");
-    // Intercommunicators are out of scope and say so.
+    // Intercommunicator queries refuse an intracommunicator.
     assert!(!d.is_inter());
     let e = d.remote_size().unwrap_err();
-    assert_eq!(e.class(), ErrorClass::UnsupportedOperation);
-    assert!(e.to_string().contains("intercommunicators"), "{e}");
-    assert!(d.intercomm_create(0, world, 0, 1).is_err());
+    assert_eq!(e.class(), ErrorClass::Comm);
+    assert!(e.to_string().contains("intercommunicator"), "{e}");
+    assert!(d.merge(false).is_err());
     Ok(())
 }
 
@@ -549,6 +549,7 @@ pub fn run(role: &str) {
         "threads" => threads(&world),
         "create_group" => crate::subgroups::create_group(&world),
         "idup" => crate::subgroups::idup(&world),
+        "intercomm" => crate::intercomms::intercomm(&world),
         other => panic!("unknown role {other}"),
     };
     if let Err(e) = result {

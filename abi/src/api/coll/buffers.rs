@@ -223,8 +223,43 @@ impl Stager {
     }
 }
 
-/// Checks `root` and says whether this rank is it.
-pub(super) fn root_of(c: &Comm, root: c_int) -> Result<bool, AbiError> {
+/// `MPI_ROOT`.
+const ROOT: c_int = -3;
+/// `MPI_PROC_NULL`.
+const PROC_NULL: c_int = -1;
+
+/// A rank's part in a rooted collective.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    /// The root (on an intercommunicator, the rank passing `MPI_ROOT`).
+    Root,
+    /// Any other rank that takes part (on an intercommunicator, a rank of
+    /// the remote group).
+    Other,
+    /// A rank of the root's group other than the root, on an
+    /// intercommunicator (`MPI_PROC_NULL`): no argument is significant.
+    Idle,
+}
+
+/// This rank's [`Role`] with `root` (checked against the communicator's
+/// size, or on an intercommunicator `MPI_ROOT`, `MPI_PROC_NULL` or a rank
+/// of the remote group).
+pub(super) fn role(c: &Comm, root: c_int) -> Result<Role, AbiError> {
+    if c.is_inter() {
+        return match root {
+            ROOT => Ok(Role::Root),
+            PROC_NULL => Ok(Role::Idle),
+            r if (0..c.peer_count()).contains(&r) => Ok(Role::Other),
+            r => Err(AbiError::new(
+                Class::ROOT,
+                format!(
+                    "invalid root {r} on an intercommunicator: MPI_ROOT, MPI_PROC_NULL or a \
+                     rank of the remote group of {} ranks",
+                    c.peer_count()
+                ),
+            )),
+        };
+    }
     if root < 0 || root >= c.size() {
         return Err(AbiError::new(
             Class::ROOT,
@@ -234,7 +269,11 @@ pub(super) fn root_of(c: &Comm, root: c_int) -> Result<bool, AbiError> {
             ),
         ));
     }
-    Ok(root == c.rank())
+    Ok(if root == c.rank() {
+        Role::Root
+    } else {
+        Role::Other
+    })
 }
 
 /// Per-rank counts and displacements from C arrays, in bytes (`unit`

@@ -29,24 +29,39 @@ pub(super) unsafe fn ialltoall<N: Num, L: Sink>(
         let rt = ty(recvtype, "recvtype")?;
         let block = bytes(recvcount, &rt, "recvcount")?;
         let all = block
-            .checked_mul(c.size() as usize)
+            .checked_mul(c.peer_count() as usize)
             .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
         let why = "as the receive buffer";
         let r = buffer(recvbuf, all, "recvbuf", why)?;
-        let (send, dir) = if is_in_place(sendbuf) {
-            (None, Dir::InOut)
+        let (send, dir, n) = if is_in_place(sendbuf) {
+            (None, Dir::InOut, block)
         } else {
             let st = ty(sendtype, "sendtype")?;
             let n = bytes(sendcount, &st, "sendcount")?;
-            same_block(n, block, "each block")?;
-            not_aliased(buffer(sendbuf, all, "sendbuf", "")?, r, all)?;
-            let s = sg.buf(sendbuf, all, &st, Dir::In, "sendbuf", "")?;
-            (Some(s.cast_const()), Dir::Out)
+            // On an intercommunicator the two groups' blocks may differ.
+            if !c.is_inter() {
+                same_block(n, block, "each block")?;
+            }
+            let sall = n
+                .checked_mul(c.peer_count() as usize)
+                .ok_or_else(|| AbiError::new(Class::COUNT, "`sendcount` x ranks overflows"))?;
+            not_aliased(buffer(sendbuf, sall, "sendbuf", "")?, r, sall.min(all))?;
+            let s = sg.buf(sendbuf, sall, &st, Dir::In, "sendbuf", "")?;
+            (Some(s.cast_const()), Dir::Out, n)
         };
         let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
         L::launch(sg, c, move |c| {
-            // SAFETY: Launch::start's contract (MPI's, on the buffers).
-            unsafe { c.plan_alltoall(send, block, recv) }
+            if !c.is_inter() {
+                // SAFETY: Launch::start's contract (MPI's, on the buffers).
+                return unsafe { c.plan_alltoall(send, block, recv) };
+            }
+            let m = c.peer_count() as usize;
+            let (sc, sd): (Vec<usize>, Vec<usize>) = (vec![n; m], (0..m).map(|j| j * n).collect());
+            let (rc, rd): (Vec<usize>, Vec<usize>) =
+                (vec![block; m], (0..m).map(|j| j * block).collect());
+            let (sb, rb) = (Blocks::new(&sc, &sd), Blocks::new(&rc, &rd));
+            // SAFETY: as above.
+            unsafe { c.plan_alltoallv(send, sb, recv, rb) }
         })
     })
 }
@@ -65,7 +80,7 @@ pub(super) unsafe fn ialltoallv<C: Num, D: Num, L: Sink>(
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
     state::with_comm(comm, |c| {
-        let p = c.size() as usize;
+        let p = c.peer_count() as usize;
         let rt = ty(recvtype, "recvtype")?;
         let (runit, rdunit) = (|_| Ok(rt.unit), |_| Ok(rt.extent));
         // SAFETY: MPI's contract: one entry per rank.
@@ -152,7 +167,7 @@ pub(super) unsafe fn ialltoallw<C: Num, D: Num, L: Sink>(
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
     state::with_comm(comm, |c| {
-        let p = c.size() as usize;
+        let p = c.peer_count() as usize;
         let bytes_unit = |_| Ok(1);
         // SAFETY: MPI's contract: one entry per rank.
         let rts = unsafe { types(recvtypes, p, "recvtypes") }?;

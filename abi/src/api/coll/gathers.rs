@@ -5,7 +5,7 @@ use std::ffi::{c_int, c_void};
 use oxmpi::coll::Blocks;
 use oxmpi::datatype::stage::Dir;
 
-use crate::api::coll::buffers::{blocks, buffer, is_in_place, root_of, Stager};
+use crate::api::coll::buffers::{blocks, buffer, is_in_place, role, Role, Stager};
 use crate::api::coll::datatype::{bytes, ty, Num};
 use crate::api::coll::reductions::Sink;
 use crate::errors::{AbiError, Class};
@@ -39,18 +39,26 @@ pub(super) unsafe fn igather<N: Num, L: Sink>(
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
     state::with_comm(comm, |c| {
-        let at_root = root_of(c, root)?;
-        let (send, block, recv) = if at_root {
+        let part = role(c, root)?;
+        if part == Role::Idle {
+            return L::launch(sg, c, move |c| {
+                // SAFETY: nothing is sent or received.
+                unsafe { c.plan_gather(None, 0, std::ptr::null_mut(), root) }
+            });
+        }
+        let (send, block, recv) = if part == Role::Root {
             let rt = ty(recvtype, "recvtype")?;
             let block = bytes(recvcount, &rt, "recvcount")?;
-            let all = block.checked_mul(c.size() as usize).ok_or_else(|| {
+            let all = block.checked_mul(c.peer_count() as usize).ok_or_else(|| {
                 AbiError::new(
                     Class::COUNT,
                     "`recvcount` x ranks overflows the address space",
                 )
             })?;
             let why = "as the root's receive buffer";
-            let (send, dir) = if is_in_place(sendbuf) {
+            let (send, dir) = if c.is_inter() {
+                (None, Dir::Out)
+            } else if is_in_place(sendbuf) {
                 buffer(recvbuf, all, "recvbuf", why)?;
                 (None, Dir::InOut)
             } else {
@@ -91,9 +99,10 @@ pub(super) unsafe fn igatherv<N: Num, C: Num, D: Num, L: Sink>(
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
     state::with_comm(comm, |c| {
-        let at_root = root_of(c, root)?;
-        let in_place = at_root && is_in_place(sendbuf);
-        let (send, send_bytes) = if in_place {
+        let part = role(c, root)?;
+        let at_root = part == Role::Root;
+        let in_place = at_root && is_in_place(sendbuf) && !c.is_inter();
+        let (send, send_bytes) = if in_place || part == Role::Idle || (at_root && c.is_inter()) {
             (None, 0)
         } else {
             let st = ty(sendtype, "sendtype")?;
@@ -117,7 +126,7 @@ pub(super) unsafe fn igatherv<N: Num, C: Num, D: Num, L: Sink>(
             blocks(
                 recvcounts,
                 displs,
-                c.size() as usize,
+                c.peer_count() as usize,
                 &unit,
                 &dunit,
                 "recvcounts",
@@ -152,11 +161,17 @@ pub(super) unsafe fn iscatter<N: Num, L: Sink>(
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
     state::with_comm(comm, |c| {
-        let at_root = root_of(c, root)?;
-        let (send, block, recv) = if at_root {
+        let part = role(c, root)?;
+        if part == Role::Idle {
+            return L::launch(sg, c, move |c| {
+                // SAFETY: nothing is sent or received.
+                unsafe { c.plan_scatter(std::ptr::null(), 0, None, root) }
+            });
+        }
+        let (send, block, recv) = if part == Role::Root {
             let st = ty(sendtype, "sendtype")?;
             let block = bytes(sendcount, &st, "sendcount")?;
-            let all = block.checked_mul(c.size() as usize).ok_or_else(|| {
+            let all = block.checked_mul(c.peer_count() as usize).ok_or_else(|| {
                 AbiError::new(
                     Class::COUNT,
                     "`sendcount` x ranks overflows the address space",
@@ -164,7 +179,7 @@ pub(super) unsafe fn iscatter<N: Num, L: Sink>(
             })?;
             let why = "as the root's send buffer";
             buffer(sendbuf, all, "sendbuf", why)?;
-            let recv = if is_in_place(recvbuf) {
+            let recv = if c.is_inter() || is_in_place(recvbuf) {
                 None
             } else {
                 let rt = ty(recvtype, "recvtype")?;
@@ -202,9 +217,10 @@ pub(super) unsafe fn iscatterv<N: Num, C: Num, D: Num, L: Sink>(
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
     state::with_comm(comm, |c| {
-        let at_root = root_of(c, root)?;
+        let part = role(c, root)?;
+        let at_root = part == Role::Root;
         let in_place = at_root && is_in_place(recvbuf);
-        let (recv, recv_bytes) = if in_place {
+        let (recv, recv_bytes) = if in_place || part == Role::Idle || (at_root && c.is_inter()) {
             (None, 0)
         } else {
             let rt = ty(recvtype, "recvtype")?;
@@ -225,7 +241,7 @@ pub(super) unsafe fn iscatterv<N: Num, C: Num, D: Num, L: Sink>(
             blocks(
                 sendcounts,
                 displs,
-                c.size() as usize,
+                c.peer_count() as usize,
                 &unit,
                 &dunit,
                 "sendcounts",
@@ -261,23 +277,33 @@ pub(super) unsafe fn iallgather<N: Num, L: Sink>(
         let rt = ty(recvtype, "recvtype")?;
         let block = bytes(recvcount, &rt, "recvcount")?;
         let all = block
-            .checked_mul(c.size() as usize)
+            .checked_mul(c.peer_count() as usize)
             .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
         let why = "as the receive buffer";
         buffer(recvbuf, all, "recvbuf", why)?;
-        let (send, dir) = if is_in_place(sendbuf) {
-            (None, Dir::InOut)
+        let (send, dir, n) = if is_in_place(sendbuf) {
+            (None, Dir::InOut, block)
         } else {
             let st = ty(sendtype, "sendtype")?;
             let n = bytes(sendcount, &st, "sendcount")?;
-            same_block(n, block, "this rank's block")?;
+            // On an intercommunicator the two groups' blocks may differ.
+            if !c.is_inter() {
+                same_block(n, block, "this rank's block")?;
+            }
             let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", "")?;
-            (Some(send.cast_const()), Dir::Out)
+            (Some(send.cast_const()), Dir::Out, n)
         };
         let recv = sg.buf(recvbuf, all, &rt, dir, "recvbuf", why)?;
         L::launch(sg, c, move |c| {
-            // SAFETY: Launch::start's contract (MPI's, on the buffers).
-            unsafe { c.plan_allgather(send, block, recv) }
+            if !c.is_inter() {
+                // SAFETY: Launch::start's contract (MPI's, on the buffers).
+                return unsafe { c.plan_allgather(send, block, recv) };
+            }
+            let m = c.peer_count() as usize;
+            let (rc, rd): (Vec<usize>, Vec<usize>) =
+                (vec![block; m], (0..m).map(|j| j * block).collect());
+            // SAFETY: as above.
+            unsafe { c.plan_allgatherv(send, n, recv, Blocks::new(&rc, &rd)) }
         })
     })
 }
@@ -302,7 +328,7 @@ pub(super) unsafe fn iallgatherv<N: Num, C: Num, D: Num, L: Sink>(
             blocks(
                 recvcounts,
                 displs,
-                c.size() as usize,
+                c.peer_count() as usize,
                 &unit,
                 &dunit,
                 "recvcounts",
@@ -316,7 +342,9 @@ pub(super) unsafe fn iallgatherv<N: Num, C: Num, D: Num, L: Sink>(
         } else {
             let st = ty(sendtype, "sendtype")?;
             let n = bytes(sendcount, &st, "sendcount")?;
-            same_block(n, cs[c.rank() as usize], "this rank's block")?;
+            if !c.is_inter() {
+                same_block(n, cs[c.rank() as usize], "this rank's block")?;
+            }
             let send = sg.buf(sendbuf, n, &st, Dir::In, "sendbuf", "")?;
             (Some(send.cast_const()), n, Dir::Out)
         };

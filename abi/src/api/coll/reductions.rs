@@ -8,7 +8,7 @@ use oxmpi::datatype::stage::Dir;
 use oxmpi::ops::Op;
 use oxmpi::Comm;
 
-use crate::api::coll::buffers::{buffer, is_in_place, located, not_aliased, root_of, Stager};
+use crate::api::coll::buffers::{buffer, is_in_place, located, not_aliased, role, Role, Stager};
 use crate::api::coll::datatype::{builtin_ty, bytes, count, ty, Num, Ty};
 use crate::api::coll::ops::{builtin_op_for, op_for, reduce_unit};
 use crate::errors::AbiError;
@@ -82,7 +82,12 @@ pub(super) unsafe fn ibcast<N: Num, L: Sink>(
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
     state::with_comm(comm, |c| {
-        root_of(c, root)?;
+        if role(c, root)? == Role::Idle {
+            return L::launch(sg, c, move |c| {
+                // SAFETY: nothing is sent or received.
+                unsafe { c.plan_bcast(std::ptr::null_mut(), 0, root) }
+            });
+        }
         let t = ty(datatype, "datatype")?;
         let n = bytes(count, &t, "count")?;
         let p = sg.buf(buffer_, n, &t, Dir::InOut, "buffer", "in a broadcast")?;
@@ -132,10 +137,15 @@ pub(super) unsafe fn ireduce<N: Num, L: Sink>(
     comm: MPI_Comm,
 ) -> Result<L, AbiError> {
     state::with_comm(comm, |c| {
-        let at_root = root_of(c, root)?;
+        let part = role(c, root)?;
         let t = ty(datatype, "datatype")?;
         let n = bytes(count, &t, "count")?;
-        let (send, recv) = if at_root {
+        let (send, recv) = if part == Role::Idle {
+            (None, std::ptr::null_mut())
+        } else if part == Role::Root && c.is_inter() {
+            let why = "as the root's receive buffer";
+            (None, sg.buf(recvbuf, n, &t, Dir::Out, "recvbuf", why)?)
+        } else if part == Role::Root {
             reduce_bufs(sg, sendbuf, recvbuf, n, &t)?
         } else {
             let why = "on a rank other than the root";

@@ -1,11 +1,12 @@
 //! Communicators for the C front end: queries (rank, size, names,
 //! compare, group), the constructors (dup, split, split_type, create,
-//! create_group), free, the intercommunicator calls (errors: OxMPI has
-//! intracommunicators only). Groups, attributes (caching) and their keyvals:
-//! MPI 4.0 chapter 7, with this.
+//! create_group), free; the intercommunicator calls are in [`inter`].
+//! Groups, attributes (caching) and their keyvals: MPI 4.0 chapter 7, with
+//! this.
 
 pub mod attr;
 pub mod group;
+pub mod inter;
 pub mod type_attr;
 
 use std::ffi::{c_char, c_int, CStr};
@@ -458,80 +459,6 @@ pub unsafe extern "C" fn oxabi_Comm_group(comm: MPI_Comm, group: *mut MPI_Group)
         // SAFETY: checked non-null.
         unsafe { *out = insert_group(g) };
         Ok(())
-    })
-}
-
-/// `MPI_Comm_test_inter`: always false (OxMPI has intracommunicators only).
-///
-/// # Safety
-/// `flag` is writable.
-#[no_mangle]
-pub unsafe extern "C" fn oxabi_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) -> c_int {
-    guard("MPI_Comm_test_inter", ErrObj::Comm(comm), || {
-        let out = out_ptr(flag, "flag")?;
-        let inter = state::comm(comm)?.is_inter();
-        // SAFETY: checked non-null.
-        unsafe { *out = c_int::from(inter) };
-        Ok(())
-    })
-}
-
-/// The error of the calls that need an intercommunicator.
-fn not_inter(comm: MPI_Comm) -> Result<(), AbiError> {
-    state::comm(comm)?;
-    Err(AbiError::new(
-        Class::COMM,
-        format!(
-            "communicator {comm:#010x} is an intracommunicator; OxMPI does not support \
-             intercommunicators"
-        ),
-    ))
-}
-
-/// `MPI_Comm_remote_size`: an error (no intercommunicators).
-#[no_mangle]
-pub extern "C" fn oxabi_Comm_remote_size(comm: MPI_Comm, _size: *mut c_int) -> c_int {
-    guard("MPI_Comm_remote_size", ErrObj::Comm(comm), || {
-        not_inter(comm)
-    })
-}
-
-/// `MPI_Comm_remote_group`: an error (no intercommunicators).
-#[no_mangle]
-pub extern "C" fn oxabi_Comm_remote_group(comm: MPI_Comm, _group: *mut MPI_Group) -> c_int {
-    guard("MPI_Comm_remote_group", ErrObj::Comm(comm), || {
-        not_inter(comm)
-    })
-}
-
-/// `MPI_Intercomm_merge`: an error (no intercommunicators).
-#[no_mangle]
-pub extern "C" fn oxabi_Intercomm_merge(
-    intercomm: MPI_Comm,
-    _high: c_int,
-    _newintracomm: *mut MPI_Comm,
-) -> c_int {
-    guard("MPI_Intercomm_merge", ErrObj::Comm(intercomm), || {
-        not_inter(intercomm)
-    })
-}
-
-/// `MPI_Intercomm_create`: `MPI_ERR_UNSUPPORTED_OPERATION`.
-#[no_mangle]
-pub extern "C" fn oxabi_Intercomm_create(
-    local_comm: MPI_Comm,
-    _local_leader: c_int,
-    _peer_comm: MPI_Comm,
-    _remote_leader: c_int,
-    _tag: c_int,
-    _newintercomm: *mut MPI_Comm,
-) -> c_int {
-    guard("MPI_Intercomm_create", ErrObj::Comm(local_comm), || {
-        state::comm(local_comm)?;
-        Err(AbiError::new(
-            Class::UNSUPPORTED_OPERATION,
-            "MPI_Intercomm_create: OxMPI does not support intercommunicators",
-        ))
     })
 }
 

@@ -6,6 +6,7 @@
 pub mod errh;
 pub mod grequest;
 pub mod info;
+pub mod session;
 
 use std::ffi::{c_char, c_double, c_int};
 
@@ -14,7 +15,7 @@ use oxmpi::Threading;
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{Errhandler, MPI_Aint, MPI_Comm, SELF_SLOT, WORLD_SLOT};
 use crate::raise::guard;
-use crate::state::{self, CommEntry};
+use crate::state::{self, CommEntry, WorldModel};
 
 /// `MPI_MAX_PROCESSOR_NAME`.
 const MAX_PROCESSOR_NAME: usize = 128;
@@ -33,13 +34,28 @@ fn threading(level: c_int) -> Threading {
 fn init(required: c_int) -> Result<c_int, AbiError> {
     // The runtime supports every level; grant what was asked for.
     let provided = required.clamp(0, 3);
-    let (universe, _) = oxmpi::init_thread(threading(provided))?;
+    match state::lock().world_model {
+        WorldModel::Never => {}
+        WorldModel::Active => {
+            return Err(AbiError::new(Class::OTHER, "MPI_Init was already called"));
+        }
+        WorldModel::Finalized => {
+            return Err(AbiError::new(
+                Class::OTHER,
+                "MPI_Finalize was already called; MPI cannot be initialized again",
+            ));
+        }
+    }
+    start_runtime(provided)?;
     let mut st = state::lock();
-    st.comms.clear();
+    let (world, self_comm) = {
+        let u = st.check_active()?;
+        (u.world(), u.self_comm())
+    };
     st.comms.put(
         WORLD_SLOT,
         CommEntry {
-            comm: universe.world(),
+            comm: world.clone(),
             errhandler: Errhandler::Fatal,
             name: "MPI_COMM_WORLD".into(),
             info: Vec::new(),
@@ -48,17 +64,64 @@ fn init(required: c_int) -> Result<c_int, AbiError> {
     st.comms.put(
         SELF_SLOT,
         CommEntry {
-            comm: universe.self_comm(),
+            comm: self_comm.clone(),
             errhandler: Errhandler::Fatal,
             name: "MPI_COMM_SELF".into(),
             info: Vec::new(),
         },
     );
-    state::publish_predefined(&universe.world(), &universe.self_comm());
-    st.universe = Some(universe);
+    state::publish_predefined(&world, &self_comm);
     st.provided = provided;
     st.main_thread = Some(std::thread::current().id());
+    st.world_model = WorldModel::Active;
     Ok(provided)
+}
+
+/// Starts the runtime unless the World Model or a session already runs
+/// it (it starts once per process).
+pub(crate) fn start_runtime(level: c_int) -> Result<(), AbiError> {
+    // Threads opening sessions at once start it once.
+    static STARTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = STARTING.lock().unwrap_or_else(|e| e.into_inner());
+    if state::lock().universe.is_some() {
+        return Ok(());
+    }
+    if oxmpi::finalized() {
+        return Err(AbiError::new(
+            Class::OTHER,
+            "the runtime was finalized (by MPI_Finalize, or by the last MPI_Session_finalize \
+             outside the World Model) and cannot start again",
+        ));
+    }
+    let (universe, _) = oxmpi::init_thread(threading(level))?;
+    let mut st = state::lock();
+    st.comms.clear();
+    st.comms.reserve_below(SELF_SLOT + 1);
+    st.universe = Some(universe);
+    st.provided = level;
+    Ok(())
+}
+
+/// Finalizes the runtime once nothing uses it: the World Model is not
+/// active and no session is open.
+pub(crate) fn release_runtime() -> Result<(), AbiError> {
+    let universe = {
+        let mut st = state::lock();
+        if st.world_model == WorldModel::Active || st.sessions.iter().next().is_some() {
+            return Ok(());
+        }
+        let Some(u) = st.universe.take() else {
+            return Ok(());
+        };
+        // Requests the program never completed are leaked, not waited
+        // for (that could hang); their communicators go with the runtime.
+        std::mem::forget(std::mem::take(&mut st.requests));
+        state::retract_predefined();
+        st.comms.clear();
+        u
+    };
+    universe.finalize()?;
+    Ok(())
 }
 
 /// `MPI_Init`: command-line arguments are not used.
@@ -94,8 +157,9 @@ pub unsafe extern "C" fn oxabi_Init_thread(
 #[no_mangle]
 pub unsafe extern "C" fn oxabi_Initialized(flag: *mut c_int) -> c_int {
     guard("MPI_Initialized", ErrObj::None, || {
+        let model = state::lock().world_model;
         // SAFETY: checked non-null; the caller's contract.
-        unsafe { *out_ptr(flag, "flag")? = c_int::from(oxmpi::initialized()) };
+        unsafe { *out_ptr(flag, "flag")? = c_int::from(model != WorldModel::Never) };
         Ok(())
     })
 }
@@ -107,8 +171,9 @@ pub unsafe extern "C" fn oxabi_Initialized(flag: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn oxabi_Finalized(flag: *mut c_int) -> c_int {
     guard("MPI_Finalized", ErrObj::None, || {
+        let model = state::lock().world_model;
         // SAFETY: checked non-null; the caller's contract.
-        unsafe { *out_ptr(flag, "flag")? = c_int::from(oxmpi::finalized()) };
+        unsafe { *out_ptr(flag, "flag")? = c_int::from(model == WorldModel::Finalized) };
         Ok(())
     })
 }
@@ -123,11 +188,13 @@ pub extern "C" fn oxabi_Finalize() -> c_int {
         // delete callbacks may call MPI (mpi4py frees keyvals there).
         let (self_comm, world) = {
             let st = state::lock();
-            st.check_active()?;
-            let u = st
-                .universe
-                .as_ref()
-                .ok_or_else(|| AbiError::new(Class::OTHER, "MPI_Finalize was already called"))?;
+            if st.world_model != WorldModel::Active {
+                return Err(AbiError::new(
+                    Class::OTHER,
+                    "MPI_Finalize: MPI_Init was not called, or MPI_Finalize already was",
+                ));
+            }
+            let u = st.check_active()?;
             (u.self_comm(), u.world())
         };
         self_comm.delete_all_attrs()?;
@@ -139,21 +206,15 @@ pub extern "C" fn oxabi_Finalize() -> c_int {
         };
         // Dropping a runtime request waits for it.
         drop(detached);
-        let universe = {
+        {
             let mut st = state::lock();
-            let u = st
-                .universe
-                .take()
-                .ok_or_else(|| AbiError::new(Class::OTHER, "MPI_Finalize was already called"))?;
-            // Requests the program never completed are leaked, not waited
-            // for (that could hang); their communicators go with the runtime.
-            std::mem::forget(std::mem::take(&mut st.requests));
+            st.world_model = WorldModel::Finalized;
             state::retract_predefined();
-            st.comms.clear();
-            u
-        };
-        universe.finalize()?;
-        Ok(())
+            st.comms.remove(WORLD_SLOT);
+            st.comms.remove(SELF_SLOT);
+        }
+        // Open sessions keep the runtime until the last one is finalized.
+        release_runtime()
     })
 }
 

@@ -36,11 +36,11 @@ pub(crate) unsafe fn persistent(
                 }
                 .into());
             }
-            if dest != PROC_NULL && !(0..c.size()).contains(&dest) {
+            if dest != PROC_NULL && !(0..c.peer_count()).contains(&dest) {
                 return Err(oxmpi::Error::InvalidRank {
                     arg: "dest",
                     value: dest,
-                    size: c.size(),
+                    size: c.peer_count(),
                 }
                 .into());
             }
@@ -56,12 +56,12 @@ pub(crate) unsafe fn persistent(
             }
             if source != PROC_NULL
                 && source != handles::ANY_SOURCE
-                && !(0..c.size()).contains(&source)
+                && !(0..c.peer_count()).contains(&source)
             {
                 return Err(oxmpi::Error::InvalidRank {
                     arg: "source",
                     value: source,
-                    size: c.size(),
+                    size: c.peer_count(),
                 }
                 .into());
             }
