@@ -449,6 +449,24 @@ pub fn class_of(code: c_int) -> Option<c_int> {
     (class_info(class).is_some() && (code >> 7) < RING as c_int).then_some(class)
 }
 
+/// The class of a code for `MPI_Error_class` / `MPI_Error_string`: as
+/// [`class_of`], and a bare class number (below 128) that MPI 4.0 does not
+/// define is its own class, as in MPICH, whose clients may be built with
+/// later standards' classes (mpi4py's `ERR_ERRHANDLER` of MPI 4.1 is 80).
+pub fn class_of_lenient(code: c_int) -> Option<c_int> {
+    class_of(code).or_else(|| (0..=0x7f).contains(&code).then_some(code))
+}
+
+/// [`string_of`], and for a bare class number MPI 4.0 does not define,
+/// a text saying so.
+pub fn string_of_lenient(code: c_int) -> Option<String> {
+    string_of(code).or_else(|| {
+        (0..=0x7f)
+            .contains(&code)
+            .then(|| format!("error class {code}: not a class MPI 4.0 defines"))
+    })
+}
+
 /// The text of an error code: class name and meaning, and the message it
 /// was raised with while that is still remembered.
 pub fn string_of(code: c_int) -> Option<String> {
@@ -505,6 +523,9 @@ mod tests {
         );
         assert_eq!(class_of(0), Some(0));
         assert_eq!(class_of(54), None);
+        assert_eq!(class_of_lenient(80), Some(80));
+        assert!(string_of_lenient(80).unwrap().contains("80"));
+        assert_eq!(class_of_lenient(-1), None);
         assert_eq!(class_of(-3), None);
     }
 

@@ -137,6 +137,39 @@ static void rooted(void)
     free(all);
 }
 
+/* MPI_BOTTOM with a predefined type: the displacements (MPI_Aint in the
+   neighborhood form) are the absolute addresses, as mpi4py's tests use it. */
+static void neighbor_absolute_displacements(void)
+{
+    MPI_Comm ring;
+    int dims[1] = {size}, periods[1] = {1};
+    MPI_CHECK(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring));
+    int left, right;
+    MPI_CHECK(MPI_Cart_shift(ring, 0, 1, &left, &right));
+    int out[2][K], in[2][K];
+    MPI_Datatype types[2] = {MPI_INT, MPI_INT};
+    int counts[2] = {K, K};
+    MPI_Aint sdispls[2], rdispls[2];
+    for (int j = 0; j < 2; j++) {
+        for (int k = 0; k < K; k++) {
+            out[j][k] = 1000 * rank + 10 * j + k;
+            in[j][k] = -1;
+        }
+        MPI_CHECK(MPI_Get_address(out[j], &sdispls[j]));
+        MPI_CHECK(MPI_Get_address(in[j], &rdispls[j]));
+    }
+    MPI_CHECK(MPI_Neighbor_alltoallw(MPI_BOTTOM, counts, sdispls, types, MPI_BOTTOM, counts,
+                                     rdispls, types, ring));
+    for (int k = 0; k < K && size > 2; k++) {
+        CHECK(in[0][k] == 1000 * left + 10 + k, "absolute: from left: %d", in[0][k]);
+        CHECK(in[1][k] == 1000 * right + k, "absolute: from right: %d", in[1][k]);
+    }
+    for (int j = 0; j < 2 && size <= 2; j++)
+        for (int k = 0; k < K; k++)
+            CHECK(in[j][k] >= 0 && in[j][k] % 10 == k, "absolute: block %d: %d", j, in[j][k]);
+    MPI_CHECK(MPI_Comm_free(&ring));
+}
+
 int main(int argc, char **argv)
 {
     MPI_CHECK(MPI_Init(&argc, &argv));
@@ -145,6 +178,7 @@ int main(int argc, char **argv)
     alltoallw(0);
     alltoallw(1);
     neighbor();
+    neighbor_absolute_displacements();
     rooted();
     abicheck_pass("bottom");
     MPI_CHECK(MPI_Finalize());

@@ -10,6 +10,7 @@
  * Prints "PASS rma_fence" from rank 0.
  */
 #include "abicheck.h"
+#include <math.h>
 
 #define N 64
 
@@ -163,6 +164,33 @@ static void run(int kind, int rank, int size)
     free_window(kind, mem, &win);
 }
 
+/* MPI_Accumulate on MPI_LONG_DOUBLE (C's arithmetic, not double's): every
+   rank adds 1 + 2^-60 * (rank + 1) into rank 0's element; and a zero-count
+   MPI_Get_accumulate of MPI_BYTE with MPI_SUM is no error (nothing moves). */
+static void long_double_sum(int rank, int size)
+{
+    long double *mem;
+    MPI_Win win;
+    MPI_CHECK(MPI_Win_allocate(sizeof(long double), sizeof(long double), MPI_INFO_NULL,
+                               MPI_COMM_WORLD, &mem, &win));
+    *mem = 0.0L;
+    MPI_CHECK(MPI_Win_fence(0, win));
+    long double mine = 1.0L + ldexpl(1.0L, -60) * (rank + 1);
+    MPI_CHECK(MPI_Accumulate(&mine, 1, MPI_LONG_DOUBLE, 0, 0, 1, MPI_LONG_DOUBLE, MPI_SUM, win));
+    char none = 0, got = 0;
+    MPI_CHECK(MPI_Get_accumulate(&none, 0, MPI_BYTE, &got, 0, MPI_BYTE, 0, 0, 0, MPI_BYTE,
+                                 MPI_SUM, win));
+    MPI_CHECK(MPI_Win_fence(0, win));
+    if (rank == 0) {
+        long double want = 0.0L;
+        for (int r = 0; r < size; r++)
+            want += 1.0L + ldexpl(1.0L, -60) * (r + 1);
+        CHECK(*mem == want && (size == 1 || *mem != (long double)(double)*mem),
+              "long double accumulate: %.25Lg, expected %.25Lg", *mem, want);
+    }
+    MPI_CHECK(MPI_Win_free(&win));
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -171,6 +199,7 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     for (int kind = PLAIN; kind <= ALLOCATE; kind++)
         run(kind, rank, size);
+    long_double_sum(rank, size);
     abicheck_pass("rma_fence");
     MPI_CHECK(MPI_Finalize());
     return 0;

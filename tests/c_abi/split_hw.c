@@ -152,7 +152,18 @@ static void unguided(void)
                            "L2Cache",           "L1Cache", "Core",     "PU"};
     for (;;) {
         MPI_Comm sub;
-        MPI_CHECK(MPI_Comm_split_type(parent, MPI_COMM_TYPE_HW_UNGUIDED, 0, MPI_INFO_NULL, &sub));
+        /* The caller's info comes back naming the level (MPI 4.0, 7.4.2). */
+        MPI_Info asked;
+        MPI_CHECK(MPI_Info_create(&asked));
+        MPI_CHECK(MPI_Comm_split_type(parent, MPI_COMM_TYPE_HW_UNGUIDED, 0, asked, &sub));
+        if (sub != MPI_COMM_NULL) {
+            char level[MPI_MAX_INFO_VAL];
+            int found = 0;
+            MPI_CHECK(MPI_Info_get(asked, "mpi_hw_resource_type", MPI_MAX_INFO_VAL - 1, level,
+                                   &found));
+            CHECK(found, "unguided: the info argument does not name the level");
+        }
+        MPI_CHECK(MPI_Info_free(&asked));
         check_consistent(parent, sub);
         int any = sub != MPI_COMM_NULL, some;
         MPI_CHECK(MPI_Allreduce(&any, &some, 1, MPI_INT, MPI_MAX, parent));

@@ -15,4 +15,12 @@ impl InfoEntry {
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
     }
+
+    /// Sets `key` to `value` (replacing its value if present).
+    pub fn set(&mut self, key: &str, value: &str) {
+        match self.pairs.iter_mut().find(|(k, _)| k == key) {
+            Some(p) => p.1 = value.into(),
+            None => self.pairs.push((key.into(), value.into())),
+        }
+    }
 }

@@ -228,20 +228,19 @@ impl Win {
             return Ok(());
         };
         let (t, off) = self.byte_run(r, disp, len)?;
+        if len == 0 {
+            // Nothing moves: no operation to check (MPICH accepts any, too).
+            return Ok(());
+        }
         let no_op = matches!(op, Op::Builtin(BuiltinOp::NoOp));
         let replace = matches!(op, Op::Builtin(BuiltinOp::Replace));
+        // MPI allows predefined operations only (the C ABI checks); an
+        // operation given as a function (C's long double arithmetic) runs
+        // under the accumulate lock like the kernels.
         let reduce = match op {
-            Op::User { .. } => {
-                return Err(Error::InvalidOp {
-                    reason: "accumulate operations take predefined operations only".into(),
-                })
-            }
             _ if no_op || replace => None,
             _ => Some(op.reducer(elem)?),
         };
-        if len == 0 {
-            return Ok(());
-        }
         let input: &[u8] = if no_op {
             &[]
         } else {
@@ -368,12 +367,10 @@ impl Win {
                 .uniform()
                 .and_then(crate::datatype::BasicType::elem_type)
         });
+        // MPI allows predefined operations only (the C ABI checks); an
+        // operation given as a function (C's long double arithmetic) runs
+        // under the accumulate lock like the kernels.
         let reduce = match op {
-            Op::User { .. } => {
-                return Err(Error::InvalidOp {
-                    reason: "accumulate operations take predefined operations only".into(),
-                })
-            }
             _ if no_op || replace => None,
             _ => Some(op.reducer(elem)?),
         };

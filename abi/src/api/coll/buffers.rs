@@ -69,10 +69,10 @@ fn located_block(
     if !p.is_null() || len == 0 {
         return Ok(());
     }
-    let start = t.derived.as_ref().map_or(0, |d| {
-        d.true_lb
-            .saturating_add(isize::try_from(disp).unwrap_or(isize::MAX))
-    });
+    // A block's displacement counts for predefined types too (an absolute
+    // address from MPI_Get_address in the displacement array).
+    let true_lb = t.derived.as_ref().map_or(0, |d| d.true_lb);
+    let start = true_lb.saturating_add(isize::try_from(disp).unwrap_or(isize::MAX));
     if start >= LOWEST_ADDRESS {
         return Ok(());
     }
@@ -80,8 +80,8 @@ fn located_block(
         Class::BUFFER,
         format!(
             "`{arg}` is a null pointer (MPI_BOTTOM) but must hold {len} bytes of {}{which}, whose \
-             data would start at address {start:#x}: MPI_BOTTOM needs a derived datatype with \
-             absolute addresses",
+             data would start at address {start:#x}: MPI_BOTTOM needs absolute addresses (in a \
+             derived datatype or the displacements, from MPI_Get_address)",
             t.name
         ),
     ))

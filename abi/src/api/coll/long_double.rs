@@ -59,6 +59,11 @@ fn kind_of(t: &Ty) -> Option<(c_int, usize)> {
     }
 }
 
+/// Whether `t` is one of C's `long double` types (their arithmetic is [`op`]'s).
+pub(crate) fn is_long_double(t: &Ty) -> bool {
+    kind_of(t).is_some()
+}
+
 /// Whether built-in operation `i` (its index among the handles) is
 /// defined for elements of `kind`.
 fn defined(i: usize, kind: c_int) -> bool {
@@ -72,7 +77,7 @@ fn defined(i: usize, kind: c_int) -> bool {
 /// Built-in operation `i` on a `long double` type `t`: the operation, or
 /// `MPI_ERR_OP` where MPI does not define it; `None` when `t` is not a
 /// `long double` type.
-pub(super) fn op(i: usize, t: &Ty) -> Option<Result<Op, AbiError>> {
+pub(crate) fn op(i: usize, t: &Ty) -> Option<Result<Op, AbiError>> {
     let (kind, stride) = kind_of(t)?;
     let name = BUILTIN_OPS[i];
     if !defined(i, kind) {

@@ -43,7 +43,7 @@ pub mod datatype;
 pub mod exchanges;
 mod fast;
 pub mod gathers;
-mod long_double;
+pub(crate) mod long_double;
 pub mod neighbor;
 pub mod ops;
 pub mod persistent;

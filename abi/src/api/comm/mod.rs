@@ -17,7 +17,9 @@ use oxmpi::{Comm, Comparison, SplitType};
 use crate::api::comm::group::{group_of, insert_group};
 use crate::api::env::put_string;
 use crate::errors::{out_ptr, AbiError, Class, ErrObj};
-use crate::handles::{self, Errhandler, MPI_Comm, MPI_Group, MPI_Request, COMM_NULL, UNDEFINED};
+use crate::handles::{
+    self, Errhandler, MPI_Comm, MPI_Group, MPI_Request, COMM_NULL, INFO_NULL, UNDEFINED,
+};
 use crate::objects::request::{PendingIdup, ReqEntry};
 use crate::raise::guard;
 use crate::{requests, state};
@@ -311,6 +313,11 @@ pub unsafe extern "C" fn oxabi_Comm_split_type(
             if h != COMM_NULL {
                 state::lock().comm_entry_mut(h)?.info =
                     vec![(HW_RESOURCE_TYPE.into(), l.name().into())];
+                // An unguided split says in the caller's info which level it
+                // chose (MPI 4.0, 7.4.2), as MPICH does.
+                if split_type == COMM_TYPE_HW_UNGUIDED && info != INFO_NULL {
+                    crate::api::env::info::set_key(info, HW_RESOURCE_TYPE, l.name())?;
+                }
             }
         }
         Ok(())

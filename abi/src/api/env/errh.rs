@@ -182,7 +182,7 @@ pub extern "C" fn oxabi_Comm_call_errhandler(comm: MPI_Comm, errorcode: c_int) -
 pub unsafe extern "C" fn oxabi_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
     guard("MPI_Error_class", ErrObj::None, || {
         let out = out_ptr(errorclass, "errorclass")?;
-        let class = errors::class_of(errorcode).ok_or_else(|| {
+        let class = errors::class_of_lenient(errorcode).ok_or_else(|| {
             AbiError::new(Class::ARG, format!("{errorcode} is not a valid error code"))
         })?;
         // SAFETY: checked non-null.
@@ -202,7 +202,7 @@ pub unsafe extern "C" fn oxabi_Error_string(
     resultlen: *mut c_int,
 ) -> c_int {
     guard("MPI_Error_string", ErrObj::None, || {
-        let text = errors::string_of(errorcode).ok_or_else(|| {
+        let text = errors::string_of_lenient(errorcode).ok_or_else(|| {
             AbiError::new(Class::ARG, format!("{errorcode} is not a valid error code"))
         })?;
         // SAFETY: the caller's contract.

@@ -143,6 +143,15 @@ fn modify<R>(
     }
 }
 
+/// Sets `key` in the info object `h` for the library (an output of a call,
+/// such as `mpi_hw_resource_type` after an unguided split).
+pub fn set_key(h: MPI_Info, key: &str, value: &str) -> Result<(), AbiError> {
+    modify(h, |e| {
+        e.set(key, value);
+        Ok(())
+    })
+}
+
 /// Checks that an info argument is `MPI_INFO_NULL` or a live info object
 /// (for calls that take hints and ignore them).
 pub fn check_hints(h: MPI_Info) -> Result<(), AbiError> {
@@ -244,10 +253,7 @@ pub unsafe extern "C" fn oxabi_Info_set(
             ));
         }
         modify(info, |e| {
-            match e.pairs.iter_mut().find(|(x, _)| *x == k) {
-                Some(p) => p.1 = v,
-                None => e.pairs.push((k, v)),
-            }
+            e.set(&k, &v);
             Ok(())
         })
     })

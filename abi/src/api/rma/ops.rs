@@ -43,6 +43,15 @@ fn type_arg(h: MPI_Datatype, arg: &str) -> Result<Datatype, AbiError> {
 /// allowed in one-sided calls), and the element type it works on.
 fn op_arg(op: MPI_Op, target_datatype: MPI_Datatype) -> Result<(Op, Option<ElemType>), AbiError> {
     let name = match handles::op(op)? {
+        // The arithmetic on C's long double types is C's (MPI_REPLACE and
+        // MPI_NO_OP move bytes, as for every type).
+        OpRef::Builtin(i) if i <= 3 || i == 10 || i == 11 => {
+            let t = ty(target_datatype, "target_datatype")?;
+            if let Some(long_double) = crate::api::coll::long_double::op(i, &t) {
+                return Ok((long_double?, t.elem));
+            }
+            BUILTIN_OPS[i]
+        }
         OpRef::Builtin(i) => BUILTIN_OPS[i],
         OpRef::User(_) => {
             return Err(AbiError::new(
@@ -151,7 +160,11 @@ fn accumulate_bytes(
         return None;
     };
     let b = BuiltinOp::ALL.get(builtin_index(i)?).copied()?;
-    let elem = crate::api::coll::datatype::builtin_ty(c.target.3)?.elem;
+    let target = crate::api::coll::datatype::builtin_ty(c.target.3)?;
+    if crate::api::coll::long_double::is_long_double(target) {
+        return None; // C's arithmetic, through op_arg
+    }
+    let elem = target.elem;
     // SAFETY: MPI's contract: the buffers hold their elements.
     let r = unsafe {
         w.get_accumulate_bytes(
