@@ -13,7 +13,7 @@ use super::access::Target;
 use super::{rma_error, Flavor, Win};
 use crate::datatype::Datatype;
 use crate::error::{Error, ErrorClass};
-use crate::ops::{BuiltinOp, ElemType, Op};
+use crate::ops::{BuiltinOp, ElemType, Op, Reducer};
 
 /// `count` elements of `dt` at `buf` (origin or result side of an operation).
 #[derive(Debug, Clone, Copy)]
@@ -234,13 +234,7 @@ impl Win {
         }
         let no_op = matches!(op, Op::Builtin(BuiltinOp::NoOp));
         let replace = matches!(op, Op::Builtin(BuiltinOp::Replace));
-        // MPI allows predefined operations only (the C ABI checks); an
-        // operation given as a function (C's long double arithmetic) runs
-        // under the accumulate lock like the kernels.
-        let reduce = match op {
-            _ if no_op || replace => None,
-            _ => Some(op.reducer(elem)?),
-        };
+        let reduce = accumulate_reducer(op, elem)?;
         let input: &[u8] = if no_op {
             &[]
         } else {
@@ -367,13 +361,7 @@ impl Win {
                 .uniform()
                 .and_then(crate::datatype::BasicType::elem_type)
         });
-        // MPI allows predefined operations only (the C ABI checks); an
-        // operation given as a function (C's long double arithmetic) runs
-        // under the accumulate lock like the kernels.
-        let reduce = match op {
-            _ if no_op || replace => None,
-            _ => Some(op.reducer(elem)?),
-        };
+        let reduce = accumulate_reducer(op, elem)?;
         // SAFETY: the caller's promise.
         let input = if no_op {
             Cow::Borrowed(&[][..])
@@ -460,5 +448,17 @@ impl Win {
             }
             Ok(())
         })
+    }
+}
+
+/// The reduction an accumulate applies: none for `MPI_REPLACE` and
+/// `MPI_NO_OP`, which move bytes. MPI allows predefined operations only
+/// (the C ABI checks); an operation given as a function (C's long double
+/// arithmetic) runs under the accumulate lock like the kernels.
+fn accumulate_reducer(op: &Op, elem: Option<ElemType>) -> Result<Option<Reducer>, Error> {
+    if matches!(op, Op::Builtin(BuiltinOp::NoOp | BuiltinOp::Replace)) {
+        Ok(None)
+    } else {
+        op.reducer(elem).map(Some)
     }
 }
