@@ -142,14 +142,18 @@ pub struct FiPingpong {
 }
 
 /// The configurations the runner tries: tcp's own connected endpoints,
-/// and RDM over rxm (what OxMPI's fabric transport opens).
-pub const FI_PINGPONGS: [FiPingpong; 2] = [
+/// RDM over rxm, and the `net` provider's own RDM endpoints.
+pub const FI_PINGPONGS: [FiPingpong; 3] = [
     FiPingpong {
         provider: "tcp",
         endpoint: "msg",
     },
     FiPingpong {
         provider: "tcp;ofi_rxm",
+        endpoint: "rdm",
+    },
+    FiPingpong {
+        provider: "net",
         endpoint: "rdm",
     },
 ];

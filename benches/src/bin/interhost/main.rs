@@ -153,11 +153,13 @@ fn run(args: &[String]) -> Result<(), String> {
     }
     let mut setups = Vec::new();
     // The default path (OXMPI_OFI_RNDV=auto) first: the ratios use it.
-    for (name, rndv) in [("oxmpi-tagged", "tagged"), ("oxmpi-read", "read")] {
-        let env: &'static [(&str, &str)] = match rndv {
-            "tagged" => &[("OXMPI_OFI_RNDV", "tagged")],
-            _ => &[("OXMPI_OFI_RNDV", "read")],
-        };
+    let oxmpi_rows: [(&str, &'static [(&str, &str)]); 4] = [
+        ("oxmpi-tagged", &[("OXMPI_OFI_RNDV", "tagged")]),
+        ("oxmpi-read", &[("OXMPI_OFI_RNDV", "read")]),
+        ("oxmpi-net", &[("OXMPI_OFI_RNDV", "tagged"), ("OXMPI_OFI_PROVIDER", "net")]),
+        ("oxmpi-net-read", &[("OXMPI_OFI_RNDV", "read"), ("OXMPI_OFI_PROVIDER", "net")]),
+    ];
+    for (name, env) in oxmpi_rows {
         setups.push(Setup {
             name,
             launcher: "oxmpi",
