@@ -407,6 +407,50 @@ pub fn plot_and_say(tool: &str, script: &Path, csv: &Path, png: &Path) {
     }
 }
 
+/// A folder `folder` beside OxMPI's library `lib` (as built) where it is
+/// found under both names a program built by MPICH's mpicc may need:
+/// `libmpich.so.12` (what Debian's mpicc.mpich links) and `libmpi.so.12`.
+/// Without the first, such a program would load MPICH's own library under
+/// oxrun.
+pub fn oxmpi_lib_dir(lib: &Path, folder: &str) -> Result<PathBuf, String> {
+    let dir = lib.parent().ok_or("no folder")?.join(folder);
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    for name in ["libmpich.so.12", "libmpi.so.12"] {
+        // A new file renamed into place: a running job (another runner's)
+        // keeps the copy it mapped, which rewriting in place would break
+        // (SIGBUS).
+        let temp = dir.join(format!(".{name}.{}", std::process::id()));
+        std::fs::copy(lib, &temp).map_err(|e| e.to_string())?;
+        std::fs::rename(&temp, dir.join(name)).map_err(|e| e.to_string())?;
+    }
+    Ok(dir)
+}
+
+/// Checks that `exe`, with `dir` first on its library path, loads every
+/// MPI library it needs from `dir` (what `ldd` resolves).
+pub fn loads_from(exe: &Path, dir: &Path) -> Result<(), String> {
+    let out = Command::new("ldd")
+        .arg(exe)
+        .env("LD_LIBRARY_PATH", dir)
+        .output()
+        .map_err(|e| format!("ldd: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let stray: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("libmpi") && !l.contains(&*dir.to_string_lossy()))
+        .collect();
+    if stray.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} would not load OxMPI's library from {}: {}",
+            exe.display(),
+            dir.display(),
+            stray.join("; ").trim()
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

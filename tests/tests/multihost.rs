@@ -4,7 +4,9 @@
 //! layouts, placed by slot and by node so that both same-host and
 //! other-host pairs are exercised. Also: inter-host bytes cross the link
 //! while same-host pairs send nothing through it, a rank SIGKILLed on the
-//! second host ends the job promptly with nothing left on any host, a
+//! second host ends the job promptly with nothing left on any host, and
+//! so do a rank killed and a link cut while fabric traffic is in flight
+//! (multihost/faults.rs), a
 //! bad provider is a one-line error, and fabric messages reach ranks busy
 //! with shared memory (multihost/pace.rs), and CUDA device buffers cross
 //! hosts by the fabric (multihost/device.rs). The fabric's large-message paths
@@ -18,6 +20,8 @@
 mod coll_roles;
 #[path = "multihost/device.rs"]
 mod device;
+#[path = "multihost/faults.rs"]
+mod faults;
 #[path = "c_abi_harness/mod.rs"]
 mod harness;
 #[path = "p2p/roles.rs"]
@@ -47,6 +51,7 @@ fn role_entry() {
         Some(("idle", _)) => idle_role(),
         Some(("pace", _)) => pace_role::run(),
         Some(("typed", _)) => typed_role(),
+        Some(("stream", r)) => faults::stream_role(r),
         _ => panic!("unknown role {role}"),
     }
 }

@@ -32,7 +32,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use oxmpi_benches::cli::Flags;
-use oxmpi_benches::peers::{compile_c, on_path, parse_records, Record};
+use oxmpi_benches::peers::{compile_c, loads_from, on_path, oxmpi_lib_dir, parse_records, Record};
 use oxmpi_tests::hosts::TestHosts;
 
 mod limits;
@@ -408,24 +408,6 @@ fn beside_me(name: &str) -> Result<PathBuf, String> {
     oxmpi_benches::peers::beside_me(name)
 }
 
-/// A folder where OxMPI's library (`lib`, as built) is found under both
-/// names a program built by MPICH's mpicc may need: `libmpich.so.12`
-/// (what Debian's mpicc.mpich links) and `libmpi.so.12`. Without the
-/// first, such a program would load MPICH's own library under oxrun.
-fn work_lib(lib: &Path) -> Result<PathBuf, String> {
-    let dir = lib.parent().ok_or("no folder")?.join("interhost-lib");
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    for name in ["libmpich.so.12", "libmpi.so.12"] {
-        // A new file renamed into place: a running job (another runner's)
-        // keeps the copy it mapped, which rewriting in place would break
-        // (SIGBUS).
-        let temp = dir.join(format!(".{name}.{}", std::process::id()));
-        std::fs::copy(lib, &temp).map_err(|e| e.to_string())?;
-        std::fs::rename(&temp, dir.join(name)).map_err(|e| e.to_string())?;
-    }
-    Ok(dir)
-}
-
 /// The bridge's name (hydra's `-iface`): the interface holding the
 /// controller's address.
 fn bridge_iface(hosts: &TestHosts) -> Result<String, String> {
@@ -439,31 +421,6 @@ fn bridge_iface(hosts: &TestHosts) -> Result<String, String> {
         .find(|l| l.contains(&format!("inet {addr}/")))
         .and_then(|l| l.split_whitespace().nth(1).map(str::to_string))
         .ok_or_else(|| format!("no interface holds {addr}"))
-}
-
-/// Checks that `exe`, with `dir` first on its library path, loads every
-/// MPI library it needs from `dir` (what `ldd` resolves).
-fn loads_from(exe: &Path, dir: &Path) -> Result<(), String> {
-    let out = Command::new("ldd")
-        .arg(exe)
-        .env("LD_LIBRARY_PATH", dir)
-        .output()
-        .map_err(|e| format!("ldd: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let stray: Vec<&str> = text
-        .lines()
-        .filter(|l| l.contains("libmpi") && !l.contains(&*dir.to_string_lossy()))
-        .collect();
-    if stray.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} would not load OxMPI's library from {}: {}",
-            exe.display(),
-            dir.display(),
-            stray.join("; ").trim()
-        ))
-    }
 }
 
 fn pick(r: &[Record], what: &str, size: usize, metric: &str) -> Option<f64> {
@@ -548,4 +505,10 @@ fn read_results() -> String {
 fn write_results(md: &str) -> Result<(), String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(RESULTS);
     std::fs::write(&path, md).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// OxMPI's library as MPICH-built programs look for it (see
+/// [`oxmpi_lib_dir`]).
+fn work_lib(lib: &Path) -> Result<PathBuf, String> {
+    oxmpi_lib_dir(lib, "interhost-lib")
 }
