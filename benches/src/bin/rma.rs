@@ -251,6 +251,7 @@ fn run(o: &Options) -> Result<(), String> {
             let _ = writeln!(csv, "{},{test},{size},{v}", imp.key());
         }
     }
+    std::fs::create_dir_all(&o.results).map_err(|e| format!("{}: {e}", o.results.display()))?;
     let md = write_result(&o.results, "rma.md", &text)?;
     write_result(&o.results, "rma.csv", &csv)?;
     print!("{text}");

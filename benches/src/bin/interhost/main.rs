@@ -1,8 +1,8 @@
 //! Inter-host comparison on network-namespace test hosts (needs root):
 //! ping-pong latency (8 B, 64 KiB, 1 MiB, 4 MiB), streaming bandwidth
 //! (64 KiB, 1 MiB, 4 MiB) and a 2+2 allreduce, for OxMPI (large messages
-//! by tagged send and by RMA read, `OXMPI_OFI_RNDV`; and over the
-//! `tcp;ofi_rxm` provider it passes over), MPICH and Open MPI on the same
+//! by tagged send and by RMA read, `OXMPI_OFI_RNDV`; and over the opt-in
+//! `net` provider), MPICH and Open MPI on the same
 //! link, with raw TCP (a spinning ping-pong over one socket) and
 //! libfabric's `fi_pingpong` (tcp msg, RDM over rxm, net's own RDM;
 //! skipped when libfabric-bin is not installed) as the limits.
@@ -58,7 +58,7 @@ benches/results/interhost.md.
 
   --runs N       runs per figure, the best kept (default 3)
   --only NAMES   run only these rows (comma-separated): oxmpi-tagged,
-                 oxmpi-read, oxmpi-rxm, mpich, openmpi, tcp, fi_pingpong
+                 oxmpi-read, oxmpi-net, mpich, openmpi, tcp, fi_pingpong
 ";
 
 fn main() {
