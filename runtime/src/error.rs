@@ -199,6 +199,8 @@ pub enum ErrorClass {
     Intern = 16,
     /// MPI_ERR_UNSUPPORTED_OPERATION
     UnsupportedOperation = 44,
+    /// MPI_ERR_PORT
+    Port = 38,
     /// MPI_ERR_KEYVAL
     Keyval = 48,
     /// MPI_ERR_NO_MEM
@@ -254,6 +256,9 @@ impl Error {
                 ..
             } => ErrorClass::Dims,
             Error::InvalidArgument { arg: "keyval", .. } => ErrorClass::Keyval,
+            Error::InvalidArgument {
+                arg: "port_name", ..
+            } => ErrorClass::Port,
             Error::InvalidArgument { .. } => ErrorClass::Arg,
             Error::InvalidComm(_) => ErrorClass::Comm,
             Error::InvalidTopology(_) => ErrorClass::Topology,

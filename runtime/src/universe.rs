@@ -212,6 +212,12 @@ impl Universe {
         self.self_comm.clone()
     }
 
+    /// The launcher's name of this job (the PMI kvs name / job id).
+    pub fn job_id(&self) -> String {
+        let boot = self.boot.lock().unwrap_or_else(|e| e.into_inner());
+        boot.jobid().to_string()
+    }
+
     /// The thread level provided.
     ///
     /// See the example on [`Universe`].

@@ -169,6 +169,15 @@ mod larger_jobs {
     }
 }
 
+/// Ports, MPI_Comm_accept / MPI_Comm_connect and MPI_Comm_join: both
+/// OxMPI ways (Debian's MPICH runs on its ucx netmod, whose MPI_Open_port
+/// is "not supported with ucx netmod").
+#[test]
+fn ports_accept_connect_join() {
+    check_passes("ports", Way::Ours);
+    check_passes("ports", Way::MpichBinary);
+}
+
 /// OxMPI's unimplemented functions: both OxMPI ways (MPICH implements them).
 #[test]
 fn unsupported_functions_report_themselves() {

@@ -5,6 +5,7 @@
 //! this.
 
 pub mod attr;
+pub mod dynamic;
 pub mod group;
 pub mod inter;
 pub mod type_attr;
