@@ -106,6 +106,12 @@ pub enum Error {
     /// The operation is not supported (yet), with what would be needed.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// The name service refused a publish or unpublish (`MPI_ERR_SERVICE`).
+    #[error("name service: {0}")]
+    Service(String),
+    /// No port is published under a service name (`MPI_ERR_NAME`).
+    #[error("name service: {0}")]
+    NameNotPublished(String),
     /// The library is not in a state that allows the call.
     #[error("{0}")]
     State(String),
@@ -201,6 +207,10 @@ pub enum ErrorClass {
     UnsupportedOperation = 44,
     /// MPI_ERR_PORT
     Port = 38,
+    /// MPI_ERR_NAME
+    Name = 33,
+    /// MPI_ERR_SERVICE
+    Service = 41,
     /// MPI_ERR_KEYVAL
     Keyval = 48,
     /// MPI_ERR_NO_MEM
@@ -266,6 +276,8 @@ impl Error {
             Error::Truncated { .. } => ErrorClass::Truncate,
             Error::InvalidOp { .. } => ErrorClass::Op,
             Error::Unsupported(_) => ErrorClass::UnsupportedOperation,
+            Error::Service(_) => ErrorClass::Service,
+            Error::NameNotPublished(_) => ErrorClass::Name,
             Error::Rma { class, .. } => *class,
             Error::Bootstrap(_) | Error::Wire(_) | Error::Os { .. } => ErrorClass::Intern,
             _ => ErrorClass::Other,

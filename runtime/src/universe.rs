@@ -218,6 +218,34 @@ impl Universe {
         boot.jobid().to_string()
     }
 
+    /// Publishes `port` under `service` in the launcher's name service
+    /// (`MPI_Publish_name`), for every process oxrun started to find.
+    ///
+    /// Errors: `MPI_ERR_SERVICE` when `service` is published already;
+    /// `MPI_ERR_UNSUPPORTED_OPERATION` without a launcher (singleton).
+    pub fn publish_name(&self, service: &str, port: &str) -> Result<(), Error> {
+        let mut boot = self.boot.lock().unwrap_or_else(|e| e.into_inner());
+        boot.publish_name(service, port)
+    }
+
+    /// Withdraws `service` (`MPI_Unpublish_name`).
+    ///
+    /// Errors: `MPI_ERR_SERVICE` when it is not published.
+    pub fn unpublish_name(&self, service: &str) -> Result<(), Error> {
+        let mut boot = self.boot.lock().unwrap_or_else(|e| e.into_inner());
+        boot.unpublish_name(service)
+    }
+
+    /// The port published under `service` (`MPI_Lookup_name`).
+    ///
+    /// Errors: `MPI_ERR_NAME` when nothing is published under it.
+    pub fn lookup_name(&self, service: &str) -> Result<String, Error> {
+        let mut boot = self.boot.lock().unwrap_or_else(|e| e.into_inner());
+        boot.lookup_name(service)?.ok_or_else(|| {
+            Error::NameNotPublished(format!("no port is published under service {service:?}"))
+        })
+    }
+
     /// The thread level provided.
     ///
     /// See the example on [`Universe`].

@@ -4,10 +4,11 @@
  * MPI_COMM_WORLD; MPI_Comm_accept / MPI_Comm_connect make an
  * intercommunicator, checked with point-to-point, an allreduce and
  * MPI_Intercomm_merge, then MPI_Comm_disconnect; a second round with the
- * roles and roots swapped; MPI_Comm_join over a loopback TCP socket between
- * world ranks 0 and 1; MPI_Comm_get_parent is MPI_COMM_NULL (nothing was
- * spawned); closing a port that is not open fails. At 1 rank only the
- * port calls and the failure run.
+ * roles and roots swapped finds the port through MPI_Publish_name /
+ * MPI_Lookup_name; MPI_Comm_join over a loopback TCP socket between world
+ * ranks 0 and 1; MPI_Comm_get_parent is MPI_COMM_NULL (nothing was
+ * spawned); the name service's and the port calls' errors (MPI_ERR_SERVICE,
+ * MPI_ERR_NAME, MPI_ERR_PORT). At 1 rank only the calls without a peer.
  */
 #include "abicheck.h"
 
@@ -23,7 +24,7 @@ static int world_of(int color, int r) { return 2 * r + color; }
 
 /* Accepting side `acc`; its root (rank `aroot` of it) opens the port and
  * hands it to the connecting side's root (rank `croot`). */
-static void round_trip(MPI_Comm half, int color, int acc, int aroot, int croot)
+static void round_trip(MPI_Comm half, int color, int acc, int aroot, int croot, int by_name)
 {
     int rank;
     MPI_Comm_rank(half, &rank);
@@ -34,15 +35,27 @@ static void round_trip(MPI_Comm half, int color, int acc, int aroot, int croot)
         if (rank == aroot) {
             MPI_CHECK(MPI_Open_port(MPI_INFO_NULL, port));
             CHECK(strlen(port) > 0 && strlen(port) < MPI_MAX_PORT_NAME, "port name %s", port);
-            MPI_CHECK(MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, cworld, 7, MPI_COMM_WORLD));
+            if (by_name) {
+                MPI_CHECK(MPI_Publish_name("oxmpi-ports-service", MPI_INFO_NULL, port));
+                MPI_CHECK(MPI_Send(NULL, 0, MPI_CHAR, cworld, 7, MPI_COMM_WORLD));
+            } else {
+                MPI_CHECK(MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, cworld, 7, MPI_COMM_WORLD));
+            }
         }
         MPI_CHECK(MPI_Comm_accept(port, MPI_INFO_NULL, aroot, half, &inter));
-        if (rank == aroot)
+        if (rank == aroot) {
+            if (by_name)
+                MPI_CHECK(MPI_Unpublish_name("oxmpi-ports-service", MPI_INFO_NULL, port));
             MPI_CHECK(MPI_Close_port(port));
+        }
     } else {
-        if (rank == croot)
+        if (rank == croot && by_name) {
+            MPI_CHECK(MPI_Recv(NULL, 0, MPI_CHAR, aworld, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            MPI_CHECK(MPI_Lookup_name("oxmpi-ports-service", MPI_INFO_NULL, port));
+        } else if (rank == croot) {
             MPI_CHECK(MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, aworld, 7, MPI_COMM_WORLD,
                                MPI_STATUS_IGNORE));
+        }
         MPI_CHECK(MPI_Comm_connect(port, MPI_INFO_NULL, croot, half, &inter));
     }
     int flag, rsize, size, irank;
@@ -143,14 +156,58 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Open_port(MPI_INFO_NULL, port2));
     CHECK(strcmp(port, port2) != 0, "two ports share the name %s", port);
     MPI_CHECK(MPI_Close_port(port2));
+
+    /* The name service: every rank publishes its own service. */
+    char service[64], found[MPI_MAX_PORT_NAME];
+    snprintf(service, sizeof service, "oxmpi-ports-%d", wrank);
+    MPI_CHECK(MPI_Publish_name(service, MPI_INFO_NULL, port));
+    MPI_CHECK(MPI_Lookup_name(service, MPI_INFO_NULL, found));
+    CHECK(strcmp(found, port) == 0, "looked up %s, published %s", found, port);
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    if (wsize > 1) {
+        int next = (wrank + 1) % wsize, prev = (wrank + wsize - 1) % wsize;
+        char theirs[MPI_MAX_PORT_NAME], other[64];
+        MPI_CHECK(MPI_Sendrecv(port, MPI_MAX_PORT_NAME, MPI_CHAR, prev, 2, theirs,
+                               MPI_MAX_PORT_NAME, MPI_CHAR, next, 2, MPI_COMM_WORLD,
+                               MPI_STATUS_IGNORE));
+        snprintf(other, sizeof other, "oxmpi-ports-%d", next);
+        MPI_CHECK(MPI_Lookup_name(other, MPI_INFO_NULL, found));
+        CHECK(strcmp(found, theirs) == 0, "rank %d's service: %s, want %s", next, found, theirs);
+    }
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    int rc = MPI_Publish_name(service, MPI_INFO_NULL, port);
+    CHECK(abicheck_class(rc) == MPI_ERR_SERVICE, "publishing twice: class %d",
+          abicheck_class(rc));
+    MPI_CHECK(MPI_Unpublish_name(service, MPI_INFO_NULL, port));
+    rc = MPI_Unpublish_name(service, MPI_INFO_NULL, port);
+    CHECK(abicheck_class(rc) == MPI_ERR_SERVICE, "unpublishing twice: class %d",
+          abicheck_class(rc));
+    rc = MPI_Lookup_name(service, MPI_INFO_NULL, found);
+    CHECK(abicheck_class(rc) == MPI_ERR_NAME, "looking up an unpublished name: class %d",
+          abicheck_class(rc));
     MPI_CHECK(MPI_Close_port(port));
+    rc = MPI_Close_port(port);
+    CHECK(abicheck_class(rc) == MPI_ERR_PORT, "closing a closed port: class %d",
+          abicheck_class(rc));
+    MPI_Comm bad;
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
+    rc = MPI_Comm_connect("oxmpi-port:nojob:0:1", MPI_INFO_NULL, 0, MPI_COMM_SELF, &bad);
+    CHECK(abicheck_class(rc) == MPI_ERR_PORT, "connecting to another job's port: class %d",
+          abicheck_class(rc));
+    rc = MPI_Comm_accept("not a port", MPI_INFO_NULL, 0, MPI_COMM_SELF, &bad);
+    CHECK(abicheck_class(rc) == MPI_ERR_PORT, "accepting on a bad port: class %d",
+          abicheck_class(rc));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL));
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 
     if (wsize > 1) {
         int color = wrank % 2;
         MPI_Comm half;
         MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, wrank, &half));
-        round_trip(half, color, 0, 0, 0);
-        round_trip(half, color, 1, group_size(1) - 1, group_size(0) - 1);
+        round_trip(half, color, 0, 0, 0, 0);
+        round_trip(half, color, 1, group_size(1) - 1, group_size(0) - 1, 1);
         MPI_CHECK(MPI_Comm_free(&half));
         if (wrank < 2)
             join_pair();

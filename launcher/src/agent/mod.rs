@@ -397,6 +397,12 @@ impl Agent {
             ToAgent::Signal(sig) => self.kill_all(sig),
             ToAgent::Kill => self.end_job(),
             ToAgent::Heartbeat => {} // any frame counts (see on_controller)
+            ToAgent::NameResult { rank, ok, port } => {
+                if let Some(i) = self.ranks.iter().position(|r| r.rank == rank) {
+                    self.ranks[i].session.name_result(ok, &port);
+                    self.flush_pmi(i)?;
+                }
+            }
             ToAgent::Launch(_) => {
                 return Err(io::Error::other("received a second launch request"));
             }
@@ -489,6 +495,10 @@ impl Agent {
                                 code,
                                 message,
                             })?;
+                        }
+                        Effect::Name(op) => {
+                            let rank = self.ranks[i].rank;
+                            self.send(ToController::Name { rank, op })?;
                         }
                         Effect::None => {}
                     }

@@ -1,7 +1,9 @@
 //! Ports (MPI 4.0 section 11.8.2): `MPI_Open_port`, `MPI_Close_port`,
 //! `MPI_Comm_accept`, `MPI_Comm_connect` and `MPI_Comm_join`, over
-//! `oxmpi::dynamic` (both sides must be processes of one job). The info
-//! arguments are checked and otherwise ignored (no keys are defined).
+//! `oxmpi::dynamic` (both sides must be processes of one job); the name
+//! service (11.8.3): `MPI_Publish_name`, `MPI_Unpublish_name`,
+//! `MPI_Lookup_name`, through the launcher. The info arguments are
+//! checked and otherwise ignored (no keys are defined).
 
 use std::ffi::{c_char, c_int};
 
@@ -142,6 +144,73 @@ pub unsafe extern "C" fn oxabi_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) ->
         let new = oxmpi::dynamic::join(&job()?, &state::comm(COMM_SELF)?, fd)?;
         // SAFETY: checked non-null.
         unsafe { put_new(COMM_SELF, Some(new), out) };
+        Ok(())
+    })
+}
+
+/// `MPI_Publish_name`: `MPI_ERR_SERVICE` when the service is published.
+///
+/// # Safety
+/// `service_name` and `port_name` are NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Publish_name(
+    service_name: *const c_char,
+    info: MPI_Info,
+    port_name: *const c_char,
+) -> c_int {
+    guard("MPI_Publish_name", ErrObj::None, || {
+        let service = string_arg(service_name, "service_name")?;
+        let port = string_arg(port_name, "port_name")?;
+        check_info(info)?;
+        let st = state::lock();
+        st.check_active()?.publish_name(service, port)?;
+        Ok(())
+    })
+}
+
+/// `MPI_Unpublish_name`: `MPI_ERR_SERVICE` when the service is not published.
+///
+/// # Safety
+/// `service_name` and `port_name` are NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Unpublish_name(
+    service_name: *const c_char,
+    info: MPI_Info,
+    port_name: *const c_char,
+) -> c_int {
+    guard("MPI_Unpublish_name", ErrObj::None, || {
+        let service = string_arg(service_name, "service_name")?;
+        string_arg(port_name, "port_name")?;
+        check_info(info)?;
+        let st = state::lock();
+        st.check_active()?.unpublish_name(service)?;
+        Ok(())
+    })
+}
+
+/// `MPI_Lookup_name`: `MPI_ERR_NAME` when nothing is published under the
+/// service.
+///
+/// # Safety
+/// `service_name` is a NUL-terminated string; `port_name` has room for
+/// `MPI_MAX_PORT_NAME` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_Lookup_name(
+    service_name: *const c_char,
+    info: MPI_Info,
+    port_name: *mut c_char,
+) -> c_int {
+    guard("MPI_Lookup_name", ErrObj::None, || {
+        let service = string_arg(service_name, "service_name")?;
+        let out = out_ptr(port_name, "port_name")?;
+        check_info(info)?;
+        let port = state::lock().check_active()?.lookup_name(service)?;
+        let n = port.len().min(MAX_PORT_NAME - 1);
+        // SAFETY: the caller's buffer holds MPI_MAX_PORT_NAME bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(port.as_ptr().cast::<c_char>(), out, n);
+            *out.add(n) = 0;
+        }
         Ok(())
     })
 }
