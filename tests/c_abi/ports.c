@@ -73,7 +73,12 @@ static void round_trip(MPI_Comm half, int color, int acc, int aroot, int croot, 
         MPI_CHECK(MPI_Irecv(&got[r], 1, MPI_INT, r, 3, inter, &reqs[r]));
         MPI_CHECK(MPI_Isend(&wrank, 1, MPI_INT, r, 3, inter, &reqs[rsize + r]));
     }
-    MPI_CHECK(MPI_Waitall(2 * rsize, reqs, MPI_STATUSES_IGNORE));
+    MPI_Status *sts = malloc(sizeof(MPI_Status) * 2 * rsize);
+    MPI_CHECK(MPI_Waitall(2 * rsize, reqs, sts));
+    for (int r = 0; r < rsize; r++)
+        CHECK(sts[r].MPI_SOURCE == r && sts[r].MPI_TAG == 3, "status of the receive from %d: "
+              "source %d tag %d", r, sts[r].MPI_SOURCE, sts[r].MPI_TAG);
+    free(sts);
     for (int r = 0; r < rsize; r++)
         CHECK(got[r] == world_of(1 - color, r), "from remote %d got %d", r, got[r]);
     free(got);
