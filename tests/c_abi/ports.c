@@ -103,8 +103,21 @@ static void round_trip(MPI_Comm half, int color, int acc, int aroot, int croot, 
     MPI_CHECK(MPI_Allreduce(&wrank, &total, 1, MPI_INT, MPI_SUM, merged));
     CHECK(total == wsize * (wsize - 1) / 2, "merged allreduce %d", total);
     MPI_CHECK(MPI_Comm_free(&merged));
+
+    /* Disconnect waits for what is pending: rank r and remote rank r
+     * exchange without waiting; the requests complete after it. */
+    int out = 1000 + wrank, in = -1, n = 0;
+    MPI_Request pending[2];
+    if (rank < rsize) {
+        MPI_CHECK(MPI_Irecv(&in, 1, MPI_INT, rank, 4, inter, &pending[n++]));
+        MPI_CHECK(MPI_Isend(&out, 1, MPI_INT, rank, 4, inter, &pending[n++]));
+    }
     MPI_CHECK(MPI_Comm_disconnect(&inter));
     CHECK(inter == MPI_COMM_NULL, "disconnect left the handle");
+    MPI_Status pst[2];
+    MPI_CHECK(MPI_Waitall(n, pending, pst));
+    if (n)
+        CHECK(in == 1000 + world_of(1 - color, rank), "pending receive got %d", in);
 }
 
 static void join_pair(void)

@@ -410,8 +410,8 @@ pub unsafe extern "C" fn oxabi_Comm_free(comm: *mut MPI_Comm) -> c_int {
     guard("MPI_Comm_free", ErrObj::Comm(h), || unsafe { free(comm) })
 }
 
-/// `MPI_Comm_disconnect`: without dynamic processes, `MPI_Comm_free`
-/// (pending operations on the communicator still complete).
+/// `MPI_Comm_disconnect`: waits for the operations started on the
+/// communicator to finish (their requests keep the outcomes), then frees it.
 ///
 /// # Safety
 /// `comm` is readable and writable.
@@ -422,10 +422,41 @@ pub unsafe extern "C" fn oxabi_Comm_disconnect(comm: *mut MPI_Comm) -> c_int {
     } else {
         unsafe { *comm }
     };
-    // SAFETY: the caller's contract.
-    guard("MPI_Comm_disconnect", ErrObj::Comm(h), || unsafe {
-        free(comm)
+    guard("MPI_Comm_disconnect", ErrObj::Comm(h), || {
+        if h != COMM_NULL && !state::comm(h)?.is_predefined() {
+            finish_pending(h);
+        }
+        // SAFETY: the caller's contract.
+        unsafe { free(comm) }
     })
+}
+
+/// Drives progress until every request started on `h` has finished; the
+/// outcomes stay in the requests, for the program's own wait or test
+/// (`MPI_Comm_disconnect` waits for the pending communication on the
+/// communicator to complete internally).
+fn finish_pending(h: MPI_Comm) {
+    loop {
+        let done = {
+            let mut st = state::lock();
+            let mut sweep = state::sweep();
+            let slots: Vec<usize> = st
+                .requests
+                .iter()
+                .filter(|(_, e)| e.comm() == h)
+                .map(|(slot, _)| slot)
+                .collect();
+            slots.into_iter().all(|slot| {
+                st.requests
+                    .get_mut(slot)
+                    .is_none_or(|e| e.settled(&mut sweep))
+            })
+        };
+        if done {
+            return;
+        }
+        std::thread::yield_now();
+    }
 }
 
 // ---------------------------------------------------------------- queries
