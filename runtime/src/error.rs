@@ -109,6 +109,9 @@ pub enum Error {
     /// The name service refused a publish or unpublish (`MPI_ERR_SERVICE`).
     #[error("name service: {0}")]
     Service(String),
+    /// The launcher could not start spawned processes (`MPI_ERR_SPAWN`).
+    #[error("spawn: {0}")]
+    Spawn(String),
     /// No port is published under a service name (`MPI_ERR_NAME`).
     #[error("name service: {0}")]
     NameNotPublished(String),
@@ -211,6 +214,8 @@ pub enum ErrorClass {
     Name = 33,
     /// MPI_ERR_SERVICE
     Service = 41,
+    /// MPI_ERR_SPAWN
+    Spawn = 42,
     /// MPI_ERR_KEYVAL
     Keyval = 48,
     /// MPI_ERR_NO_MEM
@@ -277,6 +282,7 @@ impl Error {
             Error::InvalidOp { .. } => ErrorClass::Op,
             Error::Unsupported(_) => ErrorClass::UnsupportedOperation,
             Error::Service(_) => ErrorClass::Service,
+            Error::Spawn(_) => ErrorClass::Spawn,
             Error::NameNotPublished(_) => ErrorClass::Name,
             Error::Rma { class, .. } => *class,
             Error::Bootstrap(_) | Error::Wire(_) | Error::Os { .. } => ErrorClass::Intern,

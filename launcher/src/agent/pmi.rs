@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use oxmpi::bootstrap::spawn_wire::SpawnRequest;
 use oxmpi::bootstrap::wire::{framed, line, Command, FrameReader, Framing, WireError};
 
 use crate::proto::{NameOp, PmiState};
@@ -43,6 +44,9 @@ pub enum Effect {
     /// The rank asked the job's name service; the answer comes back
     /// through [`Session::name_result`].
     Name(NameOp),
+    /// The rank asked to start a new job (`MPI_Comm_spawn`); the answer
+    /// goes back through [`Session::spawn_result`].
+    Spawn(SpawnRequest),
     /// The rank asked to abort the job.
     Abort {
         /// Exit code requested.
@@ -91,6 +95,10 @@ pub struct Session {
     waiting_node_attrs: Vec<String>,
     /// A name-service request waiting for the controller's answer.
     waiting_name: Option<NameOp>,
+    /// PMI-1 spawn segments received so far (`mcmd=spawn`), if any.
+    spawn_segments: Option<SpawnRequest>,
+    /// A spawn waiting for its result.
+    waiting_spawn: bool,
     /// Replies to send.
     pub replies: Vec<u8>,
 }
@@ -135,6 +143,8 @@ impl Session {
             in_fence: false,
             waiting_node_attrs: Vec::new(),
             waiting_name: None,
+            spawn_segments: None,
+            waiting_spawn: false,
             replies: Vec::new(),
         }
     }
@@ -163,7 +173,7 @@ impl Session {
             if self.in_fence {
                 return Err(self.violation(format!("sent {:?} while waiting in a fence", cmd.name)));
             }
-            if self.waiting_name.is_some() {
+            if self.waiting_name.is_some() || self.waiting_spawn {
                 return Err(self.violation(format!(
                     "sent {:?} while waiting for the name service",
                     cmd.name
@@ -179,6 +189,9 @@ impl Session {
             }
             if let Effect::Name(op) = &effect {
                 self.waiting_name = Some(op.clone());
+            }
+            if let Effect::Spawn(_) = &effect {
+                self.waiting_spawn = true;
             }
             if effect != Effect::None {
                 effects.push(effect);
@@ -254,6 +267,9 @@ impl Session {
         if key == "PMI_process_mapping" {
             return Some(&job.process_mapping);
         }
+        if key == oxmpi::bootstrap::spawn_wire::SPAWN_KEY {
+            return Some("1");
+        }
         store.kvs.get(key).map(|s| s.as_str())
     }
 
@@ -306,6 +322,16 @@ impl Session {
             "barrier_in" => return Ok(Effect::Fence),
             "publish_name" | "unpublish_name" | "lookup_name" => {
                 return self.name_op(cmd, "service", "port")
+            }
+            "spawn" => {
+                let req = self
+                    .spawn_segments
+                    .get_or_insert_with(SpawnRequest::default);
+                let (so_far, total) = req.add_pmi1_segment(cmd).map_err(|e| self.wire(e))?;
+                if so_far >= total {
+                    let req = self.spawn_segments.take().unwrap_or_default();
+                    return Ok(Effect::Spawn(req));
+                }
             }
             "finalize" => {
                 self.state = PmiState::Finalized;
@@ -381,6 +407,10 @@ impl Session {
             "kvs-fence" => return Ok(Effect::Fence),
             "name-publish" | "name-unpublish" | "name-lookup" => {
                 return self.name_op(cmd, "name", "port")
+            }
+            "spawn" => {
+                let req = SpawnRequest::from_pmi2(cmd).map_err(|e| self.wire(e))?;
+                return Ok(Effect::Spawn(req));
             }
             "info-getjobattr" => {
                 let key = cmd.require("key").map_err(|e| self.wire(e))?;
@@ -463,6 +493,25 @@ impl Session {
             _ => NameOp::Lookup { service },
         };
         Ok(Effect::Name(op))
+    }
+
+    /// Answers the waiting spawn: started (`Ok`) or why not.
+    pub fn spawn_result(&mut self, outcome: Result<(), String>) {
+        if !std::mem::take(&mut self.waiting_spawn) {
+            return;
+        }
+        let rc = if outcome.is_ok() { 0 } else { -1 };
+        let name = if self.version == 2 {
+            "spawn-response"
+        } else {
+            "spawn_result"
+        };
+        let mut reply = Command::new(name).with("rc", rc);
+        if let Err(why) = outcome {
+            let key = if self.version == 2 { "errmsg" } else { "msg" };
+            reply = reply.with(key, why.replace([';', '\n'], ","));
+        }
+        self.reply(reply);
     }
 
     /// Answers the waiting name-service request: `ok` (published,
@@ -700,7 +749,8 @@ mod tests {
             bad(b"cmd=init pmi_version=1\ncmd=barrier_in\ncmd=get_maxes\n")
                 .contains("while waiting in a fence")
         );
-        assert!(bad(b"cmd=init pmi_version=1\ncmd=spawn\n").contains("unsupported PMI-1 command"));
+        assert!(bad(b"cmd=init pmi_version=1\ncmd=spawn\n").contains("lacks the key"));
+        assert!(bad(b"cmd=init pmi_version=1\ncmd=connect\n").contains("unsupported PMI-1 command"));
         let mut oversized = b"cmd=init pmi_version=1\n".to_vec();
         oversized.extend(std::iter::repeat_n(b'x', 70_000));
         assert!(bad(&oversized).contains("exceeds the limit"));

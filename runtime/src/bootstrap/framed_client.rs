@@ -189,6 +189,15 @@ impl Bootstrap for Pmi2 {
         })
     }
 
+    fn spawn(&mut self, req: &super::spawn_wire::SpawnRequest) -> Result<(), Error> {
+        self.live("spawn")?;
+        self.conn.send(&req.to_pmi2())?;
+        let reply = self.conn.expect("spawn-response")?;
+        super::name_reply_ok(&reply).map_err(|why| {
+            Error::Spawn(format!("the launcher could not start the processes: {why}"))
+        })
+    }
+
     fn lookup_name(&mut self, service: &str) -> Result<Option<String>, Error> {
         self.live("name-lookup")?;
         let cmd = Command::new("name-lookup").with("name", service);

@@ -279,6 +279,15 @@ impl Bootstrap for Pmi1 {
         })
     }
 
+    fn spawn(&mut self, req: &super::spawn_wire::SpawnRequest) -> Result<(), Error> {
+        self.live("spawn")?;
+        self.conn.send_raw(&req.to_pmi1()?)?;
+        let reply = self.conn.expect("spawn_result")?;
+        super::name_reply_ok(&reply).map_err(|why| {
+            Error::Spawn(format!("the launcher could not start the processes: {why}"))
+        })
+    }
+
     fn lookup_name(&mut self, service: &str) -> Result<Option<String>, Error> {
         self.live("lookup_name")?;
         let cmd = Command::new("lookup_name").with("service", service);

@@ -9,6 +9,7 @@ pub mod framed_client;
 pub(crate) mod line_client;
 pub mod mapping;
 pub(crate) mod singleton;
+pub mod spawn_wire;
 pub mod wire;
 
 pub(crate) use conn::Stream;
@@ -202,6 +203,18 @@ pub trait Bootstrap: Send + std::fmt::Debug {
     fn lookup_name(&mut self, service: &str) -> Result<Option<String>, Error> {
         let _ = service;
         Err(no_name_service())
+    }
+
+    /// Asks the launcher to start `req` as a new job (`MPI_Comm_spawn`).
+    /// Errors: `MPI_ERR_SPAWN` when the launcher refuses, naming why;
+    /// without a launcher, `MPI_ERR_UNSUPPORTED_OPERATION`.
+    fn spawn(&mut self, req: &spawn_wire::SpawnRequest) -> Result<(), Error> {
+        let _ = req;
+        Err(Error::Unsupported(
+            "spawning processes needs a launcher that starts them (run under oxrun); this \
+             process has none"
+                .into(),
+        ))
     }
 }
 

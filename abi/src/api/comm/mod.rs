@@ -8,6 +8,7 @@ pub mod attr;
 pub mod dynamic;
 pub mod group;
 pub mod inter;
+pub mod spawn;
 pub mod type_attr;
 
 use std::ffi::{c_char, c_int, CStr};
@@ -389,7 +390,12 @@ unsafe fn free(comm: *mut MPI_Comm) -> Result<(), AbiError> {
     }
     let result = c.free();
     let slot = handles::comm_slot(h)?;
-    state::lock().comms.remove(slot);
+    let mut st = state::lock();
+    st.comms.remove(slot);
+    if st.parent == h {
+        st.parent = COMM_NULL;
+    }
+    drop(st);
     // SAFETY: checked non-null.
     unsafe { *p = COMM_NULL };
     result.map_err(AbiError::from)
@@ -509,9 +515,10 @@ pub unsafe extern "C" fn oxabi_Comm_group(comm: MPI_Comm, group: *mut MPI_Group)
 pub unsafe extern "C" fn oxabi_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
     guard("MPI_Comm_get_parent", ErrObj::None, || {
         let out = out_ptr(parent, "parent")?;
-        state::lock().check_active()?;
+        let st = state::lock();
+        st.check_active()?;
         // SAFETY: checked non-null.
-        unsafe { *out = COMM_NULL };
+        unsafe { *out = st.parent };
         Ok(())
     })
 }

@@ -31,15 +31,17 @@ use crate::error::Error;
 use crate::group::Group;
 use crate::p2p::matching::{Pattern, SourceSel, TagSel};
 
+pub mod spawn;
+
 /// The context the two roots talk on: below `MPI_Comm_create_group`'s
 /// agreements and apart from `intercomm_from_groups`' (base - 2).
-const PORT_CONTEXT: u32 = 0x4000_0000 - 4;
+pub(crate) const PORT_CONTEXT: u32 = 0x4000_0000 - 4;
 /// Port numbers (the connect request's tag) stay below this.
 const REPLY_TAG_BIT: i32 = 1 << 28;
 /// A root's hand-off to its group, on the communicator's collective context.
 const HANDOFF_TAG: i32 = 0x4000_0006;
 /// The header word of a failed exchange.
-const FAILED: u64 = u64::MAX;
+pub(crate) const FAILED: u64 = u64::MAX;
 /// Prefix of every port name.
 const PREFIX: &str = "oxmpi-port:";
 
@@ -147,7 +149,7 @@ fn unwords(bytes: &[u8]) -> Vec<usize> {
         .collect()
 }
 
-fn check_root(comm: &Comm, root: i32) -> Result<usize, Error> {
+pub(crate) fn check_root(comm: &Comm, root: i32) -> Result<usize, Error> {
     comm.check_intra("MPI_Comm_accept / MPI_Comm_connect")?;
     if !(0..comm.size()).contains(&root) {
         return Err(Error::InvalidRank {
@@ -199,34 +201,54 @@ fn finish(
     mine: &Group,
     got: Option<Result<(Vec<usize>, String), Error>>,
 ) -> Result<Comm, Error> {
+    let got = got.map(|result| {
+        result.map(|(remote, tag)| {
+            let mut b = words(&[remote.len(), tag.len()]);
+            b.extend(words(&remote));
+            b.extend(tag.as_bytes());
+            b
+        })
+    });
+    let body = handoff(comm, root, got, || Error::InvalidArgument {
+        arg: "port_name",
+        reason: format!(
+            "the root (rank {root}) could not make the connection (its own error says why)"
+        ),
+    })?;
+    let head = unwords(&body[..16]);
+    let remote = unwords(&body[16..16 + 8 * head[0]]);
+    let tag = String::from_utf8_lossy(&body[16 + 8 * head[0]..]).into_owned();
+    let remote = Group::from_world(remote, None);
+    comm.intercomm_from_groups(mine, &remote, &tag)
+}
+
+/// The root's `got` (its result) on every member of `comm`: the root
+/// sends the bytes, or a failure word so that nobody waits on a root that
+/// gave up (the others then get `failed()`); on the collective context.
+pub(crate) fn handoff(
+    comm: &Comm,
+    root: usize,
+    got: Option<Result<Vec<u8>, Error>>,
+    failed: impl Fn() -> Error,
+) -> Result<Vec<u8>, Error> {
     let ctx = comm.collective_context();
-    let (remote, tag) = match got {
+    match got {
         Some(result) => {
-            let body = match &result {
-                Ok((remote, tag)) => {
-                    let mut b = words(&[remote.len(), tag.len()]);
-                    b.extend(words(remote));
-                    b.extend(tag.as_bytes());
-                    b
-                }
-                Err(_) => Vec::new(),
-            };
-            let header = if result.is_ok() {
-                body.len() as u64
-            } else {
-                FAILED
+            let header = match &result {
+                Ok(b) => b.len() as u64,
+                Err(_) => FAILED,
             }
             .to_le_bytes();
-            for (r, &w) in mine.world_ranks().iter().enumerate() {
+            for (r, &w) in comm.world_ranks().iter().enumerate() {
                 if r != root {
                     let mut sends = vec![(w, &header[..])];
-                    if result.is_ok() {
-                        sends.push((w, &body[..]));
+                    if let Ok(b) = &result {
+                        sends.push((w, &b[..]));
                     }
                     exchange(comm, ctx, comm.rank(), HANDOFF_TAG, &sends, &mut [])?;
                 }
             }
-            result?
+            result
         }
         None => {
             let from = SourceSel::Rank(root as i32);
@@ -241,13 +263,7 @@ fn finish(
             )?;
             let n = u64::from_le_bytes(header);
             if n == FAILED {
-                return Err(Error::InvalidArgument {
-                    arg: "port_name",
-                    reason: format!(
-                        "the root (rank {root}) could not make the connection (its own error \
-                         says why)"
-                    ),
-                });
+                return Err(failed());
             }
             let mut body = vec![0u8; n as usize];
             exchange(
@@ -258,14 +274,9 @@ fn finish(
                 &[],
                 &mut [(from, &mut body[..])],
             )?;
-            let head = unwords(&body[..16]);
-            let remote = unwords(&body[16..16 + 8 * head[0]]);
-            let tag = String::from_utf8_lossy(&body[16 + 8 * head[0]..]).into_owned();
-            (remote, tag)
+            Ok(body)
         }
-    };
-    let remote = Group::from_world(remote, None);
-    comm.intercomm_from_groups(mine, &remote, &tag)
+    }
 }
 
 fn accept_at_root(
@@ -401,7 +412,7 @@ fn creation_tag(port: &Port, connector: usize, reply_tag: i32) -> String {
 /// Starts `sends` (world rank, bytes) and `recvs` (source, buffer of the
 /// exact length) on `context` with envelope source `source` and tag `tag`,
 /// and waits for all; the receives' statuses in order.
-fn exchange(
+pub(crate) fn exchange(
     comm: &Comm,
     context: u32,
     source: i32,
