@@ -4,13 +4,16 @@
  * intercommunicator's sizes, exchange point-to-point messages both ways
  * (every parent with every child), an allreduce and a barrier across it,
  * MPI_Intercomm_merge (parents first) with an allgather on the result,
- * and disconnect. The children find their parents with
+ * and disconnect; then MPI_Comm_spawn_multiple from the last rank with
+ * two commands (different arguments, one with info "wdir"), which each
+ * child checks. The children find their parents with
  * MPI_Comm_get_parent; the parents have none. Every process checks what
  * it received against what the standard's definitions give.
  */
 #include "abicheck.h"
 
 #include <limits.h>
+#include <unistd.h>
 
 #define CHILDREN 3
 
@@ -80,6 +83,15 @@ int main(int argc, char **argv)
         MPI_Comm_size(parent, &lsize);
         CHECK(flag && lsize == CHILDREN && rsize >= 1, "parent: inter %d size %d remote %d",
               flag, lsize, rsize);
+        if (argc > 2) {
+            /* spawn_multiple: ranks 0-1 run "A" here, rank 2 "B" in /tmp. */
+            char cwd[PATH_MAX];
+            CHECK(getcwd(cwd, sizeof cwd) != NULL, "getcwd");
+            const char *want = rank < 2 ? "A" : "B";
+            CHECK(strcmp(argv[2], want) == 0, "child %d runs command %s", rank, argv[2]);
+            if (rank == 2)
+                CHECK(strcmp(cwd, "/tmp") == 0, "child 2 runs in %s", cwd);
+        }
         exchange(parent, rank, 1000, 0);
         MPI_CHECK(MPI_Comm_disconnect(&parent));
         MPI_CHECK(MPI_Comm_get_parent(&parent));
@@ -102,6 +114,23 @@ int main(int argc, char **argv)
     MPI_Comm_remote_size(inter, &rsize);
     MPI_Comm_size(inter, &lsize);
     CHECK(rsize == CHILDREN && lsize == size, "spawned: size %d remote %d", lsize, rsize);
+    exchange(inter, rank, 0, 1000);
+    MPI_CHECK(MPI_Comm_disconnect(&inter));
+
+    /* MPI_Comm_spawn_multiple: two commands (arguments and directories
+     * differ) in one new job, root = the last rank. */
+    char *args_a[] = {"child", "A", NULL}, *args_b[] = {"child", "B", NULL};
+    char *cmds[2] = {self, self};
+    char **argvs[2] = {args_a, args_b};
+    int counts[2] = {2, 1};
+    MPI_Info infos[2] = {MPI_INFO_NULL, MPI_INFO_NULL};
+    MPI_CHECK(MPI_Info_create(&infos[1]));
+    MPI_CHECK(MPI_Info_set(infos[1], "wdir", "/tmp"));
+    MPI_CHECK(MPI_Comm_spawn_multiple(2, cmds, argvs, counts, infos, size - 1, MPI_COMM_WORLD,
+                                      &inter, errcodes));
+    MPI_CHECK(MPI_Info_free(&infos[1]));
+    for (int i = 0; i < CHILDREN; i++)
+        CHECK(errcodes[i] == MPI_SUCCESS, "spawn_multiple: errcodes[%d] = %d", i, errcodes[i]);
     exchange(inter, rank, 0, 1000);
     MPI_CHECK(MPI_Comm_disconnect(&inter));
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));

@@ -8,7 +8,7 @@ pub(crate) mod cleanup;
 mod output;
 pub mod pmi;
 mod spawn;
-mod spawned;
+pub mod spawned;
 
 pub use output::label_lines;
 
