@@ -294,8 +294,10 @@ fn gather(comm: &Comm, root: usize, mine: &[u8]) -> Result<Vec<u8>, Error> {
 }
 
 /// This process's parents (`MPI_Comm_get_parent`): on a spawned job's
-/// processes, the intercommunicator with the job that spawned it, made
-/// (collectively over the world) on the first call; `None` elsewhere.
+/// processes, the intercommunicator with the job that spawned it; `None`
+/// elsewhere. Collective over the world, and to be called once, right
+/// after init: the parents wait in [`spawn`] until the children connect
+/// (the C front end calls it in `MPI_Init` and keeps the handle).
 pub fn parent(universe: &Universe) -> Result<Option<Comm>, Error> {
     let Ok(text) = std::env::var(PARENT_ENV) else {
         return Ok(None);
