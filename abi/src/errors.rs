@@ -43,6 +43,7 @@ impl Class {
     pub const REQUEST: Class = Class(19);
     pub const UNKNOWN: Class = Class(13);
     pub const UNSUPPORTED_OPERATION: Class = Class(44);
+    pub const SPAWN: Class = Class(42);
     pub const KEYVAL: Class = Class(48);
     pub const NO_MEM: Class = Class(34);
     pub const WIN: Class = Class(45);

@@ -160,6 +160,9 @@ pub struct State {
     pub sessions: Table<SessionEntry>,
     /// The World Model's state (`MPI_Initialized`, `MPI_Finalized`).
     pub world_model: WorldModel,
+    /// `MPI_Comm_get_parent`'s answer: the intercommunicator with the
+    /// parents of a spawned process until it is freed, else `MPI_COMM_NULL`.
+    pub parent: MPI_Comm,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
@@ -180,6 +183,7 @@ static STATE: Mutex<State> = Mutex::new(State {
     wins: Table::new(),
     sessions: Table::new(),
     world_model: WorldModel::Never,
+    parent: handles::COMM_NULL,
 });
 
 /// Locks the state (a panic while it was held does not make it unusable).

@@ -27,6 +27,9 @@ pub enum LaunchError {
 
 /// Runs oxrun with `args` (without the program name); returns the exit code.
 pub fn run_from_args(args: &[String]) -> i32 {
+    if args.first().map(String::as_str) == Some("--spawn-exec") {
+        return agent::spawned::exec_planned();
+    }
     match cli::parse(args) {
         Ok(cli::Mode::Run(opts)) => controller::run(opts),
         Ok(cli::Mode::Proxy(target)) => agent::run(target),

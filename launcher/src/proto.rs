@@ -91,6 +91,37 @@ pub enum ToAgent {
     Kill,
     /// The controller is alive (remote agents only; see [`HEARTBEAT_INTERVAL`]).
     Heartbeat,
+    /// The answer to a rank's [`ToController::Name`] request.
+    NameResult {
+        /// Global rank that asked.
+        rank: u32,
+        /// Whether it succeeded (published, unpublished, found).
+        ok: bool,
+        /// The port found by a lookup (empty otherwise).
+        port: String,
+    },
+}
+
+/// A request to the job's name service (`MPI_Publish_name` and friends).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NameOp {
+    /// Publish `port` under `service` (fails if the service is published).
+    Publish {
+        /// Service name.
+        service: String,
+        /// Port name.
+        port: String,
+    },
+    /// Withdraw `service` (fails if it is not published).
+    Unpublish {
+        /// Service name.
+        service: String,
+    },
+    /// Find the port published under `service`.
+    Lookup {
+        /// Service name.
+        service: String,
+    },
 }
 
 /// How a rank ended.
@@ -170,6 +201,13 @@ pub enum ToController {
     Done,
     /// The agent is alive (remote agents only; see [`HEARTBEAT_INTERVAL`]).
     Heartbeat,
+    /// A rank asks the name service (answered by [`ToAgent::NameResult`]).
+    Name {
+        /// Global rank.
+        rank: u32,
+        /// What it asks.
+        op: NameOp,
+    },
 }
 
 struct Writer(Vec<u8>);
@@ -330,6 +368,12 @@ impl ToAgent {
             }
             ToAgent::Kill => w = Writer::new(6),
             ToAgent::Heartbeat => w = Writer::new(7),
+            ToAgent::NameResult { rank, ok, port } => {
+                w = Writer::new(8);
+                w.u32(*rank);
+                w.u8(*ok as u8);
+                w.str(port);
+            }
         }
         w.finish()
     }
@@ -369,6 +413,11 @@ impl ToAgent {
             5 => ToAgent::Signal(r.i32()?),
             6 => ToAgent::Kill,
             7 => ToAgent::Heartbeat,
+            8 => ToAgent::NameResult {
+                rank: r.u32()?,
+                ok: r.bool()?,
+                port: r.str()?,
+            },
             t => return Err(ProtoError::UnknownTag(t)),
         };
         r.end(msg)
@@ -449,6 +498,18 @@ impl ToController {
             }
             ToController::Done => w = Writer::new(8),
             ToController::Heartbeat => w = Writer::new(9),
+            ToController::Name { rank, op } => {
+                w = Writer::new(10);
+                w.u32(*rank);
+                let (kind, service, port) = match op {
+                    NameOp::Publish { service, port } => (0, service, port.as_str()),
+                    NameOp::Unpublish { service } => (1, service, ""),
+                    NameOp::Lookup { service } => (2, service, ""),
+                };
+                w.u8(kind);
+                w.str(service);
+                w.str(port);
+            }
         }
         w.finish()
     }
@@ -488,6 +549,19 @@ impl ToController {
             },
             8 => ToController::Done,
             9 => ToController::Heartbeat,
+            10 => {
+                let rank = r.u32()?;
+                let kind = r.u8()?;
+                let service = r.str()?;
+                let port = r.str()?;
+                let op = match kind {
+                    0 => NameOp::Publish { service, port },
+                    1 => NameOp::Unpublish { service },
+                    2 => NameOp::Lookup { service },
+                    _ => return Err(ProtoError::BadLength(10)),
+                };
+                ToController::Name { rank, op }
+            }
             t => return Err(ProtoError::UnknownTag(t)),
         };
         r.end(msg)
@@ -531,6 +605,11 @@ mod tests {
         round_trip_agent(ToAgent::Signal(15));
         round_trip_agent(ToAgent::Kill);
         round_trip_agent(ToAgent::Heartbeat);
+        round_trip_agent(ToAgent::NameResult {
+            rank: 3,
+            ok: true,
+            port: "oxmpi-port:kvs_1_0:3:1".into(),
+        });
         round_trip_controller(ToController::Hello {
             host: "h".into(),
             secret: "s".into(),
@@ -558,6 +637,20 @@ mod tests {
         });
         round_trip_controller(ToController::Done);
         round_trip_controller(ToController::Heartbeat);
+        for op in [
+            NameOp::Publish {
+                service: "s".into(),
+                port: "p".into(),
+            },
+            NameOp::Unpublish {
+                service: "s".into(),
+            },
+            NameOp::Lookup {
+                service: "s".into(),
+            },
+        ] {
+            round_trip_controller(ToController::Name { rank: 2, op });
+        }
     }
 
     #[test]

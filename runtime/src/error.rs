@@ -106,6 +106,15 @@ pub enum Error {
     /// The operation is not supported (yet), with what would be needed.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// The name service refused a publish or unpublish (`MPI_ERR_SERVICE`).
+    #[error("name service: {0}")]
+    Service(String),
+    /// The launcher could not start spawned processes (`MPI_ERR_SPAWN`).
+    #[error("spawn: {0}")]
+    Spawn(String),
+    /// No port is published under a service name (`MPI_ERR_NAME`).
+    #[error("name service: {0}")]
+    NameNotPublished(String),
     /// The library is not in a state that allows the call.
     #[error("{0}")]
     State(String),
@@ -199,6 +208,14 @@ pub enum ErrorClass {
     Intern = 16,
     /// MPI_ERR_UNSUPPORTED_OPERATION
     UnsupportedOperation = 44,
+    /// MPI_ERR_PORT
+    Port = 38,
+    /// MPI_ERR_NAME
+    Name = 33,
+    /// MPI_ERR_SERVICE
+    Service = 41,
+    /// MPI_ERR_SPAWN
+    Spawn = 42,
     /// MPI_ERR_KEYVAL
     Keyval = 48,
     /// MPI_ERR_NO_MEM
@@ -254,6 +271,9 @@ impl Error {
                 ..
             } => ErrorClass::Dims,
             Error::InvalidArgument { arg: "keyval", .. } => ErrorClass::Keyval,
+            Error::InvalidArgument {
+                arg: "port_name", ..
+            } => ErrorClass::Port,
             Error::InvalidArgument { .. } => ErrorClass::Arg,
             Error::InvalidComm(_) => ErrorClass::Comm,
             Error::InvalidTopology(_) => ErrorClass::Topology,
@@ -261,6 +281,9 @@ impl Error {
             Error::Truncated { .. } => ErrorClass::Truncate,
             Error::InvalidOp { .. } => ErrorClass::Op,
             Error::Unsupported(_) => ErrorClass::UnsupportedOperation,
+            Error::Service(_) => ErrorClass::Service,
+            Error::Spawn(_) => ErrorClass::Spawn,
+            Error::NameNotPublished(_) => ErrorClass::Name,
             Error::Rma { class, .. } => *class,
             Error::Bootstrap(_) | Error::Wire(_) | Error::Os { .. } => ErrorClass::Intern,
             _ => ErrorClass::Other,

@@ -10,6 +10,7 @@ pub mod coll;
 pub mod comm;
 pub mod config;
 pub mod datatype;
+pub mod dynamic;
 pub mod error;
 mod fast_hash;
 pub mod group;

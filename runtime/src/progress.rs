@@ -13,6 +13,7 @@ use crate::error::Error;
 use crate::p2p::engine::Engine;
 use crate::p2p::request::ReqId;
 use crate::status::Status;
+use crate::transport::bridge::Bridged;
 use crate::transport::Transport;
 use oxmpi_sync::engine_lock::{EngineGuard, EngineLock};
 
@@ -63,6 +64,8 @@ pub struct Runtime {
     pub world_size: usize,
     /// The collective layer's process-wide state (its algorithm selector).
     pub(crate) coll: Extension,
+    /// The transport's bridges to other jobs (set at start by `init`).
+    pub(crate) bridged: OnceLock<Arc<Bridged>>,
 }
 
 impl Runtime {
@@ -82,6 +85,7 @@ impl Runtime {
             policy,
             world_rank,
             world_size,
+            bridged: OnceLock::new(),
         }
     }
 

@@ -54,7 +54,7 @@ static STATE: AtomicU8 = AtomicU8::new(NEVER);
 pub struct Universe {
     world: Comm,
     self_comm: Comm,
-    boot: Mutex<Box<dyn Bootstrap>>,
+    boot: Arc<Mutex<Box<dyn Bootstrap>>>,
     threading: Threading,
     done: bool,
 }
@@ -120,7 +120,9 @@ fn start() -> Result<Universe, Error> {
         }
         _ => None,
     };
-    let transport = crate::transport::connect(boot.as_mut(), &config)?;
+    let base = crate::transport::connect(boot.as_mut(), &config)?;
+    let bridged = Arc::new(crate::transport::bridge::Bridged::new(base, size));
+    let transport: Arc<dyn crate::transport::Transport> = bridged.clone();
     let (mut model, source) = match chosen {
         Some(c) => c,
         None => {
@@ -155,6 +157,7 @@ fn start() -> Result<Universe, Error> {
         size,
         Extension::holding(selector),
     ));
+    let _ = rt.bridged.set(bridged);
     let node_of_rank = boot.node_of_rank().to_vec();
     // What collectives see: the real map, or `OXMPI_COLL_NODES` blocks.
     let coll_node_of_rank = match config.coll_nodes {
@@ -173,7 +176,7 @@ fn start() -> Result<Universe, Error> {
     Ok(Universe {
         world,
         self_comm,
-        boot: Mutex::new(boot),
+        boot: Arc::new(Mutex::new(boot)),
         threading: Threading::Multiple,
         done: false,
     })
@@ -210,6 +213,46 @@ impl Universe {
     /// See the example on [`Universe`].
     pub fn self_comm(&self) -> Comm {
         self.self_comm.clone()
+    }
+
+    /// The launcher, for calls that must not hold the universe (a spawn
+    /// blocks until the children answer).
+    pub fn launcher(&self) -> Launcher {
+        Launcher(Arc::clone(&self.boot))
+    }
+
+    /// The launcher's name of this job (the PMI kvs name / job id).
+    pub fn job_id(&self) -> String {
+        let boot = self.boot.lock().unwrap_or_else(|e| e.into_inner());
+        boot.jobid().to_string()
+    }
+
+    /// Publishes `port` under `service` in the launcher's name service
+    /// (`MPI_Publish_name`), for every process oxrun started to find.
+    ///
+    /// Errors: `MPI_ERR_SERVICE` when `service` is published already;
+    /// `MPI_ERR_UNSUPPORTED_OPERATION` without a launcher (singleton).
+    pub fn publish_name(&self, service: &str, port: &str) -> Result<(), Error> {
+        let mut boot = self.boot.lock().unwrap_or_else(|e| e.into_inner());
+        boot.publish_name(service, port)
+    }
+
+    /// Withdraws `service` (`MPI_Unpublish_name`).
+    ///
+    /// Errors: `MPI_ERR_SERVICE` when it is not published.
+    pub fn unpublish_name(&self, service: &str) -> Result<(), Error> {
+        let mut boot = self.boot.lock().unwrap_or_else(|e| e.into_inner());
+        boot.unpublish_name(service)
+    }
+
+    /// The port published under `service` (`MPI_Lookup_name`).
+    ///
+    /// Errors: `MPI_ERR_NAME` when nothing is published under it.
+    pub fn lookup_name(&self, service: &str) -> Result<String, Error> {
+        let mut boot = self.boot.lock().unwrap_or_else(|e| e.into_inner());
+        boot.lookup_name(service)?.ok_or_else(|| {
+            Error::NameNotPublished(format!("no port is published under service {service:?}"))
+        })
     }
 
     /// The thread level provided.
@@ -347,4 +390,37 @@ pub fn processor_name() -> String {
         .ok()
         .and_then(|h| h.into_string().ok())
         .unwrap_or_default()
+}
+
+/// A handle on the launcher (the process manager connection) that lives
+/// apart from the [`Universe`].
+#[derive(Clone)]
+pub struct Launcher(Arc<Mutex<Box<dyn Bootstrap>>>);
+
+impl Launcher {
+    /// Starts `req` as a new job (`MPI_Comm_spawn`).
+    ///
+    /// Errors: `MPI_ERR_SPAWN` naming why the launcher refused;
+    /// `MPI_ERR_UNSUPPORTED_OPERATION` without a launcher that can.
+    pub fn spawn(&self, req: &crate::bootstrap::spawn_wire::SpawnRequest) -> Result<(), Error> {
+        let mut boot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let key = crate::bootstrap::spawn_wire::SPAWN_KEY;
+        if boot.get(key).ok().flatten().as_deref() != Some("1") {
+            return Err(Error::Unsupported(
+                "this process's launcher cannot start processes for MPI_Comm_spawn (only \
+                 oxrun can: run the job under oxrun)"
+                    .into(),
+            ));
+        }
+        boot.spawn(req)
+    }
+
+    /// The launcher's name of this job.
+    pub fn job_id(&self) -> String {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .jobid()
+            .to_string()
+    }
 }

@@ -8,6 +8,13 @@
  */
 #include "abicheck.h"
 
+static int extent_fn(MPI_Datatype type, MPI_Aint *extent, void *state)
+{
+    (void)type, (void)state;
+    *extent = 1;
+    return MPI_SUCCESS;
+}
+
 static void expect_unsupported(int rc, const char *name)
 {
     CHECK(rc != MPI_SUCCESS && abicheck_class(rc) == MPI_ERR_UNSUPPORTED_OPERATION,
@@ -24,8 +31,9 @@ int main(int argc, char **argv)
     /* MPI_COMM_WORLD is still fatal: file errors return anyway. */
     expect_unsupported(MPI_File_sync(MPI_FILE_NULL), "MPI_File_sync");
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    char port[MPI_MAX_PORT_NAME];
-    expect_unsupported(MPI_Open_port(MPI_INFO_NULL, port), "MPI_Open_port");
+    expect_unsupported(MPI_Register_datarep("oxmpi-none", MPI_CONVERSION_FN_NULL,
+                                            MPI_CONVERSION_FN_NULL, extent_fn, NULL),
+                       "MPI_Register_datarep");
     abicheck_pass("unsupported");
     MPI_CHECK(MPI_Finalize());
     return 0;

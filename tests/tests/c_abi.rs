@@ -169,6 +169,24 @@ mod larger_jobs {
     }
 }
 
+/// Ports, MPI_Comm_accept / MPI_Comm_connect and MPI_Comm_join: both
+/// OxMPI ways (Debian's MPICH runs on its ucx netmod, whose MPI_Open_port
+/// is "not supported with ucx netmod").
+#[test]
+fn ports_accept_connect_join() {
+    check_passes("ports", Way::Ours);
+    check_passes("ports", Way::MpichBinary);
+}
+
+/// MPI_Comm_spawn (the job spawns 3 children; point-to-point, collectives
+/// and merge across) at 1..=4 parents, both OxMPI ways (Debian's MPICH
+/// on its ucx netmod cannot spawn either).
+#[test]
+fn spawn_children_and_talk_across() {
+    check_passes("spawn", Way::Ours);
+    check_passes("spawn", Way::MpichBinary);
+}
+
 /// OxMPI's unimplemented functions: both OxMPI ways (MPICH implements them).
 #[test]
 fn unsupported_functions_report_themselves() {

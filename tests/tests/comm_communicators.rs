@@ -9,6 +9,8 @@ mod comm;
 mod comms;
 #[path = "comm/intercomms.rs"]
 mod intercomms;
+#[path = "comm/ports.rs"]
+mod ports;
 #[path = "comm/subgroups.rs"]
 mod subgroups;
 
@@ -75,4 +77,9 @@ fn idups_started_in_opposite_orders_complete() {
 #[test]
 fn intercommunicators_across_uneven_groups() {
     check(&[1, 2, 3, 5], "intercomm");
+}
+
+#[test]
+fn ports_accept_connect_names_and_join() {
+    check(&[1, 2, 3, 4], "ports");
 }

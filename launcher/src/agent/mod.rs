@@ -8,6 +8,7 @@ pub(crate) mod cleanup;
 mod output;
 pub mod pmi;
 mod spawn;
+pub mod spawned;
 
 pub use output::label_lines;
 
@@ -75,6 +76,8 @@ struct Agent {
     last_heard: Instant,
     /// When the next heartbeat goes to oxrun.
     next_beat: Instant,
+    /// Nested jobs the ranks spawned and that still run.
+    spawned: Vec<spawned::Spawned>,
 }
 
 /// Runs the agent until its ranks are done; returns the process exit code.
@@ -221,6 +224,7 @@ impl Agent {
             remote,
             last_heard: Instant::now(),
             next_beat: Instant::now(),
+            spawned: Vec::new(),
         };
         let cpu_sets = crate::bind::core_sets(agent.spec.bind, agent.spec.ranks.len());
         for (i, &rank) in agent.spec.ranks.clone().iter().enumerate() {
@@ -324,7 +328,7 @@ impl Agent {
             .iter()
             .any(|r| r.stdout.is_some() || r.stderr.is_some());
         let drained = !outputs_open || self.drain_until.is_some_and(|t| Instant::now() >= t);
-        self.ranks.iter().all(|r| !r.alive) && drained
+        self.ranks.iter().all(|r| !r.alive) && drained && self.spawned.is_empty()
     }
 
     fn on_timers(&mut self) -> io::Result<()> {
@@ -397,6 +401,12 @@ impl Agent {
             ToAgent::Signal(sig) => self.kill_all(sig),
             ToAgent::Kill => self.end_job(),
             ToAgent::Heartbeat => {} // any frame counts (see on_controller)
+            ToAgent::NameResult { rank, ok, port } => {
+                if let Some(i) = self.ranks.iter().position(|r| r.rank == rank) {
+                    self.ranks[i].session.name_result(ok, &port);
+                    self.flush_pmi(i)?;
+                }
+            }
             ToAgent::Launch(_) => {
                 return Err(io::Error::other("received a second launch request"));
             }
@@ -412,6 +422,9 @@ impl Agent {
     fn kill_all(&mut self, sig: i32) {
         for r in self.ranks.iter().filter(|r| r.alive) {
             spawn::signal_rank(r.pid, sig);
+        }
+        for s in &self.spawned {
+            spawn::signal_rank(s.pid, sig);
         }
     }
 
@@ -440,6 +453,23 @@ impl Agent {
                 WaitStatus::Signaled(pid, sig, _) => (pid, ExitKind::Signal(sig as i32)),
                 _ => continue,
             };
+            if let Some(k) = self.spawned.iter().position(|s| s.pid == pid.as_raw()) {
+                let s = self.spawned.remove(k);
+                if how != ExitKind::Code(0) {
+                    let reason = match how {
+                        ExitKind::Code(c) => format!("exited with code {c}"),
+                        ExitKind::Signal(sig) => format!("was killed by signal {sig}"),
+                    };
+                    self.send(ToController::Failed {
+                        rank: s.by_rank,
+                        reason: format!(
+                            "the job rank {} spawned (oxrun pid {}) {reason}",
+                            s.by_rank, s.pid
+                        ),
+                    })?;
+                }
+                continue;
+            }
             let Some(i) = self.ranks.iter().position(|r| r.pid == pid.as_raw()) else {
                 continue;
             };
@@ -489,6 +519,15 @@ impl Agent {
                                 code,
                                 message,
                             })?;
+                        }
+                        Effect::Name(op) => {
+                            let rank = self.ranks[i].rank;
+                            self.send(ToController::Name { rank, op })?;
+                        }
+                        Effect::Spawn(req) => {
+                            let rank = self.ranks[i].rank;
+                            let outcome = spawned::start(&req, rank).map(|s| self.spawned.push(s));
+                            self.ranks[i].session.spawn_result(outcome);
                         }
                         Effect::None => {}
                     }

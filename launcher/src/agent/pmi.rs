@@ -7,9 +7,10 @@
 
 use std::collections::HashMap;
 
+use oxmpi::bootstrap::spawn_wire::SpawnRequest;
 use oxmpi::bootstrap::wire::{framed, line, Command, FrameReader, Framing, WireError};
 
-use crate::proto::PmiState;
+use crate::proto::{NameOp, PmiState};
 
 /// Limits advertised by `get_maxes` and enforced on puts.
 pub const KVSNAME_MAX: usize = 256;
@@ -40,6 +41,12 @@ pub enum Effect {
     None,
     /// The rank entered the fence (barrier_in / kvs-fence).
     Fence,
+    /// The rank asked the job's name service; the answer comes back
+    /// through [`Session::name_result`].
+    Name(NameOp),
+    /// The rank asked to start a new job (`MPI_Comm_spawn`); the answer
+    /// goes back through [`Session::spawn_result`].
+    Spawn(SpawnRequest),
     /// The rank asked to abort the job.
     Abort {
         /// Exit code requested.
@@ -86,6 +93,12 @@ pub struct Session {
     pub in_fence: bool,
     /// PMI-2 node-attribute gets waiting for a put (`wait=TRUE`).
     waiting_node_attrs: Vec<String>,
+    /// A name-service request waiting for the controller's answer.
+    waiting_name: Option<NameOp>,
+    /// PMI-1 spawn segments received so far (`mcmd=spawn`), if any.
+    spawn_segments: Option<SpawnRequest>,
+    /// A spawn waiting for its result.
+    waiting_spawn: bool,
     /// Replies to send.
     pub replies: Vec<u8>,
 }
@@ -129,6 +142,9 @@ impl Session {
             state: PmiState::Silent,
             in_fence: false,
             waiting_node_attrs: Vec::new(),
+            waiting_name: None,
+            spawn_segments: None,
+            waiting_spawn: false,
             replies: Vec::new(),
         }
     }
@@ -157,6 +173,12 @@ impl Session {
             if self.in_fence {
                 return Err(self.violation(format!("sent {:?} while waiting in a fence", cmd.name)));
             }
+            if self.waiting_name.is_some() || self.waiting_spawn {
+                return Err(self.violation(format!(
+                    "sent {:?} while waiting for the name service",
+                    cmd.name
+                )));
+            }
             let effect = match self.version {
                 0 => self.init(&cmd)?,
                 1 => self.pmi1(&cmd, job, store)?,
@@ -164,6 +186,12 @@ impl Session {
             };
             if effect == Effect::Fence {
                 self.in_fence = true;
+            }
+            if let Effect::Name(op) = &effect {
+                self.waiting_name = Some(op.clone());
+            }
+            if let Effect::Spawn(_) = &effect {
+                self.waiting_spawn = true;
             }
             if effect != Effect::None {
                 effects.push(effect);
@@ -239,6 +267,9 @@ impl Session {
         if key == "PMI_process_mapping" {
             return Some(&job.process_mapping);
         }
+        if key == oxmpi::bootstrap::spawn_wire::SPAWN_KEY {
+            return Some("1");
+        }
         store.kvs.get(key).map(|s| s.as_str())
     }
 
@@ -289,6 +320,19 @@ impl Session {
                 self.reply(reply);
             }
             "barrier_in" => return Ok(Effect::Fence),
+            "publish_name" | "unpublish_name" | "lookup_name" => {
+                return self.name_op(cmd, "service", "port")
+            }
+            "spawn" => {
+                let req = self
+                    .spawn_segments
+                    .get_or_insert_with(SpawnRequest::default);
+                let (so_far, total) = req.add_pmi1_segment(cmd).map_err(|e| self.wire(e))?;
+                if so_far >= total {
+                    let req = self.spawn_segments.take().unwrap_or_default();
+                    return Ok(Effect::Spawn(req));
+                }
+            }
             "finalize" => {
                 self.state = PmiState::Finalized;
                 self.reply(Command::new("finalize_ack"));
@@ -361,6 +405,13 @@ impl Session {
                 self.reply(reply);
             }
             "kvs-fence" => return Ok(Effect::Fence),
+            "name-publish" | "name-unpublish" | "name-lookup" => {
+                return self.name_op(cmd, "name", "port")
+            }
+            "spawn" => {
+                let req = SpawnRequest::from_pmi2(cmd).map_err(|e| self.wire(e))?;
+                return Ok(Effect::Spawn(req));
+            }
             "info-getjobattr" => {
                 let key = cmd.require("key").map_err(|e| self.wire(e))?;
                 let value = match key {
@@ -406,6 +457,97 @@ impl Session {
             other => return Err(self.violation(format!("unsupported PMI-2 command cmd={other}"))),
         }
         Ok(Effect::None)
+    }
+
+    /// A name-service request: the service under key `service_key`, the
+    /// port (of a publish) under `port_key`.
+    fn name_op(
+        &self,
+        cmd: &Command,
+        service_key: &str,
+        port_key: &str,
+    ) -> Result<Effect, Violation> {
+        let service = cmd.require(service_key).map_err(|e| self.wire(e))?;
+        if service.is_empty() || service.len() > VALLEN_MAX {
+            return Err(self.violation(format!(
+                "service name of {} bytes: must be 1..{VALLEN_MAX}",
+                service.len()
+            )));
+        }
+        let service = service.to_string();
+        let op = match cmd.name.as_str() {
+            "publish_name" | "name-publish" => {
+                let port = cmd.require(port_key).map_err(|e| self.wire(e))?;
+                if port.len() > VALLEN_MAX {
+                    return Err(self.violation(format!(
+                        "port name of {} bytes: limit {VALLEN_MAX}",
+                        port.len()
+                    )));
+                }
+                NameOp::Publish {
+                    service,
+                    port: port.to_string(),
+                }
+            }
+            "unpublish_name" | "name-unpublish" => NameOp::Unpublish { service },
+            _ => NameOp::Lookup { service },
+        };
+        Ok(Effect::Name(op))
+    }
+
+    /// Answers the waiting spawn: started (`Ok`) or why not.
+    pub fn spawn_result(&mut self, outcome: Result<(), String>) {
+        if !std::mem::take(&mut self.waiting_spawn) {
+            return;
+        }
+        let rc = if outcome.is_ok() { 0 } else { -1 };
+        let name = if self.version == 2 {
+            "spawn-response"
+        } else {
+            "spawn_result"
+        };
+        let mut reply = Command::new(name).with("rc", rc);
+        if let Err(why) = outcome {
+            let key = if self.version == 2 { "errmsg" } else { "msg" };
+            reply = reply.with(key, why.replace([';', '\n'], ","));
+        }
+        self.reply(reply);
+    }
+
+    /// Answers the waiting name-service request: `ok` (published,
+    /// unpublished, found) and the port a lookup found.
+    pub fn name_result(&mut self, ok: bool, port: &str) {
+        let Some(op) = self.waiting_name.take() else {
+            return;
+        };
+        let rc = if ok { 0 } else { -1 };
+        let (pmi1, pmi2, why) = match &op {
+            NameOp::Publish { .. } => ("publish_result", "name-publish", "already_published"),
+            NameOp::Unpublish { .. } => ("unpublish_result", "name-unpublish", "not_published"),
+            NameOp::Lookup { .. } => ("lookup_result", "name-lookup", "not_published"),
+        };
+        let looked_up = matches!(op, NameOp::Lookup { .. }) && ok;
+        let reply = if self.version == 2 {
+            let mut c = Command::new(format!("{pmi2}-response")).with("rc", rc);
+            if looked_up {
+                c = c.with("value", port);
+            } else if !ok {
+                c = c.with("errmsg", format!("service_{why}"));
+            }
+            c
+        } else {
+            let info = if ok {
+                "ok".to_string()
+            } else {
+                format!("service_{why}")
+            };
+            let mut c = Command::new(pmi1).with("rc", rc).with("info", info);
+            if looked_up {
+                c = c.with("port", port);
+            }
+            c
+        };
+        self.reply(reply);
     }
 
     /// Answers node-attribute gets that were waiting for a put.
@@ -471,6 +613,82 @@ mod tests {
     }
 
     #[test]
+    fn name_service_requests_wait_for_the_answer() {
+        let mut s = Session::new(0);
+        let mut st = Store::default();
+        talk(
+            &mut s,
+            &mut st,
+            b"cmd=init pmi_version=1 pmi_subversion=1\n",
+        );
+        let (effects, out) = talk(
+            &mut s,
+            &mut st,
+            b"cmd=publish_name service=svc port=oxmpi-port:j:0:1\n",
+        );
+        let publish = NameOp::Publish {
+            service: "svc".into(),
+            port: "oxmpi-port:j:0:1".into(),
+        };
+        assert_eq!((effects, out.as_str()), (vec![Effect::Name(publish)], ""));
+        let early = s.receive(b"cmd=get_appnum\n", &job(), &mut st).unwrap_err();
+        assert!(
+            early.0.contains("waiting for the name service"),
+            "{early:?}"
+        );
+        s.name_result(true, "");
+        assert_eq!(
+            String::from_utf8(std::mem::take(&mut s.replies)).unwrap(),
+            "cmd=publish_result rc=0 info=ok\n"
+        );
+
+        let mut s = Session::new(1);
+        talk(
+            &mut s,
+            &mut st,
+            b"cmd=init pmi_version=1 pmi_subversion=1\n",
+        );
+        let (effects, _) = talk(&mut s, &mut st, b"cmd=lookup_name service=svc\n");
+        assert_eq!(
+            effects,
+            vec![Effect::Name(NameOp::Lookup {
+                service: "svc".into()
+            })]
+        );
+        s.name_result(true, "oxmpi-port:j:0:1");
+        let (_, out) = talk(&mut s, &mut st, b"");
+        assert_eq!(
+            out,
+            "cmd=lookup_result rc=0 info=ok port=oxmpi-port:j:0:1\n"
+        );
+
+        let mut s = Session::new(1);
+        talk(
+            &mut s,
+            &mut st,
+            b"cmd=init pmi_version=2 pmi_subversion=0\n",
+        );
+        let msg = |body: &str| format!("{:<6}{body}", body.len());
+        let (effects, _) = talk(
+            &mut s,
+            &mut st,
+            msg("cmd=name-unpublish;name=svc;").as_bytes(),
+        );
+        assert_eq!(
+            effects,
+            vec![Effect::Name(NameOp::Unpublish {
+                service: "svc".into()
+            })]
+        );
+        s.name_result(false, "");
+        let (_, out) = talk(&mut s, &mut st, b"");
+        assert_eq!(
+            out,
+            msg("cmd=name-unpublish-response;rc=-1;errmsg=service_not_published;")
+        );
+    }
+
+    #[test]
     fn pmi2_exchange_byte_for_byte() {
         let mut s = Session::new(1);
         let mut st = Store::default();
@@ -531,7 +749,8 @@ mod tests {
             bad(b"cmd=init pmi_version=1\ncmd=barrier_in\ncmd=get_maxes\n")
                 .contains("while waiting in a fence")
         );
-        assert!(bad(b"cmd=init pmi_version=1\ncmd=spawn\n").contains("unsupported PMI-1 command"));
+        assert!(bad(b"cmd=init pmi_version=1\ncmd=spawn\n").contains("lacks the key"));
+        assert!(bad(b"cmd=init pmi_version=1\ncmd=connect\n").contains("unsupported PMI-1 command"));
         let mut oversized = b"cmd=init pmi_version=1\n".to_vec();
         oversized.extend(std::iter::repeat_n(b'x', 70_000));
         assert!(bad(&oversized).contains("exceeds the limit"));

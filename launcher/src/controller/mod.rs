@@ -5,6 +5,7 @@
 mod exit_status;
 mod remote;
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::net::TcpListener;
@@ -21,7 +22,7 @@ use crate::conn::Conn;
 use crate::plan::{self, Plan};
 use crate::poller::Poller;
 use crate::proto::{
-    self, ExitKind, LaunchSpec, PmiState, ToAgent, ToController, HEARTBEAT_INTERVAL,
+    self, ExitKind, LaunchSpec, NameOp, PmiState, ToAgent, ToController, HEARTBEAT_INTERVAL,
     HEARTBEAT_LIMIT,
 };
 use crate::signals;
@@ -81,6 +82,8 @@ struct Job {
     launch: Vec<LaunchSpec>,
     jobid: String,
     fence_entries: Vec<(String, String)>,
+    /// The job's name service: service -> port (`MPI_Publish_name`).
+    names: HashMap<String, String>,
     /// First failure: (exit code, message already printed).
     failure: Option<i32>,
     deadline: Option<Instant>,
@@ -218,6 +221,7 @@ impl Job {
             launch,
             jobid,
             fence_entries: Vec::new(),
+            names: HashMap::new(),
             failure: None,
             stdin_open: true,
             interrupts: 0,
@@ -241,6 +245,24 @@ impl Job {
             conn.send(&msg.encode())?;
         }
         Ok(())
+    }
+
+    /// One name-service request: whether it succeeded, and the port found.
+    fn serve_name(&mut self, op: NameOp) -> (bool, String) {
+        match op {
+            NameOp::Publish { service, port } => match self.names.entry(service) {
+                Entry::Occupied(_) => (false, String::new()),
+                Entry::Vacant(v) => {
+                    v.insert(port);
+                    (true, String::new())
+                }
+            },
+            NameOp::Unpublish { service } => (self.names.remove(&service).is_some(), String::new()),
+            NameOp::Lookup { service } => match self.names.get(&service) {
+                Some(port) => (true, port.clone()),
+                None => (false, String::new()),
+            },
+        }
     }
 
     fn broadcast(&mut self, msg: &ToAgent) {
@@ -640,6 +662,10 @@ impl Job {
                     }
                     self.broadcast(&ToAgent::FenceDone(entries));
                 }
+            }
+            ToController::Name { rank, op } if self.valid_rank(a, rank) => {
+                let (ok, port) = self.serve_name(op);
+                let _ = self.send(a, &ToAgent::NameResult { rank, ok, port });
             }
             ToController::Exited { rank, how, pmi } if self.valid_rank(a, rank) => {
                 self.on_exit(rank, how, pmi)

@@ -36,6 +36,18 @@ impl Conn {
         self.reader.set_framing(framing);
     }
 
+    /// Writes bytes already framed (a PMI-1 multi-line command).
+    pub(crate) fn send_raw(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.stream.write_all(bytes).map_err(|source| Error::Os {
+            call: "write to the PMI server",
+            source,
+        })?;
+        self.stream.flush().map_err(|source| Error::Os {
+            call: "write to the PMI server",
+            source,
+        })
+    }
+
     /// Encodes and writes `cmd` in the current framing.
     pub(crate) fn send(&mut self, cmd: &Command) -> Result<(), Error> {
         let bytes = match self.reader.framing() {

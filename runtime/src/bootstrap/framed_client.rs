@@ -164,6 +164,49 @@ impl Bootstrap for Pmi2 {
             .with("msg", msg);
         self.conn.send(&cmd)
     }
+
+    fn publish_name(&mut self, service: &str, port: &str) -> Result<(), Error> {
+        self.live("name-publish")?;
+        let cmd = Command::new("name-publish")
+            .with("name", service)
+            .with("port", port);
+        let reply = self.conn.request(&cmd, "name-publish-response")?;
+        super::name_reply_ok(&reply).map_err(|why| {
+            Error::Service(format!(
+                "publishing service {service:?}: the launcher says {why}"
+            ))
+        })
+    }
+
+    fn unpublish_name(&mut self, service: &str) -> Result<(), Error> {
+        self.live("name-unpublish")?;
+        let cmd = Command::new("name-unpublish").with("name", service);
+        let reply = self.conn.request(&cmd, "name-unpublish-response")?;
+        super::name_reply_ok(&reply).map_err(|why| {
+            Error::Service(format!(
+                "unpublishing service {service:?}: the launcher says {why}"
+            ))
+        })
+    }
+
+    fn spawn(&mut self, req: &super::spawn_wire::SpawnRequest) -> Result<(), Error> {
+        self.live("spawn")?;
+        self.conn.send(&req.to_pmi2())?;
+        let reply = self.conn.expect("spawn-response")?;
+        super::name_reply_ok(&reply).map_err(|why| {
+            Error::Spawn(format!("the launcher could not start the processes: {why}"))
+        })
+    }
+
+    fn lookup_name(&mut self, service: &str) -> Result<Option<String>, Error> {
+        self.live("name-lookup")?;
+        let cmd = Command::new("name-lookup").with("name", service);
+        let reply = self.conn.request(&cmd, "name-lookup-response")?;
+        match super::name_reply_ok(&reply) {
+            Ok(()) => Ok(Some(reply.require("value")?.to_string())),
+            Err(_) => Ok(None),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -254,6 +254,49 @@ impl Bootstrap for Pmi1 {
             .with("message", message);
         self.conn.send(&cmd)
     }
+
+    fn publish_name(&mut self, service: &str, port: &str) -> Result<(), Error> {
+        self.live("publish_name")?;
+        let cmd = Command::new("publish_name")
+            .with("service", service)
+            .with("port", port);
+        let reply = self.conn.request(&cmd, "publish_result")?;
+        super::name_reply_ok(&reply).map_err(|why| {
+            Error::Service(format!(
+                "publishing service {service:?}: the launcher says {why}"
+            ))
+        })
+    }
+
+    fn unpublish_name(&mut self, service: &str) -> Result<(), Error> {
+        self.live("unpublish_name")?;
+        let cmd = Command::new("unpublish_name").with("service", service);
+        let reply = self.conn.request(&cmd, "unpublish_result")?;
+        super::name_reply_ok(&reply).map_err(|why| {
+            Error::Service(format!(
+                "unpublishing service {service:?}: the launcher says {why}"
+            ))
+        })
+    }
+
+    fn spawn(&mut self, req: &super::spawn_wire::SpawnRequest) -> Result<(), Error> {
+        self.live("spawn")?;
+        self.conn.send_raw(&req.to_pmi1()?)?;
+        let reply = self.conn.expect("spawn_result")?;
+        super::name_reply_ok(&reply).map_err(|why| {
+            Error::Spawn(format!("the launcher could not start the processes: {why}"))
+        })
+    }
+
+    fn lookup_name(&mut self, service: &str) -> Result<Option<String>, Error> {
+        self.live("lookup_name")?;
+        let cmd = Command::new("lookup_name").with("service", service);
+        let reply = self.conn.request(&cmd, "lookup_result")?;
+        match super::name_reply_ok(&reply) {
+            Ok(()) => Ok(Some(reply.require("port")?.to_string())),
+            Err(_) => Ok(None),
+        }
+    }
 }
 
 #[cfg(test)]

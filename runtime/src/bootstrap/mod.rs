@@ -9,6 +9,7 @@ pub mod framed_client;
 pub(crate) mod line_client;
 pub mod mapping;
 pub(crate) mod singleton;
+pub mod spawn_wire;
 pub mod wire;
 
 pub(crate) use conn::Stream;
@@ -180,6 +181,65 @@ pub trait Bootstrap: Send + std::fmt::Debug {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     fn abort(&mut self, code: i32, message: &str) -> Result<(), Error>;
+
+    /// Publishes `port` under `service` in the launcher's name service
+    /// (`MPI_Publish_name`). Errors: `MPI_ERR_SERVICE` when the launcher
+    /// refuses (the service is published already); without a launcher,
+    /// `MPI_ERR_UNSUPPORTED_OPERATION`.
+    fn publish_name(&mut self, service: &str, port: &str) -> Result<(), Error> {
+        let _ = (service, port);
+        Err(no_name_service())
+    }
+
+    /// Withdraws `service` (`MPI_Unpublish_name`). Errors: `MPI_ERR_SERVICE`
+    /// when it is not published.
+    fn unpublish_name(&mut self, service: &str) -> Result<(), Error> {
+        let _ = service;
+        Err(no_name_service())
+    }
+
+    /// The port published under `service`, `None` if none is
+    /// (`MPI_Lookup_name`).
+    fn lookup_name(&mut self, service: &str) -> Result<Option<String>, Error> {
+        let _ = service;
+        Err(no_name_service())
+    }
+
+    /// Asks the launcher to start `req` as a new job (`MPI_Comm_spawn`).
+    /// Errors: `MPI_ERR_SPAWN` when the launcher refuses, naming why;
+    /// without a launcher, `MPI_ERR_UNSUPPORTED_OPERATION`.
+    fn spawn(&mut self, req: &spawn_wire::SpawnRequest) -> Result<(), Error> {
+        let _ = req;
+        Err(Error::Unsupported(
+            "spawning processes needs a launcher that starts them (run under oxrun); this \
+             process has none"
+                .into(),
+        ))
+    }
+}
+
+fn no_name_service() -> Error {
+    Error::Unsupported(
+        "name publishing needs a launcher's name service (run under oxrun); this process \
+         has none"
+            .into(),
+    )
+}
+
+/// Whether a name-service reply (`rc`, and PMI-1's `info`) says yes; else
+/// the launcher's reason.
+pub(crate) fn name_reply_ok(reply: &wire::Command) -> Result<(), String> {
+    let rc_ok = reply.get("rc").is_none_or(|rc| rc.trim() == "0");
+    let info_ok = reply.get("info").is_none_or(|i| i == "ok");
+    if rc_ok && info_ok {
+        return Ok(());
+    }
+    Err(reply
+        .get("info")
+        .or(reply.get("errmsg"))
+        .or(reply.get("msg"))
+        .unwrap_or("refused")
+        .to_string())
 }
 
 /// The PMI-related environment, read in one place.

@@ -417,7 +417,7 @@ impl FrameReader {
     }
 
     /// The framing in force.
-    pub(crate) fn framing(&self) -> Framing {
+    pub fn framing(&self) -> Framing {
         self.framing
     }
 
@@ -435,12 +435,39 @@ impl FrameReader {
         self.buf.len()
     }
 
+    /// A PMI-1 multi-line command (`mcmd=NAME`, `key=value` lines, `endcmd`):
+    /// values are taken verbatim up to the end of their line.
+    fn next_multi_line(&mut self) -> Result<Option<Command>, WireError> {
+        const END: &[u8] = b"\nendcmd\n";
+        let Some(at) = self.buf.windows(END.len()).position(|w| w == END) else {
+            if self.buf.len() > MAX_MESSAGE {
+                return Err(WireError::Oversized {
+                    len: self.buf.len(),
+                    max: MAX_MESSAGE,
+                });
+            }
+            return Ok(None);
+        };
+        let block: Vec<u8> = self.buf.drain(..at + END.len()).collect();
+        let text = std::str::from_utf8(&block[..at])
+            .map_err(|_| WireError::Malformed("multi-line command is not UTF-8".into()))?;
+        let pairs = text
+            .split('\n')
+            .map(|l| match l.split_once('=') {
+                Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+                _ => Err(WireError::Malformed(format!("line {l:?} is not key=value"))),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        into_command(pairs).map(Some)
+    }
+
     /// The next complete message, `Ok(None)` if more bytes are needed, or an
     /// error (after which the connection should be closed).
     ///
     /// See the example on [`FrameReader`].
     pub fn next_command(&mut self) -> Result<Option<Command>, WireError> {
         match self.framing {
+            Framing::Line if self.buf.starts_with(b"mcmd=") => self.next_multi_line(),
             Framing::Line => {
                 let Some(end) = self.buf.iter().position(|&b| b == b'\n') else {
                     if self.buf.len() > MAX_MESSAGE {

@@ -188,11 +188,16 @@ impl Comm {
     /// This communicator's node view (computed once, then cached).
     pub(crate) fn coll_nodes(&self) -> &NodeView {
         self.coll_state().nodes.get_or_init(|| {
-            NodeView::new(
-                &self.inner.shared.coll_node_of_rank,
-                &self.inner.world_of,
-                self.rank() as usize,
-            )
+            let nodes = &self.inner.shared.coll_node_of_rank;
+            if self.inner.world_of.iter().any(|&w| w >= nodes.len()) {
+                // Members of another job: their nodes are not known alike
+                // on both sides, so every member counts as a node of its
+                // own everywhere (the same view, hence the same choices).
+                let top = self.inner.world_of.iter().max().map_or(0, |&w| w + 1);
+                let own: Vec<usize> = (0..top).collect();
+                return NodeView::new(&own, &self.inner.world_of, self.rank() as usize);
+            }
+            NodeView::new(nodes, &self.inner.world_of, self.rank() as usize)
         })
     }
 }

@@ -65,6 +65,25 @@ pub(crate) const WORDS: usize = MAX_COMMS / 64;
 /// id a communicator can get).
 pub(crate) const CREATE_GROUP_BASE: u32 = 0x4000_0000;
 
+/// First context id of communicators that span jobs (spawned children and
+/// their parents; above every id the pool gives, below
+/// `CREATE_GROUP_BASE`). Such ids are never reused: each process counts
+/// up, and a new communicator takes the largest count of its members.
+pub(crate) const BRIDGE_CONTEXT_BASE: u32 = 0x2000_0000;
+
+static NEXT_BRIDGE_CONTEXT: std::sync::atomic::AtomicU32 =
+    std::sync::atomic::AtomicU32::new(BRIDGE_CONTEXT_BASE);
+
+/// This process's next free id for a communicator that spans jobs.
+pub(crate) fn bridge_counter() -> u32 {
+    NEXT_BRIDGE_CONTEXT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Takes context pair `ctx` (agreed as the members' largest counter).
+pub(crate) fn take_bridge_context(ctx: u32) {
+    NEXT_BRIDGE_CONTEXT.fetch_max(ctx + 2, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// A process's free context ids.
 pub(crate) struct Pool {
     state: Mutex<PoolState>,

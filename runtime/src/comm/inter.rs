@@ -368,6 +368,9 @@ impl Comm {
     pub fn merge(&self, high: bool) -> Result<Comm, Error> {
         self.check_live()?;
         let remote = self.remote_list("MPI_Intercomm_merge")?.to_vec();
+        if self.spans_jobs() {
+            return self.merge_across_jobs(high, remote);
+        }
         let (_, far) = union_allgather(self, &[u8::from(high)])?;
         let local = &self.inner.world_of;
         let local_first = if (far[0] != 0) == high {
@@ -389,6 +392,62 @@ impl Comm {
             self.inner.shared.clone(),
             context,
             rank,
+            world,
+            Kind::User,
+            Topology::None,
+            "",
+        ))
+    }
+
+    /// Whether members of this communicator belong to another job (peer
+    /// indices past the world: see `transport::bridge`).
+    pub(crate) fn spans_jobs(&self) -> bool {
+        let world = self.inner.rt.world_size;
+        self.inner.world_of.iter().any(|&w| w >= world)
+            || self
+                .inner
+                .remote
+                .as_ref()
+                .is_some_and(|r| r.iter().any(|&w| w >= world))
+    }
+
+    /// `merge` of an intercommunicator between two jobs: world ranks mean
+    /// different processes on the two sides, so the order's tie-break is
+    /// the two groups' first members' (host, pid), and the context is the
+    /// largest bridge counter of both groups (`context::bridge_counter`).
+    fn merge_across_jobs(&self, high: bool, remote: Vec<usize>) -> Result<Comm, Error> {
+        let mut mine = vec![u8::from(high)];
+        mine.extend(u64::from(std::process::id()).to_le_bytes());
+        mine.extend(host_hash().to_le_bytes());
+        mine.extend(u64::from(super::context::bridge_counter()).to_le_bytes());
+        let n = mine.len();
+        let (near, far) = union_allgather(self, &mine)?;
+        let key = |r: &[u8]| (r[9..17].to_vec(), r[1..9].to_vec());
+        let local_first = if (far[0] != 0) == high {
+            key(&near[..n]) < key(&far[..n])
+        } else {
+            !high
+        };
+        let ctx = near
+            .chunks(n)
+            .chain(far.chunks(n))
+            .map(|r| u64::from_le_bytes(r[17..25].try_into().expect("8 bytes")) as u32)
+            .max()
+            .unwrap_or(super::context::BRIDGE_CONTEXT_BASE);
+        let ctx = (ctx + 1) & !1;
+        super::context::take_bridge_context(ctx);
+        let local = &self.inner.world_of;
+        let world = if local_first {
+            [&local[..], &remote[..]].concat()
+        } else {
+            [&remote[..], &local[..]].concat()
+        };
+        let rank = self.rank() as usize + if local_first { 0 } else { remote.len() };
+        Ok(Comm::build(
+            self.inner.rt.clone(),
+            self.inner.shared.clone(),
+            ctx,
+            rank as i32,
             world,
             Kind::User,
             Topology::None,
@@ -522,4 +581,16 @@ fn leader_exchange(
     let mut info = u64::from(peer.inner.context).to_le_bytes().to_vec();
     info.extend(theirs);
     Ok(info)
+}
+
+/// FNV-1a of this host's name (the tie-break of `merge_across_jobs`).
+fn host_hash() -> u64 {
+    nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .unwrap_or_default()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        })
 }

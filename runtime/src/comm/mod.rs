@@ -558,6 +558,11 @@ impl Comm {
         &self.inner.rt
     }
 
+    /// The context of this communicator's internal (collective) traffic.
+    pub(crate) fn collective_context(&self) -> u32 {
+        self.inner.context + 1
+    }
+
     /// A [`Sweep`](crate::request::Sweep) over requests of this
     /// communicator's runtime (every request of the process): completes
     /// many under one engine lock and one poll.

@@ -3,6 +3,7 @@
 //! libfabric and carries packets between hosts; `router` gives each peer
 //! of a multi-host job its endpoint; `select` decides, once, at start.
 
+pub(crate) mod bridge;
 pub(crate) mod ofi;
 mod router;
 mod select;
@@ -10,5 +11,5 @@ pub(crate) mod self_;
 pub mod shm;
 mod traits;
 
-pub(crate) use select::connect;
+pub(crate) use select::{connect, fabric_config};
 pub(crate) use traits::{Caps, RemoteBuf, Transport};

@@ -76,7 +76,8 @@ pub fn connect(boot: &mut dyn Bootstrap, config: &Config) -> Result<Arc<dyn Tran
     Ok(Arc::new(router))
 }
 
-fn fabric_config(config: &Config) -> FabricConfig {
+/// The fabric link's settings from the configuration.
+pub(crate) fn fabric_config(config: &Config) -> FabricConfig {
     let named = |s: &str| (!s.is_empty()).then(|| s.to_string());
     FabricConfig {
         provider: named(&config.ofi_provider),

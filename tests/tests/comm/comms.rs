@@ -550,6 +550,7 @@ pub fn run(role: &str) {
         "create_group" => crate::subgroups::create_group(&world),
         "idup" => crate::subgroups::idup(&world),
         "intercomm" => crate::intercomms::intercomm(&world),
+        "ports" => crate::ports::ports(&world, &universe),
         other => panic!("unknown role {other}"),
     };
     if let Err(e) = result {

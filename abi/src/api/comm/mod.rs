@@ -5,8 +5,10 @@
 //! this.
 
 pub mod attr;
+pub mod dynamic;
 pub mod group;
 pub mod inter;
+pub mod spawn;
 pub mod type_attr;
 
 use std::ffi::{c_char, c_int, CStr};
@@ -388,7 +390,12 @@ unsafe fn free(comm: *mut MPI_Comm) -> Result<(), AbiError> {
     }
     let result = c.free();
     let slot = handles::comm_slot(h)?;
-    state::lock().comms.remove(slot);
+    let mut st = state::lock();
+    st.comms.remove(slot);
+    if st.parent == h {
+        st.parent = COMM_NULL;
+    }
+    drop(st);
     // SAFETY: checked non-null.
     unsafe { *p = COMM_NULL };
     result.map_err(AbiError::from)
@@ -409,8 +416,8 @@ pub unsafe extern "C" fn oxabi_Comm_free(comm: *mut MPI_Comm) -> c_int {
     guard("MPI_Comm_free", ErrObj::Comm(h), || unsafe { free(comm) })
 }
 
-/// `MPI_Comm_disconnect`: without dynamic processes, `MPI_Comm_free`
-/// (pending operations on the communicator still complete).
+/// `MPI_Comm_disconnect`: waits for the operations started on the
+/// communicator to finish (their requests keep the outcomes), then frees it.
 ///
 /// # Safety
 /// `comm` is readable and writable.
@@ -421,10 +428,41 @@ pub unsafe extern "C" fn oxabi_Comm_disconnect(comm: *mut MPI_Comm) -> c_int {
     } else {
         unsafe { *comm }
     };
-    // SAFETY: the caller's contract.
-    guard("MPI_Comm_disconnect", ErrObj::Comm(h), || unsafe {
-        free(comm)
+    guard("MPI_Comm_disconnect", ErrObj::Comm(h), || {
+        if h != COMM_NULL && !state::comm(h)?.is_predefined() {
+            finish_pending(h);
+        }
+        // SAFETY: the caller's contract.
+        unsafe { free(comm) }
     })
+}
+
+/// Drives progress until every request started on `h` has finished; the
+/// outcomes stay in the requests, for the program's own wait or test
+/// (`MPI_Comm_disconnect` waits for the pending communication on the
+/// communicator to complete internally).
+fn finish_pending(h: MPI_Comm) {
+    loop {
+        let done = {
+            let mut st = state::lock();
+            let mut sweep = state::sweep();
+            let slots: Vec<usize> = st
+                .requests
+                .iter()
+                .filter(|(_, e)| e.comm() == h)
+                .map(|(slot, _)| slot)
+                .collect();
+            slots.into_iter().all(|slot| {
+                st.requests
+                    .get_mut(slot)
+                    .is_none_or(|e| e.settled(&mut sweep))
+            })
+        };
+        if done {
+            return;
+        }
+        std::thread::yield_now();
+    }
 }
 
 // ---------------------------------------------------------------- queries
@@ -477,9 +515,10 @@ pub unsafe extern "C" fn oxabi_Comm_group(comm: MPI_Comm, group: *mut MPI_Group)
 pub unsafe extern "C" fn oxabi_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
     guard("MPI_Comm_get_parent", ErrObj::None, || {
         let out = out_ptr(parent, "parent")?;
-        state::lock().check_active()?;
+        let st = state::lock();
+        st.check_active()?;
         // SAFETY: checked non-null.
-        unsafe { *out = COMM_NULL };
+        unsafe { *out = st.parent };
         Ok(())
     })
 }

@@ -94,11 +94,17 @@ pub(crate) fn start_runtime(level: c_int) -> Result<(), AbiError> {
         ));
     }
     let (universe, _) = oxmpi::init_thread(threading(level))?;
+    // A spawned process connects to its parents now: they wait for it.
+    let parent = oxmpi::dynamic::spawn::parent(&universe)?;
     let mut st = state::lock();
     st.comms.clear();
     st.comms.reserve_below(SELF_SLOT + 1);
     st.universe = Some(universe);
     st.provided = level;
+    st.parent = match parent {
+        Some(p) => st.insert_comm(p, Errhandler::Fatal),
+        None => crate::handles::COMM_NULL,
+    };
     Ok(())
 }
 
@@ -118,6 +124,7 @@ pub(crate) fn release_runtime() -> Result<(), AbiError> {
         std::mem::forget(std::mem::take(&mut st.requests));
         state::retract_predefined();
         st.comms.clear();
+        st.parent = crate::handles::COMM_NULL;
         u
     };
     universe.finalize()?;

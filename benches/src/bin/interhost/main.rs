@@ -157,13 +157,10 @@ fn run(args: &[String]) -> Result<(), String> {
     let oxmpi_rows: [(&str, &'static [(&str, &str)]); 3] = [
         ("oxmpi-tagged", &[("OXMPI_OFI_RNDV", "tagged")]),
         ("oxmpi-read", &[("OXMPI_OFI_RNDV", "read")]),
-        // The provider libfabric lists first here, which OxMPI passes over.
+        // libfabric 1.17's net provider: RDM endpoints of its own (opt-in).
         (
-            "oxmpi-rxm",
-            &[
-                ("OXMPI_OFI_RNDV", "tagged"),
-                ("OXMPI_OFI_PROVIDER", "tcp;ofi_rxm"),
-            ],
+            "oxmpi-net",
+            &[("OXMPI_OFI_RNDV", "tagged"), ("OXMPI_OFI_PROVIDER", "net")],
         ),
     ];
     for (name, env) in oxmpi_rows {

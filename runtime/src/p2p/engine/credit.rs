@@ -31,6 +31,12 @@ impl Credit {
         }
     }
 
+    /// Makes room for peers `0..count`.
+    pub(super) fn grow(&mut self, count: usize) {
+        self.sent.resize(count, 0);
+        self.due.resize(count, 0);
+    }
+
     /// Whether `len` more eager bytes may go to `peer`; counts them if so.
     fn take(&mut self, peer: usize, len: usize) -> bool {
         if self.budget == 0 {

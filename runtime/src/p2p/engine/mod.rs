@@ -162,6 +162,33 @@ impl Engine {
         }
     }
 
+    /// Makes room for peers `0..count` (the transport reaches new peers:
+    /// processes of another job, see `transport::bridge`).
+    pub fn add_peers(&mut self, count: usize) {
+        let old = self.outq.len();
+        if count <= old {
+            return;
+        }
+        let limits: Vec<usize> = (old..count)
+            .map(|p| {
+                self.transport
+                    .packet_limit(p)
+                    .map_or(self.eager_limit, |l| {
+                        (l - protocol::MSG_HEADER).min(self.eager_limit)
+                    })
+            })
+            .collect();
+        if self.peer_eager.is_empty() && limits.iter().any(|&l| l != self.eager_limit) {
+            self.peer_eager = vec![self.eager_limit; old];
+        }
+        if !self.peer_eager.is_empty() {
+            self.peer_eager.extend(limits);
+        }
+        self.assembling.resize_with(count, || None);
+        self.outq.resize_with(count, VecDeque::new);
+        self.credit.grow(count);
+    }
+
     /// Sets the smallest message copied cooperatively (0: never).
     pub fn set_split_min(&mut self, bytes: usize) {
         self.split_min = bytes;

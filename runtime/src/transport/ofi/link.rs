@@ -7,17 +7,19 @@
 //! ```text
 //! bit 63       0 (set only for direct transfers, which packet receives never match)
 //! bit 62       CREDIT_ONLY: no payload, only returned credits
-//! bits 32..62  credits returned to the receiver of this message (30 bits)
-//! bits 0..32   the sender's world rank
+//! bit 61       HELLO: the payload is the sender's address (a peer that
+//!              did not know it: links between jobs, see `send_hello`)
+//! bits 32..61  credits returned to the receiver of this message (29 bits)
+//! bits 0..32   the sender's rank (world rank; position in a bridge link)
 //! ```
 //!
 //! Flow control: a sender may have at most `credits` packets in flight to
 //! one peer. The receiver returns them as it consumes packets, on any
 //! packet it sends back, or in a CREDIT_ONLY message once half a window is
-//! owed. Each receiver pre-posts `(credits + 2) x remote peers` buffers of
-//! one packet each: at most `credits` data packets and (as a window's
-//! credits come back in halves) two credit messages per peer can be in
-//! flight, so a sender can never make a receiver hold more than that.
+//! owed. Each receiver pre-posts `(credits + 3) x remote peers` buffers of
+//! one packet each: at most `credits` data packets, (as a window's
+//! credits come back in halves) two credit messages and one HELLO per peer
+//! can be in flight, so a sender can never make a receiver hold more.
 //! Order between a pair of ranks is the provider's send-after-send order
 //! (`FI_ORDER_SAS`, required when the endpoint is opened).
 //!
@@ -44,7 +46,8 @@ mod sleep;
 
 const RANK_MASK: u64 = 0xffff_ffff;
 const CREDITS_SHIFT: u32 = 32;
-const CREDITS_MASK: u64 = (1 << 30) - 1;
+const CREDITS_MASK: u64 = (1 << 29) - 1;
+const HELLO: u64 = 1 << 61;
 const CREDIT_ONLY: u64 = 1 << 62;
 const DIRECT: u64 = 1 << 63;
 /// Packet receives match every tag whose DIRECT bit is clear.
@@ -209,7 +212,7 @@ impl FabricLink {
     ) -> Result<FabricLink, Error> {
         let packet = cfg.packet.max(1024);
         let credits = cfg.credits.clamp(2, CREDITS_MASK as usize) as u32;
-        let receives = (credits as usize + 2) * remote.len();
+        let receives = (credits as usize + 3) * remote.len();
         let (prov, iface) = (cfg.provider.as_deref(), cfg.iface.as_deref());
         let cq_size = (receives + SEND_SLOTS).max(64);
         let want_reads = match cfg.rndv {
@@ -361,6 +364,20 @@ impl FabricLink {
             owed: 0,
         });
         Ok(())
+    }
+
+    /// Adds `peer`'s address unless a HELLO already did. The caller holds
+    /// the engine lock (no data path call runs).
+    pub(crate) fn add_peer_if_absent(&self, peer: usize, address: &[u8]) -> Result<(), Error> {
+        // SAFETY: as `add_peer`: nothing else touches the state now.
+        let known = unsafe { &*self.state.get() }
+            .peers
+            .get(peer)
+            .is_some_and(Option::is_some);
+        if known {
+            return Ok(());
+        }
+        self.add_peer(peer, address)
     }
 
     fn context(&self, i: usize) -> *mut c_void {

@@ -344,3 +344,48 @@ fn reads_are_offered_only_when_chosen() {
     let (a, _b) = pair_with(4, 1024, MrPolicy::Auto, RndvPolicy::Auto);
     assert_eq!(a.offers_read(1), READS_BY_DEFAULT);
 }
+
+#[test]
+fn a_hello_introduces_a_sender_the_receiver_did_not_know() {
+    if without_libfabric() {
+        return;
+    }
+    let cfg = FabricConfig {
+        provider: Some("tcp".into()),
+        iface: Some("lo".into()),
+        packet: 1024,
+        credits: 4,
+        mr: MrPolicy::Auto,
+        rndv: RndvPolicy::Tagged,
+        debug: false,
+    };
+    // Position 0 knows nobody; position 2 knows 0 (as a spawned child
+    // knows its parents), and says hello before its packets.
+    let a = FabricLink::open(&cfg, 0, 3, &[2]).expect("open position 0 on lo");
+    let c = FabricLink::open(&cfg, 2, 3, &[0]).expect("open position 2 on lo");
+    c.add_peer(0, &a.address().unwrap()).unwrap();
+    let start = std::time::Instant::now();
+    while !c.send_hello(0).unwrap() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "hello never taken"
+        );
+        // SAFETY: one thread uses these links.
+        unsafe { a.poll(&mut |_, _| panic!("a hello is not a packet")) };
+    }
+    for i in 0..12u8 {
+        let mut got = send_until_taken(&c, 0, &[&[i; 100]], &[&a]);
+        if got.is_empty() {
+            got = collect(&a, &[], 1);
+        }
+        assert_eq!(got, vec![(2, vec![i; 100])]);
+        // The answer goes back on the address the hello brought (and
+        // returns credits: twelve packets exceed the window of four).
+        let mut back = send_until_taken(&a, 2, &[&[i]], &[&c]);
+        if back.is_empty() {
+            back = collect(&c, &[], 1);
+        }
+        assert_eq!(back, vec![(0, vec![i])]);
+    }
+    assert!(a.add_peer_if_absent(2, &c.address().unwrap()).is_ok());
+}

@@ -9,8 +9,8 @@ use std::sync::atomic::Ordering::SeqCst;
 use super::super::endpoint::Posted;
 use super::super::sys::{Completion, POLL_MAX};
 use super::{
-    fatal, FabricLink, OpContext, State, CREDITS_MASK, CREDITS_SHIFT, CREDIT_ONLY, DIRECT_BASE,
-    PACKET_IGNORE, RANK_MASK, SEND_BASE, STACK_INJECT,
+    fatal, FabricLink, OpContext, Peer, State, CREDITS_MASK, CREDITS_SHIFT, CREDIT_ONLY,
+    DIRECT_BASE, HELLO, PACKET_IGNORE, RANK_MASK, SEND_BASE, STACK_INJECT,
 };
 use crate::error::Error;
 
@@ -154,6 +154,28 @@ impl FabricLink {
         }
     }
 
+    /// Introduces this endpoint to `peer`, whose address this side knows
+    /// but which does not know ours: one injected message carrying our
+    /// address (no credit taken; the receiver posts a buffer for it). False
+    /// when the provider has no room now.
+    pub(crate) fn send_hello(&self, peer: usize) -> Result<bool, Error> {
+        let address = self.address()?;
+        if address.len() > self.ep.inject_size() {
+            return Err(Error::Unsupported(format!(
+                "the provider's addresses ({} bytes) do not fit one injected message ({})",
+                address.len(),
+                self.ep.inject_size()
+            )));
+        }
+        // SAFETY: the caller holds the engine lock (no data path call runs).
+        let st = unsafe { &mut *self.state.get() };
+        let p = st.peers[peer].ok_or_else(|| Error::State(format!("no address of {peer}")))?;
+        Ok(matches!(
+            self.ep.inject(&address, p.addr, self.tag(0, HELLO))?,
+            Posted::Yes
+        ))
+    }
+
     /// Returns the credits owed to `peer` in a message of their own.
     pub(super) fn return_credits(&self, st: &mut State, peer: usize) {
         let Some(p) = st.peers[peer].as_mut() else {
@@ -275,6 +297,30 @@ impl FabricLink {
                 let from = (c.tag & RANK_MASK) as usize;
                 let returned = ((c.tag >> CREDITS_SHIFT) & CREDITS_MASK) as u32;
                 let has_payload = c.tag & CREDIT_ONLY == 0;
+                if c.tag & HELLO != 0 {
+                    // SAFETY: as below: the receive completed with `len` bytes.
+                    let address =
+                        unsafe { std::slice::from_raw_parts(self.rx_buf(slot), c.len as usize) }
+                            .to_vec();
+                    // SAFETY: data path; no other reference is live.
+                    let st = unsafe { &mut *self.state.get() };
+                    if st.peers.get(from).is_some_and(Option::is_none) {
+                        match self.ep.insert(&address) {
+                            Ok(addr) => {
+                                st.peers[from] = Some(Peer {
+                                    addr,
+                                    credits: self.credits,
+                                    owed: 0,
+                                })
+                            }
+                            Err(e) => fatal(self.me, &format!("rank {from}'s address: {e}")),
+                        }
+                    }
+                    if let Err(e) = self.post_receive(st, slot) {
+                        fatal(self.me, &e.to_string());
+                    }
+                    continue;
+                }
                 {
                     // SAFETY: as above.
                     let st = unsafe { &mut *self.state.get() };
