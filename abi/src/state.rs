@@ -80,6 +80,9 @@ pub struct FileEntry {
     /// one is kept, so `MPI_File_get_view` can hand out a copy after the
     /// program freed it).
     pub view_types: [ViewType; 2],
+    /// The view's representation when the program registered it
+    /// (`MPI_Register_datarep`): its name.
+    pub user_datarep: Option<String>,
 }
 
 /// A type of a file view: its handle, and its entry when derived.

@@ -375,7 +375,6 @@ impl File {
                 })
             }
         };
-        check_same(self.comm(), "disp", disp)?;
         check_same(self.comm(), "datarep", view.datarep as u64)?;
         check_same(self.comm(), "etype size", view.esize())?;
         let view = FileView { disp, ..view };

@@ -75,6 +75,7 @@ pub unsafe extern "C" fn oxabi_File_open(
             errhandler,
             split: None,
             view_types: [(state::VIEW_BYTE, None), (state::VIEW_BYTE, None)],
+            user_datarep: None,
         });
         // SAFETY: checked non-null.
         unsafe { *out = handles::file_handle(slot) };

@@ -7,6 +7,7 @@
 //! `MPI_File_open` and `MPI_File_delete` go to `MPI_FILE_NULL`'s.
 
 pub mod access;
+pub mod datarep;
 pub mod manage;
 pub mod views;
 

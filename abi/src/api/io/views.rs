@@ -42,8 +42,23 @@ pub unsafe extern "C" fn oxabi_File_set_view(
             return Err(AbiError::new(Class::ARG, "`datarep` is NULL"));
         }
         // SAFETY: the caller's contract.
-        let rep = unsafe { CStr::from_ptr(datarep) }.to_string_lossy();
-        let rep = Datarep::parse(&rep)?;
+        let name = unsafe { CStr::from_ptr(datarep) }
+            .to_string_lossy()
+            .into_owned();
+        let (rep, user) = match (Datarep::parse(&name), super::datarep::find(&name)) {
+            (Ok(rep), _) => (rep, None),
+            (Err(_), Some(d)) if !d.converts => (Datarep::Native, Some(name)),
+            (Err(_), Some(_)) => {
+                return Err(AbiError::new(
+                    Class(43),
+                    format!(
+                        "data representation {name:?} has conversion functions: OxMPI does \
+                         not call them yet"
+                    ),
+                ))
+            }
+            (Err(e), None) => return Err(e.into()),
+        };
         let disp = match disp {
             DISPLACEMENT_CURRENT => None,
             d => Some(super::offset_arg(d, "disp")?),
@@ -62,6 +77,7 @@ pub unsafe extern "C" fn oxabi_File_set_view(
         let slot = handles::file_slot(fh)?;
         if let Some(e) = state::lock().files.get_mut(slot) {
             e.view_types = [et, ft];
+            e.user_datarep = user;
         }
         Ok(())
     })
@@ -100,12 +116,12 @@ pub unsafe extern "C" fn oxabi_File_get_view(
         let f = file(fh)?;
         let view = f.state().view.clone();
         let slot = handles::file_slot(fh)?;
-        let types = state::lock()
+        let (types, user) = state::lock()
             .files
             .get(slot)
-            .map(|e| e.view_types.clone())
+            .map(|e| (e.view_types.clone(), e.user_datarep.clone()))
             .ok_or_else(|| AbiError::new(Class(27), format!("file {fh:#x} is not open")))?;
-        let name = view.datarep.name();
+        let name = user.as_deref().unwrap_or(view.datarep.name());
         let n = name.len().min(MAX_DATAREP_STRING - 1);
         // SAFETY: checked non-null; the caller's contract.
         unsafe {
@@ -127,6 +143,13 @@ large_count! {
             let out = out_ptr(extent, "extent")?;
             let f = file(fh)?;
             let dt = crate::api::datatype::lookup(datatype)?;
+            let slot = handles::file_slot(fh)?;
+            let user = state::lock().files.get(slot).and_then(|e| e.user_datarep.clone());
+            if let Some(d) = user.and_then(|n| super::datarep::find(&n)) {
+                // SAFETY: checked non-null.
+                unsafe { *out = Bytes::from_count(d.extent(datatype)?) };
+                return Ok(());
+            }
             let x = match f.state().view.datarep {
                 // Types of the same size in both representations keep their layout.
                 Datarep::External32 if dt.size() > 0 => {
