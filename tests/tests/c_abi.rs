@@ -123,6 +123,9 @@ three_ways!(
     sessions,
     sessions_only,
     io_basic,
+    io_coll,
+    io_shared,
+    io_rep,
 );
 
 /// The collective, group, topology, neighborhood and persistent programs
