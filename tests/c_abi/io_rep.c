@@ -8,7 +8,7 @@
  */
 #include "abicheck.h"
 
-#define M 200 /* ints each rank writes in atomic mode */
+#define M 20000 /* ints each rank writes in atomic mode */
 
 static int rank, size;
 static int extent_calls = 0;
@@ -125,7 +125,7 @@ static void atomic_mode(void)
         mine[i] = rank + 1;
     MPI_Status st;
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    for (int round = 0; round < 5; round++)
+    for (int round = 0; round < 10; round++)
         MPI_CHECK(MPI_File_write_at(fh, 0, mine, M, MPI_INT, &st));
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     /* One writer's data, whole (atomic mode makes writes visible at once). */
