@@ -10,6 +10,8 @@
 pub mod access;
 pub mod data;
 pub mod shared;
+#[cfg(test)]
+mod tests;
 pub mod two_phase;
 pub mod view;
 

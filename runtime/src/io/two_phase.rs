@@ -51,8 +51,13 @@ impl Plan {
         comm.allgather(&[lo, hi], &mut all)?;
         let glo = all.iter().step_by(2).copied().min().unwrap_or(u64::MAX);
         let ghi = all.iter().skip(1).step_by(2).copied().max().unwrap_or(0);
+        Ok(Plan::cut(glo, ghi, size, hints))
+    }
+
+    /// The cut of `lo .. hi` over `size` ranks (`None` when empty).
+    fn cut(glo: u64, ghi: u64, size: u64, hints: &Hints) -> Option<Plan> {
         if glo >= ghi {
-            return Ok(None);
+            return None;
         }
         let aggs = (hints.cb_nodes as u64).clamp(1, size);
         let dom = (ghi - glo).div_ceil(aggs);
@@ -60,14 +65,14 @@ impl Plan {
         if dom.div_ceil(window) > MAX_ROUNDS {
             window = dom.div_ceil(MAX_ROUNDS);
         }
-        Ok(Some(Plan {
+        Some(Plan {
             lo: glo,
             dom,
             window,
             rounds: dom.div_ceil(window),
             aggs,
             size,
-        }))
+        })
     }
 
     /// The rank aggregating domain `a`.
@@ -496,5 +501,69 @@ fn clone_err(e: &Error) -> Error {
     Error::File {
         class: e.class(),
         reason: e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hints(cb: usize, nodes: usize) -> Hints {
+        Hints {
+            cb_buffer_size: cb,
+            cb_nodes: nodes,
+            cb_read: true,
+            cb_write: true,
+        }
+    }
+
+    #[test]
+    fn split_pieces_fall_in_one_window_each_and_keep_every_byte() {
+        // Interleaved pieces of one rank over 0..1000, 3 aggregators of 4
+        // ranks, windows of 64 bytes.
+        let pieces: Vec<Piece> = (0..50)
+            .map(|i| Piece {
+                off: i * 20 + 3,
+                len: 11,
+                at: i * 11,
+            })
+            .collect();
+        let plan = Plan::cut(3, 1000, 4, &hints(64, 3)).unwrap();
+        assert_eq!((plan.aggs, plan.dom), (3, 333));
+        assert_eq!(plan.rounds, 333u64.div_ceil(64));
+        let rounds = plan.split(&pieces);
+        let mut bytes = Vec::new();
+        for (r, round) in rounds.iter().enumerate() {
+            for (agg, p) in round {
+                let a = (p.off - plan.lo) / plan.dom;
+                assert_eq!(*agg, plan.aggregator(a), "piece {p:?}");
+                let w = plan.lo + a * plan.dom + r as u64 * plan.window;
+                assert!(p.off >= w && p.off + p.len <= w + plan.window, "{p:?} round {r}");
+                bytes.extend((0..p.len).map(|k| (p.off + k, p.at + k)));
+            }
+        }
+        bytes.sort_unstable();
+        let want: Vec<(u64, u64)> = pieces
+            .iter()
+            .flat_map(|p| (0..p.len).map(move |k| (p.off + k, p.at + k)))
+            .collect();
+        assert_eq!(bytes, want);
+    }
+
+    #[test]
+    fn aggregators_spread_over_the_ranks_and_rounds_are_bounded() {
+        let plan = Plan::cut(0, 100, 8, &hints(1 << 20, 2)).unwrap();
+        assert_eq!((plan.aggregator(0), plan.aggregator(1)), (0, 4));
+        assert_eq!(plan.rounds, 1);
+        let sparse = Plan::cut(0, 1 << 40, 2, &hints(16, 2)).unwrap();
+        assert!(sparse.rounds <= MAX_ROUNDS);
+        assert!(Plan::cut(5, 5, 2, &hints(16, 2)).is_none());
+    }
+
+    #[test]
+    fn coverage_of_a_span() {
+        assert!(covers(vec![(10, 5), (0, 10)], 0, 15));
+        assert!(!covers(vec![(0, 4), (5, 10)], 0, 15));
+        assert!(covers(vec![(0, 10), (2, 3), (10, 5)], 0, 15));
     }
 }
