@@ -151,7 +151,7 @@ impl File {
     /// The stream length of `buf` in etypes (it must be whole etypes).
     pub(crate) fn etypes_of(view: &FileView, buf: &Buf) -> Result<(u64, usize), Error> {
         let n = buf.stream_len(view.datarep)?;
-        if n as u64 % view.esize() != 0 {
+        if !(n as u64).is_multiple_of(view.esize()) {
             return Err(Error::InvalidDatatype(format!(
                 "{} elements of {:?} are {n} bytes: not a whole number of the view's etypes \
                  ({:?}, {} bytes)",

@@ -538,7 +538,10 @@ mod tests {
                 let a = (p.off - plan.lo) / plan.dom;
                 assert_eq!(*agg, plan.aggregator(a), "piece {p:?}");
                 let w = plan.lo + a * plan.dom + r as u64 * plan.window;
-                assert!(p.off >= w && p.off + p.len <= w + plan.window, "{p:?} round {r}");
+                assert!(
+                    p.off >= w && p.off + p.len <= w + plan.window,
+                    "{p:?} round {r}"
+                );
                 bytes.extend((0..p.len).map(|k| (p.off + k, p.at + k)));
             }
         }

@@ -89,7 +89,7 @@ impl FileView {
                 "invalid `etype` {etype:?}: an etype must hold data"
             )));
         }
-        if filetype.size() % esize != 0 {
+        if !filetype.size().is_multiple_of(esize) {
             return Err(Error::InvalidDatatype(format!(
                 "invalid `filetype` {filetype:?}: its {} bytes are not a whole number of \
                  etypes of {esize} bytes",
