@@ -6,7 +6,6 @@
 //! atomic mode each access holds an `fcntl` lock on the file meanwhile.
 
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::FileExt;
 
 use crate::error::{Error, ErrorClass};
 use crate::status::Status;
@@ -117,8 +116,7 @@ impl File {
         let mut done = 0usize;
         for (at, n) in view.runs(pos, data.len() as u64)? {
             let n = n as usize;
-            self.fd()
-                .write_all_at(&data[done..done + n], at)
+            super::pwrite_all(self.fd(), &data[done..done + n], at)
                 .map_err(|e| os_err("writing", self.path(), &e))?;
             done += n;
         }

@@ -19,6 +19,7 @@ use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::comm::Comm;
@@ -46,6 +47,27 @@ pub const MODE_APPEND: i32 = 128;
 /// `MPI_MODE_SEQUENTIAL`.
 pub const MODE_SEQUENTIAL: i32 = 256;
 const ALL_MODES: i32 = 511;
+
+/// `pread` / `pwrite` requests this process made on data files (one per
+/// contiguous run; a request the kernel splits still counts once).
+static READS: AtomicU64 = AtomicU64::new(0);
+static WRITES: AtomicU64 = AtomicU64::new(0);
+
+/// How many contiguous reads and writes of data files this process has
+/// made: what shows that two-phase aggregation turns interleaved views
+/// into a few large accesses (tests, diagnosis).
+pub fn access_counts() -> (u64, u64) {
+    (
+        READS.load(Ordering::Relaxed),
+        WRITES.load(Ordering::Relaxed),
+    )
+}
+
+/// Writes all of `data` at `offset` (one counted write).
+pub(crate) fn pwrite_all(f: &std::fs::File, data: &[u8], offset: u64) -> std::io::Result<()> {
+    WRITES.fetch_add(1, Ordering::Relaxed);
+    f.write_all_at(data, offset)
+}
 
 /// Default collective buffer per aggregator and round (ROMIO's default).
 pub const DEFAULT_CB_BUFFER_SIZE: usize = 16 << 20;
@@ -517,6 +539,7 @@ fn open_fd(path: &Path, amode: i32, create: bool) -> Result<std::fs::File, Error
 
 /// Reads up to `buf.len()` bytes at `offset`; fewer only at the end of the file.
 pub(crate) fn pread_full(f: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    READS.fetch_add(1, Ordering::Relaxed);
     let mut done = 0;
     while done < buf.len() {
         match f.read_at(&mut buf[done..], offset + done as u64) {

@@ -88,7 +88,8 @@ impl SharedPointer {
         };
         lock(nix::libc::F_WRLCK)?;
         let mut raw = [0u8; 8];
-        let got = super::pread_full(&file, &mut raw, 0)
+        let got = file
+            .read_at(&mut raw, 0)
             .map_err(|e| os_err("reading the shared file pointer", path, &e))?;
         let old = if got == 8 { u64::from_le_bytes(raw) } else { 0 };
         let (new, r) = f(old);

@@ -8,8 +8,6 @@
 //! interleaved views become one large contiguous access. A write that
 //! does not cover its span reads it first (read-modify-write).
 
-use std::os::unix::fs::FileExt;
-
 use crate::coll::Blocks;
 use crate::error::Error;
 use crate::status::Status;
@@ -233,9 +231,7 @@ impl File {
             let s = (o - lo) as usize;
             span[s..s + len as usize].copy_from_slice(bytes);
         }
-        self.fd()
-            .write_all_at(&span, lo)
-            .map_err(|e| os_err("writing", self.path(), &e))
+        super::pwrite_all(self.fd(), &span, lo).map_err(|e| os_err("writing", self.path(), &e))
     }
 
     /// Reads stream bytes from `pos` of `view` into `out`, collectively;
