@@ -99,6 +99,15 @@ static void cyclic(const char *cb_buffer_size, const char *cb_nodes)
     CHECK(back[0] == mine[n - 2] && back[1] == mine[n - 1], "read_at_all at the end: %d %d",
           back[0], back[1]);
 
+    /* A rank with nothing to access still takes part. */
+    memset(back, 0, n * ISZ);
+    MPI_CHECK(MPI_File_read_at_all(fh, 0, back, rank == 0 ? 0 : 5, MPI_INT, &st));
+    MPI_CHECK(MPI_Get_count(&st, MPI_INT, &count));
+    CHECK(count == (rank == 0 ? 0 : 5), "read_at_all of %d: count %d", rank ? 5 : 0, count);
+    for (int i = 0; i < (rank == 0 ? 0 : 5); i++)
+        CHECK(back[i] == mine[i], "partial read_at_all int %d is %d", i, back[i]);
+    MPI_CHECK(MPI_File_write_at_all(fh, 0, mine, rank == size - 1 ? 0 : 1, MPI_INT, &st));
+
     /* Split collectives and non-blocking forms write the same file again. */
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     MPI_CHECK(MPI_File_set_size(fh, 0));

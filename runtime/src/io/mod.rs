@@ -124,6 +124,23 @@ impl Hints {
         }
     }
 
+    /// Takes rank 0's values on every rank (collective): collective
+    /// accesses must cut the file alike everywhere.
+    pub fn agree(&mut self, comm: &Comm) -> Result<(), Error> {
+        let mut v = [
+            self.cb_buffer_size as u64,
+            self.cb_nodes as u64,
+            u64::from(self.cb_read),
+            u64::from(self.cb_write),
+        ];
+        comm.bcast(&mut v, 0)?;
+        self.cb_buffer_size = v[0] as usize;
+        self.cb_nodes = v[1] as usize;
+        self.cb_read = v[2] != 0;
+        self.cb_write = v[3] != 0;
+        Ok(())
+    }
+
     /// The hints as (key, value) pairs, for `MPI_File_get_info`.
     pub fn pairs(&self) -> Vec<(String, String)> {
         let flag = |b: bool| if b { "enable" } else { "disable" }.to_owned();
@@ -332,6 +349,7 @@ impl File {
         let size = comm.size() as usize;
         let mut hints = Hints::defaults(size);
         hints.apply(info, size);
+        hints.agree(&comm)?;
         let shared = shared::SharedPointer::agree(&comm, &path, amode)?;
         let mut st = FileState {
             view: FileView::default(),
@@ -497,10 +515,14 @@ impl File {
         Ok(())
     }
 
-    /// `MPI_File_set_info`: collective; applies the hints understood.
+    /// `MPI_File_set_info`: collective; applies the hints understood
+    /// (rank 0's values, so every rank plans collective accesses alike).
     pub fn set_info(&self, info: &[(String, String)]) -> Result<(), Error> {
         let size = self.inner.comm.size() as usize;
-        self.state().hints.apply(info, size);
+        let mut hints = self.state().hints.clone();
+        hints.apply(info, size);
+        hints.agree(&self.inner.comm)?;
+        self.state().hints = hints;
         Ok(())
     }
 }
