@@ -77,6 +77,36 @@ static void errors_and_modes(int rank)
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+/* Filetypes with a negative, decreasing or (for writing) overlapping
+   typemap make no view; overlaps are fine on a read-only file. */
+static void bad_views(int rank)
+{
+    const char *fn = "io_basic_views.dat";
+    int bad[3][4] = {{1, 1, -2, 2}, {1, 1, 3, 0}, {3, 1, 0, 1}}; /* lens, displs */
+    for (int ro = 0; ro < 2; ro++) {
+        MPI_File fh;
+        int amode = ro ? MPI_MODE_RDONLY : MPI_MODE_CREATE | MPI_MODE_RDWR;
+        MPI_CHECK(MPI_File_open(MPI_COMM_WORLD, fn, amode, MPI_INFO_NULL, &fh));
+        for (int k = 0; k < 3; k++) {
+            MPI_Datatype t;
+            MPI_CHECK(MPI_Type_indexed(2, bad[k], bad[k] + 2, MPI_INT, &t));
+            MPI_CHECK(MPI_Type_commit(&t));
+            int rc = MPI_File_set_view(fh, 0, MPI_INT, t, "native", MPI_INFO_NULL);
+            if (ro && k == 2)
+                CHECK(rc == MPI_SUCCESS, "overlapping read-only view refused: %d", rc);
+            else
+                CHECK(rc != MPI_SUCCESS && abicheck_class(rc) == MPI_ERR_IO,
+                      "bad view %d (read-only %d) gave %d", k, ro, rc);
+            MPI_CHECK(MPI_Type_free(&t));
+        }
+        MPI_CHECK(MPI_File_close(&fh));
+    }
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0)
+        MPI_CHECK(MPI_File_delete(fn, MPI_INFO_NULL));
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+}
+
 static void plain_accesses(int rank, int size)
 {
     const char *fn = "io_basic.dat";
@@ -269,6 +299,7 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     errors_and_modes(rank);
+    bad_views(rank);
     plain_accesses(rank, size);
     cyclic_view(rank, size);
     abicheck_pass("io_basic");

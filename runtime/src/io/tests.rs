@@ -56,6 +56,24 @@ fn views_are_checked() {
     three.commit();
     let e = FileView::new(0, int(), three, Datarep::Native).unwrap_err();
     assert_eq!(e.class(), ErrorClass::Type, "{e}");
+    let ints = |blocks: &[(isize, isize)]| {
+        let lens: Vec<isize> = blocks.iter().map(|b| b.1).collect();
+        let disps: Vec<isize> = blocks.iter().map(|b| b.0).collect();
+        let t = Datatype::indexed(&lens, &disps, &int()).unwrap();
+        t.commit();
+        FileView::new(0, int(), t, Datarep::Native).unwrap()
+    };
+    for (blocks, read_only_ok) in [
+        (&[(-2, 1), (2, 1)][..], false),
+        (&[(3, 1), (0, 1)][..], false),
+        (&[(0, 3), (1, 1)][..], true),
+    ] {
+        let v = ints(blocks);
+        let e = v.check_layout(false).unwrap_err();
+        assert_eq!(e.class(), ErrorClass::Io, "{blocks:?}: {e}");
+        assert_eq!(v.check_layout(true).is_ok(), read_only_ok, "{blocks:?}");
+    }
+    assert!(ints(&[(0, 1), (1, 2), (5, 1)]).check_layout(false).is_ok());
     let long = Datatype::basic(BasicType::Long);
     let e = FileView::new(0, long.clone(), long, Datarep::External32).unwrap_err();
     assert_eq!(e.class(), ErrorClass::UnsupportedDatarep, "{e}");

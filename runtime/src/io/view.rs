@@ -96,11 +96,11 @@ impl FileView {
                 filetype.size()
             )));
         }
-        if filetype.size() > 0 && (filetype.extent() <= 0 || filetype.true_lb() < 0) {
-            return Err(Error::InvalidDatatype(format!(
-                "invalid `filetype` {filetype:?}: a filetype needs a positive extent and \
-                 non-negative displacements"
-            )));
+        if filetype.size() > 0 && filetype.extent() <= 0 {
+            return Err(file_err(
+                ErrorClass::Io,
+                format!("invalid `filetype` {filetype:?}: a filetype needs a positive extent"),
+            ));
         }
         for (t, arg) in [(&etype, "etype"), (&filetype, "filetype")] {
             t.segments(0)?; // committed
@@ -120,6 +120,41 @@ impl FileView {
             filetype,
             datarep,
         })
+    }
+
+    /// Checks the typemaps of the etype and the filetype (MPI 4.0 section
+    /// 14.3): displacements non-negative and monotonically non-decreasing,
+    /// and, unless the file is read-only, no overlapping data
+    /// (`MPI_ERR_IO` otherwise).
+    pub fn check_layout(&self, read_only: bool) -> Result<(), Error> {
+        for (t, arg) in [(&self.etype, "etype"), (&self.filetype, "filetype")] {
+            let bad = |why: String| {
+                Err(file_err(
+                    ErrorClass::Io,
+                    format!("invalid `{arg}` {t:?} for a file view: {why}"),
+                ))
+            };
+            let mut prev: Option<(isize, isize)> = None;
+            for s in t.segments(1)? {
+                let end = s.offset + s.len as isize;
+                if s.offset < 0 {
+                    return bad(format!("negative displacement {}", s.offset));
+                }
+                if let Some((start, stop)) = prev {
+                    if s.offset < start {
+                        return bad(format!(
+                            "displacements decrease ({} after {start})",
+                            s.offset
+                        ));
+                    }
+                    if s.offset < stop && !read_only {
+                        return bad(format!("data overlaps at byte {}", s.offset));
+                    }
+                }
+                prev = Some((s.offset, end.max(prev.map_or(end, |p| p.1))));
+            }
+        }
+        Ok(())
     }
 
     /// Bytes of one etype.
