@@ -2,7 +2,8 @@
 //! comm_communicators.rs for how the ranks run): two-phase aggregation
 //! makes a block-cyclic collective write one `pwrite` per aggregator, and
 //! a collective read one `pread` per aggregator, where independent
-//! accesses take one per block.
+//! writes take one per block (and an independent read sieves the blocks
+//! into one `pread`).
 
 #[allow(dead_code)]
 mod comm;

@@ -16,6 +16,11 @@ use super::{
     check_same, file_err, os_err, pread_full, File, MODE_RDONLY, MODE_SEQUENTIAL, MODE_WRONLY,
 };
 
+/// The most bytes one sieving read covers.
+const SIEVE_SPAN: u64 = 4 << 20;
+/// The largest gap between runs that one sieving read spans.
+const SIEVE_GAP: u64 = 64 << 10;
+
 /// `MPI_SEEK_SET`.
 pub const SEEK_SET: i32 = 600;
 /// `MPI_SEEK_CUR`.
@@ -124,7 +129,9 @@ impl File {
     }
 
     /// Reads stream bytes from `pos` of `view` into `out`; returns how many
-    /// (fewer at the end of the file).
+    /// (fewer at the end of the file). Nearby runs are read together
+    /// (data sieving): one `pread` of the span they cover, at most
+    /// [`SIEVE_SPAN`] bytes with gaps of at most [`SIEVE_GAP`].
     pub(crate) fn read_stream(
         &self,
         view: &FileView,
@@ -133,17 +140,63 @@ impl File {
         atomic: bool,
     ) -> Result<usize, Error> {
         let _lock = RangeLock::take(self.fd(), false, atomic)?;
-        let mut done = 0usize;
-        for (at, n) in view.runs(pos, out.len() as u64)? {
-            let n = n as usize;
-            let got = pread_full(self.fd(), &mut out[done..done + n], at)
-                .map_err(|e| os_err("reading", self.path(), &e))?;
-            done += got;
-            if got < n {
-                break;
+        let (mut done, mut batch, mut sieve) = (0usize, Vec::new(), Vec::new());
+        let mut runs = view.runs(pos, out.len() as u64)?;
+        loop {
+            let next = runs.next();
+            if let (Some((at, n)), Some(&(first, _)), Some(&(last, len))) =
+                (next, batch.first(), batch.last())
+            {
+                let end: u64 = last + len;
+                if at >= end && at - end <= SIEVE_GAP && at + n - first <= SIEVE_SPAN {
+                    batch.push((at, n));
+                    continue;
+                }
+            }
+            if !batch.is_empty() {
+                let (got, whole) = self.read_batch(&batch, &mut out[done..], &mut sieve)?;
+                done += got;
+                if !whole {
+                    return Ok(done);
+                }
+                batch.clear();
+            }
+            match next {
+                Some(r) => batch.push(r),
+                None => return Ok(done),
             }
         }
-        Ok(done)
+    }
+
+    /// Reads runs (ascending, in stream order) into the start of `out`;
+    /// returns the bytes read and whether all were there.
+    fn read_batch(
+        &self,
+        batch: &[(u64, u64)],
+        out: &mut [u8],
+        sieve: &mut Vec<u8>,
+    ) -> Result<(usize, bool), Error> {
+        let err = |e| os_err("reading", self.path(), &e);
+        if let [(at, n)] = batch {
+            let n = *n as usize;
+            let got = pread_full(self.fd(), &mut out[..n], *at).map_err(err)?;
+            return Ok((got, got == n));
+        }
+        let lo = batch[0].0;
+        let (last, len) = batch[batch.len() - 1];
+        sieve.resize((last + len - lo) as usize, 0);
+        let got = pread_full(self.fd(), sieve, lo).map_err(err)?;
+        let mut done = 0;
+        for &(at, n) in batch {
+            let (from, n) = ((at - lo) as usize, n as usize);
+            let avail = got.saturating_sub(from).min(n);
+            out[done..done + avail].copy_from_slice(&sieve[from..from + avail]);
+            done += avail;
+            if avail < n {
+                return Ok((done, false));
+            }
+        }
+        Ok((done, true))
     }
 
     /// The stream length of `buf` in etypes (it must be whole etypes).

@@ -26,6 +26,16 @@ fn buf(v: &[i32]) -> Buf {
     }
 }
 
+/// A buffer the access writes into.
+fn buf_mut(v: &mut [i32]) -> Buf {
+    let dt = Datatype::basic(BasicType::Int);
+    Buf {
+        addr: v.as_mut_ptr() as usize,
+        count: v.len(),
+        dt,
+    }
+}
+
 /// Checks the whole file: int j belongs to rank j % size, its j / size-th.
 fn check_file(world: &Comm, path: &str, salt: i32) {
     let size = world.size() as usize;
@@ -83,7 +93,7 @@ pub fn run(role: &str) {
     // Collective read: one pread per aggregator.
     let mut back = vec![0i32; N];
     // SAFETY: `back` has room for N ints.
-    let st = unsafe { f.read_at_all(0, &buf(&back)).unwrap() };
+    let st = unsafe { f.read_at_all(0, &buf_mut(&mut back)).unwrap() };
     assert_eq!(st.count, 4 * N);
     let (r2, w2) = io::access_counts();
     assert_eq!(
@@ -103,7 +113,25 @@ pub fn run(role: &str) {
     assert_eq!(w3 - w2, runs, "rank {rank}: independent pwrites");
     world.barrier().unwrap();
     check_file(&world, &path, 7);
+
+    // Independent read: the nearby blocks are sieved into one pread.
     back.fill(0);
+    let (r4, _) = io::access_counts();
+    // SAFETY: `back` has room for N ints.
+    let st = unsafe { f.read_at(0, &buf_mut(&mut back)).unwrap() };
+    assert_eq!(st.count, 4 * N);
+    assert_eq!(back, again);
+    assert_eq!(
+        io::access_counts().0 - r4,
+        1,
+        "rank {rank}: sieved independent read"
+    );
+    // Across the end of the file: the count stops where the data does.
+    let mut tail = vec![-1i32; 10];
+    // SAFETY: `tail` has room for 10 ints.
+    let st = unsafe { f.read_at(N as u64 - 2, &buf_mut(&mut tail)).unwrap() };
+    assert_eq!(st.count, 8, "rank {rank}: read across the end");
+    assert_eq!(tail[..3], [again[N - 2], again[N - 1], -1]);
     world.barrier().unwrap();
     f.close().unwrap();
 }
