@@ -350,7 +350,7 @@ impl File {
         let mut hints = Hints::defaults(size);
         hints.apply(info, size);
         hints.agree(&comm)?;
-        let shared = shared::SharedPointer::agree(&comm, &path, amode)?;
+        let shared = shared::SharedPointer::agree(&comm, &path)?;
         let mut st = FileState {
             view: FileView::default(),
             pointer: 0,

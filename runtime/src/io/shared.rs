@@ -4,8 +4,8 @@
 //! hosts over a shared file system) see one pointer. The file is made on
 //! first use and removed when the data file is closed. Its name is agreed
 //! at open (rank 0's process id and a counter of its opens), so two opens
-//! of one file never share a pointer. Files opened read-only keep it in
-//! the temporary directory (the file's own may not be writable).
+//! of one file never share a pointer. It lives in the file's directory
+//! when rank 0 may write there, else in the temporary directory.
 
 use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use crate::comm::Comm;
 use crate::error::Error;
 
-use super::{os_err, MODE_RDONLY};
+use super::os_err;
 
 /// Opens made by this process (part of each pointer file's name).
 static OPENS: AtomicU64 = AtomicU64::new(0);
@@ -32,24 +32,28 @@ pub struct SharedPointer {
 }
 
 impl SharedPointer {
-    /// Agrees on the pointer's file for `file`, opened with `amode`
-    /// (collective over `comm`).
-    pub fn agree(comm: &Comm, file: &Path, amode: i32) -> Result<SharedPointer, Error> {
+    /// Agrees on the pointer's file for `file` (collective over `comm`):
+    /// rank 0's choice of directory.
+    pub fn agree(comm: &Comm, file: &Path) -> Result<SharedPointer, Error> {
+        let dir = file
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let writable = nix::unistd::access(&dir, nix::unistd::AccessFlags::W_OK).is_ok();
         let mut id = [
             u64::from(std::process::id()),
             OPENS.fetch_add(1, Ordering::Relaxed),
+            u64::from(writable),
         ];
         comm.bcast(&mut id, 0)?;
         let name = file
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let dir = if amode & MODE_RDONLY != 0 {
-            std::env::temp_dir()
+        let dir = if id[2] == 1 {
+            dir
         } else {
-            file.parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+            std::env::temp_dir()
         };
         let path = dir.join(format!(".{name}.oxmpi-shfp.{}.{}", id[0], id[1]));
         Ok(SharedPointer {
