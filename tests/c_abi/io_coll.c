@@ -108,6 +108,23 @@ static void cyclic(const char *cb_buffer_size, const char *cb_nodes)
         CHECK(back[i] == mine[i], "partial read_at_all int %d is %d", i, back[i]);
     MPI_CHECK(MPI_File_write_at_all(fh, 0, mine, rank == size - 1 ? 0 : 1, MPI_INT, &st));
 
+    /* OxMPI: a bad argument on one rank fails the collective call on every
+       rank instead of leaving the others waiting (ROMIO would hang). */
+    if (abicheck_is_oxmpi() && size > 1) {
+        int rc = MPI_File_write_at_all(fh, rank == 0 ? -1 : 0, mine, 1, MPI_INT, &st);
+        CHECK(rc != MPI_SUCCESS && abicheck_class(rc) == MPI_ERR_ARG,
+              "write_at_all with a bad offset on rank 0 gave %d", rc);
+        MPI_Datatype backwards;
+        int lens[2] = {1, 1}, displs[2] = {1, 0};
+        MPI_CHECK(MPI_Type_indexed(2, lens, displs, MPI_INT, &backwards));
+        MPI_CHECK(MPI_Type_commit(&backwards));
+        rc = MPI_File_set_view(fh, 0, MPI_INT, rank == size - 1 ? backwards : MPI_INT, "native",
+                               MPI_INFO_NULL);
+        CHECK(rc != MPI_SUCCESS && abicheck_class(rc) == MPI_ERR_IO,
+              "set_view with a bad filetype on the last rank gave %d", rc);
+        MPI_CHECK(MPI_Type_free(&backwards));
+    }
+
     /* Split collectives and non-blocking forms write the same file again. */
     MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     MPI_CHECK(MPI_File_set_size(fh, 0));

@@ -426,7 +426,10 @@ impl File {
                 })
             }
         };
-        view.check_layout(self.amode() & MODE_RDONLY != 0)?;
+        super::agree(
+            self.comm(),
+            view.check_layout(self.amode() & MODE_RDONLY != 0),
+        )?;
         check_same(self.comm(), "datarep", view.datarep as u64)?;
         check_same(self.comm(), "etype size", view.esize())?;
         let view = FileView { disp, ..view };

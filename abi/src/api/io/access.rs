@@ -38,6 +38,21 @@ enum Op {
     WriteOrdered,
 }
 
+impl Op {
+    /// Whether every rank of the file takes part.
+    fn collective(self) -> bool {
+        matches!(
+            self,
+            Op::ReadAll
+                | Op::ReadAtAll
+                | Op::ReadOrdered
+                | Op::WriteAll
+                | Op::WriteAtAll
+                | Op::WriteOrdered
+        )
+    }
+}
+
 /// Runs access `op` on `f`.
 ///
 /// # Safety
@@ -75,11 +90,18 @@ unsafe fn access(
     datatype: MPI_Datatype,
 ) -> Result<Status, AbiError> {
     let f = file(fh)?;
-    let offset = match offset {
-        None => 0,
-        Some(o) => offset_arg(o, "offset")?,
+    let decoded = (|| {
+        let offset = match offset {
+            None => 0,
+            Some(o) => offset_arg(o, "offset")?,
+        };
+        Ok((offset, buf_arg(buf, count, datatype)?))
+    })();
+    let (offset, b) = if op.collective() {
+        super::agree(f.comm(), decoded)?
+    } else {
+        decoded?
     };
-    let b = buf_arg(buf, count, datatype)?;
     // SAFETY: the caller's contract.
     Ok(unsafe { run(&f, op, offset, &b)? })
 }

@@ -62,11 +62,14 @@ pub unsafe extern "C" fn oxabi_File_open(
     fh: *mut MPI_File,
 ) -> c_int {
     guard("MPI_File_open", ErrObj::File(FILE_NULL), || {
-        let out = out_ptr(fh, "fh")?;
         let c = state::comm(comm)?;
-        // SAFETY: the caller's contract.
-        let name = unsafe { name_arg(filename)? };
-        let pairs = info_pairs(info)?;
+        let prepared = (|| {
+            let out = out_ptr(fh, "fh")?;
+            // SAFETY: the caller's contract.
+            let name = unsafe { name_arg(filename)? };
+            Ok((out, name, info_pairs(info)?))
+        })();
+        let (out, name, pairs) = super::agree(&c, prepared)?;
         let f = File::open(&c, &name, amode, &pairs)?;
         let mut st = state::lock();
         let errhandler = st.file_null_errhandler;

@@ -43,6 +43,23 @@ fn freed(h: MPI_File) -> AbiError {
     )
 }
 
+/// Agrees on a collective call's local checks over `comm`: when they
+/// failed on any rank, they fail on every rank (the others get the class
+/// of the worst), so no rank waits in the call for one that left it.
+pub(crate) fn agree<T>(comm: &oxmpi::Comm, mine: Result<T, AbiError>) -> Result<T, AbiError> {
+    let code = mine.as_ref().map_or_else(|e| e.class.0, |_| 0);
+    let mut worst = [0];
+    comm.allreduce(&[code], &mut worst, &oxmpi::ops::Op::MAX)?;
+    match (mine, worst[0]) {
+        (Err(e), _) => Err(e),
+        (Ok(v), 0) => Ok(v),
+        (Ok(_), c) => Err(AbiError::new(
+            Class(c),
+            format!("the arguments were wrong on another rank (error class {c})"),
+        )),
+    }
+}
+
 /// A non-negative offset argument.
 pub(crate) fn offset_arg(v: MPI_Offset, arg: &'static str) -> Result<u64, AbiError> {
     u64::try_from(v).map_err(|_| {

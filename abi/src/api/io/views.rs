@@ -38,40 +38,48 @@ pub unsafe extern "C" fn oxabi_File_set_view(
 ) -> c_int {
     guard("MPI_File_set_view", ErrObj::File(fh), || {
         let f = file(fh)?;
-        if datarep.is_null() {
-            return Err(AbiError::new(Class::ARG, "`datarep` is NULL"));
-        }
-        // SAFETY: the caller's contract.
-        let name = unsafe { CStr::from_ptr(datarep) }
-            .to_string_lossy()
-            .into_owned();
-        let (rep, user) = match (Datarep::parse(&name), super::datarep::find(&name)) {
-            (Ok(rep), _) => (rep, None),
-            (Err(_), Some(d)) if !d.converts => (Datarep::Native, Some(name)),
-            (Err(_), Some(_)) => {
-                return Err(AbiError::new(
-                    Class(43),
-                    format!(
-                        "data representation {name:?} has conversion functions: OxMPI does \
-                         not call them yet"
-                    ),
-                ))
+        let prepared = (|| {
+            if datarep.is_null() {
+                return Err(AbiError::new(Class::ARG, "`datarep` is NULL"));
             }
-            (Err(e), None) => return Err(e.into()),
-        };
-        let disp = match disp {
-            DISPLACEMENT_CURRENT => None,
-            d => Some(super::offset_arg(d, "disp")?),
-        };
-        let (et, ft) = (view_type(etype, "etype")?, view_type(filetype, "filetype")?);
-        let view = FileView::new(
-            disp.unwrap_or(0),
-            type_arg(etype, "etype")?,
-            type_arg(filetype, "filetype")?,
-            rep,
-        )?;
-        if info != handles::INFO_NULL {
-            f.set_info(&crate::api::env::info::read(info)?.pairs)?;
+            // SAFETY: the caller's contract.
+            let name = unsafe { CStr::from_ptr(datarep) }
+                .to_string_lossy()
+                .into_owned();
+            let (rep, user) = match (Datarep::parse(&name), super::datarep::find(&name)) {
+                (Ok(rep), _) => (rep, None),
+                (Err(_), Some(d)) if !d.converts => (Datarep::Native, Some(name)),
+                (Err(_), Some(_)) => {
+                    return Err(AbiError::new(
+                        Class(43),
+                        format!(
+                            "data representation {name:?} has conversion functions: OxMPI \
+                             does not call them yet"
+                        ),
+                    ))
+                }
+                (Err(e), None) => return Err(e.into()),
+            };
+            let disp = match disp {
+                DISPLACEMENT_CURRENT => None,
+                d => Some(super::offset_arg(d, "disp")?),
+            };
+            let (et, ft) = (view_type(etype, "etype")?, view_type(filetype, "filetype")?);
+            let view = FileView::new(
+                disp.unwrap_or(0),
+                type_arg(etype, "etype")?,
+                type_arg(filetype, "filetype")?,
+                rep,
+            )?;
+            let hints = match info {
+                handles::INFO_NULL => None,
+                i => Some(crate::api::env::info::read(i)?.pairs),
+            };
+            Ok((user, disp, et, ft, view, hints))
+        })();
+        let (user, disp, et, ft, view, hints) = super::agree(f.comm(), prepared)?;
+        if let Some(pairs) = hints {
+            f.set_info(&pairs)?;
         }
         f.set_view(disp, view)?;
         let slot = handles::file_slot(fh)?;
