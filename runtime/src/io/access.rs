@@ -273,7 +273,7 @@ impl File {
     }
 
     /// Etypes a status's bytes are (for moving a pointer past a read).
-    fn etypes_moved(&self, st: &Status, buf: &Buf) -> u64 {
+    pub(crate) fn etypes_moved(&self, st: &Status, buf: &Buf) -> u64 {
         let view = &self.state().view;
         let native = buf.dt.size() as u64;
         let stream = match view.datarep {

@@ -75,7 +75,12 @@ fn views_are_checked() {
     }
     assert!(ints(&[(0, 1), (1, 2), (5, 1)]).check_layout(false).is_ok());
     let long = Datatype::basic(BasicType::Long);
-    let e = FileView::new(0, long.clone(), long, Datarep::External32).unwrap_err();
+    let v = FileView::new(0, long.clone(), long.clone(), Datarep::External32).unwrap();
+    assert_eq!(v.esize(), 4); // a contiguous view of longs: 4 bytes each in the file
+    assert_eq!(v.runs(8, 8).unwrap().collect::<Vec<_>>(), [(8, 8)]);
+    let gappy = Datatype::resized(&long, 0, 16).unwrap();
+    gappy.commit();
+    let e = FileView::new(0, long, gappy, Datarep::External32).unwrap_err();
     assert_eq!(e.class(), ErrorClass::UnsupportedDatarep, "{e}");
     assert_eq!(
         Datarep::parse("xdr").unwrap_err().class(),

@@ -423,8 +423,8 @@ impl File {
         let at = self.state().pointer;
         // SAFETY: the caller's contract.
         let st = unsafe { self.read_view_at_all(at, buf)? };
-        let esize = self.state().view.esize();
-        self.state().pointer = at + st.count as u64 / esize;
+        let moved = self.etypes_moved(&st, buf);
+        self.state().pointer = at + moved;
         Ok(st)
     }
 

@@ -102,14 +102,18 @@ impl FileView {
                 format!("invalid `filetype` {filetype:?}: a filetype needs a positive extent"),
             ));
         }
+        // A contiguous filetype's file layout is the stream itself, in any
+        // representation; another's would have to be laid out anew where
+        // its types change size in external32.
+        let linear = filetype.is_contiguous() && filetype.size() as isize == filetype.extent();
         for (t, arg) in [(&etype, "etype"), (&filetype, "filetype")] {
             t.segments(0)?; // committed
-            if datarep == Datarep::External32 && t.external32_size(1)? != t.size() {
+            if datarep == Datarep::External32 && t.external32_size(1)? != t.size() && !linear {
                 return Err(file_err(
                     ErrorClass::UnsupportedDatarep,
                     format!(
                         "`{arg}` {t:?} changes size in external32 (long, wchar_t or long \
-                         double): such views are not supported"
+                         double): only contiguous filetypes of such types are supported"
                     ),
                 ));
             }
@@ -157,9 +161,13 @@ impl FileView {
         Ok(())
     }
 
-    /// Bytes of one etype.
+    /// Bytes of one etype in the file (its external32 size in external32).
     pub fn esize(&self) -> u64 {
-        self.etype.size() as u64
+        match self.datarep {
+            Datarep::External32 => self.etype.external32_size(1).unwrap_or(self.etype.size()),
+            _ => self.etype.size(),
+        }
+        .max(1) as u64
     }
 
     fn stream_contiguous(&self) -> bool {
