@@ -156,14 +156,8 @@ fn run(args: &[String]) -> Result<(), String> {
     let oxmpi_rows: [(&str, &'static [(&str, &str)]); 4] = [
         ("oxmpi-tagged", &[("OXMPI_OFI_RNDV", "tagged")]),
         ("oxmpi-read", &[("OXMPI_OFI_RNDV", "read")]),
-        (
-            "oxmpi-net",
-            &[("OXMPI_OFI_RNDV", "tagged"), ("OXMPI_OFI_PROVIDER", "net")],
-        ),
-        (
-            "oxmpi-net-read",
-            &[("OXMPI_OFI_RNDV", "read"), ("OXMPI_OFI_PROVIDER", "net")],
-        ),
+        ("oxmpi-net", &[("OXMPI_OFI_RNDV", "tagged"), ("OXMPI_OFI_PROVIDER", "net")]),
+        ("oxmpi-net-read", &[("OXMPI_OFI_RNDV", "read"), ("OXMPI_OFI_PROVIDER", "net")]),
     ];
     for (name, env) in oxmpi_rows {
         setups.push(Setup {
