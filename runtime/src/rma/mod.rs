@@ -32,6 +32,7 @@ mod create;
 pub mod memory;
 mod ops;
 mod sync;
+mod window;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -39,6 +40,7 @@ use std::sync::{Arc, Mutex};
 pub use memory::{alloc_mem, allocated_region, free_mem};
 pub use ops::{At, Buf};
 pub use sync::LockType;
+pub use window::{Access, Exposure, Fence, Local, Lock, LockAll, OneSided, Window};
 
 use crate::comm::Comm;
 use crate::error::{Error, ErrorClass};

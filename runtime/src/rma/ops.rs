@@ -40,7 +40,25 @@ pub struct At<'a> {
     pub dt: &'a Datatype,
 }
 
-impl Buf<'_> {
+impl<'a> Buf<'a> {
+    /// The bytes of `s`, as `count` elements of `bytes` (`MPI_BYTE`).
+    pub(crate) fn of<T>(s: &[T], bytes: &'a Datatype) -> Buf<'a> {
+        Buf {
+            addr: s.as_ptr().cast(),
+            count: std::mem::size_of_val(s),
+            dt: bytes,
+        }
+    }
+
+    /// [`Buf::of`] for a buffer the operation writes.
+    pub(crate) fn of_mut<T>(s: &mut [T], bytes: &'a Datatype) -> Buf<'a> {
+        Buf {
+            addr: s.as_mut_ptr().cast_const().cast(),
+            count: std::mem::size_of_val(s),
+            dt: bytes,
+        }
+    }
+
     fn packed_len(&self) -> Result<usize, Error> {
         self.dt.pack_size(self.count)
     }

@@ -67,7 +67,7 @@ pub(crate) enum Posted {
 }
 
 impl Endpoint {
-    /// Opens an endpoint on `provider` (None: libfabric's choice, which
+    /// Opens an endpoint on `provider` (None: the preferred one libfabric offers, which
     /// `FI_PROVIDER` narrows) and interface `iface` (None: the first
     /// address other hosts can reach), whose completion queue holds
     /// `cq_size` entries; with `rma`, only a provider that also does RMA

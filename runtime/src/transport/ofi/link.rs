@@ -59,7 +59,7 @@ const STACK_INJECT: usize = 256;
 /// How the fabric transport is opened.
 #[derive(Debug, Clone)]
 pub(crate) struct FabricConfig {
-    /// Provider name (None: libfabric's choice).
+    /// Provider name (None: the preferred one libfabric offers, see endpoint.c's choose).
     pub(crate) provider: Option<String>,
     /// Interface / domain name (None: the first reachable one).
     pub(crate) iface: Option<String>,
@@ -187,6 +187,8 @@ pub(crate) struct FabricLink {
     generation: AtomicU32,
     /// Rung by a poll that took completions while threads sleep.
     wake: OwnedFd,
+    /// Whether the completion descriptor stays ready with nothing to take.
+    stale: sleep::StaleWaitFd,
 }
 
 // SAFETY: `state` and the buffers are touched only by `try_send`,
@@ -284,6 +286,7 @@ impl FabricLink {
             sleepers: AtomicU32::new(0),
             generation: AtomicU32::new(0),
             wake,
+            stale: sleep::StaleWaitFd::default(),
         };
         for i in 0..n_ctx {
             let slot = if i < receives {
