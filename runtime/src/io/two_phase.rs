@@ -324,13 +324,19 @@ impl File {
     ///
     /// # Safety
     /// `buf` holds its elements, readable.
-    pub(crate) unsafe fn write_view_at_all(&self, offset: u64, buf: &Buf) -> Result<Status, Error> {
+    pub(crate) unsafe fn write_view_at_all(
+        &self,
+        offset: u64,
+        buf: &Buf,
+        needs_pointers: Option<&str>,
+    ) -> Result<Status, Error> {
         let (view, hints, atomic) = {
             let st = self.state();
             (st.view.clone(), st.hints.clone(), st.atomic)
         };
-        let checked = self
-            .check_writable_access()
+        let checked = needs_pointers
+            .map_or(Ok(()), |what| self.check_not_sequential(what))
+            .and_then(|()| self.check_writable_access())
             .and_then(|()| Self::etypes_of(&view, buf).map(|_| ()));
         agree(self.comm(), checked)?;
         // SAFETY: the caller's contract.
@@ -349,13 +355,19 @@ impl File {
     ///
     /// # Safety
     /// `buf` holds its elements, writable.
-    pub(crate) unsafe fn read_view_at_all(&self, offset: u64, buf: &Buf) -> Result<Status, Error> {
+    pub(crate) unsafe fn read_view_at_all(
+        &self,
+        offset: u64,
+        buf: &Buf,
+        needs_pointers: Option<&str>,
+    ) -> Result<Status, Error> {
         let (view, hints, atomic) = {
             let st = self.state();
             (st.view.clone(), st.hints.clone(), st.atomic)
         };
-        let checked = self
-            .check_readable()
+        let checked = needs_pointers
+            .map_or(Ok(()), |what| self.check_not_sequential(what))
+            .and_then(|()| self.check_readable())
             .and_then(|()| Self::etypes_of(&view, buf).map(|_| ()));
         agree(self.comm(), checked)?;
         let pos = offset * view.esize();
@@ -379,12 +391,8 @@ impl File {
     /// # Safety
     /// `buf` holds its elements, readable.
     pub unsafe fn write_at_all(&self, offset: u64, buf: &Buf) -> Result<Status, Error> {
-        agree(
-            self.comm(),
-            self.check_not_sequential("MPI_File_write_at_all"),
-        )?;
         // SAFETY: the caller's contract.
-        unsafe { self.write_view_at_all(offset, buf) }
+        unsafe { self.write_view_at_all(offset, buf, Some("MPI_File_write_at_all")) }
     }
 
     /// `MPI_File_read_at_all`.
@@ -392,12 +400,8 @@ impl File {
     /// # Safety
     /// `buf` holds its elements, writable.
     pub unsafe fn read_at_all(&self, offset: u64, buf: &Buf) -> Result<Status, Error> {
-        agree(
-            self.comm(),
-            self.check_not_sequential("MPI_File_read_at_all"),
-        )?;
         // SAFETY: the caller's contract.
-        unsafe { self.read_view_at_all(offset, buf) }
+        unsafe { self.read_view_at_all(offset, buf, Some("MPI_File_read_at_all")) }
     }
 
     /// `MPI_File_write_all`: at each rank's individual pointer.
@@ -405,10 +409,9 @@ impl File {
     /// # Safety
     /// `buf` holds its elements, readable.
     pub unsafe fn write_all(&self, buf: &Buf) -> Result<Status, Error> {
-        agree(self.comm(), self.check_not_sequential("MPI_File_write_all"))?;
         let at = self.state().pointer;
         // SAFETY: the caller's contract.
-        let st = unsafe { self.write_view_at_all(at, buf)? };
+        let st = unsafe { self.write_view_at_all(at, buf, Some("MPI_File_write_all"))? };
         let (n, _) = Self::etypes_of(&self.state().view, buf)?;
         self.state().pointer = at + n;
         Ok(st)
@@ -419,10 +422,9 @@ impl File {
     /// # Safety
     /// `buf` holds its elements, writable.
     pub unsafe fn read_all(&self, buf: &Buf) -> Result<Status, Error> {
-        agree(self.comm(), self.check_not_sequential("MPI_File_read_all"))?;
         let at = self.state().pointer;
         // SAFETY: the caller's contract.
-        let st = unsafe { self.read_view_at_all(at, buf)? };
+        let st = unsafe { self.read_view_at_all(at, buf, Some("MPI_File_read_all"))? };
         let moved = self.etypes_moved(&st, buf);
         self.state().pointer = at + moved;
         Ok(st)
@@ -458,7 +460,7 @@ impl File {
     pub unsafe fn write_ordered(&self, buf: &Buf) -> Result<Status, Error> {
         let at = self.ordered_offset(buf)?;
         // SAFETY: the caller's contract.
-        unsafe { self.write_view_at_all(at, buf) }
+        unsafe { self.write_view_at_all(at, buf, None) }
     }
 
     /// `MPI_File_read_ordered`.
@@ -468,7 +470,7 @@ impl File {
     pub unsafe fn read_ordered(&self, buf: &Buf) -> Result<Status, Error> {
         let at = self.ordered_offset(buf)?;
         // SAFETY: the caller's contract.
-        unsafe { self.read_view_at_all(at, buf) }
+        unsafe { self.read_view_at_all(at, buf, None) }
     }
 
     /// A whole-file `fcntl` lock for an aggregator's access in atomic mode.
