@@ -401,8 +401,11 @@ pub enum ErrObj {
     Comm(c_int),
     /// A window (its handler; an invalid window handle: `MPI_COMM_WORLD`'s).
     Win(c_int),
-    /// A file (default handler `MPI_ERRORS_RETURN`).
-    File,
+    /// A file (its `MPI_File` handle; `MPI_FILE_NULL`'s handler for
+    /// `MPI_FILE_NULL` or an invalid handle).
+    File(usize),
+    /// No object, and errors are returned (`MPI_ERRORS_RETURN`).
+    Return,
     /// A session (its handler; `MPI_COMM_WORLD`'s for an invalid handle).
     Session(c_int),
 }

@@ -20,7 +20,14 @@ use crate::state;
 fn handler_for(obj: ErrObj) -> (Errhandler, MPI_Comm) {
     let st = state::lock();
     let comm = match obj {
-        ErrObj::File => return (Errhandler::Return, COMM_WORLD),
+        ErrObj::Return => return (Errhandler::Return, COMM_WORLD),
+        ErrObj::File(h) => {
+            let e = crate::handles::file_slot(h)
+                .ok()
+                .and_then(|s| st.files.get(s))
+                .map_or(st.file_null_errhandler, |f| f.errhandler);
+            return (e, COMM_WORLD);
+        }
         ErrObj::Comm(h) => h,
         ErrObj::Session(h) => {
             let open = handles::session(h).ok().and_then(|s| st.sessions.get(s));
@@ -64,15 +71,26 @@ pub fn raise_code(func: &str, obj: ErrObj, err: AbiError, code: c_int) -> c_int 
         Errhandler::Fatal | Errhandler::Abort => fatal(func, &err),
         Errhandler::User(slot) => {
             let f = state::lock().errhandlers.get(slot).map(|h| h.func);
-            match f {
-                Some(f) => {
+            match (f, obj) {
+                (Some(f), ErrObj::File(mut file)) => {
+                    let mut c = code;
+                    // SAFETY: a file handler (MPI_File_create_errhandler)
+                    // takes `MPI_File *` (a pointer-sized handle) where a
+                    // communicator's takes `MPI_Comm *`; both pass by pointer.
+                    unsafe {
+                        let f: state::FileErrhandlerFn = std::mem::transmute(f);
+                        f(&mut file, &mut c)
+                    };
+                    code
+                }
+                (Some(f), _) => {
                     let (mut comm, mut c) = (comm, code);
                     // SAFETY: a function the program registered with
                     // MPI_Comm_create_errhandler, called as MPI specifies.
                     unsafe { f(&mut comm, &mut c) };
                     code
                 }
-                None => fatal(func, &err),
+                (None, _) => fatal(func, &err),
             }
         }
     }
@@ -181,7 +199,7 @@ pub unsafe extern "C" fn oxabi_unsupported(
     let obj = match kind {
         1 => ErrObj::Comm(handle as MPI_Comm),
         2 => ErrObj::Win(handle as c_int),
-        3 => ErrObj::File,
+        3 => ErrObj::File(handle as usize),
         4 => ErrObj::Session(handle as c_int),
         _ => ErrObj::None,
     };
@@ -201,7 +219,7 @@ mod tests {
     fn panics_become_internal_errors() {
         // Before MPI_Init the fallback handler is fatal; use a file error,
         // which returns.
-        let code = guard("MPI_Test_panic", ErrObj::File, || panic!("boom"));
+        let code = guard("MPI_Test_panic", ErrObj::Return, || panic!("boom"));
         assert_eq!(class_of(code), Some(Class::INTERN.0));
         assert!(string_of(code).unwrap().contains("boom"));
     }

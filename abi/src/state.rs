@@ -68,6 +68,29 @@ pub struct WinAttrs {
     pub model: c_int,
 }
 
+/// An open file as the C front end sees it.
+pub struct FileEntry {
+    /// The runtime's file.
+    pub file: oxmpi::io::File,
+    /// Its error handler (`MPI_FILE_NULL`'s when it was opened).
+    pub errhandler: Errhandler,
+    /// The status of a split collective begun and not yet ended.
+    pub split: Option<Result<Status, oxmpi::Error>>,
+    /// The view's etype and filetype as the program named them (a derived
+    /// one is kept, so `MPI_File_get_view` can hand out a copy after the
+    /// program freed it).
+    pub view_types: [ViewType; 2],
+    /// The view's representation when the program registered it
+    /// (`MPI_Register_datarep`): its name.
+    pub user_datarep: Option<String>,
+}
+
+/// A type of a file view: its handle, and its entry when derived.
+pub type ViewType = (MPI_Datatype, Option<crate::objects::datatype::TypeEntry>);
+
+/// `MPI_BYTE`: a new file's etype and filetype.
+pub const VIEW_BYTE: MPI_Datatype = 0x4c00_010d;
+
 /// A session (`MPI_Session_init`).
 pub struct SessionEntry {
     /// Its error handler.
@@ -90,6 +113,9 @@ pub enum WorldModel {
 
 /// `MPI_Comm_errhandler_function`: `void (*)(MPI_Comm *, int *, ...)`.
 pub type CommErrhandlerFn = unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...);
+
+/// `MPI_File_errhandler_function`: `void (*)(MPI_File *, int *, ...)`.
+pub type FileErrhandlerFn = unsafe extern "C" fn(*mut usize, *mut c_int, ...);
 
 /// A user error handler (`MPI_Comm_create_errhandler`).
 pub struct UserErrhandler {
@@ -163,6 +189,11 @@ pub struct State {
     /// `MPI_Comm_get_parent`'s answer: the intercommunicator with the
     /// parents of a spawned process until it is freed, else `MPI_COMM_NULL`.
     pub parent: MPI_Comm,
+    /// Open files.
+    pub files: Table<FileEntry>,
+    /// `MPI_FILE_NULL`'s error handler: what files get when opened
+    /// (`MPI_ERRORS_RETURN` unless the program sets another).
+    pub file_null_errhandler: Errhandler,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
@@ -184,6 +215,8 @@ static STATE: Mutex<State> = Mutex::new(State {
     sessions: Table::new(),
     world_model: WorldModel::Never,
     parent: handles::COMM_NULL,
+    files: Table::new(),
+    file_null_errhandler: Errhandler::Return,
 });
 
 /// Locks the state (a panic while it was held does not make it unusable).

@@ -155,6 +155,15 @@ pub enum Error {
         /// What is wrong, naming the argument and its value.
         reason: String,
     },
+    /// A file (MPI-IO) call failed: `class` says which MPI class
+    /// (`ErrorClass::NoSuchFile`, `Amode`, `Io`, ...).
+    #[error("{reason}")]
+    File {
+        /// The MPI error class.
+        class: ErrorClass,
+        /// What is wrong, naming the argument or file and the value.
+        reason: String,
+    },
     /// An operating-system call failed.
     #[error("{call}: {source}")]
     Os {
@@ -246,6 +255,36 @@ pub enum ErrorClass {
     RmaShared = 57,
     /// MPI_ERR_RMA_FLAVOR
     RmaFlavor = 58,
+    /// MPI_ERR_ACCESS
+    Access = 20,
+    /// MPI_ERR_AMODE
+    Amode = 21,
+    /// MPI_ERR_BAD_FILE
+    BadFile = 22,
+    /// MPI_ERR_CONVERSION
+    Conversion = 23,
+    /// MPI_ERR_DUP_DATAREP
+    DupDatarep = 24,
+    /// MPI_ERR_FILE_EXISTS
+    FileExists = 25,
+    /// MPI_ERR_FILE_IN_USE
+    FileInUse = 26,
+    /// MPI_ERR_FILE
+    File = 27,
+    /// MPI_ERR_IO
+    Io = 32,
+    /// MPI_ERR_NOT_SAME
+    NotSame = 35,
+    /// MPI_ERR_NO_SPACE
+    NoSpace = 36,
+    /// MPI_ERR_NO_SUCH_FILE
+    NoSuchFile = 37,
+    /// MPI_ERR_QUOTA
+    Quota = 39,
+    /// MPI_ERR_READ_ONLY
+    ReadOnly = 40,
+    /// MPI_ERR_UNSUPPORTED_DATAREP
+    UnsupportedDatarep = 43,
 }
 
 impl Error {
@@ -284,7 +323,7 @@ impl Error {
             Error::Service(_) => ErrorClass::Service,
             Error::Spawn(_) => ErrorClass::Spawn,
             Error::NameNotPublished(_) => ErrorClass::Name,
-            Error::Rma { class, .. } => *class,
+            Error::Rma { class, .. } | Error::File { class, .. } => *class,
             Error::Bootstrap(_) | Error::Wire(_) | Error::Os { .. } => ErrorClass::Intern,
             _ => ErrorClass::Other,
         }

@@ -15,6 +15,7 @@ pub mod error;
 mod fast_hash;
 pub mod group;
 pub mod info;
+pub mod io;
 #[cfg(test)]
 mod layer_check;
 pub mod machine;

@@ -121,7 +121,11 @@ three_ways!(
     rma_errors,
     intercomm,
     sessions,
-    sessions_only
+    sessions_only,
+    io_basic,
+    io_coll,
+    io_shared,
+    io_rep,
 );
 
 /// The collective, group, topology, neighborhood and persistent programs

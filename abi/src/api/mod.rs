@@ -8,6 +8,7 @@ pub mod comm;
 pub mod datatype;
 pub mod env;
 pub mod gpu;
+pub mod io;
 pub mod mpix;
 pub mod p2p;
 pub mod rma;

@@ -147,6 +147,36 @@ pub fn win_handle(slot: usize) -> MPI_Win {
     direct(Object::Win, slot)
 }
 
+// ---------------------------------------------------------------- files
+
+/// `MPI_File` (a pointer in MPICH's ABI: `struct ADIOI_FileD *`).
+pub type MPI_File = usize;
+/// `MPI_FILE_NULL`.
+pub const FILE_NULL: MPI_File = 0;
+/// The bits that mark a file handle (table slot in the low 32 bits): never
+/// a valid address of a program's object, so a stray pointer is refused.
+const FILE_TAG: usize = 0x0F11_E000_0000_0000;
+
+/// The file table slot of a file handle (`MPI_ERR_FILE` for
+/// `MPI_FILE_NULL` and anything that is not a file handle).
+pub fn file_slot(h: MPI_File) -> Result<usize, AbiError> {
+    if h == FILE_NULL {
+        return Err(AbiError::new(Class(27), "the file is MPI_FILE_NULL"));
+    }
+    if h & !0xffff_ffff != FILE_TAG {
+        return Err(AbiError::new(
+            Class(27),
+            format!("invalid file handle {h:#x}"),
+        ));
+    }
+    Ok(h & 0xffff_ffff)
+}
+
+/// The handle of file table slot `slot`.
+pub fn file_handle(slot: usize) -> MPI_File {
+    FILE_TAG | slot
+}
+
 // ---------------------------------------------------------------- info
 
 /// `MPI_Info`.

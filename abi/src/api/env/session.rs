@@ -96,7 +96,7 @@ pub unsafe extern "C" fn oxabi_Session_init(
         Ok(())
     };
     // Errors of this call go to the handler it was given (no session yet).
-    match guard("MPI_Session_init", ErrObj::File, body) {
+    match guard("MPI_Session_init", ErrObj::Return, body) {
         0 => 0,
         code if errhandler == ERRORS_RETURN => code,
         code => {
