@@ -8,13 +8,6 @@
  */
 #include "abicheck.h"
 
-static int extent_fn(MPI_Datatype type, MPI_Aint *extent, void *state)
-{
-    (void)type, (void)state;
-    *extent = 1;
-    return MPI_SUCCESS;
-}
-
 static void expect_unsupported(int rc, const char *name)
 {
     CHECK(rc != MPI_SUCCESS && abicheck_class(rc) == MPI_ERR_UNSUPPORTED_OPERATION,
@@ -32,9 +25,10 @@ int main(int argc, char **argv)
     int rc = MPI_File_sync(MPI_FILE_NULL);
     CHECK(rc != MPI_SUCCESS && abicheck_class(rc) == MPI_ERR_FILE, "MPI_File_sync returned %d", rc);
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    expect_unsupported(MPI_Register_datarep("oxmpi-none", MPI_CONVERSION_FN_NULL,
-                                            MPI_CONVERSION_FN_NULL, extent_fn, NULL),
-                       "MPI_Register_datarep");
+    int provided = 0;
+    expect_unsupported(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided), "MPI_T_init_thread");
+    int num = 0;
+    expect_unsupported(MPI_T_pvar_get_num(&num), "MPI_T_pvar_get_num");
     abicheck_pass("unsupported");
     MPI_CHECK(MPI_Finalize());
     return 0;
