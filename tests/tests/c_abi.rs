@@ -121,7 +121,8 @@ three_ways!(
     rma_errors,
     intercomm,
     sessions,
-    sessions_only
+    sessions_only,
+    coll_kinds
 );
 
 /// The collective, group, topology, neighborhood and persistent programs
