@@ -122,7 +122,8 @@ three_ways!(
     intercomm,
     sessions,
     sessions_only,
-    coll_kinds
+    coll_kinds,
+    inter_reduce_idle
 );
 
 /// The collective, group, topology, neighborhood and persistent programs
