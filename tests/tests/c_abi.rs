@@ -126,6 +126,8 @@ three_ways!(
     io_coll,
     io_shared,
     io_rep,
+    coll_kinds,
+    inter_reduce_idle,
 );
 
 /// The collective, group, topology, neighborhood and persistent programs

@@ -275,12 +275,14 @@ impl Comm {
         root: i32,
     ) -> Result<Planned<'_>, Error> {
         let side = self.side(root)?;
-        let f = op.reducer(e.ty)?;
         let t = self.inter_tags();
         let n = e.bytes();
         let mut s = Schedule::new();
         match side {
             Side::Root => {
+                // Only the root reduces (the others' type and operation
+                // are not looked at).
+                let f = op.reducer(e.ty)?;
                 let m = self.peer_count() as usize;
                 let parts: Vec<Buf> = (0..m).map(|_| s.temp(n)).collect();
                 let recvs: Vec<usize> = (0..m)

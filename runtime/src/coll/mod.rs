@@ -43,6 +43,7 @@ pub(crate) mod tag;
 mod view;
 mod view_reduce;
 
+use std::cell::Cell;
 use std::sync::atomic::Ordering;
 
 use crate::buffer::Scalar;
@@ -127,23 +128,81 @@ fn user(ptr: *const u8, len: usize) -> Buf {
     Schedule::user(ptr as *mut u8, len)
 }
 
-impl Comm {
-    /// The next collective sequence number on this communicator; never 0
-    /// in its low bits (sequence 0 is the internal barrier's, see tag.rs).
-    fn next_coll_seq(&self) -> u32 {
-        let mut seq = self
-            .inner
-            .coll_seq
-            .fetch_add(1, Ordering::Relaxed)
-            .wrapping_add(1);
-        if seq & ((1 << tag::SEQ_BITS) - 1) == 0 {
-            seq = self
-                .inner
-                .coll_seq
-                .fetch_add(1, Ordering::Relaxed)
-                .wrapping_add(1);
+thread_local! {
+    /// Whether the collectives this thread starts now belong to a blocking
+    /// call of the C ABI (see [`BlockingCall`]).
+    static IN_BLOCKING_CALL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// While alive, the collectives the current thread starts are those of one
+/// blocking collective call (`MPI_Barrier`, `MPI_Allreduce`, ...): they take
+/// their tags from the communicator's blocking sequence, apart from the
+/// non-blocking calls' (see `tag.rs`), since MPI never matches a blocking
+/// collective with a non-blocking one.
+///
+/// ```no_run
+/// # let universe = oxmpi::init()?; let world = universe.world();
+/// let mut x = [world.rank() as u8; 4];
+/// // Rank 0 starts an ibcast before a blocking barrier, the others after
+/// // it: each call still meets its own kind.
+/// // SAFETY: `x` outlives the request, waited on below.
+/// let start = |x: &mut [u8; 4]| unsafe { world.ibcast_raw(x.as_mut_ptr(), 4, 0) };
+/// let early = if world.rank() == 0 { Some(start(&mut x)?) } else { None };
+/// {
+///     let _blocking = oxmpi::coll::BlockingCall::enter();
+///     world.ibarrier()?.wait()?;
+/// }
+/// let req = match early {
+///     Some(req) => req,
+///     None => start(&mut x)?,
+/// };
+/// req.wait()?;
+/// # Ok::<(), oxmpi::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct BlockingCall {
+    /// The mark before this one (blocking calls may nest on one thread).
+    outer: bool,
+}
+
+impl BlockingCall {
+    /// Marks the current thread's collectives as a blocking call's until
+    /// the returned value drops.
+    pub fn enter() -> BlockingCall {
+        BlockingCall {
+            outer: IN_BLOCKING_CALL.replace(true),
         }
-        seq
+    }
+}
+
+impl Drop for BlockingCall {
+    fn drop(&mut self) {
+        IN_BLOCKING_CALL.set(self.outer);
+    }
+}
+
+impl Comm {
+    /// The next collective sequence number on this communicator, from the
+    /// blocking or the non-blocking calls' counter (see [`BlockingCall`]);
+    /// never 0 in its counter bits (sequence 0 is the internal barrier's,
+    /// see tag.rs).
+    fn next_coll_seq(&self) -> u32 {
+        let blocking = IN_BLOCKING_CALL.get();
+        let counter = if blocking {
+            &self.inner.blocking_coll_seq
+        } else {
+            &self.inner.coll_seq
+        };
+        let next = || counter.fetch_add(1, Ordering::Relaxed).wrapping_add(1) & (tag::BLOCKING - 1);
+        let mut seq = next();
+        if seq == 0 {
+            seq = next();
+        }
+        if blocking {
+            seq | tag::BLOCKING
+        } else {
+            seq
+        }
     }
 
     /// Starts a new collective call: its tag sequence (the next one, or a

@@ -12,8 +12,17 @@
 //!      (18 bits, wraps)   |  (12 bits)
 //! ```
 //!
-//! Up to 2^18 collectives can be outstanding on one communicator before a
-//! tag could repeat; each call may use up to 4096 distinct steps (an
+//! The sequence's top bit ([`BLOCKING`]) tells the two kinds of call
+//! apart: blocking calls made through the C ABI (see
+//! [`BlockingCall`](super::BlockingCall)) count in one sequence, the
+//! others (non-blocking, persistent, the Rust API's) in another. MPI says
+//! blocking and non-blocking collectives never match each other (MPI 4.1
+//! section 6.12), and programs that order an `MPI_Iallreduce` and an
+//! `MPI_Barrier` differently on different ranks (as mpi4py's fallback
+//! `Comm.Iagree` test does) then still pair each call with its own kind.
+//!
+//! Up to 2^17 collectives of each kind can be outstanding on one
+//! communicator before a tag could repeat; each call may use up to 4096 distinct steps (an
 //! algorithm whose rounds exceed that reuses step numbers in order, which is
 //! safe because messages between a pair of ranks do not overtake).
 //! Sequence 0 is reserved for the communicator's own internal barrier.
@@ -32,6 +41,12 @@
 pub const STEP_BITS: u32 = 12;
 /// Bits of the sequence field.
 pub const SEQ_BITS: u32 = 18;
+
+/// Bits of one kind's call counter (the sequence less [`BLOCKING`]).
+pub const CALL_BITS: u32 = SEQ_BITS - 1;
+/// Flag of a blocking collective's sequence number (the sequence field's
+/// top bit).
+pub const BLOCKING: u32 = 1 << CALL_BITS;
 
 /// Flag of a persistent collective's sequence number.
 pub const PERSISTENT: u32 = 1 << 31;
@@ -59,6 +74,8 @@ mod tests {
     fn tags_stay_in_the_user_tag_range() {
         assert_eq!(tag(0, 0), 0);
         assert_eq!(tag(1, 5), (1 << 12) | 5);
+        assert_eq!(tag(BLOCKING | 1, 5), (1 << 29) | (1 << 12) | 5);
+        assert_ne!(tag(BLOCKING | 1, 5), tag(1, 5));
         let max = tag(!PERSISTENT, u32::MAX);
         assert!((0..=crate::status::TAG_UB).contains(&max));
         // Persistent tags: above the user range and the constructors' tags.

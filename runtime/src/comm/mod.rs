@@ -117,8 +117,12 @@ pub(crate) struct CommInner {
     name: Mutex<String>,
     /// Freed explicitly: attributes deleted, context id returned.
     freed: AtomicBool,
-    /// Collective calls made on this communicator (tag sequence; see coll/tag.rs).
+    /// Non-blocking (and persistent) collective calls made on this
+    /// communicator (tag sequence; see coll/tag.rs).
     pub(crate) coll_seq: std::sync::atomic::AtomicU32,
+    /// Blocking collective calls made through the C ABI (their own tag
+    /// sequence: blocking and non-blocking collectives never match).
+    pub(crate) blocking_coll_seq: std::sync::atomic::AtomicU32,
     /// Context-id agreements run over this communicator (their tags; see
     /// `agreement.rs`).
     pub(crate) agree_seq: std::sync::atomic::AtomicU32,
@@ -220,6 +224,7 @@ impl Comm {
                 name: Mutex::new(name.to_owned()),
                 freed: AtomicBool::new(false),
                 coll_seq: std::sync::atomic::AtomicU32::new(0),
+                blocking_coll_seq: std::sync::atomic::AtomicU32::new(0),
                 agree_seq: std::sync::atomic::AtomicU32::new(0),
                 partitioned: Mutex::default(),
                 coll: Extension::default(),

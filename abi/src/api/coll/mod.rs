@@ -160,6 +160,9 @@ macro_rules! collective {
         #[export_name = concat!("oxabi_", stringify!($name), $sfx)]
         pub unsafe extern "C" fn blocking_form($($p: $t),*) -> ::std::ffi::c_int {
             const NAME: &str = concat!("MPI_", stringify!($name), $sfx);
+            // Tags of its own kind: a blocking collective never matches a
+            // non-blocking one (see the runtime's coll/tag.rs).
+            let _blocking = ::oxmpi::coll::BlockingCall::enter();
             $fast_path
             $crate::raise::guard(NAME, $crate::errors::ErrObj::Comm($comm), || {
                 // SAFETY: the caller's contract, forwarded.

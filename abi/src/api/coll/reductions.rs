@@ -138,11 +138,23 @@ pub(super) unsafe fn ireduce<N: Num, L: Sink>(
 ) -> Result<L, AbiError> {
     state::with_comm(comm, |c| {
         let part = role(c, root)?;
+        if part == Role::Idle {
+            // MPI_PROC_NULL in an intercommunicator's root group: only
+            // `root` and `comm` are significant (no buffer, type or
+            // operation is looked at).
+            let none = Elems {
+                count: 0,
+                size: 1,
+                ty: None,
+            };
+            return L::launch(sg, c, move |c| {
+                // SAFETY: nothing is sent or received.
+                unsafe { c.plan_reduce(None, std::ptr::null_mut(), none, &Op::SUM, root) }
+            });
+        }
         let t = ty(datatype, "datatype")?;
         let n = bytes(count, &t, "count")?;
-        let (send, recv) = if part == Role::Idle {
-            (None, std::ptr::null_mut())
-        } else if part == Role::Root && c.is_inter() {
+        let (send, recv) = if part == Role::Root && c.is_inter() {
             let why = "as the root's receive buffer";
             (None, sg.buf(recvbuf, n, &t, Dir::Out, "recvbuf", why)?)
         } else if part == Role::Root {
