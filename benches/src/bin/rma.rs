@@ -155,13 +155,15 @@ fn measure(o: &Options, p: &Programs) -> Result<Results, String> {
                 keep_best(figures, test, size, value);
             }
             if !out.success() {
+                // The last line that says something (Open MPI ends with rules).
+                let said = |l: &&str| l.chars().any(char::is_alphanumeric);
                 let tail = out
                     .stderr_tail
                     .lines()
-                    .last()
+                    .rev()
+                    .find(said)
                     .unwrap_or("")
-                    .trim()
-                    .to_string();
+                    .trim();
                 r.failures.push(format!(
                     "run {run}, {}: {:?}: {tail}",
                     imp.label(),
