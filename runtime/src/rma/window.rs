@@ -47,6 +47,8 @@ pub struct Window<T: Scalar> {
     len: usize,
     /// Bytes of `T`, as the raw operations see them.
     bytes: Datatype,
+    /// One `T` as bytes (compare-and-swap's one-element type).
+    one: Datatype,
     _t: PhantomData<T>,
 }
 
@@ -76,10 +78,14 @@ impl<T: Scalar> Window<T> {
                 reason: format!("{len} elements of {elem} bytes overflow"),
             })?;
         let win = Win::allocate(comm, bytes, elem)?;
+        let bytes = Datatype::basic(BasicType::Byte);
+        let one = Datatype::contiguous(std::mem::size_of::<T>() as isize, &bytes)?;
+        one.commit();
         Ok(Window {
             win,
             len,
-            bytes: Datatype::basic(BasicType::Byte),
+            bytes,
+            one,
             _t: PhantomData,
         })
     }
@@ -317,8 +323,6 @@ pub trait OneSided<T: Scalar> {
     /// See the example on [`Window::lock`].
     fn compare_and_swap(&self, target: i32, disp: usize, expected: T, new: T) -> Result<T, Error> {
         let w = self.window();
-        let elem = Datatype::contiguous(std::mem::size_of::<T>() as isize, &w.bytes)?;
-        elem.commit();
         let mut old = expected;
         let disp = isize::try_from(disp).map_err(|_| bad_disp(disp))?;
         // SAFETY: three one-element locals, alive across the call.
@@ -327,7 +331,7 @@ pub trait OneSided<T: Scalar> {
                 (&new as *const T).cast(),
                 (&expected as *const T).cast(),
                 (&mut old as *mut T).cast(),
-                &elem,
+                &w.one,
                 target,
                 disp,
             )?;
