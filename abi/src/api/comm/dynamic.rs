@@ -78,6 +78,34 @@ fn port_at(root: c_int, comm: &oxmpi::Comm, port_name: *const c_char) -> Result<
     }
 }
 
+/// One side of a port connection (`MPI_Comm_accept` / `_connect`, by
+/// `side`): the arguments checked, the intercommunicator handed out.
+///
+/// # Safety
+/// As for those calls.
+unsafe fn port_side(
+    name: &'static str,
+    side: fn(&str, &oxmpi::Comm, &str, i32) -> Result<oxmpi::Comm, oxmpi::Error>,
+    port_name: *const c_char,
+    info: MPI_Info,
+    root: c_int,
+    comm: MPI_Comm,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || {
+        let out = out_ptr(newcomm, "newcomm")?;
+        let c = state::comm(comm)?;
+        let port = port_at(root, &c, port_name)?;
+        if c.rank() == root {
+            check_info(info)?;
+        }
+        let new = side(&job()?, &c, &port, root)?;
+        // SAFETY: checked non-null.
+        unsafe { put_new(comm, Some(new), out) };
+        Ok(())
+    })
+}
+
 /// `MPI_Comm_accept`: collective over `comm`; `port_name` and `info`
 /// matter at `root` only.
 ///
@@ -91,18 +119,18 @@ pub unsafe extern "C" fn oxabi_Comm_accept(
     comm: MPI_Comm,
     newcomm: *mut MPI_Comm,
 ) -> c_int {
-    guard("MPI_Comm_accept", ErrObj::Comm(comm), || {
-        let out = out_ptr(newcomm, "newcomm")?;
-        let c = state::comm(comm)?;
-        let port = port_at(root, &c, port_name)?;
-        if c.rank() == root {
-            check_info(info)?;
-        }
-        let new = oxmpi::dynamic::accept(&job()?, &c, &port, root)?;
-        // SAFETY: checked non-null.
-        unsafe { put_new(comm, Some(new), out) };
-        Ok(())
-    })
+    // SAFETY: the caller's contract.
+    unsafe {
+        port_side(
+            "MPI_Comm_accept",
+            oxmpi::dynamic::accept,
+            port_name,
+            info,
+            root,
+            comm,
+            newcomm,
+        )
+    }
 }
 
 /// `MPI_Comm_connect`: collective over `comm`; `port_name` and `info`
@@ -118,18 +146,18 @@ pub unsafe extern "C" fn oxabi_Comm_connect(
     comm: MPI_Comm,
     newcomm: *mut MPI_Comm,
 ) -> c_int {
-    guard("MPI_Comm_connect", ErrObj::Comm(comm), || {
-        let out = out_ptr(newcomm, "newcomm")?;
-        let c = state::comm(comm)?;
-        let port = port_at(root, &c, port_name)?;
-        if c.rank() == root {
-            check_info(info)?;
-        }
-        let new = oxmpi::dynamic::connect(&job()?, &c, &port, root)?;
-        // SAFETY: checked non-null.
-        unsafe { put_new(comm, Some(new), out) };
-        Ok(())
-    })
+    // SAFETY: the caller's contract.
+    unsafe {
+        port_side(
+            "MPI_Comm_connect",
+            oxmpi::dynamic::connect,
+            port_name,
+            info,
+            root,
+            comm,
+            newcomm,
+        )
+    }
 }
 
 /// `MPI_Comm_join`: an intercommunicator with the process at the other
