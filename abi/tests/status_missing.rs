@@ -58,7 +58,11 @@ fn status_lists_the_missing_functions_of_the_table() {
     let start = status
         .find(BEGIN)
         .expect("docs/STATUS.md has no generated list of missing functions");
-    let end = status[start..].find(END).expect("the generated list is not closed") + start + END.len();
+    let end = status[start..]
+        .find(END)
+        .expect("the generated list is not closed")
+        + start
+        + END.len();
     let want = block();
     if status[start..end] == want {
         return;
