@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use super::access::{Access, Target};
 use super::control::{Control, ControlLayout};
 use super::memory::{allocated_region, page_size, SharedRegion};
-use super::sync::Epoch;
+use super::sync::EpochCell;
 use super::{rma_error, Flavor, Inner, Win};
 use crate::comm::Comm;
 use crate::error::{Error, ErrorClass};
@@ -271,7 +271,7 @@ fn build(
             control,
             _segment: segment,
             _peer_maps: peer_maps,
-            epoch: Mutex::new(Epoch::new(n)),
+            epoch: EpochCell::new(n),
             attached: Mutex::new(Vec::new()),
             freed: AtomicBool::new(false),
         }),

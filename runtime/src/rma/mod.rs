@@ -47,7 +47,7 @@ use crate::error::{Error, ErrorClass};
 use access::Target;
 use control::Control;
 use memory::SharedRegion;
-use sync::Epoch;
+use sync::{EpochCell, EpochGuard};
 
 /// `MPI_MODE_NOCHECK`.
 pub const MODE_NOCHECK: i32 = 1024;
@@ -103,7 +103,7 @@ struct Inner {
     _segment: SharedRegion,
     /// Peers' `MPI_Alloc_mem` regions mapped here (windows over them).
     _peer_maps: Vec<SharedRegion>,
-    epoch: Mutex<Epoch>,
+    epoch: EpochCell,
     /// Regions this rank attached (dynamic windows).
     attached: Mutex<Vec<(usize, usize)>>,
     freed: AtomicBool,
@@ -201,7 +201,7 @@ impl Win {
         usize::try_from(rank)
             .ok()
             .and_then(|r| self.inner.targets.get(r))
-            .ok_or(Error::InvalidRank {
+            .ok_or_else(|| Error::InvalidRank {
                 arg,
                 value: rank,
                 size: self.size(),
@@ -218,9 +218,9 @@ impl Win {
         self.inner.comm.clone().free()
     }
 
-    fn epoch(&self) -> Result<std::sync::MutexGuard<'_, Epoch>, Error> {
+    fn epoch(&self) -> Result<EpochGuard<'_>, Error> {
         self.check_live()?;
-        Ok(crate::comm::lock(&self.inner.epoch))
+        Ok(self.inner.epoch.lock())
     }
 }
 
