@@ -29,6 +29,7 @@
 mod access;
 pub mod control;
 mod create;
+mod device;
 pub mod memory;
 mod ops;
 mod sync;

@@ -197,6 +197,10 @@ impl Win {
         if len == 0 {
             return Ok(());
         }
+        // SAFETY: the caller's promise.
+        if let Some(done) = unsafe { self.put_bytes_staged(src, len, rank, disp)? } {
+            return Ok(done);
+        }
         // SAFETY: the caller's promise; the run was checked.
         unsafe { t.write(&[(off, len)], std::slice::from_raw_parts(src, len)) }
     }
@@ -218,6 +222,10 @@ impl Win {
         let (t, off) = self.byte_run(r, disp, len)?;
         if len == 0 {
             return Ok(());
+        }
+        // SAFETY: the caller's promise.
+        if let Some(done) = unsafe { self.get_bytes_staged(dst, len, rank, disp)? } {
+            return Ok(done);
         }
         // SAFETY: the caller's promise; the run was checked.
         unsafe { t.read(&[(off, len)], std::slice::from_raw_parts_mut(dst, len)) }
@@ -249,6 +257,12 @@ impl Win {
         if len == 0 {
             // Nothing moves: no operation to check (MPICH accepts any, too).
             return Ok(());
+        }
+        // SAFETY: the caller's promise.
+        if let Some(done) =
+            unsafe { self.get_accumulate_bytes_staged(src, result, len, rank, disp, op, elem)? }
+        {
+            return Ok(done);
         }
         let no_op = matches!(op, Op::Builtin(BuiltinOp::NoOp));
         let replace = matches!(op, Op::Builtin(BuiltinOp::Replace));
@@ -299,6 +313,10 @@ impl Win {
         };
         let (t, runs) = self.runs(rank, &at)?;
         // SAFETY: the caller's promise.
+        if let Some(done) = unsafe { self.put_get_staged(origin, at, false)? } {
+            return Ok(done);
+        }
+        // SAFETY: the caller's promise.
         let bytes = unsafe { origin.bytes()? };
         let want = at.dt.pack_size(at.count)?;
         if bytes.len() != want {
@@ -323,6 +341,10 @@ impl Win {
         }
         if want == 0 {
             return Ok(());
+        }
+        // SAFETY: the caller's promise.
+        if let Some(done) = unsafe { self.put_get_staged(origin, at, true)? } {
+            return Ok(done);
         }
         if origin.dt.is_contiguous() {
             let p = origin.addr.wrapping_offset(origin.dt.true_lb()).cast_mut();
@@ -370,6 +392,10 @@ impl Win {
             return Ok(());
         };
         let (t, runs) = self.runs(rank, &at)?;
+        // SAFETY: the caller's promise.
+        if let Some(done) = unsafe { self.get_accumulate_staged(origin, result, at, op, elem)? } {
+            return Ok(done);
+        }
         let want = at.dt.pack_size(at.count)?;
         let no_op = matches!(op, Op::Builtin(BuiltinOp::NoOp));
         let replace = matches!(op, Op::Builtin(BuiltinOp::Replace));
@@ -445,6 +471,12 @@ impl Win {
             dt,
         };
         let (t, runs) = self.runs(r, &at)?;
+        // SAFETY: the caller's promise.
+        if let Some(done) =
+            unsafe { self.compare_and_swap_staged(origin, compare, result, dt, rank, disp)? }
+        {
+            return Ok(done);
+        }
         let one = |p: *const u8| Buf {
             addr: p,
             count: 1,
