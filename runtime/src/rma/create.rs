@@ -243,6 +243,7 @@ fn build(
                         DeviceWay::Ipc {
                             pid: pid as u32,
                             desc,
+                            start: base,
                         }
                     })
                 } else if r == me {

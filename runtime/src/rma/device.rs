@@ -16,6 +16,8 @@
 //! target's elements to the host, reduce there and write them back, all
 //! under the target's accumulate lock, as for host memory.
 
+use super::access::{Access, Target};
+use super::control::{DeviceRegion, DEVICE_WORDS};
 use super::ops::{At, Buf};
 use super::{rma_error, Win};
 use crate::comm::Comm;
@@ -35,8 +37,10 @@ pub(super) enum DeviceWay {
     Ipc {
         /// The owner's process id.
         pid: u32,
-        /// The exported handle of the window's first byte.
+        /// The exported handle of the memory at `start`.
         desc: IpcDesc,
+        /// The owner's address `desc` describes.
+        start: usize,
     },
 }
 
@@ -46,9 +50,9 @@ impl DeviceWay {
     fn at(&self, base: usize, off: usize) -> Result<*mut u8, Error> {
         Ok(match self {
             DeviceWay::Own => (base + off) as *mut u8,
-            DeviceWay::Ipc { pid, desc } => {
-                cuda::ipc::open(*pid, desc)?.cast_mut().wrapping_add(off)
-            }
+            DeviceWay::Ipc { pid, desc, start } => cuda::ipc::open(*pid, desc)?
+                .cast_mut()
+                .wrapping_add(base + off - start),
         })
     }
 
@@ -122,7 +126,22 @@ pub(super) enum Exposed {
 }
 
 /// u64 words of an encoded [`Exposed`]: a tag, then the IPC description.
-pub(super) const EXPOSED_WORDS: usize = 1 + cuda::ipc::DESC_LEN / 8;
+pub(super) const EXPOSED_WORDS: usize = 1 + DEVICE_WORDS;
+
+/// An IPC description as the words of the control block and of [`Exposed`].
+fn desc_words(d: &IpcDesc) -> [u64; DEVICE_WORDS] {
+    let mut w = [0u64; DEVICE_WORDS];
+    for (i, c) in d.encode().chunks_exact(8).enumerate() {
+        w[i] = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+    }
+    w
+}
+
+/// Reads [`desc_words`]' words.
+fn words_desc(w: &[u64]) -> Option<IpcDesc> {
+    let bytes: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+    IpcDesc::decode(&bytes)
+}
 
 impl Exposed {
     /// Classifies `size` bytes at `base` (host at once when no driver is active).
@@ -141,9 +160,7 @@ impl Exposed {
             Exposed::Failed => w[0] = 2,
             Exposed::Device(d) => {
                 w[0] = 1;
-                for (i, c) in d.encode().chunks_exact(8).enumerate() {
-                    w[1 + i] = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-                }
+                w[1..].copy_from_slice(&desc_words(d));
             }
         }
         w
@@ -152,13 +169,7 @@ impl Exposed {
     /// Reads [`Exposed::encode`]'s words.
     pub(super) fn decode(w: &[u64]) -> Exposed {
         match w.first() {
-            Some(1) => {
-                let bytes: Vec<u8> = w[1..EXPOSED_WORDS]
-                    .iter()
-                    .flat_map(|x| x.to_le_bytes())
-                    .collect();
-                IpcDesc::decode(&bytes).map_or(Exposed::Failed, Exposed::Device)
-            }
+            Some(1) => words_desc(&w[1..EXPOSED_WORDS]).map_or(Exposed::Failed, Exposed::Device),
             Some(2) => Exposed::Failed,
             _ => Exposed::Host,
         }
@@ -480,5 +491,60 @@ impl Win {
             }
         }
         Ok(Some(()))
+    }
+}
+
+impl Win {
+    /// For a dynamic window: `t` (rank `rank`) redirected to the device
+    /// region attached at the owner's address `addr`, if it is one.
+    pub(super) fn device_target(&self, rank: usize, t: Target, addr: usize) -> Target {
+        let regions = self.inner.control.device_regions(rank);
+        let Some(&(start, _, words)) = regions.iter().find(|r| addr >= r.0 && addr < r.0 + r.1)
+        else {
+            return t;
+        };
+        let way = match (t.access, words_desc(&words)) {
+            (Access::Cma(pid), Some(desc)) => DeviceWay::Ipc {
+                pid: pid as u32,
+                desc,
+                start,
+            },
+            _ => DeviceWay::Own,
+        };
+        Target {
+            access: Access::Device(way),
+            ..t
+        }
+    }
+
+    /// Records the device region `base`, `len` that this rank attaches to
+    /// a dynamic window, for peers to open (host memory: nothing to do).
+    pub(super) fn attach_device(&self, base: usize, len: usize) -> Result<(), Error> {
+        let desc = match Exposed::of(base, len) {
+            Ok(Exposed::Device(d)) => d,
+            Ok(_) => return Ok(()),
+            Err(e) => {
+                return Err(rma_error(
+                    ErrorClass::RmaAttach,
+                    format!("MPI_Win_attach of device memory at {base:#x} ({len} bytes): {e}"),
+                ))
+            }
+        };
+        let me = self.inner.me;
+        let mut regions = self.inner.control.device_regions(me);
+        regions.push((base, len, desc_words(&desc)));
+        self.inner.control.publish_device_regions(me, &regions);
+        Ok(())
+    }
+
+    /// Forgets the device region attached at `base`, if it is one.
+    pub(super) fn detach_device(&self, base: usize) {
+        let me = self.inner.me;
+        let mut regions: Vec<DeviceRegion> = self.inner.control.device_regions(me);
+        let before = regions.len();
+        regions.retain(|r| r.0 != base);
+        if regions.len() != before {
+            self.inner.control.publish_device_regions(me, &regions);
+        }
     }
 }

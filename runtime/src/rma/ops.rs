@@ -146,6 +146,17 @@ impl Win {
         }
     }
 
+    /// `t`, or for a dynamic window the device region at `addr` (checked
+    /// to be attached) if it is one.
+    #[inline]
+    fn dynamic_target(&self, rank: usize, t: Target, addr: i128) -> Target {
+        if self.inner.flavor == Flavor::Dynamic {
+            self.device_target(rank, t, addr as usize)
+        } else {
+            t
+        }
+    }
+
     /// The target's runs `(offset from its base, len)` for `at`, checked
     /// against its window memory.
     fn runs(&self, rank: usize, at: &At<'_>) -> Result<(Target, Vec<(usize, usize)>), Error> {
@@ -160,6 +171,7 @@ impl Win {
             start + span.start as i128,
             start + span.end as i128,
         )?;
+        let t = self.dynamic_target(rank, t, start + span.start as i128);
         let start = start as isize;
         let runs = at
             .dt
@@ -174,7 +186,7 @@ impl Win {
         let t = self.inner.targets[rank];
         let start = self.start_of(&t, disp);
         self.check_range(rank, &t, start, start + len as i128)?;
-        Ok((t, start as usize))
+        Ok((self.dynamic_target(rank, t, start), start as usize))
     }
 
     /// `MPI_Put` of `len` bytes at `src` to the same number of contiguous
