@@ -152,8 +152,30 @@ static void fence_ring(struct win *w, int dev_origin)
     MPI_CHECK(MPI_Get(b, N, MPI_INT, left, disp(w, left, 0), N, MPI_INT, w->win));
     MPI_CHECK(MPI_Get(g, 1, every2, left, disp(w, left, 0), N / 2, MPI_INT, w->win));
     MPI_CHECK(MPI_Get(g, N, MPI_INT, MPI_PROC_NULL, 0, N, MPI_INT, w->win));
+    /* The left neighbour's odd ints N+1, N+3, ... (a target vector: runs
+       read in one span) into the first N/2 of a buffer; my N/2 first ints
+       added to the right neighbour's ints 2N, 2N+2, ... */
+    int *v = dev_origin ? device_ints(N, -7) : abicheck_malloc(sizeof back);
+    if (!dev_origin)
+        fill_ints(v, N, -7);
+    MPI_CHECK(MPI_Get(v, N / 2, MPI_INT, left, disp(w, left, N + 1), 1, every2, w->win));
+    MPI_CHECK(MPI_Accumulate(o, N / 2, MPI_INT, right, disp(w, right, 2 * N), 1, every2, MPI_SUM,
+                             w->win));
     MPI_CHECK(MPI_Win_fence(0, w->win));
     int two = (left + size - 1) % size;
+    int odd[N];
+    if (dev_origin)
+        from_device(odd, v, sizeof odd);
+    else
+        memcpy(odd, v, sizeof odd);
+    get_local(w, want);
+    for (int k = 0; k < N; k++) {
+        int w1 = k < N / 2 ? two * 1000 + 1 + 2 * k : -7;
+        CHECK(odd[k] == w1, "%s: vector-target get [%d] = %d, expected %d", what, k, odd[k], w1);
+        int w2 = k % 2 ? -1 : left * 1000 + k / 2 - 1;
+        CHECK(want[2 * N + k] == w2, "%s: vector-target accumulate [%d] = %d, expected %d", what,
+              2 * N + k, want[2 * N + k], w2);
+    }
     if (dev_origin) {
         from_device(back, b, sizeof back);
         from_device(got, g, sizeof back);
@@ -171,8 +193,10 @@ static void fence_ring(struct win *w, int dev_origin)
         device_free(o);
         device_free(b);
         device_free(g);
+        device_free(v);
     } else {
         free(g);
+        free(v);
     }
 }
 
