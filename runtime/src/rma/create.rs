@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use super::access::{Access, Target};
 use super::control::{Control, ControlLayout};
-use super::device::{self, DeviceWay, Exposed};
+use super::device;
 use super::memory::{allocated_region, page_size, SharedRegion};
 use super::sync::Epoch;
 use super::{rma_error, Flavor, Inner, Win};
@@ -236,16 +236,8 @@ fn build(
                 },
             },
             Memory::User(_) => {
-                let access = if let Some(&Exposed::Device(desc)) = on_device.get(r) {
-                    Access::Device(if r == me {
-                        DeviceWay::Own
-                    } else {
-                        DeviceWay::Ipc {
-                            pid: pid as u32,
-                            desc,
-                            start: base,
-                        }
-                    })
+                let access = if let Some(way) = device::way(on_device.get(r), r == me, pid, base) {
+                    Access::Device(way)
                 } else if r == me {
                     Access::Mapped(base)
                 } else if x[4] != NONE {

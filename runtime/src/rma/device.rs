@@ -266,15 +266,17 @@ pub(super) unsafe fn unstage_bytes(p: *mut u8, host: &[u8]) -> Result<(), Error>
 /// Every rank's [`Exposed`] for a window over the program's memory
 /// (`size` bytes at `base` here), gathered over the window's
 /// communicator: collective. A rank whose device memory could not be
-/// exported fails the creation on every rank.
+/// exported (memory from a stream-ordered pool, say) fails the creation on
+/// every rank, unless it is alone (it reaches its own memory without IPC).
 pub(super) fn exchange(comm: &Comm, base: usize, size: usize) -> Result<Vec<Exposed>, Error> {
+    let alone = comm.size() == 1;
     let (mine, why) = match Exposed::of(base, size) {
         Ok(e) => (e, None),
         Err(e) => (Exposed::Failed, Some(e)),
     };
     let mut all = vec![0u64; EXPOSED_WORDS * comm.size() as usize];
     comm.allgather(&mine.encode(), &mut all)?;
-    if let Some(e) = why {
+    if let Some(e) = why.filter(|_| !alone) {
         return Err(rma_error(
             ErrorClass::Win,
             format!("MPI_Win_create over device memory at {base:#x} ({size} bytes): {e}"),
@@ -284,7 +286,11 @@ pub(super) fn exchange(comm: &Comm, base: usize, size: usize) -> Result<Vec<Expo
         .chunks_exact(EXPOSED_WORDS)
         .map(Exposed::decode)
         .collect();
-    if let Some(r) = all.iter().position(|e| matches!(e, Exposed::Failed)) {
+    if let Some(r) = all
+        .iter()
+        .position(|e| matches!(e, Exposed::Failed))
+        .filter(|_| !alone)
+    {
         return Err(rma_error(
             ErrorClass::Win,
             format!("rank {r}'s device window memory could not be exported for CUDA IPC"),
@@ -521,8 +527,10 @@ impl Win {
     /// a dynamic window, for peers to open (host memory: nothing to do).
     pub(super) fn attach_device(&self, base: usize, len: usize) -> Result<(), Error> {
         let desc = match Exposed::of(base, len) {
-            Ok(Exposed::Device(d)) => d,
+            Ok(Exposed::Device(d)) => desc_words(&d),
             Ok(_) => return Ok(()),
+            // Alone, this rank reaches its own memory without a handle.
+            Err(_) if self.size() == 1 => [0; DEVICE_WORDS],
             Err(e) => {
                 return Err(rma_error(
                     ErrorClass::RmaAttach,
@@ -532,7 +540,7 @@ impl Win {
         };
         let me = self.inner.me;
         let mut regions = self.inner.control.device_regions(me);
-        regions.push((base, len, desc_words(&desc)));
+        regions.push((base, len, desc));
         self.inner.control.publish_device_regions(me, &regions);
         Ok(())
     }
@@ -546,5 +554,27 @@ impl Win {
         if regions.len() != before {
             self.inner.control.publish_device_regions(me, &regions);
         }
+    }
+}
+
+/// How this process reaches a rank's window memory that `exposed`
+/// describes (`own`: it is this process's; `pid`, `start`: the owner's
+/// process and window base); `None` for host memory.
+pub(super) fn way(
+    exposed: Option<&Exposed>,
+    own: bool,
+    pid: i32,
+    start: usize,
+) -> Option<DeviceWay> {
+    match exposed? {
+        Exposed::Host => None,
+        Exposed::Device(_) | Exposed::Failed if own => Some(DeviceWay::Own),
+        Exposed::Device(desc) => Some(DeviceWay::Ipc {
+            pid: pid as u32,
+            desc: *desc,
+            start,
+        }),
+        // `exchange` fails the window when a peer's memory has no handle.
+        Exposed::Failed => None,
     }
 }
