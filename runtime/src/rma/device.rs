@@ -286,6 +286,13 @@ pub(super) fn exchange(comm: &Comm, base: usize, size: usize) -> Result<Vec<Expo
         .chunks_exact(EXPOSED_WORDS)
         .map(Exposed::decode)
         .collect();
+    if all.iter().any(|e| !matches!(e, Exposed::Host)) && spans_hosts(comm) {
+        return Err(Error::Unsupported(
+            "MPI_Win_create over CUDA device memory on a communicator whose ranks span hosts \
+             (device windows are reached by CUDA IPC, within one host)"
+                .into(),
+        ));
+    }
     if let Some(r) = all
         .iter()
         .position(|e| matches!(e, Exposed::Failed))
@@ -538,6 +545,13 @@ impl Win {
                 ))
             }
         };
+        if spans_hosts(&self.inner.comm) {
+            return Err(Error::Unsupported(
+                "MPI_Win_attach of CUDA device memory to a window whose ranks span hosts \
+                 (device windows are reached by CUDA IPC, within one host)"
+                    .into(),
+            ));
+        }
         let me = self.inner.me;
         let mut regions = self.inner.control.device_regions(me);
         regions.push((base, len, desc));
@@ -577,4 +591,11 @@ pub(super) fn way(
         // `exchange` fails the window when a peer's memory has no handle.
         Exposed::Failed => None,
     }
+}
+
+/// Whether `comm`'s ranks are on more than one host.
+fn spans_hosts(comm: &Comm) -> bool {
+    let nodes = &comm.inner.shared.node_of_rank;
+    let mine = nodes[comm.inner.rt.world_rank];
+    comm.world_ranks().iter().any(|&w| nodes[w] != mine)
 }
