@@ -599,3 +599,52 @@ fn spans_hosts(comm: &Comm) -> bool {
     let mine = nodes[comm.inner.rt.world_rank];
     comm.world_ranks().iter().any(|&w| nodes[w] != mine)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exposed_memory_survives_the_exchange_words() {
+        let d = IpcDesc {
+            handle: std::array::from_fn(|i| i as u8),
+            offset: 4096 + 16,
+            buffer_id: 77,
+        };
+        for e in [Exposed::Host, Exposed::Failed, Exposed::Device(d)] {
+            let back = Exposed::decode(&e.encode());
+            match (e, back) {
+                (Exposed::Host, Exposed::Host) | (Exposed::Failed, Exposed::Failed) => {}
+                (Exposed::Device(a), Exposed::Device(b)) => assert_eq!(a, b),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(words_desc(&desc_words(&d)), Some(d));
+    }
+
+    #[test]
+    fn each_rank_reaches_device_memory_its_own_way() {
+        let d = IpcDesc {
+            handle: [1; 64],
+            offset: 0,
+            buffer_id: 5,
+        };
+        let dev = Exposed::Device(d);
+        assert!(way(Some(&Exposed::Host), true, 1, 0).is_none());
+        assert!(way(None, false, 1, 0).is_none());
+        assert!(matches!(way(Some(&dev), true, 1, 0), Some(DeviceWay::Own)));
+        // Alone, a rank whose memory has no handle still reaches it.
+        assert!(matches!(
+            way(Some(&Exposed::Failed), true, 1, 0),
+            Some(DeviceWay::Own)
+        ));
+        match way(Some(&dev), false, 42, 0x1000) {
+            Some(DeviceWay::Ipc { pid, desc, start }) => {
+                assert_eq!((pid, desc, start), (42, d, 0x1000))
+            }
+            other => panic!("{other:?}"),
+        }
+        // The own way addresses the owner's bytes directly.
+        assert_eq!(DeviceWay::Own.at(0x1000, 24).unwrap() as usize, 0x1018);
+    }
+}
