@@ -116,7 +116,7 @@ pub(super) enum Exposed {
     Host,
     /// Device memory, as peers open it.
     Device(IpcDesc),
-    /// Device memory that cannot be exported (the reason).
+    /// Device memory that cannot be exported.
     Failed,
 }
 
