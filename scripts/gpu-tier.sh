@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU tier on a machine with a CUDA GPU and driver: device buffers
-# through the C ABI (tests/c_abi/gpu_{buffers,calls,colls}.c at 1-4 ranks,
+# through the C ABI (tests/c_abi/gpu_{buffers,calls,colls,rma}.c at 1-4 ranks,
 # every result checked) and the device benchmarks (benches/c/gpu_bench.c, nccl-tests
 # style, at 2 and 4 ranks). Without a GPU, the same programs run on the
 # CUDA driver test double in `cargo test -p oxmpi-tests --test gpu`.
@@ -40,7 +40,7 @@ stage() {
   cargo build --release -p oxmpi-launcher -p oxmpi-abi --no-default-features
   scripts/install.sh --prefix "$dir" --no-build
   dir="$(cd "$dir" && pwd)"
-  for prog in gpu_buffers gpu_calls gpu_colls; do
+  for prog in gpu_buffers gpu_calls gpu_colls gpu_rma; do
     "$dir/bin/mpicc" -O2 -Wall -I tests/c_abi -o "$dir/bin/$prog" "tests/c_abi/$prog.c"
   done
   "$dir/bin/mpicc" -O2 -Wall -Wextra -Werror -o "$dir/bin/gpu_bench" benches/c/gpu_bench.c
@@ -119,7 +119,7 @@ run() {
   echo "gpu-tier: LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
   "$dir/bin/oxrun" --info | grep -E '^(cuda|nvrtc)' || true
   local failed=0
-  for prog in gpu_buffers gpu_calls gpu_colls; do
+  for prog in gpu_buffers gpu_calls gpu_colls gpu_rma; do
     for n in 1 2 3 4; do
       if "$dir/bin/oxrun" -n "$n" --timeout 300 "$dir/bin/$prog" | grep -q "^PASS $prog"; then
         echo "gpu-tier: $prog at $n ranks: PASS"

@@ -29,6 +29,7 @@
 mod access;
 pub mod control;
 mod create;
+mod device;
 pub mod memory;
 mod ops;
 mod sync;
@@ -255,6 +256,8 @@ impl Win {
                 format!("the region {base:#x}+{len} overlaps one already attached"),
             ));
         }
+        // A device region's IPC handle is out before the region is.
+        self.attach_device(base, len)?;
         regions.push((base, len));
         self.inner.control.publish_regions(self.inner.me, &regions);
         Ok(())
@@ -278,6 +281,7 @@ impl Win {
         };
         regions.remove(i);
         self.inner.control.publish_regions(self.inner.me, &regions);
+        self.detach_device(base);
         Ok(())
     }
 }

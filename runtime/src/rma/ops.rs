@@ -146,6 +146,17 @@ impl Win {
         }
     }
 
+    /// `t`, or for a dynamic window the device region at `addr` (checked
+    /// to be attached) if it is one.
+    #[inline]
+    fn dynamic_target(&self, rank: usize, t: Target, addr: i128) -> Target {
+        if self.inner.flavor == Flavor::Dynamic {
+            self.device_target(rank, t, addr as usize)
+        } else {
+            t
+        }
+    }
+
     /// The target's runs `(offset from its base, len)` for `at`, checked
     /// against its window memory.
     fn runs(&self, rank: usize, at: &At<'_>) -> Result<(Target, Vec<(usize, usize)>), Error> {
@@ -160,6 +171,7 @@ impl Win {
             start + span.start as i128,
             start + span.end as i128,
         )?;
+        let t = self.dynamic_target(rank, t, start + span.start as i128);
         let start = start as isize;
         let runs = at
             .dt
@@ -174,7 +186,7 @@ impl Win {
         let t = self.inner.targets[rank];
         let start = self.start_of(&t, disp);
         self.check_range(rank, &t, start, start + len as i128)?;
-        Ok((t, start as usize))
+        Ok((self.dynamic_target(rank, t, start), start as usize))
     }
 
     /// `MPI_Put` of `len` bytes at `src` to the same number of contiguous
@@ -197,6 +209,10 @@ impl Win {
         if len == 0 {
             return Ok(());
         }
+        // SAFETY: the caller's promise.
+        if let Some(done) = unsafe { self.put_bytes_staged(src, len, rank, disp)? } {
+            return Ok(done);
+        }
         // SAFETY: the caller's promise; the run was checked.
         unsafe { t.write(&[(off, len)], std::slice::from_raw_parts(src, len)) }
     }
@@ -218,6 +234,10 @@ impl Win {
         let (t, off) = self.byte_run(r, disp, len)?;
         if len == 0 {
             return Ok(());
+        }
+        // SAFETY: the caller's promise.
+        if let Some(done) = unsafe { self.get_bytes_staged(dst, len, rank, disp)? } {
+            return Ok(done);
         }
         // SAFETY: the caller's promise; the run was checked.
         unsafe { t.read(&[(off, len)], std::slice::from_raw_parts_mut(dst, len)) }
@@ -249,6 +269,12 @@ impl Win {
         if len == 0 {
             // Nothing moves: no operation to check (MPICH accepts any, too).
             return Ok(());
+        }
+        // SAFETY: the caller's promise.
+        if let Some(done) =
+            unsafe { self.get_accumulate_bytes_staged(src, result, len, rank, disp, op, elem)? }
+        {
+            return Ok(done);
         }
         let no_op = matches!(op, Op::Builtin(BuiltinOp::NoOp));
         let replace = matches!(op, Op::Builtin(BuiltinOp::Replace));
@@ -299,6 +325,10 @@ impl Win {
         };
         let (t, runs) = self.runs(rank, &at)?;
         // SAFETY: the caller's promise.
+        if let Some(done) = unsafe { self.put_get_staged(origin, at, false)? } {
+            return Ok(done);
+        }
+        // SAFETY: the caller's promise.
         let bytes = unsafe { origin.bytes()? };
         let want = at.dt.pack_size(at.count)?;
         if bytes.len() != want {
@@ -323,6 +353,10 @@ impl Win {
         }
         if want == 0 {
             return Ok(());
+        }
+        // SAFETY: the caller's promise.
+        if let Some(done) = unsafe { self.put_get_staged(origin, at, true)? } {
+            return Ok(done);
         }
         if origin.dt.is_contiguous() {
             let p = origin.addr.wrapping_offset(origin.dt.true_lb()).cast_mut();
@@ -370,6 +404,10 @@ impl Win {
             return Ok(());
         };
         let (t, runs) = self.runs(rank, &at)?;
+        // SAFETY: the caller's promise.
+        if let Some(done) = unsafe { self.get_accumulate_staged(origin, result, at, op, elem)? } {
+            return Ok(done);
+        }
         let want = at.dt.pack_size(at.count)?;
         let no_op = matches!(op, Op::Builtin(BuiltinOp::NoOp));
         let replace = matches!(op, Op::Builtin(BuiltinOp::Replace));
@@ -445,6 +483,12 @@ impl Win {
             dt,
         };
         let (t, runs) = self.runs(r, &at)?;
+        // SAFETY: the caller's promise.
+        if let Some(done) =
+            unsafe { self.compare_and_swap_staged(origin, compare, result, dt, rank, disp)? }
+        {
+            return Ok(done);
+        }
         let one = |p: *const u8| Buf {
             addr: p,
             count: 1,
