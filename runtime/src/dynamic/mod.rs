@@ -1,53 +1,71 @@
 //! Ports and the connections made through them (MPI 4.0 section 11.8.2):
 //! [`open_port`], [`close_port`], [`accept`], [`connect`] and [`join`].
 //!
-//! A port name says where its accepting root is:
+//! A port is a listening TCP socket of the process that opened it, and its
+//! name says how to reach it and proves the holder was given it:
 //!
 //! ```text
-//! oxmpi-port:<job id>:<world rank>:<port number>
+//! oxmpi-port:<job id>:<world rank>:<port number>:<IPv4 address>:<TCP port>:<secret, 16 hex digits>
 //! ```
 //!
-//! The two roots talk over the engine on a reserved context
-//! ([`PORT_CONTEXT`]), with world ranks as envelope sources: the connecting
-//! root sends `[reply tag, n]` and its group's `n` world ranks with the
-//! port number as tag; the accepting root answers on the reply tag with
-//! `[status, m]` and its own group. Each root then hands both groups to
-//! its group on the communicator's collective context (or a failure word,
-//! so nobody waits on a root that gave up), and both groups build the
-//! intercommunicator with [`Comm::intercomm_from_groups`], whose context id
-//! is agreed over both groups.
-//!
-//! Both sides must be processes of one job: processes of different jobs
-//! (spawned children, or independent jobs) share no transport yet, so a
-//! port of another job is refused naming that.
+//! The connecting root connects to the socket and sends a hello frame
+//! (`wire`): `[magic, port number, secret, nonce, n]`, its group's `n`
+//! world ranks, then its job id. The accepting root drops a connection
+//! whose magic, number or secret is wrong (answering `status` 1 where it
+//! can), and keeps waiting; otherwise it answers `[status 0, m]`, its
+//! group and its job id. Same job id: both groups are processes of one
+//! job, and both build the intercommunicator with
+//! [`Comm::intercomm_from_groups`] (context agreed over both groups).
+//! Different jobs: the groups open a bridge to each other (`across`, the
+//! transport spawned jobs use). Each root hands its group what it learnt
+//! (or a failure word, so nobody waits on a root that gave up) on the
+//! communicator's collective context.
 
 use std::io::{Read, Write};
+use std::net::{Ipv4Addr, TcpListener};
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::comm::Comm;
 use crate::error::Error;
 use crate::group::Group;
 use crate::p2p::matching::{Pattern, SourceSel, TagSel};
+use wire::{port_error, Wire};
 
+mod across;
 pub mod spawn;
+mod wire;
 
-/// The context the two roots talk on: below `MPI_Comm_create_group`'s
+/// The context spawn's roots talk on: below `MPI_Comm_create_group`'s
 /// agreements and apart from `intercomm_from_groups`' (base - 2).
 pub(crate) const PORT_CONTEXT: u32 = 0x4000_0000 - 4;
-/// Port numbers (the connect request's tag) stay below this.
-const REPLY_TAG_BIT: i32 = 1 << 28;
 /// A root's hand-off to its group, on the communicator's collective context.
 const HANDOFF_TAG: i32 = 0x4000_0006;
 /// The header word of a failed exchange.
 pub(crate) const FAILED: u64 = u64::MAX;
 /// Prefix of every port name.
 const PREFIX: &str = "oxmpi-port:";
+/// First word of a hello ("OXMPORT" and a protocol version).
+const MAGIC: u64 = 0x4f58_4d50_4f52_5401;
+/// The acceptor's answer: accepted, or the hello named a wrong port.
+const ACCEPTED: u64 = 0;
+const REFUSED: u64 = 1;
+/// Hand-off kinds: both groups in one job, or a bridge between jobs.
+const SAME_JOB: u64 = 0;
+const ACROSS_JOBS: u64 = 1;
 
 static NEXT_PORT: AtomicU32 = AtomicU32::new(1);
-static NEXT_REPLY: AtomicU32 = AtomicU32::new(0);
-static OPEN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+static NEXT_NONCE: AtomicU64 = AtomicU64::new(0);
+
+/// A port this process opened and has not closed.
+struct OpenPort {
+    number: u32,
+    secret: u64,
+    listener: Arc<TcpListener>,
+}
+
+static OPEN: Mutex<Vec<OpenPort>> = Mutex::new(Vec::new());
 
 /// A parsed port name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,85 +73,108 @@ struct Port {
     job: String,
     rank: usize,
     number: u32,
+    host: Ipv4Addr,
+    tcp: u16,
+    secret: u64,
 }
 
 impl Port {
     fn parse(name: &str) -> Result<Port, Error> {
-        let bad = |why: &str| Error::InvalidArgument {
-            arg: "port_name",
-            reason: format!("{name:?} {why}"),
-        };
+        let bad = |why: &str| port_error(name, why);
         let rest = name
             .strip_prefix(PREFIX)
             .ok_or_else(|| bad("is not a port name of MPI_Open_port"))?;
-        let mut fields = rest.rsplitn(3, ':');
-        let number = fields.next().and_then(|s| s.parse::<u32>().ok());
-        let rank = fields.next().and_then(|s| s.parse::<usize>().ok());
-        match (fields.next(), rank, number) {
-            (Some(job), Some(rank), Some(number))
-                if !job.is_empty() && number > 0 && (number as i32) < REPLY_TAG_BIT =>
-            {
-                Ok(Port {
-                    job: job.to_string(),
-                    rank,
-                    number,
+        let f: Vec<&str> = rest.rsplitn(6, ':').collect();
+        let parsed = (f.len() == 6 && !f[5].is_empty() && f[0].len() == 16)
+            .then(|| {
+                Some(Port {
+                    job: f[5].to_string(),
+                    rank: f[4].parse().ok()?,
+                    number: f[3].parse().ok().filter(|&n| n > 0)?,
+                    host: f[2].parse().ok()?,
+                    tcp: f[1].parse().ok().filter(|&p| p > 0)?,
+                    secret: u64::from_str_radix(f[0], 16).ok()?,
                 })
-            }
-            _ => Err(bad("is malformed (expected oxmpi-port:JOB:RANK:NUMBER)")),
-        }
+            })
+            .flatten();
+        parsed.ok_or_else(|| {
+            bad("is malformed (expected oxmpi-port:JOB:RANK:NUMBER:ADDRESS:TCP-PORT:SECRET)")
+        })
     }
 
     fn name(&self) -> String {
-        format!("{PREFIX}{}:{}:{}", self.job, self.rank, self.number)
+        format!(
+            "{PREFIX}{}:{}:{}:{}:{}:{:016x}",
+            self.job, self.rank, self.number, self.host, self.tcp, self.secret
+        )
     }
 }
 
 /// Opens a port on this process (`MPI_Open_port`) of job `job`
 /// ([`Universe::job_id`](crate::Universe::job_id)); `any` is any
-/// communicator of this process. The name is what [`connect`] takes.
+/// communicator of this process. The name is what [`connect`] takes, in
+/// this job or another.
 pub fn open_port(job: &str, any: &Comm) -> Result<String, Error> {
     let number = NEXT_PORT.fetch_add(1, Ordering::Relaxed);
-    if number as i32 >= REPLY_TAG_BIT || number == 0 {
+    if number == 0 || number == u32::MAX {
         return Err(Error::State(
             "MPI_Open_port: no port numbers are left".into(),
         ));
     }
-    OPEN.lock().unwrap_or_else(|e| e.into_inner()).push(number);
-    Ok(Port {
+    let listener = wire::listen()?;
+    let tcp = listener
+        .local_addr()
+        .map_err(|e| Error::State(format!("MPI_Open_port: {e}")))?
+        .port();
+    let port = Port {
         job: job.to_string(),
         rank: any.rt().world_rank,
         number,
-    }
-    .name())
+        host: wire::advertised_host()?,
+        tcp,
+        secret: wire::secret()?,
+    };
+    OPEN.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(OpenPort {
+            number,
+            secret: port.secret,
+            listener: Arc::new(listener),
+        });
+    Ok(port.name())
 }
 
-/// Closes a port this process opened (`MPI_Close_port`).
+/// Closes a port this process opened (`MPI_Close_port`): connections to
+/// it are refused from now on.
 ///
 /// Errors: `MPI_ERR_PORT` naming the port when it is not one of this
 /// process's open ports.
 pub fn close_port(job: &str, any: &Comm, name: &str) -> Result<(), Error> {
-    let port = own_port(job, any, name)?;
+    let (port, _) = own_port(job, any, name)?;
     let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-    open.retain(|&n| n != port.number);
+    open.retain(|p| p.number != port.number);
     Ok(())
 }
 
-/// The open port of this process that `name` names.
-fn own_port(job: &str, any: &Comm, name: &str) -> Result<Port, Error> {
+/// The open port of this process that `name` names, and its listener.
+fn own_port(job: &str, any: &Comm, name: &str) -> Result<(Port, Arc<TcpListener>), Error> {
     let port = Port::parse(name)?;
-    let mine = port.job == job
-        && port.rank == any.rt().world_rank
-        && OPEN
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(&port.number);
-    if !mine {
-        return Err(Error::InvalidArgument {
-            arg: "port_name",
-            reason: format!("{name:?} is not a port this process opened (or it was closed)"),
-        });
+    let listener = (port.job == job && port.rank == any.rt().world_rank)
+        .then(|| {
+            OPEN.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .find(|p| p.number == port.number && p.secret == port.secret)
+                .map(|p| Arc::clone(&p.listener))
+        })
+        .flatten();
+    match listener {
+        Some(l) => Ok((port, l)),
+        None => Err(port_error(
+            name,
+            "is not a port this process opened (or it was closed)",
+        )),
     }
-    Ok(port)
 }
 
 fn words(list: &[usize]) -> Vec<u8> {
@@ -163,50 +204,58 @@ pub(crate) fn check_root(comm: &Comm, root: i32) -> Result<usize, Error> {
 
 /// Accepts a connection on port `port` (significant at `root` only)
 /// (`MPI_Comm_accept`): an intercommunicator between this communicator's
-/// group and the connecting one. Collective over `comm`; blocks until a
-/// group connects.
+/// group and the connecting one, of this job or another. Collective over
+/// `comm`; blocks until a group connects.
 pub fn accept(job: &str, comm: &Comm, port: &str, root: i32) -> Result<Comm, Error> {
     let root = check_root(comm, root)?;
-    let mine = comm.group();
-    let got = if comm.rank() as usize == root {
-        Some(accept_at_root(job, comm, port, mine.world_ranks()))
-    } else {
-        None
-    };
-    finish(comm, root, &mine, got)
+    let met = (comm.rank() as usize == root).then(|| accept_at_root(job, comm, port));
+    finish(comm, root, true, met)
 }
 
 /// Connects to port `port` (significant at `root` only)
 /// (`MPI_Comm_connect`): an intercommunicator between this communicator's
-/// group and the accepting one. Collective over `comm`.
+/// group and the accepting one, of this job or another. Collective over
+/// `comm`.
 ///
-/// Errors: `MPI_ERR_PORT` for a name that is not a port, or a port of
-/// another job (not supported yet).
+/// Errors: `MPI_ERR_PORT` naming the port for a name that is not a port,
+/// a port closed or whose process ended, a wrong secret, or no answer
+/// within `OXMPI_PORT_TIMEOUT`.
 pub fn connect(job: &str, comm: &Comm, port: &str, root: i32) -> Result<Comm, Error> {
     let root = check_root(comm, root)?;
-    let mine = comm.group();
-    let got = if comm.rank() as usize == root {
-        Some(connect_at_root(job, comm, port, mine.world_ranks()))
-    } else {
-        None
-    };
-    finish(comm, root, &mine, got)
+    let met = (comm.rank() as usize == root).then(|| connect_at_root(job, comm, port));
+    finish(comm, root, false, met)
 }
 
-/// Hands the root's result (the remote group and the creation's tag) to
-/// the group and builds the intercommunicator.
+/// What a root learnt from the other root.
+enum Met {
+    /// Both groups belong to this job: the other's world ranks, and the
+    /// tag both pass to `intercomm_from_groups`.
+    Same { remote: Vec<usize>, tag: String },
+    /// The other group belongs to another job (of `remote` processes):
+    /// the connection stays open for the bridge's set-up.
+    Across { wire: Wire, remote: usize },
+}
+
+/// Hands the root's result to the group and builds the intercommunicator.
 fn finish(
     comm: &Comm,
     root: usize,
-    mine: &Group,
-    got: Option<Result<(Vec<usize>, String), Error>>,
+    acceptor: bool,
+    met: Option<Result<Met, Error>>,
 ) -> Result<Comm, Error> {
-    let got = got.map(|result| {
-        result.map(|(remote, tag)| {
-            let mut b = words(&[remote.len(), tag.len()]);
-            b.extend(words(&remote));
-            b.extend(tag.as_bytes());
-            b
+    let mut wire = None;
+    let got = met.map(|result| {
+        result.map(|m| match m {
+            Met::Same { remote, tag } => {
+                let mut b = words(&[SAME_JOB as usize, remote.len(), tag.len()]);
+                b.extend(words(&remote));
+                b.extend(tag.as_bytes());
+                b
+            }
+            Met::Across { wire: w, remote } => {
+                wire = Some(w);
+                words(&[ACROSS_JOBS as usize, remote, 0])
+            }
         })
     });
     let body = handoff(comm, root, got, || Error::InvalidArgument {
@@ -215,11 +264,16 @@ fn finish(
             "the root (rank {root}) could not make the connection (its own error says why)"
         ),
     })?;
-    let head = unwords(&body[..16]);
-    let remote = unwords(&body[16..16 + 8 * head[0]]);
-    let tag = String::from_utf8_lossy(&body[16 + 8 * head[0]..]).into_owned();
+    let head = unwords(&body[..24]);
+    if head[0] as u64 == ACROSS_JOBS {
+        return across::build(comm, root, acceptor, head[1], wire);
+    }
+    let n = head[1];
+    let remote = unwords(&body[24..24 + 8 * n]);
+    let tag = String::from_utf8_lossy(&body[24 + 8 * n..]).into_owned();
+    let mine = comm.group();
     let remote = Group::from_world(remote, None);
-    comm.intercomm_from_groups(mine, &remote, &tag)
+    comm.intercomm_from_groups(&mine, &remote, &tag)
 }
 
 /// The root's `got` (its result) on every member of `comm`: the root
@@ -279,134 +333,149 @@ pub(crate) fn handoff(
     }
 }
 
-fn accept_at_root(
-    job: &str,
-    comm: &Comm,
-    name: &str,
-    mine: &[usize],
-) -> Result<(Vec<usize>, String), Error> {
-    let port = own_port(job, comm, name)?;
-    let me = comm.rt().world_rank as i32;
-    let tag = port.number as i32;
-    let mut head = [0u8; 16];
-    let st = exchange(
-        comm,
-        PORT_CONTEXT,
-        me,
-        tag,
-        &[],
-        &mut [(SourceSel::Any, &mut head[..])],
-    )?;
-    let from = st[0].source;
-    let head = unwords(&head);
-    let (reply_tag, n) = (head[0] as i32, head[1]);
-    let mut theirs = vec![0u8; 8 * n];
-    exchange(
-        comm,
-        PORT_CONTEXT,
-        me,
-        tag,
-        &[],
-        &mut [(SourceSel::Rank(from), &mut theirs[..])],
-    )?;
-    let remote = unwords(&theirs);
-    let overlap = remote.iter().find(|w| mine.contains(w));
-    let status = if overlap.is_some() { FAILED } else { 0 };
-    let reply_head = words(&[status as usize, mine.len()]);
-    let body = words(mine);
-    let to = from as usize;
-    exchange(
-        comm,
-        PORT_CONTEXT,
-        me,
-        reply_tag,
-        &[(to, &reply_head[..]), (to, &body[..])],
-        &mut [],
-    )?;
-    if let Some(w) = overlap {
-        return Err(overlapping(*w));
-    }
-    Ok((remote, creation_tag(&port, from as usize, reply_tag)))
+/// The connecting root's hello: `[magic, number, secret, nonce, root's
+/// world rank, n]`, the group's `n` world ranks, the job id.
+struct Hello {
+    number: u32,
+    secret: u64,
+    nonce: u64,
+    root: usize,
+    ranks: Vec<usize>,
+    job: String,
 }
 
-fn connect_at_root(
-    job: &str,
-    comm: &Comm,
-    name: &str,
-    mine: &[usize],
-) -> Result<(Vec<usize>, String), Error> {
-    let port = Port::parse(name)?;
-    if port.job != job || port.rank >= comm.rt().world_size {
-        return Err(Error::InvalidArgument {
-            arg: "port_name",
-            reason: format!(
-                "{name:?} is a port of job {} and this process belongs to job {}: connecting \
-                 processes of different jobs is not supported yet",
-                port.job, job
-            ),
+impl Hello {
+    fn encode(&self) -> Vec<u8> {
+        let mut b = words(&[
+            MAGIC as usize,
+            self.number as usize,
+            self.secret as usize,
+            self.nonce as usize,
+            self.root,
+            self.ranks.len(),
+        ]);
+        b.extend(words(&self.ranks));
+        b.extend(self.job.as_bytes());
+        b
+    }
+
+    /// `None` for bytes that are not a hello.
+    fn decode(b: &[u8]) -> Option<Hello> {
+        let head = unwords(b.get(..48)?);
+        let n = head[5];
+        let end = n.checked_mul(8)?.checked_add(48)?;
+        if head[0] as u64 != MAGIC || end > b.len() {
+            return None;
+        }
+        Some(Hello {
+            number: u32::try_from(head[1]).ok()?,
+            secret: head[2] as u64,
+            nonce: head[3] as u64,
+            root: head[4],
+            ranks: unwords(&b[48..end]),
+            job: String::from_utf8(b[end..].to_vec()).ok()?,
+        })
+    }
+}
+
+/// The acceptor's answer: `[status, m]`, its group's `m` world ranks, its
+/// job id.
+fn answer(status: u64, ranks: &[usize], job: &str) -> Vec<u8> {
+    let mut b = words(&[status as usize, ranks.len()]);
+    b.extend(words(ranks));
+    b.extend(job.as_bytes());
+    b
+}
+
+fn accept_at_root(job: &str, comm: &Comm, name: &str) -> Result<Met, Error> {
+    let (port, listener) = own_port(job, comm, name)?;
+    let mine = comm.world_ranks().to_vec();
+    loop {
+        let mut w = wire::accept_one(comm, &listener, name)?;
+        // A connector that gave up, or something that is not one: the
+        // next connection.
+        let Some(hello) = w.recv(comm).ok().and_then(|b| Hello::decode(&b)) else {
+            continue;
+        };
+        if hello.number != port.number || hello.secret != port.secret {
+            let _ = w.send(comm, &answer(REFUSED, &[], job));
+            continue;
+        }
+        if w.send(comm, &answer(ACCEPTED, &mine, job)).is_err() {
+            continue;
+        }
+        if hello.job != job {
+            return Ok(Met::Across {
+                wire: w,
+                remote: hello.ranks.len(),
+            });
+        }
+        if let Some(&both) = hello.ranks.iter().find(|r| mine.contains(r)) {
+            return Err(overlapping(name, both));
+        }
+        let tag = creation_tag(&port, hello.root, hello.nonce);
+        return Ok(Met::Same {
+            remote: hello.ranks,
+            tag,
         });
     }
-    let me = comm.rt().world_rank as i32;
-    let reply_tag =
-        REPLY_TAG_BIT | (NEXT_REPLY.fetch_add(1, Ordering::Relaxed) as i32 & 0x0fff_ffff);
-    let head = words(&[reply_tag as usize, mine.len()]);
-    let body = words(mine);
-    let to = port.rank;
-    let tag = port.number as i32;
-    exchange(
-        comm,
-        PORT_CONTEXT,
-        me,
-        tag,
-        &[(to, &head[..]), (to, &body[..])],
-        &mut [],
-    )?;
-    let from = SourceSel::Rank(to as i32);
-    let mut reply = [0u8; 16];
-    exchange(
-        comm,
-        PORT_CONTEXT,
-        me,
-        reply_tag,
-        &[],
-        &mut [(from, &mut reply[..])],
-    )?;
-    let reply = unwords(&reply);
-    let mut theirs = vec![0u8; 8 * reply[1]];
-    exchange(
-        comm,
-        PORT_CONTEXT,
-        me,
-        reply_tag,
-        &[],
-        &mut [(from, &mut theirs[..])],
-    )?;
-    let remote = unwords(&theirs);
-    if reply[0] as u64 == FAILED {
-        let w = remote
-            .iter()
-            .find(|w| mine.contains(w))
-            .copied()
-            .unwrap_or(0);
-        return Err(overlapping(w));
-    }
-    Ok((remote, creation_tag(&port, me as usize, reply_tag)))
 }
 
-fn overlapping(world_rank: usize) -> Error {
-    Error::InvalidArgument {
-        arg: "port_name",
-        reason: format!(
+fn connect_at_root(job: &str, comm: &Comm, name: &str) -> Result<Met, Error> {
+    let port = Port::parse(name)?;
+    let mut w = Wire::connect(name, port.host, port.tcp)?;
+    let mine = comm.world_ranks().to_vec();
+    let hello = Hello {
+        number: port.number,
+        secret: port.secret,
+        nonce: NEXT_NONCE.fetch_add(1, Ordering::Relaxed),
+        root: comm.rt().world_rank,
+        ranks: mine.clone(),
+        job: job.to_string(),
+    };
+    w.send(comm, &hello.encode())?;
+    let reply = w.recv(comm)?;
+    let head = reply.get(..16).map(unwords).unwrap_or_default();
+    let m = head.get(1).copied().unwrap_or(usize::MAX);
+    let end = m.checked_mul(8).and_then(|x| x.checked_add(16));
+    let Some(end) = end.filter(|&e| e <= reply.len()) else {
+        return Err(port_error(name, "the answer is not an OxMPI port's"));
+    };
+    if head[0] as u64 != ACCEPTED {
+        return Err(port_error(
+            name,
+            "the port's process refused the connection: its secret or number is not this \
+             name's (a stale or mistyped port name)",
+        ));
+    }
+    let theirs = String::from_utf8_lossy(&reply[end..]).into_owned();
+    if theirs != job {
+        return Ok(Met::Across { wire: w, remote: m });
+    }
+    let remote = unwords(&reply[16..end]);
+    if let Some(&both) = remote.iter().find(|r| mine.contains(r)) {
+        return Err(overlapping(name, both));
+    }
+    Ok(Met::Same {
+        remote,
+        tag: creation_tag(&port, hello.root, hello.nonce),
+    })
+}
+
+fn overlapping(name: &str, world_rank: usize) -> Error {
+    port_error(
+        name,
+        format!(
             "world rank {world_rank} is in both the accepting and the connecting group: \
              they must be disjoint"
         ),
-    }
+    )
 }
 
 /// The tag both sides pass to `intercomm_from_groups`: the same on both,
 /// different for every connection.
-fn creation_tag(port: &Port, connector: usize, reply_tag: i32) -> String {
-    format!("port:{}:{}:{connector}:{reply_tag}", port.rank, port.number)
+fn creation_tag(port: &Port, connector: usize, nonce: u64) -> String {
+    format!("port:{}:{}:{connector}:{nonce}", port.rank, port.number)
 }
 
 /// Starts `sends` (world rank, bytes) and `recvs` (source, buffer of the
@@ -473,9 +542,9 @@ pub(crate) fn exchange(
 /// process on each side. Both open a port, swap names over the socket,
 /// and the one with the smaller name accepts while the other connects.
 ///
-/// Errors: `MPI_ERR_ARG` naming `fd` when the socket fails; `MPI_ERR_PORT`
-/// when the other process belongs to another job.
-/// `own` is `MPI_COMM_SELF`.
+/// The other process may belong to another job. `own` is `MPI_COMM_SELF`.
+///
+/// Errors: `MPI_ERR_ARG` naming `fd` when the socket fails.
 pub fn join(job: &str, own: &Comm, fd: RawFd) -> Result<Comm, Error> {
     if fd < 0 {
         return Err(Error::InvalidArgument {
@@ -542,18 +611,54 @@ mod tests {
             job: "kvs_12:3_0".into(),
             rank: 7,
             number: 42,
+            host: Ipv4Addr::new(10, 0, 0, 2),
+            tcp: 40_001,
+            secret: 0x0123_4567_89ab_cdef,
         };
         assert_eq!(Port::parse(&p.name()).unwrap(), p);
         for bad in [
             "",
             "oxmpi-port:",
             "oxmpi-port:j:1",
-            "oxmpi-port:j:x:1",
+            "oxmpi-port:j:0:1",
+            "oxmpi-port:j:x:1:127.0.0.1:5:0123456789abcdef",
+            "oxmpi-port:j:0:0:127.0.0.1:5:0123456789abcdef",
+            "oxmpi-port:j:0:1:127.0.0.1:0:0123456789abcdef",
+            "oxmpi-port:j:0:1:host:5:0123456789abcdef",
+            "oxmpi-port:j:0:1:127.0.0.1:5:0123",
+            "oxmpi-port::0:1:127.0.0.1:5:0123456789abcdef",
             "tcp://h:1",
         ] {
             let e = Port::parse(bad).unwrap_err();
             assert_eq!(e.class(), crate::ErrorClass::Port, "{bad}");
         }
-        assert!(Port::parse("oxmpi-port:j:0:0").is_err());
+    }
+
+    #[test]
+    fn hellos_round_trip_and_garbage_is_not_one() {
+        let h = Hello {
+            number: 3,
+            secret: 99,
+            nonce: 5,
+            root: 2,
+            ranks: vec![2, 4, 6],
+            job: "kvs_1_0".into(),
+        };
+        let back = Hello::decode(&h.encode()).unwrap();
+        assert_eq!(
+            (
+                back.number,
+                back.secret,
+                back.nonce,
+                back.root,
+                back.ranks,
+                back.job
+            ),
+            (3, 99, 5, 2, vec![2, 4, 6], "kvs_1_0".to_string())
+        );
+        assert!(Hello::decode(b"GET / HTTP/1.0\r\n\r\n").is_none());
+        let mut long = h.encode();
+        long[40..48].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(Hello::decode(&long).is_none());
     }
 }
