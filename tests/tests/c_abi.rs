@@ -184,6 +184,66 @@ fn ports_accept_connect_join() {
     check_passes("ports", Way::MpichBinary);
 }
 
+/// One `ports_jobs` job (`role` and its arguments) the `way` way in `dir`,
+/// whose name service is the directory `dir/names`.
+fn ports_job(way: Way, dir: &Path, ranks: usize, args: &[&str]) -> JobOutcome {
+    let exe = build("ports_jobs", way);
+    let mut cmd = Command::new(oxrun());
+    cmd.arg("-n")
+        .arg(ranks.to_string())
+        .arg(&exe)
+        .args(args)
+        .current_dir(dir)
+        .env("TMPDIR", dir)
+        .env("OXMPI_NAME_DIR", dir.join("names"));
+    if way == Way::MpichBinary {
+        cmd.env("LD_LIBRARY_PATH", prefix().join("lib"));
+    }
+    run_command(cmd, JOB_TIMEOUT)
+}
+
+fn assert_passed(out: &JobOutcome, pass: &str, what: &str) {
+    assert!(
+        !out.timed_out
+            && out.success()
+            && !out.outlived
+            && out.stdout.lines().filter(|l| l.trim_end() == pass).count() == 1,
+        "{what}: expected one `{pass}`\n{}",
+        out.describe()
+    );
+}
+
+/// Ports between two separately started jobs (`ports_jobs.c`): a server
+/// job and a client job of 1 and 2 ranks each, started together, connect
+/// twice (the port from a file, then through the shared name directory),
+/// exchange point-to-point and collectives, merge and reduce, join over a
+/// socket; wrong, malformed and closed port names fail with MPI_ERR_PORT;
+/// a client started after the server job ended gets MPI_ERR_PORT. Both
+/// OxMPI ways (Debian's MPICH on ucx has no MPI_Open_port).
+#[test]
+fn ports_between_jobs() {
+    for way in [Way::Ours, Way::MpichBinary] {
+        for (servers, clients) in [(1, 1), (2, 2), (1, 2), (2, 1)] {
+            let scratch = ScratchDir::new();
+            let dir = scratch.path().to_path_buf();
+            let what = format!("{way:?}, {servers} server and {clients} client ranks");
+            let (s, c) = (servers.to_string(), clients.to_string());
+            let server = std::thread::spawn({
+                let dir = dir.clone();
+                move || ports_job(way, &dir, servers, &["server", &c])
+            });
+            let client = ports_job(way, &dir, clients, &["client", &s]);
+            let server = server.join().expect("the server's thread");
+            assert_passed(&server, "PASS ports_jobs server", &what);
+            assert_passed(&client, "PASS ports_jobs client", &what);
+            let late = ports_job(way, &dir, clients, &["late"]);
+            assert_passed(&late, "PASS ports_jobs late", &what);
+            let names = std::fs::read_dir(dir.join("names")).map_or(0, |d| d.count());
+            assert_eq!(names, 0, "{what}: published names outlived their jobs");
+        }
+    }
+}
+
 /// MPI_Comm_spawn (the job spawns 3 children; point-to-point, collectives
 /// and merge across) at 1..=4 parents, both OxMPI ways (Debian's MPICH
 /// on its ucx netmod cannot spawn either).
