@@ -551,6 +551,10 @@ pub fn run(role: &str) {
         "idup" => crate::subgroups::idup(&world),
         "intercomm" => crate::intercomms::intercomm(&world),
         "ports" => crate::ports::ports(&world, &universe),
+        "ports_server" => crate::ports_jobs::server(&world, &universe),
+        "ports_client" => crate::ports_jobs::client(&world, &universe),
+        "ports_late" => crate::ports_jobs::late(&world, &universe),
+        "ports_silent" => crate::ports_jobs::silent(&world, &universe),
         other => panic!("unknown role {other}"),
     };
     if let Err(e) = result {
