@@ -34,33 +34,49 @@ pub(crate) fn timeout() -> Result<Duration, Error> {
     Ok(Duration::from_secs(secs.max(1) as u64))
 }
 
-/// The address a port's name carries: `OXMPI_PORT_HOST`, else this host
-/// name's first non-loopback IPv4 address, else the loopback address.
+/// The address a port's name carries: `OXMPI_PORT_HOST`, else an address
+/// of this host name that a local interface holds, else the first
+/// non-loopback, non-link-local IPv4 address of an interface that is up,
+/// else the loopback address.
 pub(crate) fn advertised_host() -> Result<Ipv4Addr, Error> {
     let set = crate::config::get(&crate::config::PORT_HOST)?;
     if !set.is_empty() {
-        return (set.as_str(), 0)
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut a| {
-                a.find_map(|a| match a.ip() {
-                    IpAddr::V4(v4) => Some(v4),
-                    IpAddr::V6(_) => None,
-                })
-            })
+        return ipv4_of(&set)
+            .first()
+            .copied()
             .ok_or_else(|| Error::State(format!("OXMPI_PORT_HOST={set:?} names no IPv4 address")));
     }
+    let local: Vec<Ipv4Addr> = nix::ifaddrs::getifaddrs()
+        .map(|addrs| {
+            addrs
+                .filter(|a| a.flags.contains(nix::net::if_::InterfaceFlags::IFF_UP))
+                .filter_map(|a| a.address?.as_sockaddr_in().map(|s| s.ip()))
+                .filter(|ip| !ip.is_loopback() && !ip.is_link_local())
+                .collect()
+        })
+        .unwrap_or_default();
     let name = nix::unistd::gethostname()
         .ok()
         .and_then(|n| n.into_string().ok())
         .unwrap_or_default();
-    let found = (name.as_str(), 0).to_socket_addrs().ok().and_then(|mut a| {
-        a.find_map(|a| match a.ip() {
-            IpAddr::V4(v4) if !v4.is_loopback() && !v4.is_link_local() => Some(v4),
-            _ => None,
+    let named = ipv4_of(&name).into_iter().find(|ip| local.contains(ip));
+    Ok(named
+        .or_else(|| local.first().copied())
+        .unwrap_or(Ipv4Addr::LOCALHOST))
+}
+
+fn ipv4_of(host: &str) -> Vec<Ipv4Addr> {
+    (host, 0)
+        .to_socket_addrs()
+        .map(|addrs| {
+            addrs
+                .filter_map(|a| match a.ip() {
+                    IpAddr::V4(v4) => Some(v4),
+                    IpAddr::V6(_) => None,
+                })
+                .collect()
         })
-    });
-    Ok(found.unwrap_or(Ipv4Addr::LOCALHOST))
+        .unwrap_or_default()
 }
 
 /// A fresh random secret (the kernel's generator).
