@@ -384,7 +384,7 @@ fn parse_timeout(name: &str, text: &str) -> Result<Duration, LaunchError> {
 }
 
 fn env_name_dir() -> Option<std::path::PathBuf> {
-    std::env::var_os(crate::controller::NAME_DIR_ENV)
+    std::env::var_os(oxmpi::config::NAME_DIR.entry.env)
         .filter(|d| !d.is_empty())
         .map(std::path::PathBuf::from)
 }

@@ -450,6 +450,18 @@ pub static PORT_HOST: Setting<String> = Setting::new(Entry {
     kind: Kind::Text,
 });
 
+/// The name directory a singleton publishes in and looks up from (oxrun
+/// reads the same variable: `oxrun --name-dir`).
+///
+/// See the example on [`get_from`].
+pub static NAME_DIR: Setting<String> = Setting::new(Entry {
+    name: "name_dir",
+    env: "OXMPI_NAME_DIR",
+    default: "",
+    doc: "directory of a name service shared by jobs (MPI_Publish_name / MPI_Lookup_name): oxrun's, or a singleton's (empty: oxrun's per-job service; none for a singleton)",
+    kind: Kind::Path,
+});
+
 /// Every tunable of the layers below the collectives, in the order
 /// `--info` prints them (the collectives' algorithm overrides,
 /// `OXMPI_<COLL>_ALGO`, are defined beside the algorithm registry:
@@ -487,6 +499,7 @@ pub static REGISTRY: &[&Entry] = &[
     &COLL_NODES.entry,
     &PORT_TIMEOUT.entry,
     &PORT_HOST.entry,
+    &NAME_DIR.entry,
 ];
 
 /// A tunable's value could not be read.

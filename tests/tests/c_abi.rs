@@ -185,14 +185,18 @@ fn ports_accept_connect_join() {
 }
 
 /// One `ports_jobs` job (`role` and its arguments) the `way` way in `dir`,
-/// whose name service is the directory `dir/names`.
+/// whose name service is the directory `dir/names`; `ranks` 0: a
+/// singleton (the program started without oxrun).
 fn ports_job(way: Way, dir: &Path, ranks: usize, args: &[&str]) -> JobOutcome {
     let exe = build("ports_jobs", way);
-    let mut cmd = Command::new(oxrun());
-    cmd.arg("-n")
-        .arg(ranks.to_string())
-        .arg(&exe)
-        .args(args)
+    let mut cmd = if ranks == 0 {
+        Command::new(&exe)
+    } else {
+        let mut cmd = Command::new(oxrun());
+        cmd.arg("-n").arg(ranks.to_string()).arg(&exe);
+        cmd
+    };
+    cmd.args(args)
         .current_dir(dir)
         .env("TMPDIR", dir)
         .env("OXMPI_NAME_DIR", dir.join("names"));
@@ -218,16 +222,18 @@ fn assert_passed(out: &JobOutcome, pass: &str, what: &str) {
 /// twice (the port from a file, then through the shared name directory),
 /// exchange point-to-point and collectives, merge and reduce, join over a
 /// socket; wrong, malformed and closed port names fail with MPI_ERR_PORT;
-/// a client started after the server job ended gets MPI_ERR_PORT. Both
-/// OxMPI ways (Debian's MPICH on ucx has no MPI_Open_port).
+/// a client started after the server job ended gets MPI_ERR_PORT. Also a
+/// singleton server (started without oxrun, publishing in the directory)
+/// with a client job. Both OxMPI ways (Debian's MPICH on ucx has no
+/// MPI_Open_port).
 #[test]
 fn ports_between_jobs() {
     for way in [Way::Ours, Way::MpichBinary] {
-        for (servers, clients) in [(1, 1), (2, 2), (1, 2), (2, 1)] {
+        for (servers, clients) in [(1, 1), (2, 2), (1, 2), (2, 1), (0, 2)] {
             let scratch = ScratchDir::new();
             let dir = scratch.path().to_path_buf();
             let what = format!("{way:?}, {servers} server and {clients} client ranks");
-            let (s, c) = (servers.to_string(), clients.to_string());
+            let (s, c) = (servers.max(1).to_string(), clients.to_string());
             let server = std::thread::spawn({
                 let dir = dir.clone();
                 move || ports_job(way, &dir, servers, &["server", &c])

@@ -26,9 +26,6 @@ use crate::proto::{
     HEARTBEAT_LIMIT,
 };
 use crate::signals;
-
-/// The variable naming the name service's directory (as `--name-dir`).
-pub const NAME_DIR_ENV: &str = "OXMPI_NAME_DIR";
 pub use exit_status::exit_status;
 
 /// Exit code when `--timeout` expires (as timeout(1)).
@@ -147,7 +144,7 @@ impl Job {
         let jobid = format!("kvs_{}_0", std::process::id());
         if let Some(dir) = &opts.name_dir {
             // Jobs this one starts (spawn's nested oxrun) share the directory.
-            std::env::set_var(NAME_DIR_ENV, dir);
+            std::env::set_var(oxmpi::config::NAME_DIR.entry.env, dir);
         }
         let names = names::Names::new(opts.name_dir.as_deref()).map_err(|e| {
             io::Error::new(
