@@ -113,10 +113,14 @@ pub fn run(opts: JobOptions) -> i32 {
     }
 }
 
-fn rank_env(opts: &JobOptions) -> Vec<(String, String)> {
+/// The ranks' environment: oxrun's, the job's settings, and this job's
+/// random nonce (`oxmpi::dynamic::JOB_NONCE_ENV`: job ids alone can repeat
+/// across hosts, and port connections must tell jobs apart).
+fn rank_env(opts: &JobOptions, nonce: &str) -> Vec<(String, String)> {
     let mut env: HashMap<String, String> = std::env::vars()
         .filter(|(k, _)| !matches!(k.as_str(), "PMI_PORT" | "PMI_ID" | "PMI_FD"))
         .collect();
+    env.insert(oxmpi::dynamic::JOB_NONCE_ENV.into(), nonce.into());
     for setting in &opts.env {
         match setting {
             EnvSetting::Set(k, v) => {
@@ -153,7 +157,8 @@ impl Job {
             )
         })?;
         let process_mapping = oxmpi::bootstrap::mapping::encode(&plan.node_of_rank);
-        let env = rank_env(&opts);
+        let nonce = remote::new_secret()?;
+        let env = rank_env(&opts, &nonce[..16]);
         let cwd = std::env::current_dir()
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();

@@ -5,8 +5,11 @@
 //! name says how to reach it and proves the holder was given it:
 //!
 //! ```text
-//! oxmpi-port:<job id>:<world rank>:<port number>:<IPv4 address>:<TCP port>:<secret, 16 hex digits>
+//! oxmpi-port:<job>:<world rank>:<port number>:<IPv4 address>:<TCP port>:<secret, 16 hex digits>
 //! ```
+//!
+//! where the job is its id and, under oxrun, `+` the job's nonce
+//! ([`JOB_NONCE_ENV`]).
 //!
 //! The connecting root connects to the socket and sends a hello frame
 //! (`wire`): `[magic, port number, secret, nonce, n]`, its group's `n`
@@ -54,6 +57,20 @@ const REFUSED: u64 = 1;
 /// Hand-off kinds: both groups in one job, or a bridge between jobs.
 const SAME_JOB: u64 = 0;
 const ACROSS_JOBS: u64 = 1;
+
+/// The variable in which oxrun gives every rank of a job the same random
+/// nonce: two jobs are one when their job ids and nonces are equal (job
+/// ids, `kvs_<oxrun pid>_0`, can repeat across hosts).
+pub const JOB_NONCE_ENV: &str = "OXMPI_JOB_NONCE";
+
+/// This job's identity in port names and hellos: its id and, under oxrun,
+/// its nonce.
+fn identity(job: &str) -> String {
+    match std::env::var(JOB_NONCE_ENV) {
+        Ok(nonce) if !nonce.is_empty() => format!("{job}+{nonce}"),
+        _ => job.to_string(),
+    }
+}
 
 static NEXT_PORT: AtomicU32 = AtomicU32::new(1);
 static NEXT_NONCE: AtomicU64 = AtomicU64::new(0);
@@ -115,6 +132,7 @@ impl Port {
 /// communicator of this process. The name is what [`connect`] takes, in
 /// this job or another.
 pub fn open_port(job: &str, any: &Comm) -> Result<String, Error> {
+    let job = &identity(job);
     let number = NEXT_PORT.fetch_add(1, Ordering::Relaxed);
     if number == 0 || number == u32::MAX {
         return Err(Error::State(
@@ -150,13 +168,15 @@ pub fn open_port(job: &str, any: &Comm) -> Result<String, Error> {
 /// Errors: `MPI_ERR_PORT` naming the port when it is not one of this
 /// process's open ports.
 pub fn close_port(job: &str, any: &Comm, name: &str) -> Result<(), Error> {
+    let job = &identity(job);
     let (port, _) = own_port(job, any, name)?;
     let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
     open.retain(|p| p.number != port.number);
     Ok(())
 }
 
-/// The open port of this process that `name` names, and its listener.
+/// The open port of this process (of job identity `job`) that `name`
+/// names, and its listener.
 fn own_port(job: &str, any: &Comm, name: &str) -> Result<(Port, Arc<TcpListener>), Error> {
     let port = Port::parse(name)?;
     let listener = (port.job == job && port.rank == any.rt().world_rank)
@@ -208,6 +228,7 @@ pub(crate) fn check_root(comm: &Comm, root: i32) -> Result<usize, Error> {
 /// `comm`; blocks until a group connects.
 pub fn accept(job: &str, comm: &Comm, port: &str, root: i32) -> Result<Comm, Error> {
     let root = check_root(comm, root)?;
+    let job = &identity(job);
     let met = (comm.rank() as usize == root).then(|| accept_at_root(job, comm, port));
     finish(comm, root, true, met)
 }
@@ -222,6 +243,7 @@ pub fn accept(job: &str, comm: &Comm, port: &str, root: i32) -> Result<Comm, Err
 /// within `OXMPI_PORT_TIMEOUT`.
 pub fn connect(job: &str, comm: &Comm, port: &str, root: i32) -> Result<Comm, Error> {
     let root = check_root(comm, root)?;
+    let job = &identity(job);
     let met = (comm.rank() as usize == root).then(|| connect_at_root(job, comm, port));
     finish(comm, root, false, met)
 }
