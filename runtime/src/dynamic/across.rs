@@ -61,14 +61,14 @@ pub(super) fn build(
     let swapped = wire.as_mut().map(|w| {
         if records.chunks(RECORD).any(|r| word(r) == u64::MAX) {
             return Err(port_error(
-                "",
+                w.port(),
                 "a member of this group could not open a fabric endpoint (its own error says why)",
             ));
         }
         let theirs = w.swap(comm, acceptor, &records)?;
         if theirs.len() != RECORD * remote {
             return Err(port_error(
-                "",
+                w.port(),
                 format!(
                     "the other root sent {} bytes of addresses for {remote} processes",
                     theirs.len()
@@ -93,7 +93,10 @@ pub(super) fn build(
         let ours = counters.chunks(8).map(word).max().unwrap_or(0);
         let theirs = w.swap(comm, acceptor, &ours.to_le_bytes())?;
         if theirs.len() != 8 {
-            return Err(port_error("", "the other root's context is not one word"));
+            return Err(port_error(
+                w.port(),
+                "the other root's context is not one word",
+            ));
         }
         let ctx = (ours.max(word(&theirs)) as u32 + 1) & !1;
         Ok(u64::from(ctx).to_le_bytes().to_vec())

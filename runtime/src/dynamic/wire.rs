@@ -20,11 +20,16 @@ const MAX_FRAME: usize = 1 << 30;
 /// How long one look at the socket lasts before the engine is polled again.
 const LOOK_MS: u8 = 1;
 
-/// An error of the connection, as `MPI_ERR_PORT` naming `port`.
+/// An error of the connection, as `MPI_ERR_PORT` naming `port` (where
+/// this process knows it: only the roots do).
 pub(crate) fn port_error(port: &str, why: impl std::fmt::Display) -> Error {
+    let reason = match port {
+        "" => why.to_string(),
+        _ => format!("{port:?}: {why}"),
+    };
     Error::InvalidArgument {
         arg: "port_name",
-        reason: format!("{port:?}: {why}"),
+        reason,
     }
 }
 
@@ -163,6 +168,11 @@ impl Wire {
             )
         })?;
         Wire::new(stream, port, format!("{host}:{tcp}"))
+    }
+
+    /// The port's name.
+    pub(crate) fn port(&self) -> &str {
+        &self.port
     }
 
     fn fail(&self, why: impl std::fmt::Display) -> Error {

@@ -162,3 +162,30 @@ pub fn silent(world: &Comm, universe: &Universe) -> Result<(), Error> {
     }
     world.barrier()
 }
+
+/// Opens a port, writes it, and accepts: the client's job cannot open its
+/// fabric endpoints, so the accept fails (`MPI_ERR_PORT`) on every rank.
+pub fn failing_server(world: &Comm, universe: &Universe) -> Result<(), Error> {
+    let (job, own) = (universe.job_id(), universe.self_comm());
+    let mut port = String::new();
+    if world.rank() == 0 {
+        port = open_port(&job, &own)?;
+        std::fs::write(port_file(), &port).expect("write the port");
+    }
+    let e = accept(&job, world, &port, 0).unwrap_err();
+    assert_eq!(e.class(), ErrorClass::Port, "{e}");
+    world.barrier()
+}
+
+/// Connects without a usable fabric provider: every rank gets its own
+/// error (`MPI_ERR_UNSUPPORTED_OPERATION`), none waits forever.
+pub fn no_fabric_client(world: &Comm, universe: &Universe) -> Result<(), Error> {
+    let port = if world.rank() == 0 {
+        read_port()
+    } else {
+        String::new()
+    };
+    let e = connect(&universe.job_id(), world, &port, 0).unwrap_err();
+    assert_eq!(e.class(), ErrorClass::UnsupportedOperation, "{e}");
+    world.barrier()
+}
