@@ -431,6 +431,14 @@ mod tests {
         assert_eq!(job("--n=2 --bind-to=none prog").bind, Some(BindTo::None));
         assert_eq!(job("--map-by node prog").map_by, MapBy::Node);
         assert_eq!(job("-H a:2,b:3 prog").nprocs, 5);
+        assert_eq!(
+            job("--name-dir /tmp/n prog").name_dir,
+            Some(std::path::PathBuf::from("/tmp/n"))
+        );
+        assert_eq!(
+            job("--name-dir=d prog").name_dir,
+            Some(std::path::PathBuf::from("d"))
+        );
     }
 
     #[test]
@@ -438,6 +446,7 @@ mod tests {
         let err = |s: &str| parse(&args(s)).unwrap_err().to_string();
         assert!(err("-n 0 prog").contains("'-n' must be at least 1, got 0"));
         assert!(err("-n x prog").contains("got 'x'"));
+        assert!(err("--name-dir= prog").contains("'--name-dir' got an empty directory"));
         assert!(err("--bogus prog").contains("unknown option '--bogus'"));
         assert!(err("-n 2").contains("missing program"));
         assert!(err("-n").contains("needs a value"));
