@@ -240,8 +240,10 @@ fn ports_between_jobs() {
             });
             let client = ports_job(way, &dir, clients, &["client", &s]);
             let server = server.join().expect("the server's thread");
-            assert_passed(&server, "PASS ports_jobs server", &what);
-            assert_passed(&client, "PASS ports_jobs client", &what);
+            let both = format!("{what}; the other job:\n{}", client.describe());
+            assert_passed(&server, "PASS ports_jobs server", &both);
+            let both = format!("{what}; the other job:\n{}", server.describe());
+            assert_passed(&client, "PASS ports_jobs client", &both);
             let late = ports_job(way, &dir, clients, &["late"]);
             assert_passed(&late, "PASS ports_jobs late", &what);
             let names = std::fs::read_dir(dir.join("names")).map_or(0, |d| d.count());
