@@ -199,7 +199,10 @@ fn ports_job(way: Way, dir: &Path, ranks: usize, args: &[&str]) -> JobOutcome {
     cmd.args(args)
         .current_dir(dir)
         .env("TMPDIR", dir)
-        .env("OXMPI_NAME_DIR", dir.join("names"));
+        .env("OXMPI_NAME_DIR", dir.join("names"))
+        // A closed port's TCP port may have been taken by a socket that
+        // never answers since: its connect then fails after this long.
+        .env("OXMPI_PORT_TIMEOUT", "30");
     if way == Way::MpichBinary {
         cmd.env("LD_LIBRARY_PATH", prefix().join("lib"));
     }

@@ -128,14 +128,14 @@ fn ports_between_separate_jobs() {
         let dir = scratch.path().to_path_buf();
         let server = std::thread::spawn({
             let dir = dir.clone();
-            move || ports_job(&dir, servers, "ports_server", clients, "180")
+            move || ports_job(&dir, servers, "ports_server", clients, "30")
         });
-        let client = ports_job(&dir, clients, "ports_client", servers, "180");
+        let client = ports_job(&dir, clients, "ports_client", servers, "30");
         let server = server.join().expect("the server's thread");
         let what = format!("{servers} server and {clients} client ranks");
         assert!(server.success(), "server, {what}:\n{}", server.describe());
         assert!(client.success(), "client, {what}:\n{}", client.describe());
-        let late = ports_job(&dir, clients, "ports_late", servers, "180");
+        let late = ports_job(&dir, clients, "ports_late", servers, "30");
         assert!(late.success(), "late client, {what}:\n{}", late.describe());
     }
     // A listener that accepts (the kernel's backlog) and never answers.

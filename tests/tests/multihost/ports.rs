@@ -26,6 +26,8 @@ fn job(h: &TestHosts, dir: &Path, list: &str, n: usize, args: &[&str], join: boo
     if !join {
         cmd.args(["-x", "PORTS_JOBS_NO_JOIN=1"]);
     }
+    // A closed port's TCP port may have been taken since (see c_abi.rs).
+    cmd.env("OXMPI_PORT_TIMEOUT", "30");
     cmd.arg(&exe).args(args).current_dir(dir);
     run_command(cmd, LIMIT)
 }
