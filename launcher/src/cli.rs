@@ -57,6 +57,9 @@ pub struct JobOptions {
     pub launcher_cmd: String,
     /// Address remote agents connect back to; default: this host's address.
     pub control_addr: Option<String>,
+    /// The directory of a name service shared with other jobs (`--name-dir`,
+    /// else `OXMPI_NAME_DIR`); `None`: the job's own.
+    pub name_dir: Option<std::path::PathBuf>,
     /// The program and its arguments.
     pub program: String,
     /// Arguments for the program.
@@ -122,6 +125,8 @@ usage: oxrun [options] PROGRAM [ARGS...]
   --launcher-cmd CMD        how to start agents on other hosts (default: ssh); HOST is appended
   --control-addr ADDR       the one address oxrun listens on for remote agents
                             (default: this host's address)
+  --name-dir DIR            MPI_Publish_name / MPI_Lookup_name through files in DIR, shared
+                            with other jobs (also OXMPI_NAME_DIR; default: per job)
   --explain COLL --bytes N [-n P] [--nodes K] [--noncommutative]
                             print the algorithm chosen for collective COLL of N bytes per rank
                             on P ranks (on K nodes of consecutive ranks, default 1) and every
@@ -197,6 +202,7 @@ pub fn parse(args: &[String]) -> Result<Mode, LaunchError> {
     let mut bytes = None;
     let mut commutative = true;
     let mut nodes = 1;
+    let mut name_dir = None;
 
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -229,6 +235,7 @@ pub fn parse(args: &[String]) -> Result<Mode, LaunchError> {
                 map_by,
                 launcher_cmd,
                 control_addr,
+                name_dir: name_dir.or_else(env_name_dir),
                 program: arg.clone(),
                 args: program_args,
             }));
@@ -293,6 +300,15 @@ pub fn parse(args: &[String]) -> Result<Mode, LaunchError> {
                 launcher_cmd = cmd.to_string();
             }
             "control-addr" => control_addr = Some(value(name, inline, &mut it)?.to_string()),
+            "name-dir" => {
+                let dir = value(name, inline, &mut it)?;
+                if dir.is_empty() {
+                    return Err(LaunchError::Usage(format!(
+                        "option '{name}' got an empty directory"
+                    )));
+                }
+                name_dir = Some(std::path::PathBuf::from(dir));
+            }
             "proxy-fd" => {
                 let text = value(name, inline, &mut it)?;
                 proxy_fd = Some(text.parse::<i32>().map_err(|_| {
@@ -367,6 +383,12 @@ fn parse_timeout(name: &str, text: &str) -> Result<Duration, LaunchError> {
     }
 }
 
+fn env_name_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os(oxmpi::config::NAME_DIR.entry.env)
+        .filter(|d| !d.is_empty())
+        .map(std::path::PathBuf::from)
+}
+
 fn env_timeout() -> Result<Option<Duration>, LaunchError> {
     match std::env::var("MPIEXEC_TIMEOUT") {
         Ok(text) if !text.is_empty() => parse_timeout("MPIEXEC_TIMEOUT", &text).map(Some),
@@ -409,6 +431,14 @@ mod tests {
         assert_eq!(job("--n=2 --bind-to=none prog").bind, Some(BindTo::None));
         assert_eq!(job("--map-by node prog").map_by, MapBy::Node);
         assert_eq!(job("-H a:2,b:3 prog").nprocs, 5);
+        assert_eq!(
+            job("--name-dir /tmp/n prog").name_dir,
+            Some(std::path::PathBuf::from("/tmp/n"))
+        );
+        assert_eq!(
+            job("--name-dir=d prog").name_dir,
+            Some(std::path::PathBuf::from("d"))
+        );
     }
 
     #[test]
@@ -416,6 +446,7 @@ mod tests {
         let err = |s: &str| parse(&args(s)).unwrap_err().to_string();
         assert!(err("-n 0 prog").contains("'-n' must be at least 1, got 0"));
         assert!(err("-n x prog").contains("got 'x'"));
+        assert!(err("--name-dir= prog").contains("'--name-dir' got an empty directory"));
         assert!(err("--bogus prog").contains("unknown option '--bogus'"));
         assert!(err("-n 2").contains("missing program"));
         assert!(err("-n").contains("needs a value"));

@@ -427,6 +427,41 @@ pub static COLL_NODES: Setting<usize> = Setting::new(Entry {
     kind: Kind::Count,
 });
 
+/// How long each wait of a port connection lasts (seconds): the
+/// connecting root's wait for the acceptor, every exchange after it.
+///
+/// See the example on [`get_from`].
+pub static PORT_TIMEOUT: Setting<usize> = Setting::new(Entry {
+    name: "port_timeout",
+    env: "OXMPI_PORT_TIMEOUT",
+    default: "180",
+    doc: "seconds MPI_Comm_connect waits for MPI_Comm_accept, and each later step of a connection waits for the other side",
+    kind: Kind::Count,
+});
+
+/// The address port names carry (`MPI_Open_port`).
+///
+/// See the example on [`get_from`].
+pub static PORT_HOST: Setting<String> = Setting::new(Entry {
+    name: "port_host",
+    env: "OXMPI_PORT_HOST",
+    default: "",
+    doc: "IPv4 address or host name that port names carry (empty: this host name's first non-loopback IPv4 address, else 127.0.0.1)",
+    kind: Kind::Text,
+});
+
+/// The name directory a singleton publishes in and looks up from (oxrun
+/// reads the same variable: `oxrun --name-dir`).
+///
+/// See the example on [`get_from`].
+pub static NAME_DIR: Setting<String> = Setting::new(Entry {
+    name: "name_dir",
+    env: "OXMPI_NAME_DIR",
+    default: "",
+    doc: "directory of a name service shared by jobs (MPI_Publish_name / MPI_Lookup_name): oxrun's, or a singleton's (empty: oxrun's per-job service; none for a singleton)",
+    kind: Kind::Path,
+});
+
 /// Every tunable of the layers below the collectives, in the order
 /// `--info` prints them (the collectives' algorithm overrides,
 /// `OXMPI_<COLL>_ALGO`, are defined beside the algorithm registry:
@@ -462,6 +497,9 @@ pub static REGISTRY: &[&Entry] = &[
     &DEBUG.entry,
     &COLL_MODEL.entry,
     &COLL_NODES.entry,
+    &PORT_TIMEOUT.entry,
+    &PORT_HOST.entry,
+    &NAME_DIR.entry,
 ];
 
 /// A tunable's value could not be read.

@@ -212,7 +212,7 @@ int main(int argc, char **argv)
     MPI_Comm bad;
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
     rc = MPI_Comm_connect("oxmpi-port:nojob:0:1", MPI_INFO_NULL, 0, MPI_COMM_SELF, &bad);
-    CHECK(abicheck_class(rc) == MPI_ERR_PORT, "connecting to another job's port: class %d",
+    CHECK(abicheck_class(rc) == MPI_ERR_PORT, "connecting to a malformed port name: class %d",
           abicheck_class(rc));
     rc = MPI_Comm_accept("not a port", MPI_INFO_NULL, 0, MPI_COMM_SELF, &bad);
     CHECK(abicheck_class(rc) == MPI_ERR_PORT, "accepting on a bad port: class %d",

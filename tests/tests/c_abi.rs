@@ -184,6 +184,77 @@ fn ports_accept_connect_join() {
     check_passes("ports", Way::MpichBinary);
 }
 
+/// One `ports_jobs` job (`role` and its arguments) the `way` way in `dir`,
+/// whose name service is the directory `dir/names`; `ranks` 0: a
+/// singleton (the program started without oxrun).
+fn ports_job(way: Way, dir: &Path, ranks: usize, args: &[&str]) -> JobOutcome {
+    let exe = build("ports_jobs", way);
+    let mut cmd = if ranks == 0 {
+        Command::new(&exe)
+    } else {
+        let mut cmd = Command::new(oxrun());
+        cmd.arg("-n").arg(ranks.to_string()).arg(&exe);
+        cmd
+    };
+    cmd.args(args)
+        .current_dir(dir)
+        .env("TMPDIR", dir)
+        .env("OXMPI_NAME_DIR", dir.join("names"))
+        // A closed port's TCP port may have been taken by a socket that
+        // never answers since: its connect then fails after this long.
+        .env("OXMPI_PORT_TIMEOUT", "30");
+    if way == Way::MpichBinary {
+        cmd.env("LD_LIBRARY_PATH", prefix().join("lib"));
+    }
+    run_command(cmd, JOB_TIMEOUT)
+}
+
+fn assert_passed(out: &JobOutcome, pass: &str, what: &str) {
+    assert!(
+        !out.timed_out
+            && out.success()
+            && !out.outlived
+            && out.stdout.lines().filter(|l| l.trim_end() == pass).count() == 1,
+        "{what}: expected one `{pass}`\n{}",
+        out.describe()
+    );
+}
+
+/// Ports between two separately started jobs (`ports_jobs.c`): a server
+/// job and a client job of 1 and 2 ranks each, started together, connect
+/// twice (the port from a file, then through the shared name directory),
+/// exchange point-to-point and collectives, merge and reduce, join over a
+/// socket; wrong, malformed and closed port names fail with MPI_ERR_PORT;
+/// a client started after the server job ended gets MPI_ERR_PORT. Also a
+/// singleton server (started without oxrun, publishing in the directory)
+/// with a client job. Both OxMPI ways (Debian's MPICH on ucx has no
+/// MPI_Open_port).
+#[test]
+fn ports_between_jobs() {
+    for way in [Way::Ours, Way::MpichBinary] {
+        for (servers, clients) in [(1, 1), (2, 2), (1, 2), (2, 1), (0, 2)] {
+            let scratch = ScratchDir::new();
+            let dir = scratch.path().to_path_buf();
+            let what = format!("{way:?}, {servers} server and {clients} client ranks");
+            let (s, c) = (servers.max(1).to_string(), clients.to_string());
+            let server = std::thread::spawn({
+                let dir = dir.clone();
+                move || ports_job(way, &dir, servers, &["server", &c])
+            });
+            let client = ports_job(way, &dir, clients, &["client", &s]);
+            let server = server.join().expect("the server's thread");
+            let both = format!("{what}; the other job:\n{}", client.describe());
+            assert_passed(&server, "PASS ports_jobs server", &both);
+            let both = format!("{what}; the other job:\n{}", server.describe());
+            assert_passed(&client, "PASS ports_jobs client", &both);
+            let late = ports_job(way, &dir, clients, &["late"]);
+            assert_passed(&late, "PASS ports_jobs late", &what);
+            let names = std::fs::read_dir(dir.join("names")).map_or(0, |d| d.count());
+            assert_eq!(names, 0, "{what}: published names outlived their jobs");
+        }
+    }
+}
+
 /// MPI_Comm_spawn (the job spawns 3 children; point-to-point, collectives
 /// and merge across) at 1..=4 parents, both OxMPI ways (Debian's MPICH
 /// on its ucx netmod cannot spawn either).

@@ -28,6 +28,8 @@ mod harness;
 mod p2p_roles;
 #[path = "multihost/pace.rs"]
 mod pace_role;
+#[path = "multihost/ports.rs"]
+mod ports;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

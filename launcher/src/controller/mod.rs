@@ -3,9 +3,9 @@
 //! ends the job (cleanly, with one line saying why) when a rank fails.
 
 mod exit_status;
+mod names;
 mod remote;
 
-use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::net::TcpListener;
@@ -82,8 +82,8 @@ struct Job {
     launch: Vec<LaunchSpec>,
     jobid: String,
     fence_entries: Vec<(String, String)>,
-    /// The job's name service: service -> port (`MPI_Publish_name`).
-    names: HashMap<String, String>,
+    /// The name service (`MPI_Publish_name`): the job's, or a directory's.
+    names: names::Names,
     /// First failure: (exit code, message already printed).
     failure: Option<i32>,
     deadline: Option<Instant>,
@@ -113,10 +113,14 @@ pub fn run(opts: JobOptions) -> i32 {
     }
 }
 
-fn rank_env(opts: &JobOptions) -> Vec<(String, String)> {
+/// The ranks' environment: oxrun's, the job's settings, and this job's
+/// random nonce (`oxmpi::dynamic::JOB_NONCE_ENV`: job ids alone can repeat
+/// across hosts, and port connections must tell jobs apart).
+fn rank_env(opts: &JobOptions, nonce: &str) -> Vec<(String, String)> {
     let mut env: HashMap<String, String> = std::env::vars()
         .filter(|(k, _)| !matches!(k.as_str(), "PMI_PORT" | "PMI_ID" | "PMI_FD"))
         .collect();
+    env.insert(oxmpi::dynamic::JOB_NONCE_ENV.into(), nonce.into());
     for setting in &opts.env {
         match setting {
             EnvSetting::Set(k, v) => {
@@ -142,8 +146,19 @@ impl Job {
     fn start(opts: JobOptions) -> io::Result<Job> {
         let plan: Plan = plan::place(opts.nprocs, &opts.hosts, opts.map_by);
         let jobid = format!("kvs_{}_0", std::process::id());
+        if let Some(dir) = &opts.name_dir {
+            // Jobs this one starts (spawn's nested oxrun) share the directory.
+            std::env::set_var(oxmpi::config::NAME_DIR.entry.env, dir);
+        }
+        let names = names::Names::new(opts.name_dir.as_deref()).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("the name directory {:?}: {e}", opts.name_dir),
+            )
+        })?;
         let process_mapping = oxmpi::bootstrap::mapping::encode(&plan.node_of_rank);
-        let env = rank_env(&opts);
+        let nonce = remote::new_secret()?;
+        let env = rank_env(&opts, &nonce[..16]);
         let cwd = std::env::current_dir()
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
@@ -221,7 +236,7 @@ impl Job {
             launch,
             jobid,
             fence_entries: Vec::new(),
-            names: HashMap::new(),
+            names,
             failure: None,
             stdin_open: true,
             interrupts: 0,
@@ -249,20 +264,7 @@ impl Job {
 
     /// One name-service request: whether it succeeded, and the port found.
     fn serve_name(&mut self, op: NameOp) -> (bool, String) {
-        match op {
-            NameOp::Publish { service, port } => match self.names.entry(service) {
-                Entry::Occupied(_) => (false, String::new()),
-                Entry::Vacant(v) => {
-                    v.insert(port);
-                    (true, String::new())
-                }
-            },
-            NameOp::Unpublish { service } => (self.names.remove(&service).is_some(), String::new()),
-            NameOp::Lookup { service } => match self.names.get(&service) {
-                Some(port) => (true, port.clone()),
-                None => (false, String::new()),
-            },
-        }
+        self.names.serve(op)
     }
 
     fn broadcast(&mut self, msg: &ToAgent) {

@@ -8,6 +8,7 @@ mod conn;
 pub mod framed_client;
 pub(crate) mod line_client;
 pub mod mapping;
+pub mod name_dir;
 pub(crate) mod singleton;
 pub mod spawn_wire;
 pub mod wire;
@@ -218,10 +219,10 @@ pub trait Bootstrap: Send + std::fmt::Debug {
     }
 }
 
-fn no_name_service() -> Error {
+pub(crate) fn no_name_service() -> Error {
     Error::Unsupported(
-        "name publishing needs a launcher's name service (run under oxrun); this process \
-         has none"
+        "name publishing needs a launcher's name service (run under oxrun) or, for a \
+         singleton, a name directory (OXMPI_NAME_DIR); this process has neither"
             .into(),
     )
 }

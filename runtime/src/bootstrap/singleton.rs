@@ -2,6 +2,9 @@
 
 use std::collections::HashMap;
 
+use std::path::Path;
+
+use super::name_dir::NameDir;
 use super::{Bootstrap, JobInfo};
 use crate::Error;
 
@@ -10,6 +13,8 @@ use crate::Error;
 pub(crate) struct Singleton {
     info: JobInfo,
     kv: HashMap<String, String>,
+    /// The name service: a directory shared with jobs (`OXMPI_NAME_DIR`).
+    names: Option<NameDir>,
     finalized: bool,
 }
 
@@ -32,8 +37,24 @@ impl Singleton {
                 node_of_rank: vec![0],
             },
             kv: HashMap::new(),
+            names: None,
             finalized: false,
         }
+    }
+
+    /// The name directory, opened at first use; MPI_ERR_UNSUPPORTED_OPERATION
+    /// without `OXMPI_NAME_DIR`.
+    fn names(&mut self) -> Result<&mut NameDir, Error> {
+        if self.names.is_none() {
+            let dir = crate::config::get(&crate::config::NAME_DIR)?;
+            if dir.is_empty() {
+                return Err(super::no_name_service());
+            }
+            let d = NameDir::open(Path::new(&dir))
+                .map_err(|e| Error::State(format!("OXMPI_NAME_DIR={dir:?}: {e}")))?;
+            self.names = Some(d);
+        }
+        Ok(self.names.as_mut().expect("opened above"))
     }
 
     fn live(&self, op: &str) -> Result<(), Error> {
@@ -72,6 +93,28 @@ impl Bootstrap for Singleton {
 
     fn abort(&mut self, _code: i32, _message: &str) -> Result<(), Error> {
         Ok(())
+    }
+
+    fn publish_name(&mut self, service: &str, port: &str) -> Result<(), Error> {
+        if self.names()?.publish(service, port) {
+            return Ok(());
+        }
+        Err(Error::Service(format!(
+            "publishing service {service:?}: it is published already"
+        )))
+    }
+
+    fn unpublish_name(&mut self, service: &str) -> Result<(), Error> {
+        if self.names()?.unpublish(service) {
+            return Ok(());
+        }
+        Err(Error::Service(format!(
+            "unpublishing service {service:?}: it is not published"
+        )))
+    }
+
+    fn lookup_name(&mut self, service: &str) -> Result<Option<String>, Error> {
+        Ok(self.names()?.lookup(service))
     }
 }
 

@@ -1,53 +1,84 @@
 //! Ports and the connections made through them (MPI 4.0 section 11.8.2):
 //! [`open_port`], [`close_port`], [`accept`], [`connect`] and [`join`].
 //!
-//! A port name says where its accepting root is:
+//! A port is a listening TCP socket of the process that opened it, and its
+//! name says how to reach it and proves the holder was given it:
 //!
 //! ```text
-//! oxmpi-port:<job id>:<world rank>:<port number>
+//! oxmpi-port:<job>:<world rank>:<port number>:<IPv4 address>:<TCP port>:<secret, 16 hex digits>
 //! ```
 //!
-//! The two roots talk over the engine on a reserved context
-//! ([`PORT_CONTEXT`]), with world ranks as envelope sources: the connecting
-//! root sends `[reply tag, n]` and its group's `n` world ranks with the
-//! port number as tag; the accepting root answers on the reply tag with
-//! `[status, m]` and its own group. Each root then hands both groups to
-//! its group on the communicator's collective context (or a failure word,
-//! so nobody waits on a root that gave up), and both groups build the
-//! intercommunicator with [`Comm::intercomm_from_groups`], whose context id
-//! is agreed over both groups.
+//! where the job is its id and, under oxrun, `+` the job's nonce
+//! ([`JOB_NONCE_ENV`]).
 //!
-//! Both sides must be processes of one job: processes of different jobs
-//! (spawned children, or independent jobs) share no transport yet, so a
-//! port of another job is refused naming that.
+//! The connecting root connects to the socket (`wire`) and sends a hello
+//! frame (`roots`): `[magic, port number, secret, nonce, its world rank,
+//! n]`, its group's `n` world ranks, then its job. The accepting root
+//! drops a connection that sends no hello, answers a wrong number or
+//! secret with status 1 and keeps waiting; otherwise it answers
+//! `[status 0, m]`, its group and its job. Same job: both groups are
+//! processes of one job, and both build the intercommunicator with
+//! [`Comm::intercomm_from_groups`] (context agreed over both groups).
+//! Different jobs: the groups open a bridge to each other (`across`, the
+//! transport spawned jobs use). Each root hands its group what it learnt
+//! (or a failure word, so nobody waits on a root that gave up) on the
+//! communicator's collective context.
 
 use std::io::{Read, Write};
+use std::net::{Ipv4Addr, TcpListener};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::comm::Comm;
 use crate::error::Error;
 use crate::group::Group;
 use crate::p2p::matching::{Pattern, SourceSel, TagSel};
+use roots::{accept_at_root, connect_at_root, Met};
+use wire::port_error;
 
+mod across;
+mod roots;
 pub mod spawn;
+mod wire;
 
-/// The context the two roots talk on: below `MPI_Comm_create_group`'s
+/// The context spawn's roots talk on: below `MPI_Comm_create_group`'s
 /// agreements and apart from `intercomm_from_groups`' (base - 2).
 pub(crate) const PORT_CONTEXT: u32 = 0x4000_0000 - 4;
-/// Port numbers (the connect request's tag) stay below this.
-const REPLY_TAG_BIT: i32 = 1 << 28;
 /// A root's hand-off to its group, on the communicator's collective context.
 const HANDOFF_TAG: i32 = 0x4000_0006;
 /// The header word of a failed exchange.
 pub(crate) const FAILED: u64 = u64::MAX;
 /// Prefix of every port name.
 const PREFIX: &str = "oxmpi-port:";
+/// Hand-off kinds: both groups in one job, or a bridge between jobs.
+const SAME_JOB: u64 = 0;
+const ACROSS_JOBS: u64 = 1;
+
+/// The variable in which oxrun gives every rank of a job the same random
+/// nonce: two jobs are one when their job ids and nonces are equal (job
+/// ids, `kvs_<oxrun pid>_0`, can repeat across hosts).
+pub const JOB_NONCE_ENV: &str = "OXMPI_JOB_NONCE";
+
+/// This job's identity in port names and hellos: its id and, under oxrun,
+/// its nonce.
+fn identity(job: &str) -> String {
+    match std::env::var(JOB_NONCE_ENV) {
+        Ok(nonce) if !nonce.is_empty() => format!("{job}+{nonce}"),
+        _ => job.to_string(),
+    }
+}
 
 static NEXT_PORT: AtomicU32 = AtomicU32::new(1);
-static NEXT_REPLY: AtomicU32 = AtomicU32::new(0);
-static OPEN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// A port this process opened and has not closed.
+struct OpenPort {
+    number: u32,
+    secret: u64,
+    listener: Arc<TcpListener>,
+}
+
+static OPEN: Mutex<Vec<OpenPort>> = Mutex::new(Vec::new());
 
 /// A parsed port name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,85 +86,111 @@ struct Port {
     job: String,
     rank: usize,
     number: u32,
+    host: Ipv4Addr,
+    tcp: u16,
+    secret: u64,
 }
 
 impl Port {
     fn parse(name: &str) -> Result<Port, Error> {
-        let bad = |why: &str| Error::InvalidArgument {
-            arg: "port_name",
-            reason: format!("{name:?} {why}"),
-        };
+        let bad = |why: &str| port_error(name, why);
         let rest = name
             .strip_prefix(PREFIX)
             .ok_or_else(|| bad("is not a port name of MPI_Open_port"))?;
-        let mut fields = rest.rsplitn(3, ':');
-        let number = fields.next().and_then(|s| s.parse::<u32>().ok());
-        let rank = fields.next().and_then(|s| s.parse::<usize>().ok());
-        match (fields.next(), rank, number) {
-            (Some(job), Some(rank), Some(number))
-                if !job.is_empty() && number > 0 && (number as i32) < REPLY_TAG_BIT =>
-            {
-                Ok(Port {
-                    job: job.to_string(),
-                    rank,
-                    number,
+        let f: Vec<&str> = rest.rsplitn(6, ':').collect();
+        let parsed = (f.len() == 6 && !f[5].is_empty() && f[0].len() == 16)
+            .then(|| {
+                Some(Port {
+                    job: f[5].to_string(),
+                    rank: f[4].parse().ok()?,
+                    number: f[3].parse().ok().filter(|&n| n > 0)?,
+                    host: f[2].parse().ok()?,
+                    tcp: f[1].parse().ok().filter(|&p| p > 0)?,
+                    secret: u64::from_str_radix(f[0], 16).ok()?,
                 })
-            }
-            _ => Err(bad("is malformed (expected oxmpi-port:JOB:RANK:NUMBER)")),
-        }
+            })
+            .flatten();
+        parsed.ok_or_else(|| {
+            bad("is malformed (expected oxmpi-port:JOB:RANK:NUMBER:ADDRESS:TCP-PORT:SECRET)")
+        })
     }
 
     fn name(&self) -> String {
-        format!("{PREFIX}{}:{}:{}", self.job, self.rank, self.number)
+        format!(
+            "{PREFIX}{}:{}:{}:{}:{}:{:016x}",
+            self.job, self.rank, self.number, self.host, self.tcp, self.secret
+        )
     }
 }
 
 /// Opens a port on this process (`MPI_Open_port`) of job `job`
 /// ([`Universe::job_id`](crate::Universe::job_id)); `any` is any
-/// communicator of this process. The name is what [`connect`] takes.
+/// communicator of this process. The name is what [`connect`] takes, in
+/// this job or another.
 pub fn open_port(job: &str, any: &Comm) -> Result<String, Error> {
+    let job = &identity(job);
     let number = NEXT_PORT.fetch_add(1, Ordering::Relaxed);
-    if number as i32 >= REPLY_TAG_BIT || number == 0 {
+    if number == 0 || number == u32::MAX {
         return Err(Error::State(
             "MPI_Open_port: no port numbers are left".into(),
         ));
     }
-    OPEN.lock().unwrap_or_else(|e| e.into_inner()).push(number);
-    Ok(Port {
+    let listener = wire::listen()?;
+    let tcp = listener
+        .local_addr()
+        .map_err(|e| Error::State(format!("MPI_Open_port: {e}")))?
+        .port();
+    let port = Port {
         job: job.to_string(),
         rank: any.rt().world_rank,
         number,
-    }
-    .name())
+        host: wire::advertised_host()?,
+        tcp,
+        secret: wire::secret()?,
+    };
+    OPEN.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(OpenPort {
+            number,
+            secret: port.secret,
+            listener: Arc::new(listener),
+        });
+    Ok(port.name())
 }
 
-/// Closes a port this process opened (`MPI_Close_port`).
+/// Closes a port this process opened (`MPI_Close_port`): connections to
+/// it are refused from now on.
 ///
 /// Errors: `MPI_ERR_PORT` naming the port when it is not one of this
 /// process's open ports.
 pub fn close_port(job: &str, any: &Comm, name: &str) -> Result<(), Error> {
-    let port = own_port(job, any, name)?;
+    let job = &identity(job);
+    let (port, _) = own_port(job, any, name)?;
     let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-    open.retain(|&n| n != port.number);
+    open.retain(|p| p.number != port.number);
     Ok(())
 }
 
-/// The open port of this process that `name` names.
-fn own_port(job: &str, any: &Comm, name: &str) -> Result<Port, Error> {
+/// The open port of this process (of job identity `job`) that `name`
+/// names, and its listener.
+fn own_port(job: &str, any: &Comm, name: &str) -> Result<(Port, Arc<TcpListener>), Error> {
     let port = Port::parse(name)?;
-    let mine = port.job == job
-        && port.rank == any.rt().world_rank
-        && OPEN
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(&port.number);
-    if !mine {
-        return Err(Error::InvalidArgument {
-            arg: "port_name",
-            reason: format!("{name:?} is not a port this process opened (or it was closed)"),
-        });
+    let listener = (port.job == job && port.rank == any.rt().world_rank)
+        .then(|| {
+            OPEN.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .find(|p| p.number == port.number && p.secret == port.secret)
+                .map(|p| Arc::clone(&p.listener))
+        })
+        .flatten();
+    match listener {
+        Some(l) => Ok((port, l)),
+        None => Err(port_error(
+            name,
+            "is not a port this process opened (or it was closed)",
+        )),
     }
-    Ok(port)
 }
 
 fn words(list: &[usize]) -> Vec<u8> {
@@ -163,50 +220,50 @@ pub(crate) fn check_root(comm: &Comm, root: i32) -> Result<usize, Error> {
 
 /// Accepts a connection on port `port` (significant at `root` only)
 /// (`MPI_Comm_accept`): an intercommunicator between this communicator's
-/// group and the connecting one. Collective over `comm`; blocks until a
-/// group connects.
+/// group and the connecting one, of this job or another. Collective over
+/// `comm`; blocks until a group connects.
 pub fn accept(job: &str, comm: &Comm, port: &str, root: i32) -> Result<Comm, Error> {
     let root = check_root(comm, root)?;
-    let mine = comm.group();
-    let got = if comm.rank() as usize == root {
-        Some(accept_at_root(job, comm, port, mine.world_ranks()))
-    } else {
-        None
-    };
-    finish(comm, root, &mine, got)
+    let job = &identity(job);
+    let met = (comm.rank() as usize == root).then(|| accept_at_root(job, comm, port));
+    finish(comm, root, true, met)
 }
 
 /// Connects to port `port` (significant at `root` only)
 /// (`MPI_Comm_connect`): an intercommunicator between this communicator's
-/// group and the accepting one. Collective over `comm`.
+/// group and the accepting one, of this job or another. Collective over
+/// `comm`.
 ///
-/// Errors: `MPI_ERR_PORT` for a name that is not a port, or a port of
-/// another job (not supported yet).
+/// Errors: `MPI_ERR_PORT` naming the port for a name that is not a port,
+/// a port closed or whose process ended, a wrong secret, or no answer
+/// within `OXMPI_PORT_TIMEOUT`.
 pub fn connect(job: &str, comm: &Comm, port: &str, root: i32) -> Result<Comm, Error> {
     let root = check_root(comm, root)?;
-    let mine = comm.group();
-    let got = if comm.rank() as usize == root {
-        Some(connect_at_root(job, comm, port, mine.world_ranks()))
-    } else {
-        None
-    };
-    finish(comm, root, &mine, got)
+    let job = &identity(job);
+    let met = (comm.rank() as usize == root).then(|| connect_at_root(job, comm, port));
+    finish(comm, root, false, met)
 }
 
-/// Hands the root's result (the remote group and the creation's tag) to
-/// the group and builds the intercommunicator.
+/// Hands the root's result to the group and builds the intercommunicator.
 fn finish(
     comm: &Comm,
     root: usize,
-    mine: &Group,
-    got: Option<Result<(Vec<usize>, String), Error>>,
+    acceptor: bool,
+    met: Option<Result<Met, Error>>,
 ) -> Result<Comm, Error> {
-    let got = got.map(|result| {
-        result.map(|(remote, tag)| {
-            let mut b = words(&[remote.len(), tag.len()]);
-            b.extend(words(&remote));
-            b.extend(tag.as_bytes());
-            b
+    let mut wire = None;
+    let got = met.map(|result| {
+        result.map(|m| match m {
+            Met::Same { remote, tag } => {
+                let mut b = words(&[SAME_JOB as usize, remote.len(), tag.len()]);
+                b.extend(words(&remote));
+                b.extend(tag.as_bytes());
+                b
+            }
+            Met::Across { wire: w, remote } => {
+                wire = Some(w);
+                words(&[ACROSS_JOBS as usize, remote, 0])
+            }
         })
     });
     let body = handoff(comm, root, got, || Error::InvalidArgument {
@@ -215,11 +272,16 @@ fn finish(
             "the root (rank {root}) could not make the connection (its own error says why)"
         ),
     })?;
-    let head = unwords(&body[..16]);
-    let remote = unwords(&body[16..16 + 8 * head[0]]);
-    let tag = String::from_utf8_lossy(&body[16 + 8 * head[0]..]).into_owned();
+    let head = unwords(&body[..24]);
+    if head[0] as u64 == ACROSS_JOBS {
+        return across::build(comm, root, acceptor, head[1], wire);
+    }
+    let n = head[1];
+    let remote = unwords(&body[24..24 + 8 * n]);
+    let tag = String::from_utf8_lossy(&body[24 + 8 * n..]).into_owned();
+    let mine = comm.group();
     let remote = Group::from_world(remote, None);
-    comm.intercomm_from_groups(mine, &remote, &tag)
+    comm.intercomm_from_groups(&mine, &remote, &tag)
 }
 
 /// The root's `got` (its result) on every member of `comm`: the root
@@ -277,136 +339,6 @@ pub(crate) fn handoff(
             Ok(body)
         }
     }
-}
-
-fn accept_at_root(
-    job: &str,
-    comm: &Comm,
-    name: &str,
-    mine: &[usize],
-) -> Result<(Vec<usize>, String), Error> {
-    let port = own_port(job, comm, name)?;
-    let me = comm.rt().world_rank as i32;
-    let tag = port.number as i32;
-    let mut head = [0u8; 16];
-    let st = exchange(
-        comm,
-        PORT_CONTEXT,
-        me,
-        tag,
-        &[],
-        &mut [(SourceSel::Any, &mut head[..])],
-    )?;
-    let from = st[0].source;
-    let head = unwords(&head);
-    let (reply_tag, n) = (head[0] as i32, head[1]);
-    let mut theirs = vec![0u8; 8 * n];
-    exchange(
-        comm,
-        PORT_CONTEXT,
-        me,
-        tag,
-        &[],
-        &mut [(SourceSel::Rank(from), &mut theirs[..])],
-    )?;
-    let remote = unwords(&theirs);
-    let overlap = remote.iter().find(|w| mine.contains(w));
-    let status = if overlap.is_some() { FAILED } else { 0 };
-    let reply_head = words(&[status as usize, mine.len()]);
-    let body = words(mine);
-    let to = from as usize;
-    exchange(
-        comm,
-        PORT_CONTEXT,
-        me,
-        reply_tag,
-        &[(to, &reply_head[..]), (to, &body[..])],
-        &mut [],
-    )?;
-    if let Some(w) = overlap {
-        return Err(overlapping(*w));
-    }
-    Ok((remote, creation_tag(&port, from as usize, reply_tag)))
-}
-
-fn connect_at_root(
-    job: &str,
-    comm: &Comm,
-    name: &str,
-    mine: &[usize],
-) -> Result<(Vec<usize>, String), Error> {
-    let port = Port::parse(name)?;
-    if port.job != job || port.rank >= comm.rt().world_size {
-        return Err(Error::InvalidArgument {
-            arg: "port_name",
-            reason: format!(
-                "{name:?} is a port of job {} and this process belongs to job {}: connecting \
-                 processes of different jobs is not supported yet",
-                port.job, job
-            ),
-        });
-    }
-    let me = comm.rt().world_rank as i32;
-    let reply_tag =
-        REPLY_TAG_BIT | (NEXT_REPLY.fetch_add(1, Ordering::Relaxed) as i32 & 0x0fff_ffff);
-    let head = words(&[reply_tag as usize, mine.len()]);
-    let body = words(mine);
-    let to = port.rank;
-    let tag = port.number as i32;
-    exchange(
-        comm,
-        PORT_CONTEXT,
-        me,
-        tag,
-        &[(to, &head[..]), (to, &body[..])],
-        &mut [],
-    )?;
-    let from = SourceSel::Rank(to as i32);
-    let mut reply = [0u8; 16];
-    exchange(
-        comm,
-        PORT_CONTEXT,
-        me,
-        reply_tag,
-        &[],
-        &mut [(from, &mut reply[..])],
-    )?;
-    let reply = unwords(&reply);
-    let mut theirs = vec![0u8; 8 * reply[1]];
-    exchange(
-        comm,
-        PORT_CONTEXT,
-        me,
-        reply_tag,
-        &[],
-        &mut [(from, &mut theirs[..])],
-    )?;
-    let remote = unwords(&theirs);
-    if reply[0] as u64 == FAILED {
-        let w = remote
-            .iter()
-            .find(|w| mine.contains(w))
-            .copied()
-            .unwrap_or(0);
-        return Err(overlapping(w));
-    }
-    Ok((remote, creation_tag(&port, me as usize, reply_tag)))
-}
-
-fn overlapping(world_rank: usize) -> Error {
-    Error::InvalidArgument {
-        arg: "port_name",
-        reason: format!(
-            "world rank {world_rank} is in both the accepting and the connecting group: \
-             they must be disjoint"
-        ),
-    }
-}
-
-/// The tag both sides pass to `intercomm_from_groups`: the same on both,
-/// different for every connection.
-fn creation_tag(port: &Port, connector: usize, reply_tag: i32) -> String {
-    format!("port:{}:{}:{connector}:{reply_tag}", port.rank, port.number)
 }
 
 /// Starts `sends` (world rank, bytes) and `recvs` (source, buffer of the
@@ -473,9 +405,9 @@ pub(crate) fn exchange(
 /// process on each side. Both open a port, swap names over the socket,
 /// and the one with the smaller name accepts while the other connects.
 ///
-/// Errors: `MPI_ERR_ARG` naming `fd` when the socket fails; `MPI_ERR_PORT`
-/// when the other process belongs to another job.
-/// `own` is `MPI_COMM_SELF`.
+/// The other process may belong to another job. `own` is `MPI_COMM_SELF`.
+///
+/// Errors: `MPI_ERR_ARG` naming `fd` when the socket fails.
 pub fn join(job: &str, own: &Comm, fd: RawFd) -> Result<Comm, Error> {
     if fd < 0 {
         return Err(Error::InvalidArgument {
@@ -542,18 +474,26 @@ mod tests {
             job: "kvs_12:3_0".into(),
             rank: 7,
             number: 42,
+            host: Ipv4Addr::new(10, 0, 0, 2),
+            tcp: 40_001,
+            secret: 0x0123_4567_89ab_cdef,
         };
         assert_eq!(Port::parse(&p.name()).unwrap(), p);
         for bad in [
             "",
             "oxmpi-port:",
             "oxmpi-port:j:1",
-            "oxmpi-port:j:x:1",
+            "oxmpi-port:j:0:1",
+            "oxmpi-port:j:x:1:127.0.0.1:5:0123456789abcdef",
+            "oxmpi-port:j:0:0:127.0.0.1:5:0123456789abcdef",
+            "oxmpi-port:j:0:1:127.0.0.1:0:0123456789abcdef",
+            "oxmpi-port:j:0:1:host:5:0123456789abcdef",
+            "oxmpi-port:j:0:1:127.0.0.1:5:0123",
+            "oxmpi-port::0:1:127.0.0.1:5:0123456789abcdef",
             "tcp://h:1",
         ] {
             let e = Port::parse(bad).unwrap_err();
             assert_eq!(e.class(), crate::ErrorClass::Port, "{bad}");
         }
-        assert!(Port::parse("oxmpi-port:j:0:0").is_err());
     }
 }

@@ -36,10 +36,10 @@ use crate::universe::{Launcher, Universe};
 /// The children's environment variable with what they need of the parents.
 pub const PARENT_ENV: &str = "OXMPI_PARENT";
 /// Bytes of one member's record: address length, counter, address.
-const RECORD: usize = 256;
+pub(super) const RECORD: usize = 256;
 static NEXT_TAG: AtomicU32 = AtomicU32::new(1);
 
-fn record(address: &[u8], counter: u32) -> Result<Vec<u8>, Error> {
+pub(super) fn record(address: &[u8], counter: u32) -> Result<Vec<u8>, Error> {
     if address.len() > RECORD - 16 {
         return Err(Error::Unsupported(format!(
             "fabric addresses of {} bytes do not fit a spawn record",
@@ -53,7 +53,7 @@ fn record(address: &[u8], counter: u32) -> Result<Vec<u8>, Error> {
     Ok(r)
 }
 
-fn unrecord(r: &[u8]) -> (Vec<u8>, u32) {
+pub(super) fn unrecord(r: &[u8]) -> (Vec<u8>, u32) {
     let len = (u64::from_le_bytes(r[..8].try_into().expect("8 bytes")) as usize).min(RECORD - 16);
     let counter = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes")) as u32;
     (r[16..16 + len].to_vec(), counter)
@@ -122,7 +122,9 @@ fn failed() -> Error {
     Error::Spawn("the root could not spawn the processes (its own error says why)".into())
 }
 
-use crate::comm::context::{bridge_counter as next_counter, take_bridge_context as take_context};
+pub(super) use crate::comm::context::{
+    bridge_counter as next_counter, take_bridge_context as take_context,
+};
 
 fn bridged(comm: &Comm) -> Result<Arc<Bridged>, Error> {
     comm.rt()
@@ -132,7 +134,7 @@ fn bridged(comm: &Comm) -> Result<Arc<Bridged>, Error> {
         .ok_or_else(|| Error::State("this runtime has no bridges to other jobs".into()))
 }
 
-fn open_link(me: usize, size: usize, remote: &[usize]) -> Result<FabricLink, Error> {
+pub(super) fn open_link(me: usize, size: usize, remote: &[usize]) -> Result<FabricLink, Error> {
     let config = Config::from_env()?;
     FabricLink::open(&crate::transport::fabric_config(&config), me, size, remote).map_err(|e| {
         Error::Unsupported(format!(
@@ -143,7 +145,7 @@ fn open_link(me: usize, size: usize, remote: &[usize]) -> Result<FabricLink, Err
 
 /// Registers `link` (members at `positions` are the other job's) and
 /// grows the engine; the peer index of each position.
-fn register(
+pub(super) fn register(
     comm: &Comm,
     link: FabricLink,
     size: usize,
@@ -266,7 +268,7 @@ pub fn spawn(
 
 /// Every member's fixed-size `mine`, in rank order, at `root` (empty
 /// elsewhere).
-fn gather(comm: &Comm, root: usize, mine: &[u8]) -> Result<Vec<u8>, Error> {
+pub(super) fn gather(comm: &Comm, root: usize, mine: &[u8]) -> Result<Vec<u8>, Error> {
     const GATHER_TAG: i32 = 0x4000_0007;
     let ctx = comm.collective_context();
     let me = comm.rank() as usize;

@@ -551,6 +551,12 @@ pub fn run(role: &str) {
         "idup" => crate::subgroups::idup(&world),
         "intercomm" => crate::intercomms::intercomm(&world),
         "ports" => crate::ports::ports(&world, &universe),
+        "ports_server" => crate::ports_jobs::server(&world, &universe),
+        "ports_client" => crate::ports_jobs::client(&world, &universe),
+        "ports_late" => crate::ports_jobs::late(&world, &universe),
+        "ports_silent" => crate::ports_jobs::silent(&world, &universe),
+        "ports_failing_server" => crate::ports_jobs::failing_server(&world, &universe),
+        "ports_no_fabric_client" => crate::ports_jobs::no_fabric_client(&world, &universe),
         other => panic!("unknown role {other}"),
     };
     if let Err(e) = result {

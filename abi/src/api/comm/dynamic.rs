@@ -1,8 +1,9 @@
 //! Ports (MPI 4.0 section 11.8.2): `MPI_Open_port`, `MPI_Close_port`,
 //! `MPI_Comm_accept`, `MPI_Comm_connect` and `MPI_Comm_join`, over
-//! `oxmpi::dynamic` (both sides must be processes of one job); the name
-//! service (11.8.3): `MPI_Publish_name`, `MPI_Unpublish_name`,
-//! `MPI_Lookup_name`, through the launcher. The info arguments are
+//! `oxmpi::dynamic` (within a job or between separately started jobs); the
+//! name service (11.8.3): `MPI_Publish_name`, `MPI_Unpublish_name`,
+//! `MPI_Lookup_name`, through the launcher (per job, or shared by jobs
+//! through `oxrun --name-dir`). The info arguments are
 //! checked and otherwise ignored (no keys are defined).
 
 use std::ffi::{c_char, c_int};
