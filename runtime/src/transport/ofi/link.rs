@@ -43,6 +43,7 @@ use crate::transport::{Caps, RemoteBuf, Transport};
 mod direct;
 mod packets;
 mod sleep;
+mod trace;
 
 const RANK_MASK: u64 = 0xffff_ffff;
 const CREDITS_SHIFT: u32 = 32;
@@ -163,6 +164,8 @@ struct State {
     exposed: Vec<(u64, Mr)>,
     /// Per peer, the kinds of direct operation logged so far.
     logged: Vec<u8>,
+    /// Counts and the stall clock, with `OXMPI_DEBUG=transport` only.
+    trace: Option<trace::Trace>,
 }
 
 /// The transport to every peer on another host.
@@ -285,6 +288,7 @@ impl FabricLink {
                 packet_mrs,
                 exposed: Vec::new(),
                 logged: vec![0; world_size],
+                trace: cfg.debug.then(|| trace::Trace::new(world_size)),
             }),
             sleepers: AtomicU32::new(0),
             generation: AtomicU32::new(0),

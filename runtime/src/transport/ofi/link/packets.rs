@@ -30,6 +30,7 @@ impl FabricLink {
             )
         }?;
         if posted == Posted::Busy {
+            self.note(format_args!("receive buffer {i} refused for now"));
             st.to_repost.push(i);
         }
         Ok(())
@@ -82,6 +83,9 @@ impl FabricLink {
             }
         }
         st.peers[peer].as_mut().expect("checked above").credits -= 1;
+        if let Some(t) = st.trace.as_mut() {
+            t.sent(peer);
+        }
         true
     }
 
@@ -185,7 +189,12 @@ impl FabricLink {
             return;
         }
         match self.ep.inject(&[], p.addr, self.tag(p.owed, CREDIT_ONLY)) {
-            Ok(Posted::Yes) => p.owed = 0,
+            Ok(Posted::Yes) => {
+                p.owed = 0;
+                if let Some(t) = st.trace.as_mut() {
+                    t.credit_sent(peer);
+                }
+            }
             Ok(Posted::Busy) => {
                 if !st.owing.contains(&peer) {
                     st.owing.push(peer);
@@ -193,7 +202,13 @@ impl FabricLink {
             }
             // The peer is gone (finalized and closed, or failed: then the
             // launcher ends the job): its credits no longer matter.
-            Err(_) => p.owed = 0,
+            Err(e) => {
+                self.note(format_args!(
+                    "{} credits for rank {peer} dropped: {e}",
+                    p.owed
+                ));
+                p.owed = 0;
+            }
         }
     }
 
@@ -251,6 +266,7 @@ impl FabricLink {
                         .then(|| unsafe { (*failed.context.cast::<OpContext>()).slot });
                     match slot {
                         Some(s) if s >= DIRECT_BASE => {
+                            self.note(format_args!("a direct transfer failed: {}", failed.text));
                             // SAFETY: as above.
                             let st = unsafe { &mut *self.state.get() };
                             let e = Error::Fabric {
@@ -263,13 +279,17 @@ impl FabricLink {
                         // A send failed: its peer is gone (the launcher
                         // ends the job) or the link is; free the slot.
                         Some(s) if s >= SEND_BASE => {
+                            self.note(format_args!("a packet send failed: {}", failed.text));
                             // SAFETY: as above.
                             unsafe { &mut *self.state.get() }
                                 .free_sends
                                 .push(s - SEND_BASE);
                             continue;
                         }
-                        None => continue,
+                        None => {
+                            self.note(format_args!("an operation failed: {}", failed.text));
+                            continue;
+                        }
                         Some(_) => fatal(self.me, &format!("a receive failed: {}", failed.text)),
                     }
                 }
@@ -328,6 +348,9 @@ impl FabricLink {
                         fatal(self.me, &format!("a packet from unknown rank {from}"));
                     };
                     p.credits += returned;
+                    if let Some(t) = st.trace.as_mut() {
+                        t.arrived(from, has_payload);
+                    }
                 }
                 if has_payload {
                     // SAFETY: the receive completed: the provider wrote
@@ -358,6 +381,10 @@ impl FabricLink {
         if completions > 0 {
             self.generation.fetch_add(1, SeqCst);
             self.wake_sleepers();
+        }
+        if self.debug {
+            // SAFETY: data path; no other reference is live.
+            self.check_stall(unsafe { &mut *self.state.get() });
         }
         handled
     }
