@@ -180,12 +180,18 @@ impl FabricLink {
         ))
     }
 
-    /// Returns the credits owed to `peer` in a message of their own.
+    /// Returns the credits owed to `peer` in a message of their own, once
+    /// half a window is owed. Below that the peer still holds half its
+    /// credits and is not starved; and every credit-only message then
+    /// carries at least half a window, which is what bounds them to two
+    /// in flight per peer (the receive buffers' `+ 3`). A message refused
+    /// or failed is tried again from the poll (`owing`): credits are never
+    /// dropped, as a peer left without them would wait forever.
     pub(super) fn return_credits(&self, st: &mut State, peer: usize) {
         let Some(p) = st.peers[peer].as_mut() else {
             return;
         };
-        if p.owed == 0 {
+        if p.owed < (self.credits / 2).max(1) {
             return;
         }
         match self.ep.inject(&[], p.addr, self.tag(p.owed, CREDIT_ONLY)) {
@@ -195,19 +201,17 @@ impl FabricLink {
                     t.credit_sent(peer);
                 }
             }
-            Ok(Posted::Busy) => {
-                if !st.owing.contains(&peer) {
-                    st.owing.push(peer);
+            outcome => {
+                if st.owing.contains(&peer) {
+                    return;
                 }
-            }
-            // The peer is gone (finalized and closed, or failed: then the
-            // launcher ends the job): its credits no longer matter.
-            Err(e) => {
-                self.note(format_args!(
-                    "{} credits for rank {peer} dropped: {e}",
-                    p.owed
-                ));
-                p.owed = 0;
+                if let Err(e) = outcome {
+                    self.note(format_args!(
+                        "returning {} credits to rank {peer} failed: {e}",
+                        p.owed
+                    ));
+                }
+                st.owing.push(peer);
             }
         }
     }
@@ -367,11 +371,8 @@ impl FabricLink {
                     fatal(self.me, &e.to_string());
                 }
                 if has_payload {
-                    let p = st.peers[from].as_mut().expect("checked above");
-                    p.owed += 1;
-                    if p.owed >= self.credits / 2 {
-                        self.return_credits(st, from);
-                    }
+                    st.peers[from].as_mut().expect("checked above").owed += 1;
+                    self.return_credits(st, from);
                 }
             }
             if n < POLL_MAX {
