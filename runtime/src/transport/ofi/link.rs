@@ -140,8 +140,10 @@ struct Peer {
 struct State {
     peers: Vec<Option<Peer>>,
     free_sends: Vec<usize>,
-    /// Receive buffers the provider refused to take back (queue full).
-    to_repost: Vec<usize>,
+    /// Receive buffers the provider refused to take back (queue full),
+    /// each with the peer whose packet it held: that packet's credit goes
+    /// back only once the buffer is posted again.
+    to_repost: Vec<(usize, Option<usize>)>,
     /// Peers owed a credit message that could not be sent yet.
     owing: Vec<usize>,
     /// Packets already filled (and their credit taken) that the provider
@@ -312,7 +314,7 @@ impl FabricLink {
         for i in 0..receives {
             // SAFETY: no operation is posted yet, so nothing else uses the state.
             let st = unsafe { &mut *link.state.get() };
-            link.post_receive(st, i)?;
+            link.post_receive(st, i, None)?;
         }
         Ok(link)
     }

@@ -15,7 +15,17 @@ use super::{
 use crate::error::Error;
 
 impl FabricLink {
-    pub(super) fn post_receive(&self, st: &mut State, i: usize) -> Result<(), Error> {
+    /// Posts receive buffer `i`; returns whether the provider took it. If
+    /// not, it is posted again from the poll, and the credit of the packet
+    /// it held (from `credit_to`) goes back only then: a credit returned
+    /// for a buffer not posted would let the peer send a packet that finds
+    /// none.
+    pub(super) fn post_receive(
+        &self,
+        st: &mut State,
+        i: usize,
+        credit_to: Option<usize>,
+    ) -> Result<bool, Error> {
         // SAFETY: the buffer and context belong to receive `i`, which is
         // not posted (it just completed, or was never posted); both live
         // until the endpoint is closed.
@@ -31,9 +41,19 @@ impl FabricLink {
         }?;
         if posted == Posted::Busy {
             self.note(format_args!("receive buffer {i} refused for now"));
-            st.to_repost.push(i);
+            st.to_repost.push((i, credit_to));
+            return Ok(false);
         }
-        Ok(())
+        Ok(true)
+    }
+
+    /// One more packet of `peer`'s consumed and its buffer posted again:
+    /// its credit is owed back.
+    fn owe(&self, st: &mut State, peer: usize) {
+        if let Some(p) = st.peers.get_mut(peer).and_then(Option::as_mut) {
+            p.owed += 1;
+            self.return_credits(st, peer);
+        }
     }
 
     pub(super) fn tag(&self, owed: u32, flags: u64) -> u64 {
@@ -218,9 +238,15 @@ impl FabricLink {
 
     /// Retries what the provider refused earlier.
     pub(super) fn retry_refused(&self, st: &mut State) {
-        for i in std::mem::take(&mut st.to_repost) {
-            if let Err(e) = self.post_receive(st, i) {
-                fatal(self.me, &e.to_string());
+        for (i, credit_to) in std::mem::take(&mut st.to_repost) {
+            match self.post_receive(st, i, credit_to) {
+                Ok(true) => {
+                    if let Some(peer) = credit_to {
+                        self.owe(st, peer);
+                    }
+                }
+                Ok(false) => {}
+                Err(e) => fatal(self.me, &e.to_string()),
             }
         }
         for peer in std::mem::take(&mut st.owing) {
@@ -340,7 +366,7 @@ impl FabricLink {
                             Err(e) => fatal(self.me, &format!("rank {from}'s address: {e}")),
                         }
                     }
-                    if let Err(e) = self.post_receive(st, slot) {
+                    if let Err(e) = self.post_receive(st, slot, None) {
                         fatal(self.me, &e.to_string());
                     }
                     continue;
@@ -367,12 +393,11 @@ impl FabricLink {
                 }
                 // SAFETY: the sink has returned; nothing else holds the state.
                 let st = unsafe { &mut *self.state.get() };
-                if let Err(e) = self.post_receive(st, slot) {
-                    fatal(self.me, &e.to_string());
-                }
-                if has_payload {
-                    st.peers[from].as_mut().expect("checked above").owed += 1;
-                    self.return_credits(st, from);
+                let credit_to = has_payload.then_some(from);
+                match self.post_receive(st, slot, credit_to) {
+                    Ok(true) if has_payload => self.owe(st, from),
+                    Ok(_) => {}
+                    Err(e) => fatal(self.me, &e.to_string()),
                 }
             }
             if n < POLL_MAX {
