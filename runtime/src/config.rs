@@ -309,7 +309,7 @@ pub static OFI_PROVIDER: Setting<String> = Setting::new(Entry {
     name: "ofi_provider",
     env: "OXMPI_OFI_PROVIDER",
     default: "",
-    doc: "libfabric provider between hosts, e.g. net, tcp, verbs, efa (empty: the first of libfabric's providers with RDM endpoints of their own, e.g. net, efa, psm2, cxi, else one layered over a utility provider, e.g. tcp;ofi_rxm; FI_PROVIDER narrows the choice)",
+    doc: "libfabric provider between hosts, e.g. tcp, verbs, efa (empty: libfabric's first RDM provider, which FI_PROVIDER narrows)",
     kind: Kind::Text,
 });
 

@@ -104,45 +104,23 @@ static int domain_is(const struct fi_info *fi, const char *name)
            strcmp(fi->domain_attr->name, name) == 0;
 }
 
-/* How much an entry's provider is wanted (lower is better). One with RDM
- * endpoints of its own (net, efa, psm2, cxi) comes first; one layered over
- * a utility provider ("tcp;ofi_rxm", "verbs;ofi_rxm") adds a protocol of
- * its own and comes second; last come those not meant for traffic between
- * hosts: the reference provider (sockets) and shared memory (shm). A named
- * provider (the caller's or FI_PROVIDER) leaves entries of that name only,
- * so the order then changes nothing. */
-static int preference(const struct fi_info *fi)
-{
-    const char *name = fi->fabric_attr ? fi->fabric_attr->prov_name : NULL;
-    if (name == NULL)
-        return 2;
-    if (strcmp(name, "sockets") == 0 || strcmp(name, "shm") == 0)
-        return 2;
-    if (strstr(name, ";ofi_") != NULL)
-        return 1;
-    return 0;
-}
-
-/* The entry to open: the most wanted provider (see preference), on `iface`
- * when one is named, else on the first address other hosts can reach, IPv4
- * before anything else; libfabric's order breaks ties. */
+/* The entry to open: on `iface` when one is named, else the first one that
+ * other hosts can reach, IPv4 before anything else. */
 static struct fi_info *choose(struct fi_info *list, const char *iface)
 {
     struct fi_info *cur;
-    int rank;
-    for (rank = 0; rank <= 2; rank++) {
+    if (iface != NULL) {
         for (cur = list; cur != NULL; cur = cur->next)
-            if (preference(cur) == rank &&
-                (iface != NULL ? domain_is(cur, iface)
-                               : cur->addr_format == FI_SOCKADDR_IN &&
-                                     !local_only(cur)))
+            if (domain_is(cur, iface))
                 return cur;
-        if (iface != NULL)
-            continue;
-        for (cur = list; cur != NULL; cur = cur->next)
-            if (preference(cur) == rank && !local_only(cur))
-                return cur;
+        return NULL;
     }
+    for (cur = list; cur != NULL; cur = cur->next)
+        if (cur->addr_format == FI_SOCKADDR_IN && !local_only(cur))
+            return cur;
+    for (cur = list; cur != NULL; cur = cur->next)
+        if (!local_only(cur))
+            return cur;
     return NULL;
 }
 
@@ -176,8 +154,8 @@ void oxmpi_ofi_close(struct oxmpi_ofi_ep *e)
 }
 
 /* Opens an RDM endpoint with tagged messages that keeps send-after-send
- * order, on provider `prov` (NULL: the most wanted of those libfabric
- * offers, see choose; FI_PROVIDER filters them) and interface / domain `iface` (NULL: the first reachable one);
+ * order, on provider `prov` (NULL: libfabric's choice, which FI_PROVIDER
+ * filters) and interface / domain `iface` (NULL: the first reachable one);
  * with `rma`, it must also read remote memory (FI_RMA, FI_READ) and let
  * peers read its own (FI_REMOTE_READ). Its completion queue holds
  * `cq_size` entries. Every memory registration mode but raw keys is

@@ -67,9 +67,8 @@ pub(crate) enum Posted {
 }
 
 impl Endpoint {
-    /// Opens an endpoint on `provider` (None: the most wanted of those
-    /// libfabric offers, see endpoint.c's `choose`; `FI_PROVIDER` narrows
-    /// them) and interface `iface` (None: the first
+    /// Opens an endpoint on `provider` (None: libfabric's choice, which
+    /// `FI_PROVIDER` narrows) and interface `iface` (None: the first
     /// address other hosts can reach), whose completion queue holds
     /// `cq_size` entries; with `rma`, only a provider that also does RMA
     /// reads both ways qualifies.

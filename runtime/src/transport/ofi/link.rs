@@ -63,7 +63,7 @@ const STACK_INJECT: usize = 256;
 /// How the fabric transport is opened.
 #[derive(Debug, Clone)]
 pub(crate) struct FabricConfig {
-    /// Provider name (None: the most wanted one libfabric offers).
+    /// Provider name (None: libfabric's choice).
     pub(crate) provider: Option<String>,
     /// Interface / domain name (None: the first reachable one).
     pub(crate) iface: Option<String>,
