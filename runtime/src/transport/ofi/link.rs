@@ -43,6 +43,7 @@ use crate::transport::{Caps, RemoteBuf, Transport};
 mod direct;
 mod packets;
 mod sleep;
+mod trace;
 
 const RANK_MASK: u64 = 0xffff_ffff;
 const CREDITS_SHIFT: u32 = 32;
@@ -139,8 +140,10 @@ struct Peer {
 struct State {
     peers: Vec<Option<Peer>>,
     free_sends: Vec<usize>,
-    /// Receive buffers the provider refused to take back (queue full).
-    to_repost: Vec<usize>,
+    /// Receive buffers the provider refused to take back (queue full),
+    /// each with the peer whose packet it held: that packet's credit goes
+    /// back only once the buffer is posted again.
+    to_repost: Vec<(usize, Option<usize>)>,
     /// Peers owed a credit message that could not be sent yet.
     owing: Vec<usize>,
     /// Packets already filled (and their credit taken) that the provider
@@ -163,6 +166,8 @@ struct State {
     exposed: Vec<(u64, Mr)>,
     /// Per peer, the kinds of direct operation logged so far.
     logged: Vec<u8>,
+    /// Counts and the stall clock, with `OXMPI_DEBUG=transport` only.
+    trace: Option<trace::Trace>,
 }
 
 /// The transport to every peer on another host.
@@ -285,6 +290,7 @@ impl FabricLink {
                 packet_mrs,
                 exposed: Vec::new(),
                 logged: vec![0; world_size],
+                trace: cfg.debug.then(|| trace::Trace::new(world_size)),
             }),
             sleepers: AtomicU32::new(0),
             generation: AtomicU32::new(0),
@@ -308,7 +314,7 @@ impl FabricLink {
         for i in 0..receives {
             // SAFETY: no operation is posted yet, so nothing else uses the state.
             let st = unsafe { &mut *link.state.get() };
-            link.post_receive(st, i)?;
+            link.post_receive(st, i, None)?;
         }
         Ok(link)
     }

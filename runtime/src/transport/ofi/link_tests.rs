@@ -19,8 +19,22 @@ fn pair_with(
     mr: MrPolicy,
     rndv: RndvPolicy,
 ) -> (FabricLink, FabricLink) {
+    pair_on("tcp", credits, packet, mr, rndv)
+}
+
+/// Providers the stress tests run on: tcp (through ofi_rxm) and net,
+/// libfabric 1.17's RDM provider of its own (the default where offered).
+const PROVIDERS: [&str; 2] = ["tcp", "net"];
+
+fn pair_on(
+    provider: &str,
+    credits: usize,
+    packet: usize,
+    mr: MrPolicy,
+    rndv: RndvPolicy,
+) -> (FabricLink, FabricLink) {
     let cfg = FabricConfig {
-        provider: Some("tcp".into()),
+        provider: Some(provider.into()),
         iface: Some("lo".into()),
         packet,
         credits,
@@ -160,15 +174,15 @@ fn many_packets_both_ways_with_sends_from_inside_poll() {
     if without_libfabric() {
         return;
     }
-    for mr in POLICIES {
-        let (a, b) = pair_with(4, 1024, mr, RndvPolicy::Tagged);
+    for (provider, mr) in PROVIDERS.iter().flat_map(|p| POLICIES.map(|m| (*p, m))) {
+        let (a, b) = pair_on(provider, 4, 1024, mr, RndvPolicy::Tagged);
         let total = 2000u32;
         let (mut next, mut echoed, mut expect) = (0u32, 0u32, 0u32);
         let start = std::time::Instant::now();
         while expect < total {
             assert!(
                 start.elapsed() < Duration::from_secs(30),
-                "stalled at {expect}"
+                "{provider}: stalled at {expect}"
             );
             // SAFETY: one thread uses these links.
             unsafe {

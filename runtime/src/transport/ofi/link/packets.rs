@@ -15,7 +15,17 @@ use super::{
 use crate::error::Error;
 
 impl FabricLink {
-    pub(super) fn post_receive(&self, st: &mut State, i: usize) -> Result<(), Error> {
+    /// Posts receive buffer `i`; returns whether the provider took it. If
+    /// not, it is posted again from the poll, and the credit of the packet
+    /// it held (from `credit_to`) goes back only then: a credit returned
+    /// for a buffer not posted would let the peer send a packet that finds
+    /// none.
+    pub(super) fn post_receive(
+        &self,
+        st: &mut State,
+        i: usize,
+        credit_to: Option<usize>,
+    ) -> Result<bool, Error> {
         // SAFETY: the buffer and context belong to receive `i`, which is
         // not posted (it just completed, or was never posted); both live
         // until the endpoint is closed.
@@ -30,9 +40,20 @@ impl FabricLink {
             )
         }?;
         if posted == Posted::Busy {
-            st.to_repost.push(i);
+            self.note(format_args!("receive buffer {i} refused for now"));
+            st.to_repost.push((i, credit_to));
+            return Ok(false);
         }
-        Ok(())
+        Ok(true)
+    }
+
+    /// One more packet of `peer`'s consumed and its buffer posted again:
+    /// its credit is owed back.
+    fn owe(&self, st: &mut State, peer: usize) {
+        if let Some(p) = st.peers.get_mut(peer).and_then(Option::as_mut) {
+            p.owed += 1;
+            self.return_credits(st, peer);
+        }
     }
 
     pub(super) fn tag(&self, owed: u32, flags: u64) -> u64 {
@@ -82,6 +103,9 @@ impl FabricLink {
             }
         }
         st.peers[peer].as_mut().expect("checked above").credits -= 1;
+        if let Some(t) = st.trace.as_mut() {
+            t.sent(peer);
+        }
         true
     }
 
@@ -176,32 +200,53 @@ impl FabricLink {
         ))
     }
 
-    /// Returns the credits owed to `peer` in a message of their own.
+    /// Returns the credits owed to `peer` in a message of their own, once
+    /// half a window is owed. Below that the peer still holds half its
+    /// credits and is not starved; and every credit-only message then
+    /// carries at least half a window, which is what bounds them to two
+    /// in flight per peer (the receive buffers' `+ 3`). A message refused
+    /// or failed is tried again from the poll (`owing`): credits are never
+    /// dropped, as a peer left without them would wait forever.
     pub(super) fn return_credits(&self, st: &mut State, peer: usize) {
         let Some(p) = st.peers[peer].as_mut() else {
             return;
         };
-        if p.owed == 0 {
+        if p.owed < (self.credits / 2).max(1) {
             return;
         }
         match self.ep.inject(&[], p.addr, self.tag(p.owed, CREDIT_ONLY)) {
-            Ok(Posted::Yes) => p.owed = 0,
-            Ok(Posted::Busy) => {
-                if !st.owing.contains(&peer) {
-                    st.owing.push(peer);
+            Ok(Posted::Yes) => {
+                p.owed = 0;
+                if let Some(t) = st.trace.as_mut() {
+                    t.credit_sent(peer);
                 }
             }
-            // The peer is gone (finalized and closed, or failed: then the
-            // launcher ends the job): its credits no longer matter.
-            Err(_) => p.owed = 0,
+            outcome => {
+                if st.owing.contains(&peer) {
+                    return;
+                }
+                if let Err(e) = outcome {
+                    self.note(format_args!(
+                        "returning {} credits to rank {peer} failed: {e}",
+                        p.owed
+                    ));
+                }
+                st.owing.push(peer);
+            }
         }
     }
 
     /// Retries what the provider refused earlier.
     pub(super) fn retry_refused(&self, st: &mut State) {
-        for i in std::mem::take(&mut st.to_repost) {
-            if let Err(e) = self.post_receive(st, i) {
-                fatal(self.me, &e.to_string());
+        for (i, credit_to) in std::mem::take(&mut st.to_repost) {
+            match self.post_receive(st, i, credit_to) {
+                Ok(true) => {
+                    if let Some(peer) = credit_to {
+                        self.owe(st, peer);
+                    }
+                }
+                Ok(false) => {}
+                Err(e) => fatal(self.me, &e.to_string()),
             }
         }
         for peer in std::mem::take(&mut st.owing) {
@@ -251,6 +296,7 @@ impl FabricLink {
                         .then(|| unsafe { (*failed.context.cast::<OpContext>()).slot });
                     match slot {
                         Some(s) if s >= DIRECT_BASE => {
+                            self.note(format_args!("a direct transfer failed: {}", failed.text));
                             // SAFETY: as above.
                             let st = unsafe { &mut *self.state.get() };
                             let e = Error::Fabric {
@@ -263,13 +309,17 @@ impl FabricLink {
                         // A send failed: its peer is gone (the launcher
                         // ends the job) or the link is; free the slot.
                         Some(s) if s >= SEND_BASE => {
+                            self.note(format_args!("a packet send failed: {}", failed.text));
                             // SAFETY: as above.
                             unsafe { &mut *self.state.get() }
                                 .free_sends
                                 .push(s - SEND_BASE);
                             continue;
                         }
-                        None => continue,
+                        None => {
+                            self.note(format_args!("an operation failed: {}", failed.text));
+                            continue;
+                        }
                         Some(_) => fatal(self.me, &format!("a receive failed: {}", failed.text)),
                     }
                 }
@@ -316,7 +366,7 @@ impl FabricLink {
                             Err(e) => fatal(self.me, &format!("rank {from}'s address: {e}")),
                         }
                     }
-                    if let Err(e) = self.post_receive(st, slot) {
+                    if let Err(e) = self.post_receive(st, slot, None) {
                         fatal(self.me, &e.to_string());
                     }
                     continue;
@@ -328,6 +378,9 @@ impl FabricLink {
                         fatal(self.me, &format!("a packet from unknown rank {from}"));
                     };
                     p.credits += returned;
+                    if let Some(t) = st.trace.as_mut() {
+                        t.arrived(from, has_payload);
+                    }
                 }
                 if has_payload {
                     // SAFETY: the receive completed: the provider wrote
@@ -340,15 +393,11 @@ impl FabricLink {
                 }
                 // SAFETY: the sink has returned; nothing else holds the state.
                 let st = unsafe { &mut *self.state.get() };
-                if let Err(e) = self.post_receive(st, slot) {
-                    fatal(self.me, &e.to_string());
-                }
-                if has_payload {
-                    let p = st.peers[from].as_mut().expect("checked above");
-                    p.owed += 1;
-                    if p.owed >= self.credits / 2 {
-                        self.return_credits(st, from);
-                    }
+                let credit_to = has_payload.then_some(from);
+                match self.post_receive(st, slot, credit_to) {
+                    Ok(true) if has_payload => self.owe(st, from),
+                    Ok(_) => {}
+                    Err(e) => fatal(self.me, &e.to_string()),
                 }
             }
             if n < POLL_MAX {
@@ -358,6 +407,10 @@ impl FabricLink {
         if completions > 0 {
             self.generation.fetch_add(1, SeqCst);
             self.wake_sleepers();
+        }
+        if self.debug {
+            // SAFETY: data path; no other reference is live.
+            self.check_stall(unsafe { &mut *self.state.get() });
         }
         handled
     }
