@@ -5,12 +5,10 @@
 //! the requests. An outcome taken from the engine stays in its [`Request`]
 //! until a test or wait completes it, which then needs no engine at all.
 
-use std::sync::Arc;
-
 use super::Request;
 use crate::error::Error;
 use crate::p2p::engine::Engine;
-use crate::progress::Rt;
+use crate::progress::{Rt, Runtime};
 use crate::status::Status;
 use oxmpi_sync::engine_lock::EngineGuard;
 
@@ -66,10 +64,10 @@ impl<'a> Sweep<'a> {
             return true;
         }
         let rt = match self.rt {
-            Some(rt) if Arc::ptr_eq(&r.rt, rt) => rt,
+            Some(rt) if std::ptr::eq::<Runtime>(&*r.rt, &**rt) => rt,
             _ => {
                 // Not this sweep's runtime (there is one runtime a process).
-                let rt = Arc::clone(&r.rt);
+                let rt = r.rt.clone();
                 rt.poke();
                 return r.collect(&mut rt.engine());
             }
