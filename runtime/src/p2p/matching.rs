@@ -204,9 +204,10 @@ impl<P, U> Default for ContextQueues<P, U> {
 /// The queues of every context: a slab found through a map, with the
 /// last context looked up remembered, so that a stream of messages on one
 /// communicator finds its queues with one comparison instead of a hash
-/// look-up (on every post and every arrival).
+/// look-up (on every post and every arrival). A freed slot keeps empty
+/// queues until a new context takes it.
 struct Contexts<P, U> {
-    slots: Vec<Option<ContextQueues<P, U>>>,
+    slots: Vec<ContextQueues<P, U>>,
     index: FastMap<u32, usize>,
     free: Vec<usize>,
     /// The context last looked up mutably, and its slot.
@@ -223,42 +224,53 @@ impl<P, U> Contexts<P, U> {
         }
     }
 
-    #[inline]
-    fn find(&self, context: u32) -> Option<usize> {
+    /// The slot of `context`, remembered for the next look-up.
+    #[inline(always)]
+    fn slot(&mut self, context: u32) -> Option<usize> {
         match self.hot {
             Some((c, i)) if c == context => Some(i),
-            _ => self.index.get(&context).copied(),
+            _ => self.look_up(context),
         }
     }
 
-    fn get(&self, context: u32) -> Option<&ContextQueues<P, U>> {
-        self.slots.get(self.find(context)?)?.as_ref()
-    }
-
-    #[inline]
-    fn get_mut(&mut self, context: u32) -> Option<&mut ContextQueues<P, U>> {
-        let i = self.find(context)?;
+    #[inline(never)]
+    fn look_up(&mut self, context: u32) -> Option<usize> {
+        let i = *self.index.get(&context)?;
         self.hot = Some((context, i));
-        self.slots.get_mut(i)?.as_mut()
+        Some(i)
     }
 
-    #[inline]
+    fn get(&self, context: u32) -> Option<&ContextQueues<P, U>> {
+        let i = match self.hot {
+            Some((c, i)) if c == context => i,
+            _ => *self.index.get(&context)?,
+        };
+        self.slots.get(i)
+    }
+
+    #[inline(always)]
+    fn get_mut(&mut self, context: u32) -> Option<&mut ContextQueues<P, U>> {
+        let i = self.slot(context)?;
+        self.slots.get_mut(i)
+    }
+
+    #[inline(always)]
     fn get_or_default(&mut self, context: u32) -> &mut ContextQueues<P, U> {
-        let i = match self.find(context) {
+        let i = match self.slot(context) {
             Some(i) => i,
             None => self.add(context),
         };
-        self.hot = Some((context, i));
-        self.slots[i].get_or_insert_with(ContextQueues::default)
+        &mut self.slots[i]
     }
 
     #[cold]
     fn add(&mut self, context: u32) -> usize {
         let i = self.free.pop().unwrap_or_else(|| {
-            self.slots.push(None);
+            self.slots.push(ContextQueues::default());
             self.slots.len() - 1
         });
         self.index.insert(context, i);
+        self.hot = Some((context, i));
         i
     }
 
@@ -268,11 +280,11 @@ impl<P, U> Contexts<P, U> {
             self.hot = None;
         }
         self.free.push(i);
-        self.slots[i].take()
+        Some(std::mem::take(&mut self.slots[i]))
     }
 
     fn values_mut(&mut self) -> impl Iterator<Item = &mut ContextQueues<P, U>> {
-        self.slots.iter_mut().flatten()
+        self.slots.iter_mut()
     }
 }
 
@@ -306,12 +318,18 @@ fn earliest<K, T, Q: Deref<Target = Queue<K, T>>>(
 }
 
 /// Removes entry `i` of `q` (the front, the usual case, without shifting).
+#[inline(always)]
 fn remove_at<K, T>(q: &mut Queue<K, T>, i: usize) -> Option<Entry<K, T>> {
     if i == 0 {
         q.pop_front()
     } else {
-        q.remove(i)
+        remove_inside(q, i)
     }
+}
+
+#[inline(never)]
+fn remove_inside<K, T>(q: &mut Queue<K, T>, i: usize) -> Option<Entry<K, T>> {
+    q.remove(i)
 }
 
 /// Posted-receive and unexpected-message queues, matched per the MPI rules

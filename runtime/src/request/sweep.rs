@@ -37,6 +37,25 @@ pub struct Sweep<'a> {
     engine: Option<EngineGuard<'a, Engine>>,
 }
 
+/// The engine, locked, after one poll: a sweep's first look.
+#[inline(never)]
+fn lock_and_poll(rt: &Rt) -> EngineGuard<'_, Engine> {
+    let mut e = rt.engine();
+    e.progress();
+    e
+}
+
+/// Settles a request of another runtime than the sweep's: a poll and a
+/// look of its own.
+#[cold]
+#[inline(never)]
+fn settle_alone(r: &mut Request<'_>) -> bool {
+    let rt = r.rt.clone();
+    rt.poke();
+    let done = r.collect(&mut rt.engine());
+    done
+}
+
 impl<'a> Sweep<'a> {
     pub(crate) fn new(rt: &'a Rt) -> Sweep<'a> {
         Sweep {
@@ -65,18 +84,15 @@ impl<'a> Sweep<'a> {
         }
         let rt = match self.rt {
             Some(rt) if std::ptr::eq::<Runtime>(&*r.rt, &**rt) => rt,
-            _ => {
-                // Not this sweep's runtime (there is one runtime a process).
-                let rt = r.rt.clone();
-                rt.poke();
-                return r.collect(&mut rt.engine());
-            }
+            // Not this sweep's runtime (there is one runtime a process).
+            _ => return settle_alone(r),
         };
-        let engine = self.engine.get_or_insert_with(|| {
-            let mut e = rt.engine();
-            e.progress();
-            e
-        });
+        let engine = match &mut self.engine {
+            Some(e) => e,
+            // Out of line: the poll inlined here would make every call
+            // save and restore registers it needs only once a sweep.
+            none => none.insert(lock_and_poll(rt)),
+        };
         r.collect(engine)
     }
 
