@@ -176,7 +176,7 @@ impl Comm {
         // SAFETY: the caller's contract.
         match unsafe { self.irecv_raw_start(buf, cap, source, tag) }? {
             // The communicator holds its runtime for as long as it lives: always.
-            Ok(id) => Ok(Request::pending_static(&**self.rt(), id)),
+            Ok(id) => Ok(Request::pending_static(self.rt(), id)),
             Err(done) => Ok(done),
         }
     }
