@@ -339,7 +339,8 @@ fn freed_comm(h: MPI_Comm) -> AbiError {
 /// set by `MPI_Init`, cleared by `MPI_Finalize`. Each points to a copy
 /// leaked on purpose (two per `MPI_Init`, which a process calls once), so a
 /// thread that read a pointer just before `MPI_Finalize` still holds a live
-/// communicator.
+/// communicator, and a request made on one (`Comm::irecv_raw_static`) may
+/// refer to its runtime without a reference count.
 static PREDEFINED: [AtomicPtr<Comm>; 2] = [AtomicPtr::new(null_mut()), AtomicPtr::new(null_mut())];
 
 /// Publishes the predefined communicators (`MPI_Init`).

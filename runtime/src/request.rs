@@ -11,7 +11,7 @@ use std::marker::PhantomData;
 use crate::datatype::stage::CollStage;
 use crate::error::Error;
 use crate::p2p::request::ReqId;
-use crate::progress::Rt;
+use crate::progress::{Rt, Runtime};
 use crate::status::Status;
 
 mod many;
@@ -36,7 +36,7 @@ pub use sweep::{settle_all, settle_some, Sweep};
 /// ```
 #[must_use = "a request must be waited on or tested"]
 pub struct Request<'a> {
-    rt: Rt,
+    rt: RtRef,
     id: Option<ReqId>,
     ready: Option<Status>,
     /// An error [`Request::peek`] found, kept for the completing call
@@ -48,8 +48,41 @@ pub struct Request<'a> {
     _buf: PhantomData<&'a mut [u8]>,
 }
 
+/// The runtime a request runs on: counted, or borrowed for the whole
+/// process from a communicator that is never dropped (the C front end's
+/// predefined ones), so that making and dropping such a request touches
+/// no reference count (two atomic read-modify-writes fewer a message).
+#[derive(Clone)]
+pub(crate) enum RtRef {
+    Counted(Rt),
+    Static(&'static Runtime),
+}
+
+impl std::ops::Deref for RtRef {
+    type Target = Runtime;
+
+    #[inline(always)]
+    fn deref(&self) -> &Runtime {
+        match self {
+            RtRef::Counted(rt) => rt,
+            RtRef::Static(rt) => rt,
+        }
+    }
+}
+
 impl<'a> Request<'a> {
     pub(crate) fn pending(rt: Rt, id: ReqId) -> Request<'a> {
+        Request::pending_on(RtRef::Counted(rt), id)
+    }
+
+    /// A running request on a runtime that lives as long as the process.
+    #[inline]
+    pub(crate) fn pending_static(rt: &'static Runtime, id: ReqId) -> Request<'a> {
+        Request::pending_on(RtRef::Static(rt), id)
+    }
+
+    #[inline]
+    fn pending_on(rt: RtRef, id: ReqId) -> Request<'a> {
         Request {
             rt,
             id: Some(id),
@@ -62,7 +95,7 @@ impl<'a> Request<'a> {
 
     pub(crate) fn finished(rt: Rt, status: Status) -> Request<'a> {
         Request {
-            rt,
+            rt: RtRef::Counted(rt),
             id: None,
             ready: Some(status),
             failed: None,

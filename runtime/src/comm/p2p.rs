@@ -7,6 +7,7 @@ use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
 use crate::error::Error;
 use crate::p2p::engine::MessageHandle;
 use crate::p2p::matching::{Pattern, SourceSel, TagSel};
+use crate::p2p::request::ReqId;
 use crate::request::Request;
 use crate::status::{Status, ANY_SOURCE, ANY_TAG, PROC_NULL};
 
@@ -150,10 +151,53 @@ impl Comm {
         source: i32,
         tag: i32,
     ) -> Result<Request<'static>, Error> {
+        // SAFETY: the caller's contract.
+        match unsafe { self.irecv_raw_start(buf, cap, source, tag) }? {
+            Ok(id) => Ok(Request::pending(self.rt().clone(), id)),
+            Err(done) => Ok(done),
+        }
+    }
+
+    /// [`Comm::irecv_raw`] on a communicator that is never dropped (the C
+    /// front end's predefined ones): the request refers to the runtime
+    /// without a reference count, so making and completing it does no
+    /// atomic read-modify-write for it.
+    ///
+    /// # Safety
+    /// As [`Comm::irecv_raw`].
+    #[inline]
+    pub unsafe fn irecv_raw_static(
+        &'static self,
+        buf: *mut u8,
+        cap: usize,
+        source: i32,
+        tag: i32,
+    ) -> Result<Request<'static>, Error> {
+        // SAFETY: the caller's contract.
+        match unsafe { self.irecv_raw_start(buf, cap, source, tag) }? {
+            // The communicator holds its runtime for as long as it lives: always.
+            Ok(id) => Ok(Request::pending_static(self.rt(), id)),
+            Err(done) => Ok(done),
+        }
+    }
+
+    /// Posts [`Comm::irecv_raw`]'s receive: the engine request, or the
+    /// request already made (`PROC_NULL`, a device buffer's staged receive).
+    ///
+    /// # Safety
+    /// As [`Comm::irecv_raw`].
+    #[inline(always)]
+    unsafe fn irecv_raw_start(
+        &self,
+        buf: *mut u8,
+        cap: usize,
+        source: i32,
+        tag: i32,
+    ) -> Result<Result<ReqId, Request<'static>>, Error> {
         self.source(source)?;
         Self::recv_tag(tag)?;
         if source == PROC_NULL {
-            return Ok(Request::finished(self.rt().clone(), Status::empty()));
+            return Ok(Err(Request::finished(self.rt().clone(), Status::empty())));
         }
         if buf.is_null() && cap > 0 {
             return Err(null_buffer(cap, false));
@@ -161,13 +205,13 @@ impl Comm {
         if cap > 0 && crate::mem::cuda::is_device(buf) {
             let dst = super::p2p_device::bytes_at(buf, cap)?;
             // SAFETY: the caller's contract.
-            return unsafe { self.irecv_staged(dst, source, tag) };
+            return unsafe { self.irecv_staged(dst, source, tag) }.map(Err);
         }
-        let id = self
-            .rt()
-            .engine()
-            .start_recv(self.pattern(source, tag), buf, cap);
-        Ok(Request::pending(self.rt().clone(), id))
+        Ok(Ok(self.rt().engine().start_recv(
+            self.pattern(source, tag),
+            buf,
+            cap,
+        )))
     }
 
     /// Blocking send of raw bytes (`MPI_Send`/`MPI_Ssend`): the request

@@ -40,6 +40,10 @@
 //! - unexpected messages: one FIFO per source (only sources with at least
 //!   one message are kept, so wildcard scans skip quiet peers).
 //!
+//! A context's queues are found through a map, except for the context
+//! looked up last, which is remembered: a stream of messages on one
+//! communicator posts and matches without hashing.
+//!
 //! With `k` the number of entries skipped because their tag does not match
 //! (zero when tags are consumed in order or `MPI_ANY_TAG` is used) and `S`
 //! the number of sources with unexpected messages on the context:
@@ -197,6 +201,100 @@ impl<P, U> Default for ContextQueues<P, U> {
     }
 }
 
+/// The queues of every context: a slab found through a map, with the
+/// last context looked up remembered, so that a stream of messages on one
+/// communicator finds its queues with one comparison instead of a hash
+/// look-up (on every post and every arrival). A freed slot keeps empty
+/// queues until a new context takes it.
+struct Contexts<P, U> {
+    slots: Vec<ContextQueues<P, U>>,
+    index: FastMap<u32, usize>,
+    free: Vec<usize>,
+    /// The context last looked up mutably, and its slot.
+    hot: Option<(u32, usize)>,
+}
+
+impl<P, U> Contexts<P, U> {
+    fn new() -> Self {
+        Contexts {
+            slots: Vec::new(),
+            index: FastMap::default(),
+            free: Vec::new(),
+            hot: None,
+        }
+    }
+
+    /// The slot of `context`, remembered for the next look-up.
+    #[inline(always)]
+    fn slot(&mut self, context: u32) -> Option<usize> {
+        match self.hot {
+            Some((c, i)) if c == context => Some(i),
+            _ => self.look_up(context),
+        }
+    }
+
+    #[inline(never)]
+    fn look_up(&mut self, context: u32) -> Option<usize> {
+        let i = *self.index.get(&context)?;
+        self.hot = Some((context, i));
+        Some(i)
+    }
+
+    fn get(&self, context: u32) -> Option<&ContextQueues<P, U>> {
+        let i = match self.hot {
+            Some((c, i)) if c == context => i,
+            _ => *self.index.get(&context)?,
+        };
+        self.slots.get(i)
+    }
+
+    #[inline(always)]
+    fn get_mut(&mut self, context: u32) -> Option<&mut ContextQueues<P, U>> {
+        let i = self.slot(context)?;
+        self.slots.get_mut(i)
+    }
+
+    #[inline(always)]
+    fn get_or_default(&mut self, context: u32) -> &mut ContextQueues<P, U> {
+        let i = match self.slot(context) {
+            Some(i) => i,
+            None => self.add(context),
+        };
+        &mut self.slots[i]
+    }
+
+    #[cold]
+    fn add(&mut self, context: u32) -> usize {
+        let i = self.free.pop().unwrap_or_else(|| {
+            self.slots.push(ContextQueues::default());
+            self.slots.len() - 1
+        });
+        self.index.insert(context, i);
+        self.hot = Some((context, i));
+        i
+    }
+
+    fn remove(&mut self, context: u32) -> Option<ContextQueues<P, U>> {
+        let i = self.index.remove(&context)?;
+        if self.hot.is_some_and(|(c, _)| c == context) {
+            self.hot = None;
+        }
+        self.free.push(i);
+        Some(std::mem::take(&mut self.slots[i]))
+    }
+
+    fn values_mut(&mut self) -> impl Iterator<Item = &mut ContextQueues<P, U>> {
+        self.slots.iter_mut()
+    }
+}
+
+impl<P: std::fmt::Debug, U: std::fmt::Debug> std::fmt::Debug for Contexts<P, U> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let live = self.index.iter().map(|(c, &i)| (c, &self.slots[i]));
+        f.debug_map().entries(live).finish()
+    }
+}
+
 /// Finds, across `queues`, the earliest entry (lowest sequence number)
 /// accepted by `ok`; returns its queue and index.
 fn earliest<K, T, Q: Deref<Target = Queue<K, T>>>(
@@ -220,12 +318,18 @@ fn earliest<K, T, Q: Deref<Target = Queue<K, T>>>(
 }
 
 /// Removes entry `i` of `q` (the front, the usual case, without shifting).
+#[inline(always)]
 fn remove_at<K, T>(q: &mut Queue<K, T>, i: usize) -> Option<Entry<K, T>> {
     if i == 0 {
         q.pop_front()
     } else {
-        q.remove(i)
+        remove_inside(q, i)
     }
+}
+
+#[inline(never)]
+fn remove_inside<K, T>(q: &mut Queue<K, T>, i: usize) -> Option<Entry<K, T>> {
+    q.remove(i)
 }
 
 /// Posted-receive and unexpected-message queues, matched per the MPI rules
@@ -248,7 +352,7 @@ fn remove_at<K, T>(q: &mut Queue<K, T>, i: usize) -> Option<Entry<K, T>> {
 /// ```
 #[derive(Debug)]
 pub struct Matcher<P, U> {
-    contexts: FastMap<u32, ContextQueues<P, U>>,
+    contexts: Contexts<P, U>,
     /// The only posted receive, when exactly one is posted and it was
     /// posted while none was (then the queues hold no posted receive).
     lone: Option<(Pattern, P)>,
@@ -269,7 +373,7 @@ impl<P, U> Matcher<P, U> {
     /// See the example on [`Matcher`].
     pub fn new() -> Self {
         Self {
-            contexts: FastMap::default(),
+            contexts: Contexts::new(),
             lone: None,
             next_seq: 0,
             posted_len: 0,
@@ -322,7 +426,7 @@ impl<P, U> Matcher<P, U> {
             key: pattern.tag,
             item: recv,
         };
-        let cq = self.contexts.entry(pattern.context).or_default();
+        let cq = self.contexts.get_or_default(pattern.context);
         match pattern.source {
             SourceSel::Rank(r) => {
                 let r = r as usize;
@@ -384,7 +488,7 @@ impl<P, U> Matcher<P, U> {
                 return Some(recv);
             }
         }
-        let cq = self.contexts.entry(env.context).or_default();
+        let cq = self.contexts.get_or_default(env.context);
         let entry = Entry {
             seq,
             key: env,
@@ -408,7 +512,7 @@ impl<P, U> Matcher<P, U> {
                 false => None,
             };
         }
-        let cq = self.contexts.get_mut(&env.context)?;
+        let cq = self.contexts.get_mut(env.context)?;
         let ok = |e: &Entry<TagSel, P>| e.key.admits(env.tag);
         let named = usize::try_from(env.source)
             .ok()
@@ -437,7 +541,7 @@ impl<P, U> Matcher<P, U> {
     /// assert_eq!(m.unexpected_len(), 1); // still there
     /// ```
     pub fn probe(&self, pattern: &Pattern) -> Option<(&Envelope, &U)> {
-        let cq = self.contexts.get(&pattern.context)?;
+        let cq = self.contexts.get(pattern.context)?;
         let ok = |e: &Entry<Envelope, U>| pattern.tag.admits(e.key.tag);
         let (q, i) = match pattern.source {
             SourceSel::Rank(r) => earliest(cq.unexpected.get(&r), ok),
@@ -458,7 +562,7 @@ impl<P, U> Matcher<P, U> {
     /// assert!(m.take(&pat).is_none()); // removed: no receive can match it now
     /// ```
     pub fn take(&mut self, pattern: &Pattern) -> Option<(Envelope, U)> {
-        let cq = self.contexts.get_mut(&pattern.context)?;
+        let cq = self.contexts.get_mut(pattern.context)?;
         let ok = |e: &Entry<Envelope, U>| pattern.tag.admits(e.key.tag);
         let (q, i) = match pattern.source {
             SourceSel::Rank(r) => earliest(cq.unexpected.get_mut(&r), ok),
@@ -571,7 +675,7 @@ impl<P, U> Matcher<P, U> {
             posted.extend(self.lone.take().map(|(_, item)| item));
         }
         let mut unexpected = Vec::new();
-        if let Some(cq) = self.contexts.remove(&context) {
+        if let Some(cq) = self.contexts.remove(context) {
             posted.extend(in_order(cq.posted.into_iter().chain([cq.posted_any])));
             unexpected = in_order(cq.unexpected.into_values());
         }

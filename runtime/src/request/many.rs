@@ -1,9 +1,9 @@
 //! Completion of several requests at once (`MPI_Waitall`, `Waitany`,
 //! `Waitsome`, `Testall`, `Testany`, `Testsome`).
 
-use super::Request;
+use super::{Request, RtRef};
 use crate::error::Error;
-use crate::progress::Rt;
+use crate::progress::Runtime;
 use crate::status::Status;
 
 /// Waits for every request (`MPI_Waitall`); statuses in order. The first
@@ -50,13 +50,13 @@ pub fn wait_all(mut requests: Vec<Request<'_>>) -> Result<Vec<Status>, Error> {
     }
 }
 
-pub(super) fn any_rt(requests: &[Request<'_>]) -> Option<Rt> {
+pub(super) fn any_rt(requests: &[Request<'_>]) -> Option<RtRef> {
     requests.iter().find(|r| !r.is_null()).map(|r| r.rt.clone())
 }
 
 /// Runs progress until one of `requests` has an outcome to take (the wait
 /// of [`wait_any`] and [`wait_some`]).
-fn wait_for_one_done(rt: &Rt, requests: &[Request<'_>]) {
+fn wait_for_one_done(rt: &Runtime, requests: &[Request<'_>]) {
     rt.wait_until(|e| {
         requests
             .iter()

@@ -5,12 +5,10 @@
 //! the requests. An outcome taken from the engine stays in its [`Request`]
 //! until a test or wait completes it, which then needs no engine at all.
 
-use std::sync::Arc;
-
 use super::Request;
 use crate::error::Error;
 use crate::p2p::engine::Engine;
-use crate::progress::Rt;
+use crate::progress::{Rt, Runtime};
 use crate::status::Status;
 use oxmpi_sync::engine_lock::EngineGuard;
 
@@ -37,6 +35,25 @@ use oxmpi_sync::engine_lock::EngineGuard;
 pub struct Sweep<'a> {
     rt: Option<&'a Rt>,
     engine: Option<EngineGuard<'a, Engine>>,
+}
+
+/// The engine, locked, after one poll: a sweep's first look.
+#[inline(never)]
+fn lock_and_poll(rt: &Rt) -> EngineGuard<'_, Engine> {
+    let mut e = rt.engine();
+    e.progress();
+    e
+}
+
+/// Settles a request of another runtime than the sweep's: a poll and a
+/// look of its own.
+#[cold]
+#[inline(never)]
+fn settle_alone(r: &mut Request<'_>) -> bool {
+    let rt = r.rt.clone();
+    rt.poke();
+    let done = r.collect(&mut rt.engine());
+    done
 }
 
 impl<'a> Sweep<'a> {
@@ -66,19 +83,16 @@ impl<'a> Sweep<'a> {
             return true;
         }
         let rt = match self.rt {
-            Some(rt) if Arc::ptr_eq(&r.rt, rt) => rt,
-            _ => {
-                // Not this sweep's runtime (there is one runtime a process).
-                let rt = Arc::clone(&r.rt);
-                rt.poke();
-                return r.collect(&mut rt.engine());
-            }
+            Some(rt) if std::ptr::eq::<Runtime>(&*r.rt, &**rt) => rt,
+            // Not this sweep's runtime (there is one runtime a process).
+            _ => return settle_alone(r),
         };
-        let engine = self.engine.get_or_insert_with(|| {
-            let mut e = rt.engine();
-            e.progress();
-            e
-        });
+        let engine = match &mut self.engine {
+            Some(e) => e,
+            // Out of line: the poll inlined here would make every call
+            // save and restore registers it needs only once a sweep.
+            none => none.insert(lock_and_poll(rt)),
+        };
         r.collect(engine)
     }
 

@@ -147,7 +147,7 @@ large_count! {
                 // The common case: a predefined communicator, a
                 // contiguous predefined type.
                 // SAFETY: the caller keeps the buffer until completion.
-                (Some(c), Some((ptr, cap))) => unsafe { c.irecv_raw(ptr, cap, source, tag) }?,
+                (Some(c), Some((ptr, cap))) => unsafe { c.irecv_raw_static(ptr, cap, source, tag) }?,
                 _ => {
                     let plan = buf_plan(buf, count, datatype)?;
                     // SAFETY: as above.

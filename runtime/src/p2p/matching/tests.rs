@@ -192,3 +192,33 @@ fn pattern_matches_agrees_with_rules() {
     assert!(!pat(4, Some(0), None).matches(&e));
     assert!(!pat(4, None, Some(3)).matches(&e));
 }
+
+#[test]
+fn a_purged_context_slot_reused_by_another_context_keeps_them_apart() {
+    let mut m = M::new();
+    // Two receives on context 5: both in the queues (the lone slot holds one).
+    m.post(pat(5, Some(0), Some(1)), "r5a");
+    m.post(pat(5, Some(0), Some(1)), "r5b");
+    assert_eq!(m.purge_context(5), (vec!["r5a", "r5b"], vec![]));
+    // Context 9 takes the freed slot; context 5, remembered last, is gone.
+    m.post(pat(9, Some(0), Some(1)), "r9a");
+    m.post(pat(9, Some(0), Some(1)), "r9b");
+    assert_eq!(recv_of(m.arrive(env(5, 0, 1), "m5")), None);
+    assert_eq!(recv_of(m.arrive(env(9, 0, 1), "m9")), Some("r9a"));
+    assert_eq!(m.purge_context(5), (vec![], vec!["m5"]));
+    assert_eq!(m.purge_context(9), (vec!["r9b"], vec![]));
+    assert_eq!((m.posted_len(), m.unexpected_len()), (0, 0));
+}
+
+#[test]
+fn alternating_contexts_each_find_their_own_queues() {
+    let mut m = M::new();
+    for c in [1, 2, 1, 2] {
+        assert!(m
+            .arrive(env(c, 3, 0), if c == 1 { "a" } else { "b" })
+            .is_none());
+    }
+    assert_eq!(msg_of(m.post(pat(2, Some(3), None), "x")), Some("b"));
+    assert_eq!(msg_of(m.post(pat(1, Some(3), None), "y")), Some("a"));
+    assert_eq!(m.unexpected_len(), 2);
+}
