@@ -14,6 +14,8 @@ pub(super) enum Access {
     Mapped(usize),
     /// In process `pid`, read and written by CMA at the target's own addresses.
     Cma(i32),
+    /// On another host: reached through its window service (`super::remote`).
+    Remote,
 }
 
 /// One rank's window memory as this rank reaches it.
@@ -30,6 +32,11 @@ pub(super) struct Target {
     pub access: Access,
 }
 
+/// Memory of another host is never read or written from here.
+fn not_here() -> Error {
+    Error::Service("a window target on another host reached as local memory".into())
+}
+
 /// Most iovecs one system call takes (`IOV_MAX` on Linux).
 const IOV_MAX: usize = 1024;
 
@@ -38,8 +45,13 @@ impl Target {
     pub fn mapped(&self) -> Option<usize> {
         match self.access {
             Access::Mapped(p) => Some(p),
-            Access::Cma(_) => None,
+            Access::Cma(_) | Access::Remote => None,
         }
+    }
+
+    /// Whether the target is on another host.
+    pub fn is_remote(&self) -> bool {
+        matches!(self.access, Access::Remote)
     }
 
     /// Copies `src` (packed) into the runs `(offset, len)` of the target,
@@ -85,6 +97,7 @@ impl Target {
                 }
                 Ok(())
             }
+            Access::Remote => Err(not_here()),
         }
     }
 
@@ -114,6 +127,7 @@ impl Target {
                 cma::read_from(pid, &remote, &mut dst[..total])?;
                 Ok(())
             }
+            Access::Remote => Err(not_here()),
         }
     }
 }

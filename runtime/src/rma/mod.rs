@@ -23,14 +23,17 @@
 //!   origin. Accumulates hold the target's accumulate lock around the
 //!   read-modify-write of their elements: per-element atomicity for every
 //!   predefined op and type, CMA or mapped alike.
-//! - Windows whose ranks span hosts are `MPI_ERR_UNSUPPORTED_OPERATION`
-//!   for now.
+//! - Targets on other hosts are reached through their window service
+//!   ([`remote`]): a thread of the target process that applies requests
+//!   to its memory and its host's control block, so that path needs
+//!   nothing of the target's application either.
 
 mod access;
 pub mod control;
 mod create;
 pub mod memory;
 mod ops;
+mod remote;
 mod sync;
 mod window;
 
@@ -107,6 +110,8 @@ struct Inner {
     /// Regions this rank attached (dynamic windows).
     attached: Mutex<Vec<(usize, usize)>>,
     freed: AtomicBool,
+    /// Requests to and from ranks on other hosts (windows that span hosts).
+    remote: Option<remote::Link>,
 }
 
 impl std::fmt::Debug for Win {
@@ -167,7 +172,7 @@ impl Win {
             ));
         }
         let t = if rank == crate::status::PROC_NULL {
-            match inner.targets.iter().find(|t| t.size > 0) {
+            match inner.targets.iter().find(|t| t.size > 0 && !t.is_remote()) {
                 Some(t) => t,
                 None => return Ok((0, 0, inner.targets[0].disp_unit)),
             }
@@ -214,6 +219,9 @@ impl Win {
         self.check_live()?;
         self.epoch()?.check_closed()?;
         self.inner.comm.barrier()?;
+        if let Some(link) = &self.inner.remote {
+            link.stop()?;
+        }
         self.inner.freed.store(true, Ordering::Release);
         self.inner.comm.clone().free()
     }
