@@ -241,7 +241,7 @@ int main(int argc, char **argv)
     atomics(rank, size);
     busy_target(rank, size);
     errors(rank, size);
-    MPI_CHECK(MPI_Finalize());
     abicheck_pass("rma_hosts");
+    MPI_CHECK(MPI_Finalize());
     return 0;
 }

@@ -52,7 +52,11 @@ fn run_roles(test: &str, roles: &[&str]) {
     for (ranks, extra, name) in LAYOUTS {
         for role in roles {
             let out = role_job_on(&h, ranks, extra, role, &[], LIMIT);
-            assert!(out.success(), "rma role {role} on {name}:\n{}", out.describe());
+            assert!(
+                out.success(),
+                "rma role {role} on {name}:\n{}",
+                out.describe()
+            );
         }
     }
     assert!(
@@ -63,12 +67,18 @@ fn run_roles(test: &str, roles: &[&str]) {
 
 #[test]
 fn every_flavor_with_derived_datatypes_under_fence_across_hosts() {
-    run_roles("every_flavor_with_derived_datatypes_under_fence_across_hosts", &["flavors"]);
+    run_roles(
+        "every_flavor_with_derived_datatypes_under_fence_across_hosts",
+        &["flavors"],
+    );
 }
 
 #[test]
 fn atomics_are_exact_counters_across_hosts() {
-    run_roles("atomics_are_exact_counters_across_hosts", &["counter", "accumulate"]);
+    run_roles(
+        "atomics_are_exact_counters_across_hosts",
+        &["counter", "accumulate"],
+    );
 }
 
 #[test]
@@ -78,7 +88,10 @@ fn post_start_complete_wait_across_hosts() {
 
 #[test]
 fn a_target_computing_without_mpi_serves_remote_origins() {
-    run_roles("a_target_computing_without_mpi_serves_remote_origins", &["busy"]);
+    run_roles(
+        "a_target_computing_without_mpi_serves_remote_origins",
+        &["busy"],
+    );
 }
 
 #[test]
@@ -96,7 +109,13 @@ fn mpich_built_rma_programs_across_hosts() {
         return;
     };
     let lib = harness::prefix().join("lib");
-    for name in ["rma_hosts", "rma_fence", "rma_passive", "rma_pscw", "rma_errors"] {
+    for name in [
+        "rma_hosts",
+        "rma_fence",
+        "rma_passive",
+        "rma_pscw",
+        "rma_errors",
+    ] {
         let exe = harness::build(name, harness::Way::MpichBinary);
         for (ranks, extra, layout) in LAYOUTS {
             let mut cmd = Command::new(oxrun());

@@ -275,7 +275,8 @@ impl Win {
         let run = [(off, len)];
         if let Some(link) = self.remote(r) {
             // SAFETY: the caller vouches for `result`.
-            let old = (!result.is_null()).then(|| unsafe { std::slice::from_raw_parts_mut(result, len) });
+            let old =
+                (!result.is_null()).then(|| unsafe { std::slice::from_raw_parts_mut(result, len) });
             return link.accumulate(r, &run, op, elem, input, old);
         }
         let mut small = [0u8; 256];
@@ -516,7 +517,10 @@ impl Win {
 /// `MPI_NO_OP`, which move bytes. MPI allows predefined operations only
 /// (the C ABI checks); an operation given as a function (C's long double
 /// arithmetic) runs under the accumulate lock like the kernels.
-pub(super) fn accumulate_reducer(op: &Op, elem: Option<ElemType>) -> Result<Option<Reducer>, Error> {
+pub(super) fn accumulate_reducer(
+    op: &Op,
+    elem: Option<ElemType>,
+) -> Result<Option<Reducer>, Error> {
     if matches!(op, Op::Builtin(BuiltinOp::NoOp | BuiltinOp::Replace)) {
         Ok(None)
     } else {

@@ -58,9 +58,7 @@ fn window_of(world: &Comm, flavor: &str, own: &mut [i32; 8]) -> (Win, Vec<isize>
     own.fill(-1);
     win.attach(own.as_mut_ptr() as usize, bytes).unwrap();
     let mut addrs = vec![0u64; n];
-    world
-        .allgather(&[own.as_ptr() as u64], &mut addrs)
-        .unwrap();
+    world.allgather(&[own.as_ptr() as u64], &mut addrs).unwrap();
     (win, addrs.iter().map(|&a| a as isize).collect())
 }
 
@@ -123,7 +121,9 @@ fn flavors(world: &Comm) {
         // SAFETY: `wide` holds the 8 strided ints.
         unsafe { win.get(into, at(left, 0, &contiguous8)).unwrap() };
         win.fence(0).unwrap();
-        let from_left: Vec<i32> = (0..4).flat_map(|i| [(left + n - 1) % n * 100 + i, -1]).collect();
+        let from_left: Vec<i32> = (0..4)
+            .flat_map(|i| [(left + n - 1) % n * 100 + i, -1])
+            .collect();
         let got: Vec<i32> = wide.iter().step_by(2).copied().collect();
         assert_eq!(got, from_left, "{flavor}: rank {me} got from {left}");
         assert!(wide.iter().skip(1).step_by(2).all(|&v| v == 7));
@@ -336,7 +336,10 @@ fn busy_target(world: &Comm) {
         win.flush(Some(0)).unwrap();
         let mut back = [0i64];
         // SAFETY: `back` holds one i64.
-        unsafe { win.get_bytes(back.as_mut_ptr().cast(), 8, 0, me as isize).unwrap() };
+        unsafe {
+            win.get_bytes(back.as_mut_ptr().cast(), 8, 0, me as isize)
+                .unwrap()
+        };
         assert_eq!(back, v);
         win.unlock(0).unwrap();
         win.lock(LockType::Shared, 0, 0).unwrap();

@@ -97,6 +97,32 @@ impl Link {
         take(wire::outcome(&reply, target)?)
     }
 
+    /// [`Link::call`] again while the target answers busy (its
+    /// accumulate lock held across a long double accumulate's round trips).
+    fn call_until_done(
+        &self,
+        target: usize,
+        request: impl Fn(i32) -> Vec<u8>,
+        mut take: impl FnMut(&[u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let mut pause = Duration::from_micros(2);
+        loop {
+            let mut busy = false;
+            self.call(target, &request, |got| match got {
+                Some(b) => take(b),
+                None => {
+                    busy = true;
+                    Ok(())
+                }
+            })?;
+            if !busy {
+                return Ok(());
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(1));
+        }
+    }
+
     /// One try at `target`'s lock: whether it was taken.
     pub(super) fn try_lock(&self, target: usize, kind: LockType) -> Result<bool, Error> {
         let exclusive = kind == LockType::Exclusive;
@@ -159,11 +185,7 @@ impl Win {
         let me = self.inner.me;
         match self.remote(target) {
             Some(link) => link.drain(&link.posts_in, target, POST_TAG),
-            None => Ok(self
-                .inner
-                .control
-                .posts(target, me)
-                .load(Ordering::Acquire)),
+            None => Ok(self.inner.control.posts(target, me).load(Ordering::Acquire)),
         }
     }
 
@@ -172,11 +194,7 @@ impl Win {
         let me = self.inner.me;
         match self.remote(origin) {
             Some(link) => link.drain(&link.dones_in, origin, DONE_TAG),
-            None => Ok(self
-                .inner
-                .control
-                .dones(me, origin)
-                .load(Ordering::Acquire)),
+            None => Ok(self.inner.control.dones(me, origin).load(Ordering::Acquire)),
         }
     }
 

@@ -70,15 +70,12 @@ impl Link {
         old: Option<&mut [u8]>,
     ) -> Result<(), Error> {
         let Op::Builtin(op) = op else {
-            return Err(Error::Unsupported(format!(
-                "an accumulate with a user-defined operation to target rank {target}, on \
-                 another host (only predefined operations cross hosts)"
-            )));
+            return self.accumulate_here(target, runs, op, elem, input, old);
         };
         let fetch = old.is_some();
         let payload: &[u8] = if *op == BuiltinOp::NoOp { &[] } else { input };
         let mut old = old;
-        self.call(
+        self.call_until_done(
             target,
             |tag| {
                 wire::request(
@@ -92,10 +89,46 @@ impl Link {
                 )
             },
             |got| match old.as_deref_mut() {
-                Some(dst) => fill(dst, got, target),
+                Some(dst) => fill(dst, Some(got), target),
                 None => Ok(()),
             },
         )
+    }
+
+    /// An accumulate whose operation is a function of this process (C's
+    /// long double arithmetic): read, reduce here and write back, holding
+    /// the target's accumulate lock throughout, so it stays atomic with
+    /// every other accumulate there.
+    fn accumulate_here(
+        &self,
+        target: usize,
+        runs: &[(usize, usize)],
+        op: &Op,
+        elem: Option<ElemType>,
+        input: &[u8],
+        old: Option<&mut [u8]>,
+    ) -> Result<(), Error> {
+        let reduce = op.reducer(elem)?;
+        self.call_until_done(
+            target,
+            |tag| wire::request(Kind::AccLock, None, None, false, tag, &[], &[]),
+            |_| Ok(()),
+        )?;
+        let applied = (|| {
+            let mut current = vec![0u8; total(runs)];
+            self.get(target, runs, &mut current)?;
+            if let Some(dst) = old {
+                dst.copy_from_slice(&current);
+            }
+            reduce(input, &mut current)?;
+            self.put(target, runs, &current)
+        })();
+        let released = self.call(
+            target,
+            |tag| wire::request(Kind::AccUnlock, None, None, false, tag, &[], &[]),
+            |_| Ok(()),
+        );
+        applied.and(released)
     }
 
     /// Compare-and-swap of the one element at `runs` of `target`: `old`
@@ -108,7 +141,7 @@ impl Link {
         expected: &[u8],
         old: &mut [u8],
     ) -> Result<(), Error> {
-        self.call(
+        self.call_until_done(
             target,
             |tag| {
                 wire::request(
@@ -121,7 +154,7 @@ impl Link {
                     &[new, expected],
                 )
             },
-            |got| fill(old, got, target),
+            |got| fill(old, Some(got), target),
         )
     }
 }

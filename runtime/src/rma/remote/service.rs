@@ -101,7 +101,7 @@ fn serve(win: &Win, req: &Request<'_>) -> Result<(Status, Vec<u8>), Error> {
                 return Err(short("data", req.payload.len()));
             }
             let mut old = Vec::new();
-            win.with_acc_lock(me, || -> Result<(), Error> {
+            let applied = try_acc_lock(win, || -> Result<(), Error> {
                 let mut current = vec![0u8; want];
                 // SAFETY: as above.
                 unsafe {
@@ -119,8 +119,11 @@ fn serve(win: &Win, req: &Request<'_>) -> Result<(Status, Vec<u8>), Error> {
                     }
                 }
                 Ok(())
-            })?;
-            done(old)
+            });
+            match applied {
+                Some(r) => r.map(|_| (Status::Done, old)),
+                None => busy(),
+            }
         }
         Kind::CompareSwap => {
             if req.payload.len() != 2 * want {
@@ -128,7 +131,7 @@ fn serve(win: &Win, req: &Request<'_>) -> Result<(Status, Vec<u8>), Error> {
             }
             let (new, expected) = req.payload.split_at(want);
             let mut current = vec![0u8; want];
-            win.with_acc_lock(me, || -> Result<(), Error> {
+            let applied = try_acc_lock(win, || -> Result<(), Error> {
                 // SAFETY: as above.
                 unsafe {
                     t.read(&req.runs, &mut current)?;
@@ -137,8 +140,11 @@ fn serve(win: &Win, req: &Request<'_>) -> Result<(Status, Vec<u8>), Error> {
                     }
                 }
                 Ok(())
-            })?;
-            done(current)
+            });
+            match applied {
+                Some(r) => r.map(|_| (Status::Done, current)),
+                None => busy(),
+            }
         }
         Kind::Lock => {
             let word = inner.control.lock_word(me);
@@ -149,6 +155,23 @@ fn serve(win: &Win, req: &Request<'_>) -> Result<(Status, Vec<u8>), Error> {
                 win.try_take_shared(me)
             };
             Ok((if taken { Status::Done } else { Status::Busy }, Vec::new()))
+        }
+        Kind::AccLock => {
+            // Held until the origin's AccUnlock.
+            let word = inner.control.acc_lock(me);
+            let taken = word.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed);
+            Ok((
+                if taken.is_ok() {
+                    Status::Done
+                } else {
+                    Status::Busy
+                },
+                Vec::new(),
+            ))
+        }
+        Kind::AccUnlock => {
+            inner.control.acc_lock(me).store(0, Ordering::Release);
+            done(Vec::new())
         }
         Kind::Unlock => {
             let kind = if req.flag {
@@ -161,6 +184,22 @@ fn serve(win: &Win, req: &Request<'_>) -> Result<(Status, Vec<u8>), Error> {
         }
         Kind::Stop => done(Vec::new()),
     }
+}
+
+fn busy() -> Result<(Status, Vec<u8>), Error> {
+    Ok((Status::Busy, Vec::new()))
+}
+
+/// Runs `f` holding this rank's accumulate lock if it is free: the
+/// service never waits for it, since the holder may be an origin whose
+/// release is a request this service has yet to serve.
+fn try_acc_lock<R>(win: &Win, f: impl FnOnce() -> R) -> Option<R> {
+    let word = win.inner.control.acc_lock(win.inner.me);
+    word.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+        .ok()?;
+    let r = f();
+    word.store(0, Ordering::Release);
+    Some(r)
 }
 
 /// Fails with `MPI_ERR_RMA_RANGE` unless every run is window memory of

@@ -46,6 +46,11 @@ pub(super) enum Kind {
     Unlock = 6,
     /// End the service (sent by the target process to itself).
     Stop = 7,
+    /// Try to take the target's accumulate lock (an accumulate whose
+    /// operation only the origin can compute: C's long double arithmetic).
+    AccLock = 8,
+    /// Release it.
+    AccUnlock = 9,
 }
 
 impl Kind {
@@ -58,6 +63,8 @@ impl Kind {
             5 => Kind::Lock,
             6 => Kind::Unlock,
             7 => Kind::Stop,
+            8 => Kind::AccLock,
+            9 => Kind::AccUnlock,
             _ => return None,
         })
     }
@@ -68,7 +75,8 @@ impl Kind {
 pub(super) enum Status {
     /// Done (a lock: taken).
     Done = 0,
-    /// A lock is held by someone else: try again.
+    /// A lock (the passive-target lock, or the accumulate lock an
+    /// accumulate needs) is held by someone else: try again.
     Busy = 1,
     /// The runs are not window memory of the target (`MPI_ERR_RMA_RANGE`).
     Range = 2,
@@ -221,7 +229,10 @@ mod tests {
         assert_eq!(r.payload, [1, 2, 3]);
         let lock = request(Kind::Lock, None, None, false, 20, &[], &[]);
         let r = parse(&lock).unwrap();
-        assert_eq!((r.kind, r.op, r.elem, r.flag), (Kind::Lock, None, None, false));
+        assert_eq!(
+            (r.kind, r.op, r.elem, r.flag),
+            (Kind::Lock, None, None, false)
+        );
     }
 
     #[test]
