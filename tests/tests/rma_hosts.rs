@@ -99,6 +99,33 @@ fn rma_errors_across_hosts_are_typed() {
     run_roles("rma_errors_across_hosts_are_typed", &["errors"]);
 }
 
+/// A rank that dies holding an exclusive lock on a rank of the other host,
+/// while the rest wait for that lock (locally and by requests): the job
+/// ends with the launcher's line naming the dead rank, never a hang.
+#[test]
+fn a_rank_dying_with_a_lock_held_ends_the_job() {
+    let Some(h) = hosts("a_rank_dying_with_a_lock_held_ends_the_job") else {
+        return;
+    };
+    for (ranks, extra, name) in LAYOUTS {
+        let out = role_job_on(&h, ranks, extra, "dies", &[], LIMIT);
+        assert!(
+            !out.success() && !out.timed_out,
+            "on {name}, the job should end by the failure:\n{}",
+            out.describe()
+        );
+        assert!(
+            out.stderr.lines().any(|l| l.starts_with("oxrun: rank 1 ")),
+            "on {name}, no line names rank 1:\n{}",
+            out.describe()
+        );
+    }
+    assert!(
+        h.leftover_processes().is_empty(),
+        "processes left on the hosts"
+    );
+}
+
 /// MPICH-built C programs using one-sided communication, on OxMPI's
 /// library across hosts: `rma_hosts.c` (every flavor, operation and
 /// synchronization mode, with derived datatypes, counters and errors) and

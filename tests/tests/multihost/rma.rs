@@ -3,7 +3,7 @@
 //! sides under fence, atomics as distributed counters with exact totals
 //! under lock and lock_all, post-start-complete-wait, a target computing
 //! without calling MPI while remote origins lock, put, accumulate and
-//! flush, and errors. Every value is checked against a serial model; a
+//! flush, errors, and a rank that dies holding a lock others wait for. Every value is checked against a serial model; a
 //! wrong one fails its rank and so the job.
 
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -28,6 +28,7 @@ pub fn run(role: &str) {
         "pscw" => pscw(&world),
         "busy" => busy_target(&world),
         "errors" => errors(&world),
+        "dies" => dies_holding_a_lock(&world),
         other => panic!("unknown rma role {other}"),
     }
     universe.finalize().expect("finalize");
@@ -404,4 +405,24 @@ fn errors(world: &Comm) {
     assert_eq!(mem[15], 9);
     dynamic.detach(mem.as_ptr() as usize).unwrap();
     dynamic.free().unwrap();
+}
+
+/// Rank 1 locks rank 0 exclusively, puts, and kills itself holding the
+/// lock; every other rank then waits for that lock (rank 0 and its host's
+/// ranks on the lock word, the others by requests to rank 0's service).
+/// The job must end (the launcher sees rank 1 die), not hang.
+fn dies_holding_a_lock(world: &Comm) {
+    let me = world.rank();
+    let win = Window::<u64>::allocate(world, 1).unwrap();
+    if me == 1 {
+        let lock = win.lock(LockType::Exclusive, 0).unwrap();
+        lock.put(0, 0, &[42]).unwrap();
+        world.barrier().unwrap();
+        // SAFETY: raising SIGKILL on ourselves.
+        unsafe { nix::libc::kill(nix::libc::getpid(), nix::libc::SIGKILL) };
+        unreachable!("rank 1 outlived SIGKILL");
+    }
+    world.barrier().unwrap();
+    let _never = win.lock(LockType::Exclusive, 0).unwrap();
+    panic!("rank {me} took a lock that a dead rank holds");
 }
