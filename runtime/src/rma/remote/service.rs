@@ -1,8 +1,9 @@
 //! The target's side: a thread per window with ranks on other hosts that
 //! serves their requests on this process's window memory. It waits in a
-//! matched probe (the runtime's wait loop: spin briefly, then sleep on the
-//! transport's wait object), so it takes no CPU while nobody asks, and it
-//! needs nothing of the application's thread.
+//! matched probe (the runtime's wait loop without its spin phase: a few
+//! polls, then asleep on the rank's doorbell, which fabric arrivals ring),
+//! so it takes no CPU while nobody asks, and it needs nothing of the
+//! application's thread.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -12,9 +13,10 @@ use super::super::ops::accumulate_reducer;
 use super::super::sync::LockType;
 use super::super::{Flavor, Inner, Win};
 use super::wire::{self, Kind, Request, Status, REQUEST_TAG};
-use crate::comm::Comm;
+use crate::comm::{Comm, Message};
 use crate::error::Error;
 use crate::ops::Op;
+use crate::progress::WaitPolicy;
 use crate::status::ANY_SOURCE;
 
 /// Serves requests until a `Stop`, or until the window is gone.
@@ -30,8 +32,19 @@ pub(super) fn run(comm: &Comm, win: &Weak<Inner>) {
 }
 
 fn serve_all(comm: &Comm, win: &Weak<Inner>) -> Result<(), Error> {
+    let rt = comm.rt();
+    // A few polls and yields, then asleep on the rank's doorbell (which
+    // the fabric's arrivals ring too): never a spinning core.
+    let policy = WaitPolicy {
+        spins: 0,
+        crowded_spins: u32::MAX,
+        yields: 8,
+        ..rt.policy()
+    };
+    let pattern = comm.pattern(ANY_SOURCE, REQUEST_TAG);
     loop {
-        let (msg, st) = comm.mprobe(ANY_SOURCE, REQUEST_TAG)?;
+        let (handle, st) = rt.wait_with(policy, |e| e.mprobe(&pattern));
+        let msg = Message::new(comm.clone(), handle);
         let mut bytes = vec![0u8; st.count];
         msg.recv(&mut bytes)?;
         let req = match wire::parse(&bytes) {
