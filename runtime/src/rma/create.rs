@@ -289,7 +289,13 @@ fn build(
             freed: AtomicBool::new(false),
         }),
     };
-    agree(&win.inner.comm, started)?;
+    if let Err(e) = agree(&win.inner.comm, started) {
+        // No request can come now: end this rank's service, if it started.
+        if let Some(link) = &win.inner.remote {
+            let _ = link.stop();
+        }
+        return Err(e);
+    }
     // Nobody operates on the window before every rank has it.
     win.inner.comm.barrier()?;
     Ok(win)
