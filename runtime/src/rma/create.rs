@@ -275,7 +275,7 @@ fn build(
     let win = Win {
         inner: Arc::new_cyclic(|weak| Inner {
             remote: spans_hosts
-                .then(|| remote::Link::start(&comm, weak.clone()))
+                .then(|| remote::Link::start(&comm, weak.clone(), flavor != Flavor::Dynamic))
                 .and_then(|made| made.map_err(|e| started = Err(e)).ok()),
             comm,
             flavor,

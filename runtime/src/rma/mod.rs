@@ -218,6 +218,7 @@ impl Win {
     pub fn free(&self) -> Result<(), Error> {
         self.check_live()?;
         self.epoch()?.check_closed()?;
+        self.settle(None)?;
         self.inner.comm.barrier()?;
         if let Some(link) = &self.inner.remote {
             link.stop()?;

@@ -223,6 +223,7 @@ impl Win {
                 ));
             }
         }
+        self.settle(None)?;
         fence(Ordering::SeqCst);
         self.inner.comm.barrier()?;
         fence(Ordering::SeqCst);
@@ -267,6 +268,7 @@ impl Win {
                 "MPI_Win_unlock: target rank {rank} is not locked by this rank"
             )));
         };
+        self.settle(Some(rank as usize))?;
         fence(Ordering::SeqCst);
         if held.taken {
             self.release_lock(rank as usize, held.kind)?;
@@ -318,6 +320,7 @@ impl Win {
                 "MPI_Win_unlock_all without MPI_Win_lock_all on this window",
             ));
         };
+        self.settle(None)?;
         fence(Ordering::SeqCst);
         if taken {
             for r in 0..self.inner.targets.len() {
@@ -329,7 +332,8 @@ impl Win {
 
     /// `MPI_Win_flush` / `_flush_local` (`rank`), `_flush_all` /
     /// `_flush_local_all` (`None`): operations complete as they are
-    /// issued, so this checks the epoch and orders memory.
+    /// issued, but for puts to other hosts, whose acknowledgements are
+    /// awaited here; then this orders memory.
     pub fn flush(&self, rank: Option<i32>) -> Result<(), Error> {
         let e = self.epoch()?;
         match rank {
@@ -346,6 +350,12 @@ impl Win {
                 return Err(sync_error("flush_all outside a passive-target epoch"));
             }
             None => {}
+        }
+        drop(e);
+        match rank {
+            Some(crate::status::PROC_NULL) => {}
+            Some(rank) => self.settle(Some(rank as usize))?,
+            None => self.settle(None)?,
         }
         fence(Ordering::SeqCst);
         Ok(())
@@ -431,6 +441,7 @@ impl Win {
         let Some(targets) = self.epoch()?.access.take() else {
             return Err(sync_error("MPI_Win_complete without MPI_Win_start"));
         };
+        self.settle(None)?;
         fence(Ordering::SeqCst);
         for t in targets {
             self.signal_done(t)?;

@@ -40,13 +40,18 @@ pub(super) struct Link {
     /// Completions received, per origin rank.
     dones_in: Mutex<Vec<u32>>,
     service: Mutex<Option<JoinHandle<()>>>,
+    /// Whether puts return before their acknowledgement (not on dynamic
+    /// windows, whose range only the target can check).
+    defer_puts: bool,
+    /// Puts whose acknowledgement is still due: (target, reply tag).
+    unacked: Mutex<Vec<(usize, i32)>>,
 }
 
 impl Link {
     /// Starts this process's service for the window `win` (whose `Inner`
     /// is being made: the service upgrades `win` only for a request, and
     /// requests come once every rank has the window).
-    pub(super) fn start(comm: &Comm, win: Weak<Inner>) -> Result<Link, Error> {
+    pub(super) fn start(comm: &Comm, win: Weak<Inner>, defer_puts: bool) -> Result<Link, Error> {
         let n = comm.size() as usize;
         let service_comm = comm.clone();
         let handle = std::thread::Builder::new()
@@ -62,6 +67,8 @@ impl Link {
             posts_in: Mutex::new(vec![0; n]),
             dones_in: Mutex::new(vec![0; n]),
             service: Mutex::new(Some(handle)),
+            defer_puts,
+            unacked: Mutex::new(Vec::new()),
         })
     }
 
@@ -78,6 +85,55 @@ impl Link {
             .map_err(|_| Error::Service("the window service thread panicked".into()))
     }
 
+    /// A fresh reply tag.
+    fn reply_tag(&self) -> i32 {
+        let k = self.next_reply.fetch_add(1, Ordering::Relaxed) % REPLY_SPAN;
+        REPLY_BASE + k as i32
+    }
+
+    /// Sends `request` (made for a fresh reply tag) to `target`'s
+    /// service; returns the tag its reply will come with.
+    fn send_request(
+        &self,
+        target: usize,
+        request: impl FnOnce(i32) -> Vec<u8>,
+    ) -> Result<i32, Error> {
+        let tag = self.reply_tag();
+        self.comm.send(&request(tag), target as i32, REQUEST_TAG)?;
+        Ok(tag)
+    }
+
+    /// Receives the reply with `tag` from `target`.
+    fn reply(&self, target: usize, tag: i32) -> Result<Vec<u8>, Error> {
+        let (msg, st) = self.comm.mprobe(target as i32, tag)?;
+        let mut reply = vec![0u8; st.count];
+        msg.recv(&mut reply)?;
+        Ok(reply)
+    }
+
+    /// Waits for the acknowledgements of the puts to `target` (`None`:
+    /// to every rank) and returns the first error among them.
+    pub(super) fn settle(&self, target: Option<usize>) -> Result<(), Error> {
+        let due: Vec<(usize, i32)> = {
+            let mut unacked = crate::comm::lock(&self.unacked);
+            let (due, rest) = unacked
+                .drain(..)
+                .partition(|&(t, _)| target.is_none_or(|x| x == t));
+            *unacked = rest;
+            due
+        };
+        let mut first = Ok(());
+        for (t, tag) in due {
+            let got = self
+                .reply(t, tag)
+                .and_then(|r| wire::outcome(&r, t).map(|_| ()));
+            if first.is_ok() {
+                first = got;
+            }
+        }
+        first
+    }
+
     /// Sends `request` (made for a reply tag) to `target`'s service and
     /// returns its reply's payload (`None`: a busy lock).
     fn call(
@@ -86,14 +142,8 @@ impl Link {
         request: impl FnOnce(i32) -> Vec<u8>,
         mut take: impl FnMut(Option<&[u8]>) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        let k = self.next_reply.fetch_add(1, Ordering::Relaxed) % REPLY_SPAN;
-        let tag = REPLY_BASE + k as i32;
-        let bytes = request(tag);
-        let dest = target as i32;
-        self.comm.send(&bytes, dest, REQUEST_TAG)?;
-        let (msg, st) = self.comm.mprobe(dest, tag)?;
-        let mut reply = vec![0u8; st.count];
-        msg.recv(&mut reply)?;
+        let tag = self.send_request(target, request)?;
+        let reply = self.reply(target, tag)?;
         take(wire::outcome(&reply, target)?)
     }
 
@@ -172,6 +222,15 @@ impl Link {
 }
 
 impl Win {
+    /// Waits for the acknowledgements of this rank's puts to `target`
+    /// on other hosts (`None`: to every rank): remote completion.
+    pub(super) fn settle(&self, target: Option<usize>) -> Result<(), Error> {
+        match &self.inner.remote {
+            Some(link) => link.settle(target),
+            None => Ok(()),
+        }
+    }
+
     /// The link to `rank` if it is on another host.
     pub(super) fn remote(&self, rank: usize) -> Option<&Link> {
         self.inner

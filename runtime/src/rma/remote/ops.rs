@@ -28,13 +28,29 @@ fn fill(dst: &mut [u8], got: Option<&[u8]>, target: usize) -> Result<(), Error> 
 }
 
 impl Link {
-    /// Writes `data` (packed) into `runs` of `target`.
+    /// Writes `data` (packed) into `runs` of `target`. Returns once the
+    /// request is sent (the data copied out of `data`); the target's
+    /// acknowledgement is awaited by the next flush, unlock, fence or
+    /// complete ([`Link::settle`]), except on dynamic windows, where a
+    /// range error must come from the put itself.
     pub(in crate::rma) fn put(
         &self,
         target: usize,
         runs: &[(usize, usize)],
         data: &[u8],
     ) -> Result<(), Error> {
+        if !self.defer_puts {
+            return self.put_now(target, runs, data);
+        }
+        let tag = self.send_request(target, |tag| {
+            wire::request(Kind::Put, None, None, false, tag, runs, &[data])
+        })?;
+        crate::comm::lock(&self.unacked).push((target, tag));
+        Ok(())
+    }
+
+    /// [`Link::put`], returning once the target has applied it.
+    fn put_now(&self, target: usize, runs: &[(usize, usize)], data: &[u8]) -> Result<(), Error> {
         debug_assert_eq!(total(runs), data.len());
         self.call(
             target,
@@ -121,7 +137,7 @@ impl Link {
                 dst.copy_from_slice(&current);
             }
             reduce(input, &mut current)?;
-            self.put(target, runs, &current)
+            self.put_now(target, runs, &current)
         })();
         let released = self.call(
             target,
