@@ -8,9 +8,10 @@
 //! the within-host path, so both stay atomic with respect to each other,
 //! and the target's application never has to call MPI for them.
 //!
-//! Every remote operation waits for its reply, so, as within a host, an
-//! operation is complete when its call returns: flush, unlock and fence
-//! need nothing more. Locks are tried by the service and retried by the
+//! A put returns once its request is sent; flush, unlock, fence and
+//! complete wait for the acknowledgements of the puts before them
+//! ([`Link::settle`]). Every other operation waits for its reply, so, as
+//! within a host, it is complete when its call returns. Locks are tried by the service and retried by the
 //! origin while they are busy; post and complete are messages counted by
 //! the receiving side, beside the control block's counters.
 
