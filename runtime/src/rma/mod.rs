@@ -16,8 +16,10 @@
 //!   memory the origin moves bytes with CMA (`process_vm_readv` /
 //!   `process_vm_writev`), still without the target. Dynamic windows are
 //!   CMA to attached regions, published in the control block.
-//! - Every operation completes before its call returns, so flushes are
-//!   memory fences and an epoch's end only synchronizes.
+//! - Every operation completes before its call returns (but a put to
+//!   another host, acknowledged at the next flush, unlock, fence or
+//!   complete), so flushes are memory fences and an epoch's end only
+//!   synchronizes.
 //! - Passive target: a lock word per rank in the control block (an
 //!   exclusive bit or a count of shared holders), taken with atomics by the
 //!   origin. Accumulates hold the target's accumulate lock around the
