@@ -1,6 +1,7 @@
 #!/bin/bash
 # Issue 18's small figures side by side: benches/c/p2p.c (bandwidth: a 64-deep
-# window; 8 B and 1 KiB kept) and benches/c/coll.c (8 B and 1 KiB), built once
+# window; 8 B and 1 KiB kept) and benches/c/coll.c (8 B and 1 KiB: allreduce,
+# bcast, allgather, alltoall, reduce_scatter_block, reduce, ibcast), built once
 # with mpicc.mpich and run on MPICH (mpiexec.hydra) and on OxMPI (oxrun, the
 # release libmpi.so as libmpich.so.12), and built with mpicc.openmpi for Open MPI;
 # p2p at 2 ranks, collectives at 2 and 4 ranks, PASSES passes (default 3)
@@ -8,6 +9,7 @@
 # (impl ox / mpich / ompi). Build first: cargo build --release --workspace.
 #
 #   scripts/small_side_by_side.sh [PASSES] > out.csv
+#   scripts/small_report.py out.csv   # table, ratios, geometric means, PNG
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 rel=$root/target/release
@@ -39,7 +41,7 @@ for pass in $(seq "$passes"); do
     [ "$impl" = ompi ] && { p=$work/p2p_ompi; c=$work/coll_ompi; }
     run "$impl" 2 "$p" bandwidth quick | grep -E ',(8|1024),bw_MBps_max' | sed "s/^/$pass,/"
     for n in 2 4; do
-      run "$impl" "$n" "$c" quick allreduce bcast allgather alltoall reduce_scatter sizes=8,1024 \
+      run "$impl" "$n" "$c" quick allreduce bcast allgather alltoall reduce_scatter reduce ibcast sizes=8,1024 \
         | grep time_us | sed "s/^/$pass,/"
     done
   done

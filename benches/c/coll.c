@@ -8,7 +8,10 @@
  *
  * COLL is any of allreduce (f32 sum), bcast (bytes, root 0), allgather
  * (bytes), alltoall (bytes), reduce_scatter (MPI_Reduce_scatter_block, f32
- * sum); none named means all five, in that order. Sizes default to
+ * sum); none named means these five, in that order. Two more run only
+ * when named: reduce (f32 sum to root 0) and ibcast (MPI_Ibcast +
+ * MPI_Wait, bytes, root 0), issue 18's small figures; the Rust twin has
+ * no such two. Sizes default to
  * 8 B, 32 B, 128 B, ... (x4) ... 32 MiB, then 64 MiB. A size is the
  * per-rank buffer as nccl-tests counts it: the buffer for allreduce and
  * bcast, the whole receive buffer for allgather (each rank contributes
@@ -82,10 +85,13 @@ static size_t round_iters(const struct params *p, double per_call)
     return clamp((size_t)want, p->min_iters, p->max_iters);
 }
 
-enum coll { ALLREDUCE, BCAST, ALLGATHER, ALLTOALL, REDUCE_SCATTER, NCOLLS };
+enum coll { ALLREDUCE, BCAST, ALLGATHER, ALLTOALL, REDUCE_SCATTER, REDUCE, IBCAST, NCOLLS };
 
-static const char *const coll_names[NCOLLS] = {"allreduce", "bcast", "allgather", "alltoall",
-                                               "reduce_scatter"};
+/* The collectives that run when none is named. */
+#define NDEFAULT 5
+
+static const char *const coll_names[NCOLLS] = {"allreduce",      "bcast",  "allgather", "alltoall",
+                                               "reduce_scatter", "reduce", "ibcast"};
 
 /* Elements per block and bytes moved for `coll` at nominal `size` on `p`
  * ranks: the whole buffer for allreduce and bcast, one rank's block for
@@ -94,8 +100,10 @@ static size_t block_elems(enum coll c, size_t size, size_t p)
 {
     size_t e;
     switch (c) {
-    case ALLREDUCE: e = size / 4; break;
-    case BCAST: e = size; break;
+    case ALLREDUCE:
+    case REDUCE: e = size / 4; break;
+    case BCAST:
+    case IBCAST: e = size; break;
     case ALLGATHER:
     case ALLTOALL: e = size / p; break;
     default: e = size / (4 * p); break;
@@ -105,13 +113,13 @@ static size_t block_elems(enum coll c, size_t size, size_t p)
 
 static size_t elem_size(enum coll c)
 {
-    return c == ALLREDUCE || c == REDUCE_SCATTER ? 4 : 1;
+    return c == ALLREDUCE || c == REDUCE_SCATTER || c == REDUCE ? 4 : 1;
 }
 
 static size_t bytes_of(enum coll c, size_t size, size_t p)
 {
     size_t whole = block_elems(c, size, p) * elem_size(c);
-    return c == ALLREDUCE || c == BCAST ? whole : whole * p;
+    return c == ALLREDUCE || c == BCAST || c == REDUCE || c == IBCAST ? whole : whole * p;
 }
 
 /* The nccl-tests bus bandwidth factor. */
@@ -120,7 +128,9 @@ static double bus_factor(enum coll c, size_t p)
     double n = (double)p;
     switch (c) {
     case ALLREDUCE: return 2 * (n - 1) / n;
-    case BCAST: return 1;
+    case BCAST:
+    case IBCAST:
+    case REDUCE: return 1;
     default: return (n - 1) / n;
     }
 }
@@ -165,6 +175,7 @@ static void fill(enum coll c, size_t size, struct bufs *b)
     float *fs = (float *)b->send;
     switch (c) {
     case ALLREDUCE:
+    case REDUCE:
         for (size_t i = 0; i < n; i++)
             fs[i] = 1.0f;
         break;
@@ -172,7 +183,8 @@ static void fill(enum coll c, size_t size, struct bufs *b)
         for (size_t i = 0; i < n * p; i++)
             fs[i] = 1.0f;
         break;
-    case BCAST: memset(b->recv, me == 0 ? 0x5a : 0, n); break;
+    case BCAST:
+    case IBCAST: memset(b->recv, me == 0 ? 0x5a : 0, n); break;
     case ALLGATHER: memset(b->send, me + 1, n); break;
     case ALLTOALL: memset(b->send, me + 1, n * p); break;
     default: break;
@@ -194,6 +206,15 @@ static void call(enum coll c, size_t size, struct bufs *b)
     case ALLTOALL:
         MPI_Alltoall(b->send, n, MPI_BYTE, b->recv, n, MPI_BYTE, MPI_COMM_WORLD);
         break;
+    case REDUCE:
+        MPI_Reduce(b->send, b->recv, n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+        break;
+    case IBCAST: {
+        MPI_Request r;
+        MPI_Ibcast(b->recv, n, MPI_BYTE, 0, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        break;
+    }
     default:
         MPI_Reduce_scatter_block(b->send, b->recv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         break;
@@ -213,7 +234,11 @@ static void verify(enum coll c, size_t size, const struct bufs *b)
     case REDUCE_SCATTER:
         check(fr[0] == (float)p && fr[n - 1] == (float)p, name, size);
         break;
-    case BCAST: check(r[0] == 0x5a && r[n - 1] == 0x5a, name, size); break;
+    case REDUCE:
+        check(me != 0 || (fr[0] == (float)p && fr[n - 1] == (float)p), name, size);
+        break;
+    case BCAST:
+    case IBCAST: check(r[0] == 0x5a && r[n - 1] == 0x5a, name, size); break;
     default:
         check(r[0] == 1 && r[n - 1] == 1 && r[(p - 1) * n] == (unsigned char)p &&
                   r[p * n - 1] == (unsigned char)p,
@@ -300,7 +325,7 @@ static void usage(void)
 {
     if (me == 0)
         fprintf(stderr, "usage: coll [quick] [allreduce|bcast|allgather|alltoall|"
-                        "reduce_scatter ...] [sizes=N,N,...]\n");
+                        "reduce_scatter|reduce|ibcast ...] [sizes=N,N,...]\n");
     MPI_Finalize();
     exit(2);
 }
@@ -336,7 +361,7 @@ int main(int argc, char **argv)
     struct params prm = params_for(quick);
     MPI_Barrier(MPI_COMM_WORLD);
     for (int c = 0; c < NCOLLS; c++)
-        if (!any || chosen[c])
+        if (any ? chosen[c] : c < NDEFAULT)
             bench((enum coll)c, sizes, nsizes, &prm);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();

@@ -633,6 +633,20 @@ pub fn get_from<T: FromSetting>(
     })
 }
 
+/// The text of `entry` in the process environment now (its default when
+/// unset), unparsed: what the tool interface's control variables show.
+///
+/// ```
+/// use oxmpi::config::{current_text, EAGER_LIMIT};
+/// if std::env::var_os("OXMPI_EAGER_LIMIT").is_none() {
+///     assert_eq!(current_text(&EAGER_LIMIT.entry)?, "64k");
+/// }
+/// # Ok::<(), oxmpi::config::ConfigError>(())
+/// ```
+pub fn current_text(entry: &Entry) -> Result<String, ConfigError> {
+    raw(entry, &env_lookup).map(|(text, _)| text)
+}
+
 fn raw(entry: &Entry, lookup: &impl Fn(&str) -> Result<Option<String>, ()>) -> RawValue {
     match lookup(entry.env) {
         Ok(Some(text)) => Ok((text, Origin::Env)),

@@ -23,12 +23,14 @@ typedef int (*cu_mem_alloc_fn)(dev_ptr *, size_t);
 typedef int (*cu_mem_free_fn)(dev_ptr);
 typedef int (*cu_htod_fn)(dev_ptr, const void *, size_t);
 typedef int (*cu_dtoh_fn)(void *, dev_ptr, size_t);
+typedef int (*cu_sync_fn)(void);
 
 static struct {
     cu_mem_alloc_fn alloc;
     cu_mem_free_fn free;
     cu_htod_fn htod;
     cu_dtoh_fn dtoh;
+    cu_sync_fn sync;
 } cu;
 
 #define CU_CHECK(call)                                                         \
@@ -57,6 +59,7 @@ static void cuda_start(void)
     cu.free = (cu_mem_free_fn)cu_sym(lib, "cuMemFree_v2");
     cu.htod = (cu_htod_fn)cu_sym(lib, "cuMemcpyHtoD_v2");
     cu.dtoh = (cu_dtoh_fn)cu_sym(lib, "cuMemcpyDtoH_v2");
+    cu.sync = (cu_sync_fn)cu_sym(lib, "cuCtxSynchronize");
     int dev = 0;
     void *ctx = NULL;
     CU_CHECK(init(0));
@@ -65,11 +68,16 @@ static void cuda_start(void)
     CU_CHECK(set_current(ctx));
 }
 
-/* Copies `n` bytes of `host` into device memory at `dev`. */
+/* Copies `n` bytes of `host` into device memory at `dev`, and waits until
+   the device has them: a copy from pageable memory may return before, and
+   another process (a peer reaching this memory by CUDA IPC) is not
+   ordered after this context's copies. */
 static void set_device(void *dev, const void *host, size_t n)
 {
-    if (n)
+    if (n) {
         CU_CHECK(cu.htod((dev_ptr)(uintptr_t)dev, host, n));
+        CU_CHECK(cu.sync());
+    }
 }
 
 /* A device copy of `n` bytes of `host`. */

@@ -25,10 +25,11 @@ int main(int argc, char **argv)
     int rc = MPI_File_sync(MPI_FILE_NULL);
     CHECK(rc != MPI_SUCCESS && abicheck_class(rc) == MPI_ERR_FILE, "MPI_File_sync returned %d", rc);
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    int provided = 0;
-    expect_unsupported(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided), "MPI_T_init_thread");
-    int num = 0;
-    expect_unsupported(MPI_T_pvar_get_num(&num), "MPI_T_pvar_get_num");
+    MPI_Comm dup;
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    MPI_CHECK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
+    expect_unsupported(MPIX_Comm_revoke(dup), "MPIX_Comm_revoke");
+    MPI_CHECK(MPI_Comm_free(&dup));
     abicheck_pass("unsupported");
     MPI_CHECK(MPI_Finalize());
     return 0;

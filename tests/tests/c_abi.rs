@@ -201,6 +201,14 @@ fn unsupported_functions_report_themselves() {
     check_passes("unsupported", Way::MpichBinary);
 }
 
+/// The tool information interface (MPI_T): both OxMPI ways (MPICH has
+/// variables of its own).
+#[test]
+fn tool_information_interface() {
+    check_passes("tool", Way::Ours);
+    check_passes("tool", Way::MpichBinary);
+}
+
 /// MPI_Abort(MPI_COMM_WORLD, 256) in a process run without a launcher
 /// (before MPI_Init, and as a singleton after it): exit status 256 would
 /// read as 0, so the status must be non-zero.

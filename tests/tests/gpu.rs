@@ -255,6 +255,26 @@ fn our_mpicc_with_device_collectives() {
     check_gpu_colls(Way::Ours);
 }
 
+/// gpu_rma.c: one-sided communication with device origin, result and
+/// compare buffers, and on windows over device memory (created and
+/// attached): every operation under fence, lock / flush and PSCW. From 2
+/// ranks, peers reached device windows through CUDA IPC.
+fn check_gpu_rma(way: Way) {
+    check_program("gpu_rma", way, &[], 2);
+}
+
+/// gpu_rma.c built with MPICH's `mpicc.mpich`, on OxMPI's library.
+#[test]
+fn mpich_binary_with_device_rma() {
+    check_gpu_rma(Way::MpichBinary);
+}
+
+/// gpu_rma.c built with OxMPI's `mpicc`.
+#[test]
+fn our_mpicc_with_device_rma() {
+    check_gpu_rma(Way::Ours);
+}
+
 /// gpu_colls.c with every collective algorithm forced in turn
 /// (`OXMPI_<COLL>_ALGO` for each collective that has it; one that does not
 /// apply falls back), at 3 and 4 ranks: each schedule runs on the device.

@@ -12,6 +12,7 @@ pub mod io;
 pub mod mpix;
 pub mod p2p;
 pub mod rma;
+pub mod tool;
 pub mod topo;
 
 /// Defines an exported MPI function in both its forms from one definition:

@@ -3,6 +3,7 @@
 //! (`process_vm_readv` / `process_vm_writev`), in runs of bytes at offsets
 //! from the target's window base.
 
+use super::device::DeviceWay;
 use crate::error::Error;
 use crate::transport::shm::cma;
 
@@ -14,6 +15,8 @@ pub(super) enum Access {
     Mapped(usize),
     /// In process `pid`, read and written by CMA at the target's own addresses.
     Cma(i32),
+    /// CUDA device memory, copied with the driver (never touched by the CPU).
+    Device(DeviceWay),
     /// On another host: reached through its window service (`super::remote`).
     Remote,
 }
@@ -45,7 +48,7 @@ impl Target {
     pub fn mapped(&self) -> Option<usize> {
         match self.access {
             Access::Mapped(p) => Some(p),
-            Access::Cma(_) | Access::Remote => None,
+            Access::Cma(_) | Access::Device(_) | Access::Remote => None,
         }
     }
 
@@ -97,6 +100,8 @@ impl Target {
                 }
                 Ok(())
             }
+            // SAFETY: the caller's promise.
+            Access::Device(way) => unsafe { way.write(self.base, runs, src) },
             Access::Remote => Err(not_here()),
         }
     }
@@ -127,6 +132,8 @@ impl Target {
                 cma::read_from(pid, &remote, &mut dst[..total])?;
                 Ok(())
             }
+            // SAFETY: the caller's promise.
+            Access::Device(way) => unsafe { way.read(self.base, runs, dst) },
             Access::Remote => Err(not_here()),
         }
     }

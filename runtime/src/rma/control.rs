@@ -29,6 +29,16 @@ const LOCK_AT: usize = 0;
 const ACC_AT: usize = 8;
 /// Per rank: sequence word, count, then `MAX_ATTACHED` (base, len) pairs.
 const DYNAMIC_BLOCK: usize = 16 + MAX_ATTACHED * 16;
+/// u64 words describing a device region besides its base and length (its
+/// CUDA IPC description).
+pub const DEVICE_WORDS: usize = 10;
+/// Per rank: sequence word, count, then `MAX_ATTACHED` device regions
+/// (base, len, description).
+const DEVICE_BLOCK: usize = 16 + MAX_ATTACHED * (16 + DEVICE_WORDS * 8);
+
+/// A device region attached to a dynamic window: base and length in its
+/// owner, and how peers open it.
+pub type DeviceRegion = (usize, usize, [u64; DEVICE_WORDS]);
 
 /// Where things are in a control block for `n` ranks.
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +47,7 @@ pub struct ControlLayout {
     posts: usize,
     dones: usize,
     dynamic: usize,
+    device: usize,
     len: usize,
 }
 
@@ -46,12 +57,14 @@ impl ControlLayout {
         let posts = n * RANK_BLOCK;
         let dones = posts + n * n * 4;
         let dynamic = (dones + n * n * 4).next_multiple_of(8);
-        let len = dynamic + n * DYNAMIC_BLOCK;
+        let device = dynamic + n * DYNAMIC_BLOCK;
+        let len = device + n * DEVICE_BLOCK;
         ControlLayout {
             n,
             posts,
             dones,
             dynamic,
+            device,
             len,
         }
     }
@@ -170,6 +183,69 @@ impl Control {
     }
 }
 
+impl Control {
+    fn device_at(&self, rank: usize) -> usize {
+        self.layout.device + rank * DEVICE_BLOCK
+    }
+
+    /// Replaces `rank`'s attached device regions (only `rank` calls this,
+    /// before publishing a new region and after withdrawing one).
+    pub fn publish_device_regions(&self, rank: usize, regions: &[DeviceRegion]) {
+        assert!(regions.len() <= MAX_ATTACHED);
+        let at = self.device_at(rank);
+        let seq = self.u64_at(at);
+        let s = seq.load(Ordering::Relaxed);
+        seq.store(s + 1, Ordering::Relaxed);
+        fence(Ordering::Release);
+        self.u64_at(at + 8)
+            .store(regions.len() as u64, Ordering::Relaxed);
+        let entry = 16 + DEVICE_WORDS * 8;
+        for (i, (b, l, words)) in regions.iter().enumerate() {
+            let e = at + 16 + i * entry;
+            self.u64_at(e).store(*b as u64, Ordering::Relaxed);
+            self.u64_at(e + 8).store(*l as u64, Ordering::Relaxed);
+            for (k, w) in words.iter().enumerate() {
+                self.u64_at(e + 16 + k * 8).store(*w, Ordering::Relaxed);
+            }
+        }
+        seq.store(s + 2, Ordering::Release);
+    }
+
+    /// `rank`'s attached device regions, a consistent snapshot (one
+    /// relaxed load when it has none).
+    pub fn device_regions(&self, rank: usize) -> Vec<DeviceRegion> {
+        let at = self.device_at(rank);
+        let seq = self.u64_at(at);
+        if seq.load(Ordering::Acquire) == 0 {
+            return Vec::new();
+        }
+        let entry = 16 + DEVICE_WORDS * 8;
+        loop {
+            let s = seq.load(Ordering::Acquire);
+            if s % 2 == 1 {
+                std::hint::spin_loop();
+                continue;
+            }
+            let n = (self.u64_at(at + 8).load(Ordering::Relaxed) as usize).min(MAX_ATTACHED);
+            let v: Vec<DeviceRegion> = (0..n)
+                .map(|i| {
+                    let e = at + 16 + i * entry;
+                    let word = |k: usize| self.u64_at(e + k).load(Ordering::Relaxed);
+                    let mut words = [0u64; DEVICE_WORDS];
+                    for (k, w) in words.iter_mut().enumerate() {
+                        *w = word(16 + k * 8);
+                    }
+                    (word(0) as usize, word(8) as usize, words)
+                })
+                .collect();
+            fence(Ordering::Acquire);
+            if seq.load(Ordering::Relaxed) == s {
+                return v;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,6 +287,14 @@ mod tests {
         assert_eq!(c.regions(2).len(), MAX_ATTACHED);
         c.publish_regions(1, &[(0x2000, 32)]);
         assert_eq!(c.regions(1), [(0x2000, 32)]);
+        assert_eq!(c.device_regions(2), []);
+        let d = (0x5000, 64, [7u64; DEVICE_WORDS]);
+        c.publish_device_regions(2, &[d; MAX_ATTACHED]);
+        assert_eq!(c.device_regions(2), [d; MAX_ATTACHED]);
+        assert_eq!(c.device_regions(1), []);
+        assert_eq!(c.regions(2).len(), MAX_ATTACHED);
+        c.publish_device_regions(2, &[]);
+        assert_eq!(c.device_regions(2), []);
     }
 
     #[test]

@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use super::access::{Access, Target};
 use super::control::{Control, ControlLayout};
+use super::device;
 use super::memory::{allocated_region, page_size, SharedRegion};
-use super::sync::Epoch;
+use super::sync::EpochCell;
 use super::{remote, rma_error, Flavor, Inner, Win};
 use crate::comm::Comm;
 use crate::error::{Error, ErrorClass};
@@ -161,6 +162,10 @@ fn build(
     let mut all = vec![0u64; RECORD * n];
     comm.allgather(&record, &mut all)?;
     let rec = |r: usize| &all[r * RECORD..(r + 1) * RECORD];
+    let on_device = match mem {
+        Memory::User(b) => device::exchange(&comm, b, size)?,
+        _ => Vec::new(),
+    };
 
     // The segment: control block, then (allocated windows) each rank's memory.
     let layout = ControlLayout::new(n);
@@ -239,7 +244,9 @@ fn build(
                 },
             },
             Memory::User(_) => {
-                let access = if r == me {
+                let access = if let Some(way) = device::way(on_device.get(r), r == me, pid, base) {
+                    Access::Device(way)
+                } else if r == me {
                     Access::Mapped(base)
                 } else if x[4] != NONE {
                     // The peer's memory is an MPI_Alloc_mem region: map it.
@@ -284,7 +291,7 @@ fn build(
             control,
             _segment: segment,
             _peer_maps: peer_maps,
-            epoch: Mutex::new(Epoch::new(n)),
+            epoch: EpochCell::new(n),
             attached: Mutex::new(Vec::new()),
             freed: AtomicBool::new(false),
         }),

@@ -33,6 +33,7 @@
 mod access;
 pub mod control;
 mod create;
+mod device;
 pub mod memory;
 mod ops;
 mod remote;
@@ -52,7 +53,7 @@ use crate::error::{Error, ErrorClass};
 use access::Target;
 use control::Control;
 use memory::SharedRegion;
-use sync::Epoch;
+use sync::{EpochCell, EpochGuard};
 
 /// `MPI_MODE_NOCHECK`.
 pub const MODE_NOCHECK: i32 = 1024;
@@ -108,7 +109,7 @@ struct Inner {
     _segment: SharedRegion,
     /// Peers' `MPI_Alloc_mem` regions mapped here (windows over them).
     _peer_maps: Vec<SharedRegion>,
-    epoch: Mutex<Epoch>,
+    epoch: EpochCell,
     /// Regions this rank attached (dynamic windows).
     attached: Mutex<Vec<(usize, usize)>>,
     freed: AtomicBool,
@@ -208,7 +209,7 @@ impl Win {
         usize::try_from(rank)
             .ok()
             .and_then(|r| self.inner.targets.get(r))
-            .ok_or(Error::InvalidRank {
+            .ok_or_else(|| Error::InvalidRank {
                 arg,
                 value: rank,
                 size: self.size(),
@@ -229,9 +230,9 @@ impl Win {
         self.inner.comm.clone().free()
     }
 
-    fn epoch(&self) -> Result<std::sync::MutexGuard<'_, Epoch>, Error> {
+    fn epoch(&self) -> Result<EpochGuard<'_>, Error> {
         self.check_live()?;
-        Ok(crate::comm::lock(&self.inner.epoch))
+        Ok(self.inner.epoch.lock())
     }
 }
 
@@ -266,6 +267,8 @@ impl Win {
                 format!("the region {base:#x}+{len} overlaps one already attached"),
             ));
         }
+        // A device region's IPC handle is out before the region is.
+        self.attach_device(base, len)?;
         regions.push((base, len));
         self.inner.control.publish_regions(self.inner.me, &regions);
         Ok(())
@@ -289,6 +292,7 @@ impl Win {
         };
         regions.remove(i);
         self.inner.control.publish_regions(self.inner.me, &regions);
+        self.detach_device(base);
         Ok(())
     }
 }

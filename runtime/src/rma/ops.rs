@@ -149,6 +149,17 @@ impl Win {
         }
     }
 
+    /// `t`, or for a dynamic window the device region at `addr` (checked
+    /// to be attached) if it is one.
+    #[inline]
+    fn dynamic_target(&self, rank: usize, t: Target, addr: i128) -> Target {
+        if self.inner.flavor == Flavor::Dynamic {
+            self.device_target(rank, t, addr as usize)
+        } else {
+            t
+        }
+    }
+
     /// The target's runs `(offset from its base, len)` for `at`, checked
     /// against its window memory.
     fn runs(&self, rank: usize, at: &At<'_>) -> Result<(Target, Vec<(usize, usize)>), Error> {
@@ -163,6 +174,7 @@ impl Win {
             start + span.start as i128,
             start + span.end as i128,
         )?;
+        let t = self.dynamic_target(rank, t, start + span.start as i128);
         let start = start as isize;
         let runs = at
             .dt
@@ -177,7 +189,7 @@ impl Win {
         let t = self.inner.targets[rank];
         let start = self.start_of(&t, disp);
         self.check_range(rank, &t, start, start + len as i128)?;
-        Ok((t, start as usize))
+        Ok((self.dynamic_target(rank, t, start), start as usize))
     }
 
     /// `MPI_Put` of `len` bytes at `src` to the same number of contiguous
@@ -199,6 +211,10 @@ impl Win {
         let (t, off) = self.byte_run(r, disp, len)?;
         if len == 0 {
             return Ok(());
+        }
+        // SAFETY: the caller's promise.
+        if let Some(done) = unsafe { self.put_bytes_staged(src, len, rank, disp)? } {
+            return Ok(done);
         }
         // SAFETY: the caller's promise; the run was checked.
         let src = unsafe { std::slice::from_raw_parts(src, len) };
@@ -226,6 +242,10 @@ impl Win {
         let (t, off) = self.byte_run(r, disp, len)?;
         if len == 0 {
             return Ok(());
+        }
+        // SAFETY: the caller's promise.
+        if let Some(done) = unsafe { self.get_bytes_staged(dst, len, rank, disp)? } {
+            return Ok(done);
         }
         // SAFETY: the caller's promise; the run was checked.
         let dst = unsafe { std::slice::from_raw_parts_mut(dst, len) };
@@ -262,6 +282,12 @@ impl Win {
         if len == 0 {
             // Nothing moves: no operation to check (MPICH accepts any, too).
             return Ok(());
+        }
+        // SAFETY: the caller's promise.
+        if let Some(done) =
+            unsafe { self.get_accumulate_bytes_staged(src, result, len, rank, disp, op, elem)? }
+        {
+            return Ok(done);
         }
         let no_op = matches!(op, Op::Builtin(BuiltinOp::NoOp));
         let replace = matches!(op, Op::Builtin(BuiltinOp::Replace));
@@ -318,6 +344,10 @@ impl Win {
         };
         let (t, runs) = self.runs(rank, &at)?;
         // SAFETY: the caller's promise.
+        if let Some(done) = unsafe { self.put_get_staged(origin, at, false)? } {
+            return Ok(done);
+        }
+        // SAFETY: the caller's promise.
         let bytes = unsafe { origin.bytes()? };
         let want = at.dt.pack_size(at.count)?;
         if bytes.len() != want {
@@ -345,6 +375,10 @@ impl Win {
         }
         if want == 0 {
             return Ok(());
+        }
+        // SAFETY: the caller's promise.
+        if let Some(done) = unsafe { self.put_get_staged(origin, at, true)? } {
+            return Ok(done);
         }
         if let Some(link) = self.remote(rank) {
             let mut tmp = vec![0u8; want];
@@ -398,6 +432,10 @@ impl Win {
             return Ok(());
         };
         let (t, runs) = self.runs(rank, &at)?;
+        // SAFETY: the caller's promise.
+        if let Some(done) = unsafe { self.get_accumulate_staged(origin, result, at, op, elem)? } {
+            return Ok(done);
+        }
         let want = at.dt.pack_size(at.count)?;
         let no_op = matches!(op, Op::Builtin(BuiltinOp::NoOp));
         let replace = matches!(op, Op::Builtin(BuiltinOp::Replace));
@@ -483,6 +521,12 @@ impl Win {
             dt,
         };
         let (t, runs) = self.runs(r, &at)?;
+        // SAFETY: the caller's promise.
+        if let Some(done) =
+            unsafe { self.compare_and_swap_staged(origin, compare, result, dt, rank, disp)? }
+        {
+            return Ok(done);
+        }
         let one = |p: *const u8| Buf {
             addr: p,
             count: 1,

@@ -5,7 +5,9 @@
 //! rank's progress, only for its decisions (a lock being released, a post).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{fence, Ordering};
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{fence, AtomicU8, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use super::control::EXCLUSIVE;
 use super::{
@@ -47,6 +49,105 @@ pub(super) struct Epoch {
     posts_seen: Vec<u32>,
     /// Completions consumed, per origin.
     dones_seen: Vec<u32>,
+    /// The targets [`EpochCell`]'s summary shows open one by one.
+    flagged: Vec<usize>,
+}
+
+/// A rank's [`Epoch`] behind its lock, with a lock-free summary of the
+/// targets an operation may reach now: what every operation reads (no
+/// lock on the common path). A guard of the epoch republishes the summary
+/// when it drops, still holding the lock, so a reader that finds a target
+/// closed and then takes the lock sees the truth.
+pub(super) struct EpochCell {
+    state: Mutex<Epoch>,
+    /// What is open to every target: [`FENCE`], [`LOCK_ALL`].
+    open_all: AtomicU8,
+    /// Per target, what is open to it: [`LOCKED`], [`STARTED`].
+    open_to: Vec<AtomicU8>,
+}
+
+/// A fence epoch is open.
+const FENCE: u8 = 1;
+/// `MPI_Win_lock_all` is open.
+const LOCK_ALL: u8 = 2;
+/// This rank holds a lock on the target.
+const LOCKED: u8 = 1;
+/// The target is in this rank's `MPI_Win_start` group.
+const STARTED: u8 = 2;
+
+impl EpochCell {
+    pub(super) fn new(n: usize) -> EpochCell {
+        EpochCell {
+            state: Mutex::new(Epoch::new(n)),
+            open_all: AtomicU8::new(0),
+            open_to: (0..n).map(|_| AtomicU8::new(0)).collect(),
+        }
+    }
+
+    pub(super) fn lock(&self) -> EpochGuard<'_> {
+        EpochGuard {
+            guard: crate::comm::lock(&self.state),
+            cell: self,
+        }
+    }
+
+    /// Whether the summary shows an access epoch open to `rank` (false
+    /// means: ask [`Epoch::check_access`] under the lock).
+    pub(super) fn open_to(&self, rank: usize) -> bool {
+        self.open_all.load(Ordering::Acquire) != 0
+            || self.open_to[rank].load(Ordering::Acquire) != 0
+    }
+
+    /// Whether the summary shows a passive-target epoch open to `rank`
+    /// (false means: ask under the lock).
+    pub(super) fn passive_to(&self, rank: usize) -> bool {
+        self.open_all.load(Ordering::Acquire) & LOCK_ALL != 0
+            || self.open_to[rank].load(Ordering::Acquire) & LOCKED != 0
+    }
+
+    fn publish(&self, e: &mut Epoch) {
+        let all = if e.fence { FENCE } else { 0 } | if e.lock_all.is_some() { LOCK_ALL } else { 0 };
+        self.open_all.store(all, Ordering::Release);
+        // The list's buffer is reused: no allocation once it has grown.
+        let mut flagged = std::mem::take(&mut e.flagged);
+        for &r in &flagged {
+            self.open_to[r].store(0, Ordering::Release);
+        }
+        flagged.clear();
+        flagged.extend(e.locks.keys().chain(e.access.iter().flatten()));
+        for &r in e.locks.keys() {
+            self.open_to[r].fetch_or(LOCKED, Ordering::Release);
+        }
+        for &r in e.access.iter().flatten() {
+            self.open_to[r].fetch_or(STARTED, Ordering::Release);
+        }
+        e.flagged = flagged;
+    }
+}
+
+/// The epoch, locked; republishes [`EpochCell`]'s summary when dropped.
+pub(super) struct EpochGuard<'a> {
+    guard: MutexGuard<'a, Epoch>,
+    cell: &'a EpochCell,
+}
+
+impl Deref for EpochGuard<'_> {
+    type Target = Epoch;
+    fn deref(&self) -> &Epoch {
+        &self.guard
+    }
+}
+
+impl DerefMut for EpochGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Epoch {
+        &mut self.guard
+    }
+}
+
+impl Drop for EpochGuard<'_> {
+    fn drop(&mut self) {
+        self.cell.publish(&mut self.guard);
+    }
 }
 
 fn sync_error(reason: impl Into<String>) -> Error {
@@ -73,6 +174,7 @@ impl Epoch {
             exposure: None,
             posts_seen: vec![0; n],
             dones_seen: vec![0; n],
+            flagged: Vec::new(),
         }
     }
 
@@ -335,6 +437,13 @@ impl Win {
     /// issued, but for puts to other hosts, whose acknowledgements are
     /// awaited here; then this orders memory.
     pub fn flush(&self, rank: Option<i32>) -> Result<(), Error> {
+        if let Some(r) = rank.and_then(|r| usize::try_from(r).ok()) {
+            if r < self.inner.targets.len() && self.inner.epoch.passive_to(r) {
+                self.check_live()?;
+                fence(Ordering::SeqCst);
+                return Ok(());
+            }
+        }
         let e = self.epoch()?;
         match rank {
             Some(crate::status::PROC_NULL) => {}
@@ -522,7 +631,12 @@ impl Win {
             return Ok(None);
         }
         self.target(rank, "target_rank")?;
-        self.epoch()?.check_access(rank as usize)?;
-        Ok(Some(rank as usize))
+        let r = rank as usize;
+        if self.inner.epoch.open_to(r) {
+            self.check_live()?;
+        } else {
+            self.epoch()?.check_access(r)?;
+        }
+        Ok(Some(r))
     }
 }

@@ -45,8 +45,38 @@ pub(crate) fn win(h: MPI_Win) -> Result<Win, AbiError> {
         return Ok(w);
     }
     let w = state::lock().win_entry(h).map(|e| e.win.clone())?;
-    LAST.with(|last| *last.borrow_mut() = Some((h, generation, w.clone())));
+    LAST.with(|last| {
+        // Borrowed only while `with_win` runs a body that looked up another window.
+        if let Ok(mut cached) = last.try_borrow_mut() {
+            *cached = Some((h, generation, w.clone()));
+        }
+    });
     Ok(w)
+}
+
+/// Runs `f` with the window `h` names, borrowed in place from this
+/// thread's last lookup when that is it (no reference-count traffic on
+/// the common path of an epoch's operations), else as [`win`] finds it.
+pub(crate) fn with_win<R>(
+    h: MPI_Win,
+    f: impl FnOnce(&Win) -> Result<R, AbiError>,
+) -> Result<R, AbiError> {
+    let generation = GENERATION.load(Ordering::Acquire);
+    let mut f = Some(f);
+    if !oxmpi::finalized() {
+        let done = LAST.with(|last| {
+            let cached = last.try_borrow().ok()?;
+            match cached.as_ref() {
+                Some((lh, lg, w)) if *lh == h && *lg == generation => f.take().map(|f| f(w)),
+                _ => None,
+            }
+        });
+        if let Some(r) = done {
+            return r;
+        }
+    }
+    let w = win(h)?;
+    (f.take().expect("called at most once"))(&w)
 }
 
 /// Handle `h` is about to stop naming its window: every thread's
@@ -54,8 +84,10 @@ pub(crate) fn win(h: MPI_Win) -> Result<Win, AbiError> {
 pub(crate) fn forget(h: MPI_Win) {
     GENERATION.fetch_add(1, Ordering::AcqRel);
     LAST.with(|last| {
-        if last.borrow().as_ref().is_some_and(|(lh, _, _)| *lh == h) {
-            *last.borrow_mut() = None;
+        if let Ok(mut cached) = last.try_borrow_mut() {
+            if cached.as_ref().is_some_and(|(lh, _, _)| *lh == h) {
+                *cached = None;
+            }
         }
     });
 }

@@ -120,23 +120,25 @@ fn contiguous(c: &Call) -> Option<(*mut u8, usize)> {
 }
 
 fn put(win: MPI_Win, c: Call) -> Result<(), AbiError> {
-    let w = super::win(win)?;
-    if let Some((ptr, len)) = contiguous(&c) {
+    super::with_win(win, |w| {
+        if let Some((ptr, len)) = contiguous(&c) {
+            // SAFETY: MPI's contract: the origin buffer holds its elements.
+            return Ok(unsafe { w.put_bytes(ptr, len, c.target.0, c.target.1 as isize) }?);
+        }
         // SAFETY: MPI's contract: the origin buffer holds its elements.
-        return Ok(unsafe { w.put_bytes(ptr, len, c.target.0, c.target.1 as isize) }?);
-    }
-    // SAFETY: MPI's contract: the origin buffer holds its elements.
-    with_call(c, |o, at| unsafe { w.put(o, at) }.map_err(Into::into))
+        with_call(c, |o, at| unsafe { w.put(o, at) }.map_err(Into::into))
+    })
 }
 
 fn get(win: MPI_Win, c: Call) -> Result<(), AbiError> {
-    let w = super::win(win)?;
-    if let Some((ptr, len)) = contiguous(&c) {
+    super::with_win(win, |w| {
+        if let Some((ptr, len)) = contiguous(&c) {
+            // SAFETY: MPI's contract: the origin buffer holds its elements, writable.
+            return Ok(unsafe { w.get_bytes(ptr, len, c.target.0, c.target.1 as isize) }?);
+        }
         // SAFETY: MPI's contract: the origin buffer holds its elements, writable.
-        return Ok(unsafe { w.get_bytes(ptr, len, c.target.0, c.target.1 as isize) }?);
-    }
-    // SAFETY: MPI's contract: the origin buffer holds its elements, writable.
-    with_call(c, |o, at| unsafe { w.get(o, at) }.map_err(Into::into))
+        with_call(c, |o, at| unsafe { w.get(o, at) }.map_err(Into::into))
+    })
 }
 
 /// The common case of the accumulates: predefined contiguous types
@@ -193,10 +195,10 @@ fn builtin_index(i: usize) -> Option<usize> {
 }
 
 fn accumulate(win: MPI_Win, c: Call, op: MPI_Op) -> Result<(), AbiError> {
-    let w = super::win(win)?;
-    if let Some(r) = accumulate_bytes(&w, &c, None, op) {
+    if let Some(r) = super::with_win(win, |w| Ok(accumulate_bytes(w, &c, None, op)))? {
         return r;
     }
+    let w = super::win(win)?;
     let (op, elem) = op_arg(op, c.target.3)?;
     // SAFETY: MPI's contract: the origin buffer holds its elements.
     with_call(c, |o, at| {
@@ -210,10 +212,10 @@ fn get_accumulate(
     result: (*mut c_void, MPI_Count, MPI_Datatype),
     op: MPI_Op,
 ) -> Result<(), AbiError> {
-    let w = super::win(win)?;
-    if let Some(r) = accumulate_bytes(&w, &c, Some(result), op) {
+    if let Some(r) = super::with_win(win, |w| Ok(accumulate_bytes(w, &c, Some(result), op)))? {
         return r;
     }
+    let w = super::win(win)?;
     let (op, elem) = op_arg(op, c.target.3)?;
     let rdt = type_arg(result.2, "result_datatype")?;
     let r = Buf {

@@ -79,7 +79,7 @@ pub extern "C" fn oxabi_Win_unlock_all(win: MPI_Win) -> c_int {
 #[no_mangle]
 pub extern "C" fn oxabi_Win_flush(rank: c_int, win: MPI_Win) -> c_int {
     guard("MPI_Win_flush", ErrObj::Win(win), || {
-        Ok(super::win(win)?.flush(Some(rank))?)
+        super::with_win(win, |w| Ok(w.flush(Some(rank))?))
     })
 }
 
