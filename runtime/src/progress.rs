@@ -96,21 +96,36 @@ impl Runtime {
     }
 
     /// Runs progress until `check` returns a value.
-    pub fn wait_until<T>(&self, mut check: impl FnMut(&mut Engine) -> Option<T>) -> T {
+    pub fn wait_until<T>(&self, check: impl FnMut(&mut Engine) -> Option<T>) -> T {
+        self.wait_with(self.policy, check)
+    }
+
+    /// The rank's wait policy.
+    pub fn policy(&self) -> WaitPolicy {
+        self.policy
+    }
+
+    /// [`Runtime::wait_until`] under `policy` (a helper thread of the
+    /// rank, which should sleep rather than spin on a core the rank needs).
+    pub fn wait_with<T>(
+        &self,
+        policy: WaitPolicy,
+        mut check: impl FnMut(&mut Engine) -> Option<T>,
+    ) -> T {
         // Polls since something last moved.
         let mut idle = 0u32;
-        let mut next_crowd_check = self.policy.crowded_spins;
+        let mut next_crowd_check = policy.crowded_spins;
         loop {
             // Spin and yield without touching the doorbell (peers write it);
             // take its token only right before a last look and a sleep.
-            let sleepy = idle >= self.policy.spins + self.policy.yields;
+            let sleepy = idle >= policy.spins + policy.yields;
             let token = sleepy.then(|| self.transport.wait_token());
             {
                 let mut engine = self.engine();
                 // A spinning rank keeps the lock for a few polls: a poll
                 // without the lock round trip is shorter, so an arrival is
                 // seen sooner (other threads wait at most these few polls).
-                let polls = if idle < self.policy.spins {
+                let polls = if idle < policy.spins {
                     POLLS_PER_LOCK.min(next_crowd_check.max(idle + 1) - idle)
                 } else {
                     1
@@ -122,7 +137,7 @@ impl Runtime {
                     }
                     if moved {
                         idle = 0;
-                        next_crowd_check = self.policy.crowded_spins;
+                        next_crowd_check = policy.crowded_spins;
                         break;
                     }
                     idle = idle.saturating_add(1);
@@ -132,20 +147,20 @@ impl Runtime {
                 }
             }
             match token {
-                Some(token) => self.transport.wait(token, self.policy.max_sleep),
+                Some(token) => self.transport.wait(token, policy.max_sleep),
                 // Too many ranks want the cores: stop spinning now. Asked
                 // again every `crowded_spins` polls, since a peer that wakes
                 // up may need the core this rank spins on.
-                None if idle < self.policy.spins && idle >= next_crowd_check => {
-                    next_crowd_check = idle.saturating_add(self.policy.crowded_spins);
+                None if idle < policy.spins && idle >= next_crowd_check => {
+                    next_crowd_check = idle.saturating_add(policy.crowded_spins);
                     if self.transport.crowded() {
-                        idle = self.policy.spins;
+                        idle = policy.spins;
                         std::thread::yield_now();
                     }
                 }
                 // No PAUSE: it costs more than a poll here, and the
                 // spin phase is bounded by `spins`.
-                None if idle < self.policy.spins => {}
+                None if idle < policy.spins => {}
                 None => std::thread::yield_now(),
             }
         }

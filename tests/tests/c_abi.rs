@@ -119,6 +119,7 @@ three_ways!(
     rma_passive,
     rma_pscw,
     rma_errors,
+    rma_hosts,
     intercomm,
     sessions,
     sessions_only,

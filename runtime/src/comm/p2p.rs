@@ -12,7 +12,7 @@ use crate::request::Request;
 use crate::status::{Status, ANY_SOURCE, ANY_TAG, PROC_NULL};
 
 impl Comm {
-    pub(super) fn pattern(&self, source: i32, tag: i32) -> Pattern {
+    pub(crate) fn pattern(&self, source: i32, tag: i32) -> Pattern {
         Pattern {
             context: self.inner.context,
             source: if source == ANY_SOURCE {

@@ -17,6 +17,8 @@ pub(super) enum Access {
     Cma(i32),
     /// CUDA device memory, copied with the driver (never touched by the CPU).
     Device(DeviceWay),
+    /// On another host: reached through its window service (`super::remote`).
+    Remote,
 }
 
 /// One rank's window memory as this rank reaches it.
@@ -33,6 +35,11 @@ pub(super) struct Target {
     pub access: Access,
 }
 
+/// Memory of another host is never read or written from here.
+fn not_here() -> Error {
+    Error::Service("a window target on another host reached as local memory".into())
+}
+
 /// Most iovecs one system call takes (`IOV_MAX` on Linux).
 const IOV_MAX: usize = 1024;
 
@@ -41,8 +48,13 @@ impl Target {
     pub fn mapped(&self) -> Option<usize> {
         match self.access {
             Access::Mapped(p) => Some(p),
-            Access::Cma(_) | Access::Device(_) => None,
+            Access::Cma(_) | Access::Device(_) | Access::Remote => None,
         }
+    }
+
+    /// Whether the target is on another host.
+    pub fn is_remote(&self) -> bool {
+        matches!(self.access, Access::Remote)
     }
 
     /// Copies `src` (packed) into the runs `(offset, len)` of the target,
@@ -90,6 +102,7 @@ impl Target {
             }
             // SAFETY: the caller's promise.
             Access::Device(way) => unsafe { way.write(self.base, runs, src) },
+            Access::Remote => Err(not_here()),
         }
     }
 
@@ -121,6 +134,7 @@ impl Target {
             }
             // SAFETY: the caller's promise.
             Access::Device(way) => unsafe { way.read(self.base, runs, dst) },
+            Access::Remote => Err(not_here()),
         }
     }
 }

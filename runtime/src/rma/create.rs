@@ -15,7 +15,7 @@ use super::control::{Control, ControlLayout};
 use super::device;
 use super::memory::{allocated_region, page_size, SharedRegion};
 use super::sync::EpochCell;
-use super::{rma_error, Flavor, Inner, Win};
+use super::{remote, rma_error, Flavor, Inner, Win};
 use crate::comm::Comm;
 use crate::error::{Error, ErrorClass};
 use crate::ops::Op;
@@ -103,18 +103,14 @@ fn check_args(size: usize, disp_unit: usize) -> Result<(), Error> {
     Ok(())
 }
 
-/// Fails unless every rank of `comm` is on this host.
-fn check_one_host(comm: &Comm) -> Result<(), Error> {
+/// The host of each rank of `comm` (a peer of another job counts as a
+/// host of its own: it shares no segment with this one).
+fn hosts_of(comm: &Comm) -> Vec<usize> {
     let nodes = &comm.inner.shared.node_of_rank;
-    let mine = nodes[comm.inner.rt.world_rank];
-    if comm.world_ranks().iter().any(|&w| nodes[w] != mine) {
-        return Err(Error::Unsupported(
-            "windows whose ranks span hosts are not supported by OxMPI yet (every rank \
-             of the window's communicator must be on one host)"
-                .into(),
-        ));
-    }
-    Ok(())
+    comm.world_ranks()
+        .iter()
+        .map(|&w| nodes.get(w).copied().unwrap_or(usize::MAX - w))
+        .collect()
 }
 
 /// Every rank's `ok`, agreed: the first failure anywhere fails all.
@@ -141,11 +137,15 @@ fn build(
     parent.check_live()?;
     // Arguments are checked on every rank before the first collective, and
     // agreed on, so one rank's bad argument does not leave the others waiting.
-    let checked = check_args(size, disp_unit).and_then(|_| check_one_host(parent));
+    let checked = check_args(size, disp_unit);
     let comm = parent.dup()?;
     agree(&comm, checked)?;
     let n = comm.size() as usize;
     let me = comm.rank() as usize;
+    // One segment per host, made by its first rank.
+    let hosts = hosts_of(&comm);
+    let here = |r: usize| hosts[r] == hosts[me];
+    let leader = (0..n).find(|&r| here(r)).unwrap_or(me);
     // This rank's record.
     let (base_arg, alloc) = match mem {
         Memory::User(b) => (b, allocated_region(b, size)),
@@ -173,7 +173,7 @@ fn build(
     let mut offsets = vec![0usize; n];
     let mut end = layout.bytes().next_multiple_of(page);
     if let Memory::Allocated { contiguous } = mem {
-        for (r, off) in offsets.iter_mut().enumerate() {
+        for (r, off) in offsets.iter_mut().enumerate().filter(|(r, _)| here(*r)) {
             *off = end;
             let sz = rec(r)[2] as usize;
             end = if contiguous {
@@ -184,7 +184,7 @@ fn build(
         }
     }
     let total = end;
-    let made = if me == 0 {
+    let made = if me == leader {
         SharedRegion::create(total, "a window segment").map(Some)
     } else {
         Ok(None)
@@ -198,10 +198,12 @@ fn build(
         &comm,
         ok.map_err(|e| rma_error(ErrorClass::NoMem, e.to_string())),
     )?;
-    comm.bcast(&mut published, 0)?;
+    let mut every = vec![0u64; 2 * n];
+    comm.allgather(&published, &mut every)?;
+    let (pid, fd) = (every[2 * leader], every[2 * leader + 1]);
     let segment = match made? {
         Some(seg) => Ok(seg),
-        None => SharedRegion::open(published[0] as u32, published[1] as i32, total),
+        None => SharedRegion::open(pid as u32, fd as i32, total),
     };
     let opened = segment.as_ref().map(|_| ()).map_err(clone_error);
     agree(&comm, opened)?;
@@ -216,6 +218,12 @@ fn build(
         let x = rec(r);
         let (pid, base, sz, unit) = (x[0] as i32, x[1] as usize, x[2] as usize, x[3] as usize);
         let target = match mem {
+            _ if !here(r) => Target {
+                base,
+                size: sz,
+                disp_unit: unit,
+                access: Access::Remote,
+            },
             Memory::Allocated { .. } => {
                 let at = segment.base() as usize + offset;
                 Target {
@@ -269,8 +277,13 @@ fn build(
         targets[me].base = targets[me].mapped().unwrap_or(0);
     }
     let control = Control::at(&segment, layout);
+    let spans_hosts = (0..n).any(|r| !here(r));
+    let mut started = Ok(());
     let win = Win {
-        inner: Arc::new(Inner {
+        inner: Arc::new_cyclic(|weak| Inner {
+            remote: spans_hosts
+                .then(|| remote::Link::start(&comm, weak.clone(), flavor != Flavor::Dynamic))
+                .and_then(|made| made.map_err(|e| started = Err(e)).ok()),
             comm,
             flavor,
             me,
@@ -283,6 +296,13 @@ fn build(
             freed: AtomicBool::new(false),
         }),
     };
+    if let Err(e) = agree(&win.inner.comm, started) {
+        // No request can come now: end this rank's service, if it started.
+        if let Some(link) = &win.inner.remote {
+            let _ = link.stop();
+        }
+        return Err(e);
+    }
     // Nobody operates on the window before every rank has it.
     win.inner.comm.barrier()?;
     Ok(win)

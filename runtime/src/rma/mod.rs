@@ -16,15 +16,19 @@
 //!   memory the origin moves bytes with CMA (`process_vm_readv` /
 //!   `process_vm_writev`), still without the target. Dynamic windows are
 //!   CMA to attached regions, published in the control block.
-//! - Every operation completes before its call returns, so flushes are
-//!   memory fences and an epoch's end only synchronizes.
+//! - Every operation completes before its call returns (but a put to
+//!   another host, acknowledged at the next flush, unlock, fence or
+//!   complete), so flushes are memory fences and an epoch's end only
+//!   synchronizes.
 //! - Passive target: a lock word per rank in the control block (an
 //!   exclusive bit or a count of shared holders), taken with atomics by the
 //!   origin. Accumulates hold the target's accumulate lock around the
 //!   read-modify-write of their elements: per-element atomicity for every
 //!   predefined op and type, CMA or mapped alike.
-//! - Windows whose ranks span hosts are `MPI_ERR_UNSUPPORTED_OPERATION`
-//!   for now.
+//! - Targets on other hosts are reached through their window service
+//!   ([`remote`]): a thread of the target process that applies requests
+//!   to its memory and its host's control block, so that path needs
+//!   nothing of the target's application either.
 
 mod access;
 pub mod control;
@@ -32,6 +36,7 @@ mod create;
 mod device;
 pub mod memory;
 mod ops;
+mod remote;
 mod sync;
 mod window;
 
@@ -108,6 +113,8 @@ struct Inner {
     /// Regions this rank attached (dynamic windows).
     attached: Mutex<Vec<(usize, usize)>>,
     freed: AtomicBool,
+    /// Requests to and from ranks on other hosts (windows that span hosts).
+    remote: Option<remote::Link>,
 }
 
 impl std::fmt::Debug for Win {
@@ -168,7 +175,7 @@ impl Win {
             ));
         }
         let t = if rank == crate::status::PROC_NULL {
-            match inner.targets.iter().find(|t| t.size > 0) {
+            match inner.targets.iter().find(|t| t.size > 0 && !t.is_remote()) {
                 Some(t) => t,
                 None => return Ok((0, 0, inner.targets[0].disp_unit)),
             }
@@ -214,7 +221,11 @@ impl Win {
     pub fn free(&self) -> Result<(), Error> {
         self.check_live()?;
         self.epoch()?.check_closed()?;
+        self.settle(None)?;
         self.inner.comm.barrier()?;
+        if let Some(link) = &self.inner.remote {
+            link.stop()?;
+        }
         self.inner.freed.store(true, Ordering::Release);
         self.inner.comm.clone().free()
     }

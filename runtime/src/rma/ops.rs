@@ -131,11 +131,14 @@ impl Win {
     /// Fails unless bytes `lo..hi` (from the base) are window memory of `rank`.
     fn check_range(&self, rank: usize, t: &Target, lo: i128, hi: i128) -> Result<(), Error> {
         let inside = if self.inner.flavor == Flavor::Dynamic {
-            self.inner
-                .control
-                .regions(rank)
-                .iter()
-                .any(|&(b, l)| lo >= b as i128 && hi <= b as i128 + l as i128)
+            // A target on another host checks its own regions.
+            t.is_remote()
+                || self
+                    .inner
+                    .control
+                    .regions(rank)
+                    .iter()
+                    .any(|&(b, l)| lo >= b as i128 && hi <= b as i128 + l as i128)
         } else {
             lo >= 0 && hi <= t.size as i128
         };
@@ -214,7 +217,12 @@ impl Win {
             return Ok(done);
         }
         // SAFETY: the caller's promise; the run was checked.
-        unsafe { t.write(&[(off, len)], std::slice::from_raw_parts(src, len)) }
+        let src = unsafe { std::slice::from_raw_parts(src, len) };
+        match self.remote(r) {
+            Some(link) => link.put(r, &[(off, len)], src),
+            // SAFETY: as above.
+            None => unsafe { t.write(&[(off, len)], src) },
+        }
     }
 
     /// `MPI_Get` into `len` contiguous bytes at `dst` (see [`Win::put_bytes`]).
@@ -240,7 +248,12 @@ impl Win {
             return Ok(done);
         }
         // SAFETY: the caller's promise; the run was checked.
-        unsafe { t.read(&[(off, len)], std::slice::from_raw_parts_mut(dst, len)) }
+        let dst = unsafe { std::slice::from_raw_parts_mut(dst, len) };
+        match self.remote(r) {
+            Some(link) => link.get(r, &[(off, len)], dst),
+            // SAFETY: as above.
+            None => unsafe { t.read(&[(off, len)], dst) },
+        }
     }
 
     /// `MPI_Get_accumulate` (or, without `result`, `MPI_Accumulate`) of
@@ -286,6 +299,12 @@ impl Win {
             unsafe { std::slice::from_raw_parts(src, len) }
         };
         let run = [(off, len)];
+        if let Some(link) = self.remote(r) {
+            // SAFETY: the caller vouches for `result`.
+            let old =
+                (!result.is_null()).then(|| unsafe { std::slice::from_raw_parts_mut(result, len) });
+            return link.accumulate(r, &run, op, elem, input, old);
+        }
         let mut small = [0u8; 256];
         let mut large = Vec::new();
         let current: &mut [u8] = if len <= small.len() {
@@ -334,6 +353,9 @@ impl Win {
         if bytes.len() != want {
             return Err(mismatch("origin buffer", bytes.len(), want));
         }
+        if let Some(link) = self.remote(rank) {
+            return link.put(rank, &runs, &bytes);
+        }
         // SAFETY: the runs were checked against the window.
         unsafe { t.write(&runs, &bytes) }
     }
@@ -357,6 +379,12 @@ impl Win {
         // SAFETY: the caller's promise.
         if let Some(done) = unsafe { self.put_get_staged(origin, at, true)? } {
             return Ok(done);
+        }
+        if let Some(link) = self.remote(rank) {
+            let mut tmp = vec![0u8; want];
+            link.get(rank, &runs, &mut tmp)?;
+            // SAFETY: the caller's promise.
+            return unsafe { origin.store(&tmp) };
         }
         if origin.dt.is_contiguous() {
             let p = origin.addr.wrapping_offset(origin.dt.true_lb()).cast_mut();
@@ -436,6 +464,16 @@ impl Win {
         if want == 0 {
             return Ok(());
         }
+        if let Some(link) = self.remote(rank) {
+            let mut old = vec![0u8; if result.is_some() { want } else { 0 }];
+            let fetch = result.is_some().then_some(&mut old[..]);
+            link.accumulate(rank, &runs, op, elem, &input, fetch)?;
+            return match &result {
+                // SAFETY: the caller vouches for the result buffer.
+                Some(r) => unsafe { r.store(&old) },
+                None => Ok(()),
+            };
+        }
         self.with_acc_lock(rank, || {
             let mut current = vec![0u8; want];
             // SAFETY: the runs were checked against the window; the
@@ -498,6 +536,12 @@ impl Win {
         let (origin, compare) = (one(origin), one(compare));
         let (new, expected) = unsafe { (origin.bytes()?, compare.bytes()?) };
         let len = new.len();
+        if let Some(link) = self.remote(r) {
+            let mut old = vec![0u8; len];
+            link.compare_swap(r, &runs, &new, &expected, &mut old)?;
+            // SAFETY: the caller vouches for `result`.
+            return unsafe { one(result).store(&old) };
+        }
         self.with_acc_lock(r, || {
             let mut current = vec![0u8; len];
             // SAFETY: the runs were checked; the caller vouches for `result`.
@@ -517,7 +561,10 @@ impl Win {
 /// `MPI_NO_OP`, which move bytes. MPI allows predefined operations only
 /// (the C ABI checks); an operation given as a function (C's long double
 /// arithmetic) runs under the accumulate lock like the kernels.
-fn accumulate_reducer(op: &Op, elem: Option<ElemType>) -> Result<Option<Reducer>, Error> {
+pub(super) fn accumulate_reducer(
+    op: &Op,
+    elem: Option<ElemType>,
+) -> Result<Option<Reducer>, Error> {
     if matches!(op, Op::Builtin(BuiltinOp::NoOp | BuiltinOp::Replace)) {
         Ok(None)
     } else {

@@ -228,7 +228,10 @@ impl Win {
         }
     }
 
-    fn take_lock(&self, rank: usize, kind: LockType) {
+    fn take_lock(&self, rank: usize, kind: LockType) -> Result<(), Error> {
+        if let Some(link) = self.remote(rank) {
+            return link.lock(rank, kind);
+        }
         let word = self.inner.control.lock_word(rank);
         self.spin_until(|| {
             let v = word.load(Ordering::Relaxed);
@@ -247,11 +250,20 @@ impl Win {
                 }
             }
         });
+        Ok(())
+    }
+
+    /// One attempt at a shared lock on `rank`, on this host or another.
+    fn try_lock_shared(&self, rank: usize) -> Result<bool, Error> {
+        match self.remote(rank) {
+            Some(link) => link.try_lock(rank, LockType::Shared),
+            None => Ok(self.try_take_shared(rank)),
+        }
     }
 
     /// One attempt at a shared lock on `rank` (retried while only shared
     /// holders change the word).
-    fn try_take_shared(&self, rank: usize) -> bool {
+    pub(super) fn try_take_shared(&self, rank: usize) -> bool {
         let word = self.inner.control.lock_word(rank);
         let mut v = word.load(Ordering::Relaxed);
         while v & EXCLUSIVE == 0 {
@@ -263,7 +275,10 @@ impl Win {
         false
     }
 
-    fn release_lock(&self, rank: usize, kind: LockType) {
+    pub(super) fn release_lock(&self, rank: usize, kind: LockType) -> Result<(), Error> {
+        if let Some(link) = self.remote(rank) {
+            return link.unlock(rank, kind);
+        }
         let word = self.inner.control.lock_word(rank);
         match kind {
             LockType::Exclusive => word.store(0, Ordering::Release),
@@ -271,6 +286,7 @@ impl Win {
                 word.fetch_sub(1, Ordering::Release);
             }
         }
+        Ok(())
     }
 
     /// Holds `rank`'s accumulate lock while `f` runs.
@@ -309,6 +325,7 @@ impl Win {
                 ));
             }
         }
+        self.settle(None)?;
         fence(Ordering::SeqCst);
         self.inner.comm.barrier()?;
         fence(Ordering::SeqCst);
@@ -335,7 +352,7 @@ impl Win {
         }
         let taken = assert & MODE_NOCHECK == 0;
         if taken {
-            self.take_lock(r, kind);
+            self.take_lock(r, kind)?;
         }
         self.epoch()?.locks.insert(r, Held { kind, taken });
         Ok(())
@@ -353,9 +370,10 @@ impl Win {
                 "MPI_Win_unlock: target rank {rank} is not locked by this rank"
             )));
         };
+        self.settle(Some(rank as usize))?;
         fence(Ordering::SeqCst);
         if held.taken {
-            self.release_lock(rank as usize, held.kind);
+            self.release_lock(rank as usize, held.kind)?;
         }
         Ok(())
     }
@@ -375,15 +393,23 @@ impl Win {
             // lets go of the others before it waits, so an exclusive holder
             // that goes on to lock more targets is never stuck behind it.
             let n = self.inner.targets.len();
+            let mut failed = Ok(());
             self.spin_until(|| {
                 for r in 0..n {
-                    if !self.try_take_shared(r) {
-                        (0..r).for_each(|h| self.release_lock(h, LockType::Shared));
-                        return false;
+                    let taken = self.try_lock_shared(r);
+                    if taken.as_ref().is_ok_and(|&t| t) {
+                        continue;
                     }
+                    let released = (0..r).try_for_each(|h| self.release_lock(h, LockType::Shared));
+                    if let Err(e) = taken.and(released) {
+                        failed = Err(e);
+                        return true;
+                    }
+                    return false;
                 }
                 true
             });
+            failed?;
         }
         self.epoch()?.lock_all = Some(taken);
         Ok(())
@@ -396,10 +422,11 @@ impl Win {
                 "MPI_Win_unlock_all without MPI_Win_lock_all on this window",
             ));
         };
+        self.settle(None)?;
         fence(Ordering::SeqCst);
         if taken {
             for r in 0..self.inner.targets.len() {
-                self.release_lock(r, LockType::Shared);
+                self.release_lock(r, LockType::Shared)?;
             }
         }
         Ok(())
@@ -407,7 +434,8 @@ impl Win {
 
     /// `MPI_Win_flush` / `_flush_local` (`rank`), `_flush_all` /
     /// `_flush_local_all` (`None`): operations complete as they are
-    /// issued, so this checks the epoch and orders memory.
+    /// issued, but for puts to other hosts, whose acknowledgements are
+    /// awaited here; then this orders memory.
     pub fn flush(&self, rank: Option<i32>) -> Result<(), Error> {
         if let Some(r) = rank.and_then(|r| usize::try_from(r).ok()) {
             if r < self.inner.targets.len() && self.inner.epoch.passive_to(r) {
@@ -431,6 +459,12 @@ impl Win {
                 return Err(sync_error("flush_all outside a passive-target epoch"));
             }
             None => {}
+        }
+        drop(e);
+        match rank {
+            Some(crate::status::PROC_NULL) => {}
+            Some(rank) => self.settle(Some(rank as usize))?,
+            None => self.settle(None)?,
         }
         fence(Ordering::SeqCst);
         Ok(())
@@ -474,12 +508,8 @@ impl Win {
             return Err(sync_error("MPI_Win_post while an exposure epoch is open"));
         }
         fence(Ordering::SeqCst);
-        let me = self.inner.me;
         for &o in &origins {
-            self.inner
-                .control
-                .posts(me, o)
-                .fetch_add(1, Ordering::Release);
+            self.signal_post(o)?;
         }
         e.exposure = Some(origins);
         Ok(())
@@ -496,11 +526,17 @@ impl Win {
             }
             e.posts_seen.clone()
         };
-        let me = self.inner.me;
         for &t in &targets {
-            let counter = self.inner.control.posts(t, me);
             let want = seen[t].wrapping_add(1);
-            self.spin_until(|| counter.load(Ordering::Acquire).wrapping_sub(want) < u32::MAX / 2);
+            let mut failed = Ok(());
+            self.spin_until(|| match self.posts_from(t) {
+                Ok(count) => count.wrapping_sub(want) < u32::MAX / 2,
+                Err(e) => {
+                    failed = Err(e);
+                    true
+                }
+            });
+            failed?;
             seen[t] = want;
         }
         let mut e = self.epoch()?;
@@ -514,13 +550,10 @@ impl Win {
         let Some(targets) = self.epoch()?.access.take() else {
             return Err(sync_error("MPI_Win_complete without MPI_Win_start"));
         };
+        self.settle(None)?;
         fence(Ordering::SeqCst);
-        let me = self.inner.me;
         for t in targets {
-            self.inner
-                .control
-                .dones(t, me)
-                .fetch_add(1, Ordering::Release);
+            self.signal_done(t)?;
         }
         Ok(())
     }
@@ -533,16 +566,11 @@ impl Win {
                 "MPI_Win_wait / MPI_Win_test without MPI_Win_post",
             ));
         };
-        let me = self.inner.me;
-        let all = origins.iter().all(|&o| {
+        let mut all = true;
+        for &o in origins {
             let want = e.dones_seen[o].wrapping_add(1);
-            self.inner
-                .control
-                .dones(me, o)
-                .load(Ordering::Acquire)
-                .wrapping_sub(want)
-                < u32::MAX / 2
-        });
+            all &= self.dones_from(o)?.wrapping_sub(want) < u32::MAX / 2;
+        }
         if all {
             for o in e.exposure.take().unwrap_or_default() {
                 e.dones_seen[o] = e.dones_seen[o].wrapping_add(1);
