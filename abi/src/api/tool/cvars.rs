@@ -391,6 +391,19 @@ pub unsafe extern "C" fn oxabi_T_category_get_cvars(
     })
 }
 
+/// The answer for the kinds of member no category has (pvars, categories,
+/// events): none, for a valid category.
+///
+/// # Safety
+/// `indices` has `len` writable ints.
+unsafe fn no_members(cat_index: c_int, len: c_int, indices: *mut c_int) -> c_int {
+    call(|_| match category(cat_index) {
+        // SAFETY: per the caller.
+        Some(_) => unsafe { put_indices(std::iter::empty(), len, indices) },
+        None => ERR_INVALID_INDEX,
+    })
+}
+
 /// `MPI_T_category_get_pvars`: none.
 ///
 /// # Safety
@@ -401,11 +414,8 @@ pub unsafe extern "C" fn oxabi_T_category_get_pvars(
     len: c_int,
     indices: *mut c_int,
 ) -> c_int {
-    call(|_| match category(cat_index) {
-        // SAFETY: per the caller.
-        Some(_) => unsafe { put_indices(std::iter::empty(), len, indices) },
-        None => ERR_INVALID_INDEX,
-    })
+    // SAFETY: per the caller.
+    unsafe { no_members(cat_index, len, indices) }
 }
 
 /// `MPI_T_category_get_categories`: none (the categories are flat).
@@ -418,11 +428,8 @@ pub unsafe extern "C" fn oxabi_T_category_get_categories(
     len: c_int,
     indices: *mut c_int,
 ) -> c_int {
-    call(|_| match category(cat_index) {
-        // SAFETY: per the caller.
-        Some(_) => unsafe { put_indices(std::iter::empty(), len, indices) },
-        None => ERR_INVALID_INDEX,
-    })
+    // SAFETY: per the caller.
+    unsafe { no_members(cat_index, len, indices) }
 }
 
 /// `MPI_T_category_get_num_events`: none.
@@ -455,11 +462,8 @@ pub unsafe extern "C" fn oxabi_T_category_get_events(
     len: c_int,
     indices: *mut c_int,
 ) -> c_int {
-    call(|_| match category(cat_index) {
-        // SAFETY: per the caller.
-        Some(_) => unsafe { put_indices(std::iter::empty(), len, indices) },
-        None => ERR_INVALID_INDEX,
-    })
+    // SAFETY: per the caller.
+    unsafe { no_members(cat_index, len, indices) }
 }
 
 /// `MPI_T_category_changed`: the categories never change, so the number
