@@ -66,6 +66,9 @@ pub enum Pattern {
     /// A node-aware algorithm: its cost prices each phase on its own links
     /// already, so [`Model::across`] leaves the model as it is.
     NodeAware,
+    /// No messages: loads and stores in the communicator's shared-memory
+    /// area, so only for ranks on one node (`coll/area`).
+    SharedArea,
 }
 
 impl Model {
@@ -108,7 +111,7 @@ impl Model {
             per_node,
             blocked,
         } = a.layout;
-        if nodes < 2 || a.ranks < 2 || pattern == Pattern::NodeAware {
+        if nodes < 2 || a.ranks < 2 || matches!(pattern, Pattern::NodeAware | Pattern::SharedArea) {
             return *self;
         }
         let (p, q) = (a.ranks as f64, per_node as f64);
@@ -128,7 +131,7 @@ impl Model {
             Pattern::Neighbour => (1.0, 1.0, if blocked { 1.0 } else { q }),
             Pattern::Pairs => (off, off, q),
             Pattern::Rooted => (off, off, 1.0),
-            Pattern::NodeAware => (0.0, 0.0, 1.0),
+            Pattern::NodeAware | Pattern::SharedArea => (0.0, 0.0, 1.0),
         };
         Model {
             alpha: self.alpha + fa * (self.inter_alpha - self.alpha),
