@@ -23,6 +23,7 @@ pub(crate) struct Region {
 enum Memory {
     Mapped(MmapRaw),
     /// u64 words: 8-byte aligned, which is all the flags need (tests).
+    #[cfg(test)]
     Heap(Box<[std::sync::atomic::AtomicU64]>),
 }
 
@@ -91,6 +92,7 @@ impl Region {
     pub(crate) fn base(&self) -> *mut u8 {
         match &self.memory {
             Memory::Mapped(m) => m.as_mut_ptr(),
+            #[cfg(test)]
             Memory::Heap(words) => words.as_ptr() as *mut u8,
         }
     }

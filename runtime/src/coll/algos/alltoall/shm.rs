@@ -24,13 +24,14 @@ pub(crate) const INFO: AlgoInfo = AlgoInfo {
 
 /// Adds the call's steps.
 fn build_call(ctx: &Ctx, s: &mut Schedule, r: &super::Even, after: &[usize]) -> Vec<usize> {
-    match area::usable(ctx, r.send.len) {
+    let all = r.block * ctx.size;
+    match area::usable(ctx, all) {
         Some(a) => area::add(
             ctx,
             s,
             a,
             Op::Alltoall {
-                send: r.send,
+                send: r.send.slice(0, all),
                 recv: r.recv,
                 block: r.block,
             },

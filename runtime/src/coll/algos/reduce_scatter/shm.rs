@@ -24,13 +24,14 @@ pub(crate) const INFO: AlgoInfo = AlgoInfo {
 
 /// Adds the call's steps.
 fn build_call(ctx: &Ctx, s: &mut Schedule, r: &super::Split<'_>, after: &[usize]) -> Vec<usize> {
-    match area::usable(ctx, r.input.len) {
+    let whole = r.off[ctx.size];
+    match area::usable(ctx, whole) {
         Some(a) => area::add(
             ctx,
             s,
             a,
             Op::ReduceScatter {
-                input: r.input,
+                input: r.input.slice(0, whole),
                 off: r.off.to_vec(),
                 out: r.out,
                 op: r.op.clone(),
