@@ -150,9 +150,10 @@ pub(crate) use family_build;
 /// Predicted seconds of a call through the shared-memory area that posts
 /// `posted` bytes per rank and reads `read` and reduces `reduced` bytes:
 /// no message, so a fraction of one message's latency for the flag and
-/// the doorbells; infinite when the payload does not fit its slot.
-pub(crate) fn area_cost(m: &Model, posted: f64, read: f64, reduced: f64) -> f64 {
-    if posted > super::area::capacity() as f64 {
+/// the doorbells; infinite when the payload does not fit its slot or the
+/// ranks span nodes.
+pub(crate) fn area_cost(m: &Model, a: &Args, posted: f64, read: f64, reduced: f64) -> f64 {
+    if posted > super::area::capacity() as f64 || a.layout.nodes > 1 {
         return f64::INFINITY;
     }
     0.5 * m.alpha + (posted + read) * m.beta + reduced * m.gamma

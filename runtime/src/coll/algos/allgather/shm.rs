@@ -42,5 +42,5 @@ fn build_call(ctx: &Ctx, s: &mut Schedule, r: &super::Gathered, after: &[usize])
 /// Predicted seconds: a block in, the others' blocks out.
 fn cost(m: &Model, a: &Args) -> f64 {
     let (p, n) = (a.ranks as f64, a.bytes as f64);
-    area_cost(m, n, (p - 1.0) * n, 0.0)
+    area_cost(m, a, n, (p - 1.0) * n, 0.0)
 }

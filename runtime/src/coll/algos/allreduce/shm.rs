@@ -48,5 +48,5 @@ fn build_call(
 /// Predicted seconds: a copy in, every rank's data read and reduced.
 fn cost(m: &Model, a: &Args) -> f64 {
     let (p, n) = (a.ranks as f64, a.bytes as f64);
-    area_cost(m, n, (p - 1.0) * n, (p - 1.0) * n)
+    area_cost(m, a, n, (p - 1.0) * n, (p - 1.0) * n)
 }

@@ -44,5 +44,5 @@ fn build_call(ctx: &Ctx, s: &mut Schedule, r: &super::Even, after: &[usize]) -> 
 /// Predicted seconds: all of a rank's blocks in, a block of each rank out.
 fn cost(m: &Model, a: &Args) -> f64 {
     let (p, n) = (a.ranks as f64, a.bytes as f64);
-    area_cost(m, p * n, p * n, 0.0)
+    area_cost(m, a, p * n, p * n, 0.0)
 }

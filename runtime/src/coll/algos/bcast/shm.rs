@@ -43,5 +43,5 @@ fn build_call(ctx: &Ctx, s: &mut Schedule, r: &super::Broadcast, after: &[usize]
 fn cost(m: &Model, a: &Args) -> f64 {
     let (p, n) = (a.ranks as f64, a.bytes as f64);
     let _ = p;
-    area_cost(m, n, n, 0.0)
+    area_cost(m, a, n, n, 0.0)
 }

@@ -43,5 +43,5 @@ fn build_call(ctx: &Ctx, s: &mut Schedule, r: &super::ToRoot<'_>, after: &[usize
 /// Predicted seconds: a copy in; the root reads and reduces every rank's data.
 fn cost(m: &Model, a: &Args) -> f64 {
     let (p, n) = (a.ranks as f64, a.bytes as f64);
-    area_cost(m, n, (p - 1.0) * n, (p - 1.0) * n)
+    area_cost(m, a, n, (p - 1.0) * n, (p - 1.0) * n)
 }

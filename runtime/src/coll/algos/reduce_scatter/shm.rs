@@ -45,5 +45,5 @@ fn build_call(ctx: &Ctx, s: &mut Schedule, r: &super::Split<'_>, after: &[usize]
 /// Predicted seconds: the whole input in; a block of every rank's read and reduced.
 fn cost(m: &Model, a: &Args) -> f64 {
     let (p, n) = (a.ranks as f64, a.bytes as f64);
-    area_cost(m, n, (p - 1.0) / p * n, (p - 1.0) / p * n)
+    area_cost(m, a, n, (p - 1.0) / p * n, (p - 1.0) / p * n)
 }
