@@ -142,7 +142,8 @@ static void round_on(MPI_Comm comm, MPI_Datatype affine_t, MPI_Op op, int it)
     int blocking = 0, total = 0;
     MPI_CHECK(MPI_Allreduce(&blocking, &total, 1, MPI_INT, MPI_SUM, comm));
     MPI_CHECK(MPI_Ialltoall(na_in, 1, MPI_INT, na_out, 1, MPI_INT, comm, &req[3]));
-    MPI_CHECK(MPI_Waitall(4, req, MPI_STATUSES_IGNORE));
+    MPI_Status st[4];
+    MPI_CHECK(MPI_Waitall(4, req, st));
     for (int i = 0; i < N; i++) {
         CHECK(nb[i] == val(root, it + 1, i), "it %d ibcast[%d]", it, i);
         CHECK(nsum[i] == out[i], "it %d iallreduce[%d]", it, i);
