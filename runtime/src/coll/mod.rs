@@ -224,7 +224,8 @@ impl Comm {
         }
     }
 
-    /// The collective area, if every member is on this host.
+    /// The collective area, if every member is on this host (and memfds
+    /// can be made here).
     fn coll_area(&self) -> Option<&std::sync::Arc<area::AreaState>> {
         let area = &self.coll_state().area;
         let local = *area.local.get_or_init(|| {
@@ -235,6 +236,7 @@ impl Comm {
                     .world_of
                     .iter()
                     .all(|&w| w == me || t.same_host(w))
+                && area::memfd_ok()
         });
         local.then_some(area)
     }

@@ -54,6 +54,17 @@ pub(crate) fn capacity() -> usize {
     *CAP.get_or_init(|| crate::config::get(&crate::config::SHM_COLL_BYTES).unwrap_or(4096))
 }
 
+/// Whether this process may make areas: memfds shared through `/proc`
+/// work here (probed once) and `OXMPI_SHM_MEMFD` does not turn them off
+/// (then the collectives use messages).
+pub(crate) fn memfd_ok() -> bool {
+    static OK: OnceLock<bool> = OnceLock::new();
+    *OK.get_or_init(|| {
+        crate::config::get(&crate::config::SHM_MEMFD).unwrap_or(true)
+            && Region::create(LINE).is_ok()
+    })
+}
+
 /// Where things are in an area of `p` ranks with slots of `slot` bytes.
 #[derive(Debug, Clone, Copy)]
 struct Layout {
