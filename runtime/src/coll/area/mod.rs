@@ -5,14 +5,15 @@
 //!
 //! Protocol, for the call with sequence number `k` on a channel (blocking
 //! and non-blocking calls each have their own channel: MPI orders each
-//! kind on its own, see `tag.rs`):
+//! kind on its own, see `tag.rs`; each rank has `DEPTH` slots per channel):
 //!
 //! 1. Turn: the rank's call `k - 1` on the channel has finished here (the
 //!    area serves one call at a time per channel, in call order).
 //! 2. Gate (a rank that writes its slot): every rank's flag is at least
-//!    `k - 1`. A rank posts `k - 1` only after finishing `k - 2`, so nobody
-//!    reads slot `k mod 2` any more.
-//! 3. Post: the payload into slot `k mod 2`, then the flag set to `k`
+//!    `k - DEPTH + 1`. A rank posts that only after finishing `k - DEPTH`,
+//!    the last call that used slot `k mod DEPTH`, so nobody reads it any
+//!    more.
+//! 3. Post: the payload into slot `k mod DEPTH`, then the flag set to `k`
 //!    (release), then every peer's doorbell rung (a peer asleep in the
 //!    engine's wait wakes up; no system call for one awake).
 //! 4. Collect: once the flags it needs are `k` or more (acquire), the rank
@@ -44,6 +45,10 @@ use crate::error::Error;
 
 /// A cache line: flags and slots start on their own.
 const LINE: usize = 64;
+/// Slots per rank and channel: a rank may post this many calls ahead of
+/// the slowest reader (a root's bcasts, a reduce's contributions) before
+/// it waits.
+pub(crate) const DEPTH: u64 = 8;
 /// Bytes of the leader's set-up message: pid, fd, slot size (u32 each), 0.
 const SETUP_LEN: usize = 16;
 
@@ -74,7 +79,7 @@ struct Layout {
 
 impl Layout {
     fn len(&self) -> usize {
-        LINE + 2 * self.p * LINE + 4 * self.p * self.slot
+        LINE + 2 * self.p * LINE + 2 * self.p * DEPTH as usize * self.slot
     }
     /// The flag of rank `r` on channel `c`.
     fn flag(&self, c: usize, r: usize) -> usize {
@@ -82,7 +87,8 @@ impl Layout {
     }
     /// Rank `r`'s slot for sequence `k` on channel `c`.
     fn slot(&self, c: usize, r: usize, k: u64) -> usize {
-        LINE + 2 * self.p * LINE + ((c * self.p + r) * 2 + (k % 2) as usize) * self.slot
+        let depth = DEPTH as usize;
+        LINE + 2 * self.p * LINE + ((c * self.p + r) * depth + (k % DEPTH) as usize) * self.slot
     }
 }
 
@@ -337,7 +343,8 @@ impl PollStep for AreaStep {
             }
             let p = m.layout.p;
             if self.op.writes(me) {
-                if (0..p).any(|r| m.flag(c, r).load(Ordering::Acquire) < k - 1) {
+                let reused = k.saturating_sub(DEPTH - 1);
+                if (0..p).any(|r| m.flag(c, r).load(Ordering::Acquire) < reused) {
                     return Ok(false);
                 }
                 debug_assert!(self.op.payload(me) <= m.layout.slot);

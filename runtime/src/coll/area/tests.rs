@@ -197,15 +197,16 @@ fn every_collective_back_to_back_matches_the_serial_result() {
 }
 
 #[test]
-fn calls_on_one_channel_only_reuse_both_slots() {
+fn calls_on_one_channel_reuse_every_slot() {
     for p in [2, 3, 4] {
-        let calls: Vec<Call> = (0..20).map(|i| Call::Bcast(i % p)).collect();
+        let calls: Vec<Call> = (0..40).map(|i| Call::Bcast(i % p)).collect();
         run(p, &calls);
     }
 }
 
 #[test]
 fn a_writer_waits_until_nobody_reads_the_slot_it_reuses() {
+    use super::DEPTH;
     use std::sync::atomic::Ordering;
     let areas = AreaState::simulated(2);
     let mut x = [7u8; 4];
@@ -214,9 +215,10 @@ fn a_writer_waits_until_nobody_reads_the_slot_it_reuses() {
         area: Some(&areas[0]),
         ..sim::ctx(0, 2)
     };
-    // Rank 0 broadcasts three times while rank 1 does nothing yet.
+    // Rank 0 broadcasts DEPTH + 2 times while rank 1 does nothing yet.
     let mut s = Schedule::new();
-    for _ in 0..3 {
+    let calls = DEPTH as usize + 2;
+    for _ in 0..calls {
         let buf = Schedule::user(x.as_mut_ptr(), 4);
         add(&ctx, &mut s, &areas[0], Op::Bcast { buf, root: 0 }, &[]);
     }
@@ -232,17 +234,27 @@ fn a_writer_waits_until_nobody_reads_the_slot_it_reuses() {
         !s.poll_once(1, &|_| {}),
         "the second call waits for its turn"
     );
-    assert!(s.poll_once(0, &|_| {}), "the first call posts and is done");
-    assert!(
-        !s.poll_once(1, &|_| {}),
-        "the second waits until rank 1 has entered the first"
-    );
+    for i in 0..DEPTH as usize - 1 {
+        assert!(
+            s.poll_once(i, &|_| {}),
+            "call {} has a slot of its own",
+            i + 1
+        );
+    }
+    // Call DEPTH (slot 0, unused so far) waits until rank 1 has entered call
+    // 1, as the gate asks; call DEPTH + 1 reuses call 1's slot, which rank 1
+    // may read until it enters call 2.
+    let last = DEPTH as usize - 1;
+    assert!(!s.poll_once(last, &|_| {}));
     flag_of_1(1);
-    assert!(s.poll_once(1, &|_| {}));
+    assert!(s.poll_once(last, &|_| {}));
     assert!(
-        !s.poll_once(2, &|_| {}),
-        "the third would overwrite the first's slot, which rank 1 may still read"
+        !s.poll_once(last + 1, &|_| {}),
+        "call DEPTH + 1 would overwrite call 1's slot, which rank 1 may still read"
     );
     flag_of_1(2);
-    assert!(s.poll_once(2, &|_| {}));
+    assert!(s.poll_once(last + 1, &|_| {}));
+    assert!(!s.poll_once(last + 2, &|_| {}));
+    flag_of_1(3);
+    assert!(s.poll_once(last + 2, &|_| {}));
 }
