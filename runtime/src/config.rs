@@ -462,6 +462,16 @@ pub static NAME_DIR: Setting<String> = Setting::new(Entry {
     kind: Kind::Path,
 });
 
+/// Largest payload per rank of a small collective that goes through the
+/// communicator's shared-memory area (`coll/area`) instead of messages.
+pub static SHM_COLL_BYTES: Setting<usize> = Setting::new(Entry {
+    name: "shm_coll_bytes",
+    env: "OXMPI_SHM_COLL_BYTES",
+    default: "4k",
+    doc: "largest payload per rank (alltoall: all its blocks) of a collective through the communicator's shared-memory area, on communicators within one host (0: never)",
+    kind: Kind::Bytes,
+});
+
 /// Every tunable of the layers below the collectives, in the order
 /// `--info` prints them (the collectives' algorithm overrides,
 /// `OXMPI_<COLL>_ALGO`, are defined beside the algorithm registry:
@@ -500,6 +510,7 @@ pub static REGISTRY: &[&Entry] = &[
     &PORT_TIMEOUT.entry,
     &PORT_HOST.entry,
     &NAME_DIR.entry,
+    &SHM_COLL_BYTES.entry,
 ];
 
 /// A tunable's value could not be read.
@@ -762,6 +773,8 @@ pub struct Config {
     pub coll_model: String,
     /// [`COLL_NODES`] (0: the real node map).
     pub coll_nodes: usize,
+    /// [`SHM_COLL_BYTES`] (0: collectives never use the shared area).
+    pub shm_coll_bytes: usize,
 }
 
 impl Config {
@@ -824,6 +837,7 @@ impl Config {
             debug: get_from(&DEBUG, &lookup)?,
             coll_model: get_from(&COLL_MODEL, &lookup)?,
             coll_nodes: get_from(&COLL_NODES, &lookup)?,
+            shm_coll_bytes: get_from(&SHM_COLL_BYTES, &lookup)?,
         })
     }
 

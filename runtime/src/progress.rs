@@ -185,6 +185,11 @@ impl Runtime {
         outcome.and_then(Status::check)
     }
 
+    /// The transport (for what may be asked without the engine lock).
+    pub fn transport(&self) -> &Arc<dyn Transport> {
+        &self.transport
+    }
+
     /// One round of progress (for `test` calls).
     pub fn poke(&self) {
         self.engine().progress();

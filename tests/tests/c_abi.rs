@@ -128,6 +128,7 @@ three_ways!(
     io_shared,
     io_rep,
     coll_kinds,
+    small_coll,
     inter_reduce_idle,
 );
 

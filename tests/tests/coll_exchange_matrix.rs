@@ -128,7 +128,7 @@ fn alltoall_every_algorithm() {
     forced(
         "alltoall",
         &[Alltoall, Alltoallv, Alltoallw],
-        &["pairwise", "scattered", "bruck"],
+        &["pairwise", "scattered", "bruck", "shm"],
     );
 }
 
@@ -138,7 +138,7 @@ fn reduce_scatter_every_algorithm() {
     forced(
         "reduce_scatter",
         &[ReduceScatter, ReduceScatterBlock],
-        &["recursive_halving", "pairwise"],
+        &["recursive_halving", "pairwise", "shm"],
     );
 }
 

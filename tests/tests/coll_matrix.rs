@@ -89,7 +89,13 @@ fn allreduce_every_algorithm() {
         "allreduce",
         "OXMPI_ALLREDUCE_ALGO",
         "allreduce",
-        &["recursive_doubling", "rabenseifner", "ring", "reduce_bcast"],
+        &[
+            "recursive_doubling",
+            "rabenseifner",
+            "ring",
+            "reduce_bcast",
+            "shm",
+        ],
     );
 }
 
@@ -99,7 +105,7 @@ fn noncommutative_ops_keep_rank_order() {
         "noncommutative",
         "OXMPI_ALLREDUCE_ALGO",
         "allreduce",
-        &["recursive_doubling", "reduce_bcast", "ring"],
+        &["recursive_doubling", "reduce_bcast", "ring", "shm"],
     );
 }
 
@@ -109,13 +115,18 @@ fn bcast_every_algorithm() {
         "bcast",
         "OXMPI_BCAST_ALGO",
         "bcast",
-        &["binomial", "scatter_allgather", "chain"],
+        &["binomial", "scatter_allgather", "chain", "shm"],
     );
 }
 
 #[test]
 fn reduce_every_root() {
-    forced("reduce", "OXMPI_REDUCE_ALGO", "reduce", &["binomial"]);
+    forced(
+        "reduce",
+        "OXMPI_REDUCE_ALGO",
+        "reduce",
+        &["binomial", "shm"],
+    );
 }
 
 #[test]
@@ -124,7 +135,7 @@ fn allgather_every_algorithm() {
         "allgather",
         "OXMPI_ALLGATHER_ALGO",
         "allgather",
-        &["ring", "recursive_doubling", "bruck"],
+        &["ring", "recursive_doubling", "bruck", "shm"],
     );
 }
 

@@ -114,7 +114,9 @@ impl Comm {
         unsafe { self.plan_bcast(p, n, root) }
     }
 
-    /// Starts a barrier (`MPI_Ibarrier`): dissemination, ceil(lg p) rounds.
+    /// Starts a barrier (`MPI_Ibarrier`): through the communicator's
+    /// shared-memory area when every rank is on this host, else
+    /// dissemination, ceil(lg p) rounds.
     ///
     /// ```no_run
     /// # let universe = oxmpi::init()?; let world = universe.world();
@@ -146,6 +148,10 @@ impl Comm {
         let ctx = self.coll_ctx();
         let p = ctx.size;
         let mut s = Schedule::new();
+        if let Some(area) = super::area::usable(&ctx, 0) {
+            super::area::add(&ctx, &mut s, area, super::area::Op::Barrier, &[]);
+            return Ok(self.plan(s));
+        }
         let empty = Schedule::user(std::ptr::null_mut(), 0);
         let (mut dist, mut round, mut last) = (1, 0, Vec::new());
         while dist < p {

@@ -1,5 +1,6 @@
 //! What an algorithm knows about the call: ranks, peers and tags.
 
+use super::area::AreaState;
 use super::model::Model;
 use super::nodes::NodeView;
 use super::sched::{Schedule, Step};
@@ -21,6 +22,9 @@ pub struct Ctx<'a> {
     pub nodes: Option<&'a NodeView>,
     /// The job's cost model (node-aware algorithms plan their phases with it).
     pub model: &'a Model,
+    /// The communicator's shared-memory collective area, when every rank
+    /// is on this host; `None` in a view of part of the communicator.
+    pub area: Option<&'a std::sync::Arc<AreaState>>,
 }
 
 impl Ctx<'_> {
@@ -72,6 +76,7 @@ impl Ctx<'_> {
             seq: self.seq,
             nodes: None,
             model: self.model,
+            area: None,
         };
         let first = s.steps.len();
         let out = build(&sub, s);
@@ -138,6 +143,7 @@ mod tests {
             seq: 3,
             nodes: None,
             model: &Model::SHM,
+            area: None,
         };
         let mut s = Schedule::new();
         let none = Schedule::user(std::ptr::null_mut(), 0);

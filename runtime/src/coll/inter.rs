@@ -66,6 +66,9 @@ pub enum Pattern {
     /// A node-aware algorithm: its cost prices each phase on its own links
     /// already, so [`Model::across`] leaves the model as it is.
     NodeAware,
+    /// No messages: loads and stores in the communicator's shared-memory
+    /// area, so only for ranks on one node (`coll/area`).
+    SharedArea,
 }
 
 impl Model {
@@ -108,7 +111,7 @@ impl Model {
             per_node,
             blocked,
         } = a.layout;
-        if nodes < 2 || a.ranks < 2 || pattern == Pattern::NodeAware {
+        if nodes < 2 || a.ranks < 2 || matches!(pattern, Pattern::NodeAware | Pattern::SharedArea) {
             return *self;
         }
         let (p, q) = (a.ranks as f64, per_node as f64);
@@ -128,7 +131,7 @@ impl Model {
             Pattern::Neighbour => (1.0, 1.0, if blocked { 1.0 } else { q }),
             Pattern::Pairs => (off, off, q),
             Pattern::Rooted => (off, off, 1.0),
-            Pattern::NodeAware => (0.0, 0.0, 1.0),
+            Pattern::NodeAware | Pattern::SharedArea => (0.0, 0.0, 1.0),
         };
         Model {
             alpha: self.alpha + fa * (self.inter_alpha - self.alpha),
@@ -141,7 +144,7 @@ impl Model {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coll::algos::{choose, Coll};
+    use crate::coll::algos::{choose, AlgoInfo, Coll};
 
     /// The pattern the registry gives algorithm `name` of `coll`.
     fn pattern(coll: Coll, name: &str) -> Pattern {
@@ -160,13 +163,19 @@ mod tests {
     fn flat_algorithms_pay_more_across_nodes() {
         let m = Model::SHM;
         for &coll in Coll::ALL {
-            for info in coll.algos().iter().filter(|i| !i.multi_node) {
+            let flat = |i: &&AlgoInfo| !i.multi_node && i.pattern != Pattern::SharedArea;
+            for info in coll.algos().iter().filter(flat) {
                 let one = m.predict(coll, info.name, &Args::new(16, 4096, true));
                 let two = m.predict(coll, info.name, &on(16, 2, 4096));
                 let four = m.predict(coll, info.name, &on(16, 4, 4096));
                 assert!(one < two && one < four, "{coll:?} {}", info.name);
             }
         }
+        // The shared area only on one node.
+        assert!(m
+            .predict(Coll::Bcast, "shm", &Args::new(16, 64, true))
+            .is_finite());
+        assert!(m.predict(Coll::Bcast, "shm", &on(16, 2, 64)).is_infinite());
         // One node: unchanged.
         let a = on(8, 1, 1 << 20);
         assert_eq!(m.across(pattern(Coll::Allreduce, "ring"), &a).beta, m.beta);

@@ -11,6 +11,7 @@ pub mod algos;
 mod allgather;
 mod allgatherv;
 mod alltoall;
+mod area;
 mod bcast;
 mod blocks;
 pub mod calibrate;
@@ -67,6 +68,8 @@ pub(crate) struct PerComm {
     pub(crate) nodes: nodes::Cached,
     /// Algorithms chosen on this communicator, by call class.
     pub(crate) picks: select::Picks,
+    /// The shared-memory area of its small collectives (made at first use).
+    pub(crate) area: std::sync::Arc<area::AreaState>,
 }
 
 impl Comm {
@@ -217,7 +220,25 @@ impl Comm {
             seq,
             nodes: Some(self.coll_nodes()),
             model: self.rt().selector().model(),
+            area: self.coll_area(),
         }
+    }
+
+    /// The collective area, if every member is on this host (and memfds
+    /// can be made here).
+    fn coll_area(&self) -> Option<&std::sync::Arc<area::AreaState>> {
+        let area = &self.coll_state().area;
+        let local = *area.local.get_or_init(|| {
+            let (t, me) = (self.rt().transport(), self.rt().world_rank);
+            !self.is_inter()
+                && self
+                    .inner
+                    .world_of
+                    .iter()
+                    .all(|&w| w == me || t.same_host(w))
+                && area::memfd_ok()
+        });
+        local.then_some(area)
     }
 
     fn plan(&self, mut sched: Schedule) -> Planned<'_> {

@@ -58,6 +58,8 @@ impl Schedule {
                 Step::Send { buf, .. } | Step::Recv { buf, .. } => [Some(*buf), None],
                 Step::Reduce { input, inout, .. } => [Some(*input), Some(*inout)],
                 Step::Copy { src, dst } => [Some(*src), Some(*dst)],
+                // Only built for host memory (`coll/area`).
+                Step::Poll(_) => [None, None],
             };
             for b in bufs.into_iter().flatten() {
                 if let Base::User(p) = b.base {

@@ -109,6 +109,10 @@ impl Engine {
     fn abandon_run(&mut self, run: &mut Running) -> bool {
         let mut done = true;
         for s in 0..run.sched.steps.len() {
+            // A shared-memory step holds no engine request: it stops here.
+            if run.sched.state[s] == StepState::Polling {
+                run.sched.finish(s);
+            }
             if let StepState::Running(id) = run.sched.state[s] {
                 let id = ReqId(id);
                 if matches!(run.sched.steps[s], Step::Recv { .. }) {
@@ -141,6 +145,7 @@ impl Engine {
                             changed = true;
                         }
                     }
+                    StepState::Polling => changed |= self.poll_step(run, s),
                     _ => {}
                 }
             }
@@ -196,7 +201,17 @@ impl Engine {
                 }
             }
             Step::Reduce { .. } | Step::Copy { .. } => run.sched.run_local(s),
+            Step::Poll(_) => {
+                run.sched.state[s] = StepState::Polling;
+                self.poll_step(run, s);
+            }
         }
+    }
+
+    /// Polls shared-memory step `s`; returns whether it finished.
+    fn poll_step(&mut self, run: &mut Running, s: usize) -> bool {
+        let transport = self.transport();
+        run.sched.poll_once(s, &|peer| transport.wake(peer))
     }
 }
 

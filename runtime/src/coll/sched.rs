@@ -77,6 +77,18 @@ pub enum Step {
         /// Destination.
         dst: Buf,
     },
+    /// Work that finishes when its own poll says so (a collective through
+    /// the communicator's shared-memory area, `coll/area`); `None` only
+    /// while the engine polls it.
+    Poll(Option<Box<dyn PollStep>>),
+}
+
+/// A step the engine polls until it is done, without messages.
+pub trait PollStep: Send {
+    /// Moves on as far as it can without blocking; `Ok(true)` once done.
+    /// `s` resolves the step's buffers; `wake(world_rank)` rings a peer
+    /// that may sleep waiting for what this step published.
+    fn poll(&mut self, s: &mut Schedule, wake: &dyn Fn(usize)) -> Result<bool, Error>;
 }
 
 /// How far a step got.
@@ -86,6 +98,8 @@ pub enum StepState {
     Waiting,
     /// A send or receive in flight (engine request id).
     Running(u64),
+    /// A [`Step::Poll`] started and not yet done.
+    Polling,
     /// Finished.
     Done,
 }
@@ -287,6 +301,38 @@ impl Schedule {
             },
             after,
         )
+    }
+
+    /// Adds `step`, polled once `after` are done.
+    pub fn poll_step(&mut self, step: Box<dyn PollStep>, after: &[usize]) -> usize {
+        self.push(Step::Poll(Some(step)), after)
+    }
+
+    /// Polls step `i` (a started [`Step::Poll`]) once; marks it done when
+    /// it finishes or fails. Returns whether it finished.
+    pub(crate) fn poll_once(&mut self, i: usize, wake: &dyn Fn(usize)) -> bool {
+        let Step::Poll(slot) = &mut self.steps[i] else {
+            return false;
+        };
+        let Some(mut step) = slot.take() else {
+            return false;
+        };
+        let outcome = step.poll(self, wake);
+        if let Step::Poll(slot) = &mut self.steps[i] {
+            *slot = Some(step);
+        }
+        match outcome {
+            Ok(false) => false,
+            Ok(true) => {
+                self.finish(i);
+                true
+            }
+            Err(e) => {
+                self.error.get_or_insert(e);
+                self.finish(i);
+                true
+            }
+        }
     }
 
     /// Copies `src` into `dst` once `after` are done.

@@ -211,19 +211,39 @@ mod tests {
     #[test]
     fn small_messages_favour_latency_large_favour_bandwidth() {
         let m = Model::SHM;
+        // On one host, small calls go through the shared area.
         assert_eq!(
             choose(Coll::Allreduce, &args(8, 8, true), &m, None)
                 .algo
                 .name,
-            "recursive_doubling"
+            "shm"
         );
+        // Across hosts the area does not apply.
+        let two_hosts = args(8, 8, true).on(crate::coll::nodes::Layout {
+            nodes: 2,
+            per_node: 4,
+            blocked: true,
+        });
+        assert_ne!(
+            choose(Coll::Allreduce, &two_hosts, &m, None).algo.name,
+            "shm"
+        );
+        assert!(m
+            .predict(Coll::Allreduce, "shm", &args(8, 64 << 10, true))
+            .is_infinite());
         let big = choose(Coll::Allreduce, &args(8, 16 << 20, true), &m, None)
             .algo
             .name;
         assert!(big == "rabenseifner" || big == "ring", "{big}");
         assert_eq!(
             choose(Coll::Bcast, &args(8, 8, true), &m, None).algo.name,
-            "binomial"
+            "shm"
+        );
+        assert_ne!(
+            choose(Coll::Bcast, &args(8, 64 << 10, true), &m, None)
+                .algo
+                .name,
+            "shm"
         );
     }
 
@@ -264,7 +284,13 @@ mod tests {
             );
             for info in c.algos() {
                 assert!(c.setting().entry.kind.to_string().contains(info.name));
-                let t = Model::SHM.predict(c, info.name, &args(6, 4096, true));
+                // The shared area's entries only for what fits its slots.
+                let bytes = if info.pattern == crate::coll::inter::Pattern::SharedArea {
+                    64
+                } else {
+                    4096
+                };
+                let t = Model::SHM.predict(c, info.name, &args(6, bytes, true));
                 assert!(t.is_finite() && t > 0.0, "{c:?} {}", info.name);
             }
         }
@@ -274,7 +300,13 @@ mod tests {
     fn alltoall_follows_message_size_and_reduce_scatter_the_operation() {
         let m = Model::SHM;
         let pick = |c, a: Args| choose(c, &a, &m, None).algo.name;
-        assert_eq!(pick(Coll::Alltoall, args(16, 16, true)), "bruck");
+        assert_eq!(pick(Coll::Alltoall, args(16, 16, true)), "shm");
+        let two_hosts = args(16, 16, true).on(crate::coll::nodes::Layout {
+            nodes: 2,
+            per_node: 8,
+            blocked: true,
+        });
+        assert_eq!(pick(Coll::Alltoall, two_hosts), "bruck");
         assert_eq!(pick(Coll::Alltoall, args(16, 4096, true)), "scattered");
         assert_eq!(pick(Coll::Alltoall, args(16, 1 << 20, true)), "pairwise");
         assert_eq!(pick(Coll::Alltoallv, args(16, 16, true)), "scattered");

@@ -21,6 +21,7 @@ pub fn ctx(rank: usize, size: usize) -> Ctx<'static> {
         seq: 1,
         nodes: None,
         model: &super::model::Model::SHM,
+        area: None,
     }
 }
 
@@ -62,6 +63,11 @@ pub fn run(mut scheds: Vec<Schedule>) {
                 }
                 match s.steps[i] {
                     Step::Send { .. } | Step::Recv { .. } => s.finish(i),
+                    Step::Poll(_) => {
+                        if !s.poll_once(i, &|_| {}) {
+                            continue;
+                        }
+                    }
                     _ => s.run_local(i),
                 }
                 moved = true;

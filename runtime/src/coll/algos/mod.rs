@@ -101,6 +101,12 @@ impl AlgoInfo {
                 self.name, a.ranks
             ));
         }
+        if self.pattern == Pattern::SharedArea && a.layout.nodes > 1 {
+            return Err(format!(
+                "{} needs every rank on one host (they are on {})",
+                self.name, a.layout.nodes
+            ));
+        }
         if self.multi_node && a.layout.nodes < 2 {
             return Err(format!(
                 "{} needs ranks on more than one node (all {} are on one)",
@@ -140,6 +146,18 @@ macro_rules! family_build {
     };
 }
 pub(crate) use family_build;
+
+/// Predicted seconds of a call through the shared-memory area that posts
+/// `posted` bytes per rank and reads `read` and reduces `reduced` bytes:
+/// no message, so a fraction of one message's latency for the flag and
+/// the doorbells; infinite when the payload does not fit its slot or the
+/// ranks span nodes.
+pub(crate) fn area_cost(m: &Model, a: &Args, posted: f64, read: f64, reduced: f64) -> f64 {
+    if posted > super::area::capacity() as f64 || a.layout.nodes > 1 {
+        return f64::INFINITY;
+    }
+    0.5 * m.alpha + (posted + read) * m.beta + reduced * m.gamma
+}
 
 /// The steps a round ends with: those it added, or `prev` when it added
 /// none (every message of the round was empty).

@@ -13,7 +13,7 @@ use crate::coll::model::Model;
 /// assert_eq!(Coll::ReduceScatter.name(), "reduce_scatter"); // as in OXMPI_REDUCE_SCATTER_ALGO
 /// assert_eq!(Coll::ALL.len(), 16);
 /// let names: Vec<&str> = Coll::Bcast.algos().iter().map(|a| a.name).collect();
-/// assert_eq!(names, ["binomial", "scatter_allgather", "chain", "hierarchical"]);
+/// assert_eq!(names, ["binomial", "scatter_allgather", "chain", "hierarchical", "shm"]);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Coll {

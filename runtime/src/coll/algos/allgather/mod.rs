@@ -5,12 +5,13 @@
 pub(crate) mod bruck;
 pub(crate) mod recursive_doubling;
 pub(crate) mod ring;
+pub(crate) mod shm;
 
 use super::AlgoInfo;
 use crate::coll::sched::Buf;
 
 /// Every allgather algorithm, in tie-break order.
-pub(crate) const ALL: &[AlgoInfo] = &[recursive_doubling::INFO, bruck::INFO, ring::INFO];
+pub(crate) const ALL: &[AlgoInfo] = &[recursive_doubling::INFO, bruck::INFO, ring::INFO, shm::INFO];
 
 /// An allgather into `buf`, `block` bytes per rank.
 #[derive(Clone, Copy)]

@@ -5,6 +5,7 @@ pub(crate) mod rabenseifner;
 pub(crate) mod recursive_doubling;
 pub(crate) mod reduce_bcast;
 pub(crate) mod ring;
+pub(crate) mod shm;
 
 use super::AlgoInfo;
 use crate::coll::sched::{Buf, Reducer};
@@ -16,6 +17,7 @@ pub(crate) const ALL: &[AlgoInfo] = &[
     ring::INFO,
     reduce_bcast::INFO,
     hierarchical::INFO,
+    shm::INFO,
 ];
 
 /// What an allreduce combines: `count` elements of `elem` bytes in `buf`

@@ -10,12 +10,13 @@
 pub(crate) mod bruck;
 pub(crate) mod pairwise;
 pub(crate) mod scattered;
+pub(crate) mod shm;
 
 use super::AlgoInfo;
 use crate::coll::sched::Buf;
 
 /// Every alltoall algorithm, in tie-break order.
-pub(crate) const ALL: &[AlgoInfo] = &[bruck::INFO, scattered::INFO, pairwise::INFO];
+pub(crate) const ALL: &[AlgoInfo] = &[bruck::INFO, scattered::INFO, pairwise::INFO, shm::INFO];
 
 /// Every alltoallv / alltoallw algorithm (they must interoperate, see above).
 pub(crate) const ALL_V: &[AlgoInfo] = &[scattered::INFO_V, pairwise::INFO_V];

@@ -4,6 +4,7 @@ pub(crate) mod binomial;
 pub(crate) mod chain;
 pub(crate) mod hierarchical;
 pub(crate) mod scatter_allgather;
+pub(crate) mod shm;
 
 use super::AlgoInfo;
 use crate::coll::sched::Buf;
@@ -14,6 +15,7 @@ pub(crate) const ALL: &[AlgoInfo] = &[
     scatter_allgather::INFO,
     chain::INFO,
     hierarchical::INFO,
+    shm::INFO,
 ];
 
 /// A broadcast of `buf` from `root`.

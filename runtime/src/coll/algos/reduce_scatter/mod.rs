@@ -6,12 +6,13 @@
 
 pub(crate) mod pairwise;
 pub(crate) mod recursive_halving;
+pub(crate) mod shm;
 
 use super::AlgoInfo;
 use crate::coll::sched::{Buf, Reducer};
 
 /// Every reduce-scatter algorithm, in tie-break order.
-pub(crate) const ALL: &[AlgoInfo] = &[recursive_halving::INFO, pairwise::INFO];
+pub(crate) const ALL: &[AlgoInfo] = &[recursive_halving::INFO, pairwise::INFO, shm::INFO];
 
 /// A reduce-scatter of `input` (p blocks, block r at byte offsets
 /// `off[r]..off[r + 1]`) into `out` (this rank's block of the result).

@@ -1,0 +1,47 @@
+//! Reduce through the communicator's shared-memory area (`coll/area`):
+//! every rank posts its contribution; the root folds them in rank order. No messages; where the area cannot serve the call (ranks
+//! on several hosts, a persistent call, device memory, a payload larger
+//! than `OXMPI_SHM_COLL_BYTES`) it builds the binomial tree instead.
+
+use crate::coll::algos::{area_cost, AlgoInfo, Build};
+use crate::coll::area::{self, Op};
+use crate::coll::ctx::Ctx;
+use crate::coll::inter::Pattern;
+use crate::coll::model::{Args, Model};
+use crate::coll::sched::Schedule;
+
+/// Its registry entry.
+pub(crate) const INFO: AlgoInfo = AlgoInfo {
+    name: "shm",
+    commutative_only: false,
+    pow2_only: false,
+    multi_node: false,
+    pattern: Pattern::SharedArea,
+    cost,
+    phases: None,
+    build: Build::Reduce(build_call),
+};
+
+/// Adds the call's steps.
+fn build_call(ctx: &Ctx, s: &mut Schedule, r: &super::ToRoot<'_>, after: &[usize]) -> Vec<usize> {
+    match area::usable(ctx, r.buf.len) {
+        Some(a) => area::add(
+            ctx,
+            s,
+            a,
+            Op::Reduce {
+                buf: r.buf,
+                root: Some(r.root),
+                op: r.op.clone(),
+            },
+            after,
+        ),
+        None => super::binomial::build_call(ctx, s, r, after),
+    }
+}
+
+/// Predicted seconds: a copy in; the root reads and reduces every rank's data.
+fn cost(m: &Model, a: &Args) -> f64 {
+    let (p, n) = (a.ranks as f64, a.bytes as f64);
+    area_cost(m, a, n, (p - 1.0) * n, (p - 1.0) * n)
+}

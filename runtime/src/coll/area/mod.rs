@@ -1,0 +1,388 @@
+//! Small collectives through a per-communicator shared-memory area, for
+//! communicators whose ranks are all on this host: every rank has a flag
+//! and two payload slots per channel (cache-line separated), and a
+//! collective is loads and stores on them, no messages.
+//!
+//! Protocol, for the call with sequence number `k` on a channel (blocking
+//! and non-blocking calls each have their own channel: MPI orders each
+//! kind on its own, see `tag.rs`; each rank has `DEPTH` slots per channel):
+//!
+//! 1. Turn: the rank's call `k - 1` on the channel has finished here (the
+//!    area serves one call at a time per channel, in call order).
+//! 2. Gate (a rank that writes its slot): every rank's flag is at least
+//!    `k - DEPTH + 1`. A rank posts that only after finishing `k - DEPTH`,
+//!    the last call that used slot `k mod DEPTH`, so nobody reads it any
+//!    more.
+//! 3. Post: the payload into slot `k mod DEPTH`, then the flag set to `k`
+//!    (release), then every peer's doorbell rung (a peer asleep in the
+//!    engine's wait wakes up; no system call for one awake).
+//! 4. Collect: once the flags it needs are `k` or more (acquire), the rank
+//!    reads the slots and makes its result.
+//!
+//! Flags only grow (64 bits: no wrap, no ABA). A waiting step returns to
+//! the engine, which spins, yields and sleeps on the doorbell as for any
+//! message, so ranks on fewer cores than ranks do not spin.
+//!
+//! The area is made at the first such call of each channel: the leader
+//! (rank 0) creates a memfd and sends its (pid, fd, slot size) to the
+//! others as that call's first messages; they open it through `/proc`.
+//! Calls planned before it is mapped wait in their turn step.
+
+mod ops;
+mod region;
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+pub(crate) use ops::Op;
+use ops::{Needs, Slots};
+use region::Region;
+
+use super::ctx::Ctx;
+use super::sched::{Buf, PollStep, Schedule};
+use super::tag;
+use crate::error::Error;
+
+/// A cache line: flags and slots start on their own.
+const LINE: usize = 64;
+/// Slots per rank and channel: a rank may post this many calls ahead of
+/// the slowest reader (a root's bcasts, a reduce's contributions) before
+/// it waits.
+pub(crate) const DEPTH: u64 = 8;
+/// Bytes of the leader's set-up message: pid, fd, slot size (u32 each), 0.
+const SETUP_LEN: usize = 16;
+
+/// Largest payload per rank a call may post (`OXMPI_SHM_COLL_BYTES`; 0:
+/// the area is never used).
+pub(crate) fn capacity() -> usize {
+    static CAP: OnceLock<usize> = OnceLock::new();
+    *CAP.get_or_init(|| crate::config::get(&crate::config::SHM_COLL_BYTES).unwrap_or(4096))
+}
+
+/// Whether this process may make areas: memfds shared through `/proc`
+/// work here (probed once) and `OXMPI_SHM_MEMFD` does not turn them off
+/// (then the collectives use messages).
+pub(crate) fn memfd_ok() -> bool {
+    static OK: OnceLock<bool> = OnceLock::new();
+    *OK.get_or_init(|| {
+        crate::config::get(&crate::config::SHM_MEMFD).unwrap_or(true)
+            && Region::create(LINE).is_ok()
+    })
+}
+
+/// Where things are in an area of `p` ranks with slots of `slot` bytes.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    p: usize,
+    slot: usize,
+}
+
+impl Layout {
+    fn len(&self) -> usize {
+        LINE + 2 * self.p * LINE + 2 * self.p * DEPTH as usize * self.slot
+    }
+    /// The flag of rank `r` on channel `c`.
+    fn flag(&self, c: usize, r: usize) -> usize {
+        LINE + (c * self.p + r) * LINE
+    }
+    /// Rank `r`'s slot for sequence `k` on channel `c`.
+    fn slot(&self, c: usize, r: usize, k: u64) -> usize {
+        let depth = DEPTH as usize;
+        LINE + 2 * self.p * LINE + ((c * self.p + r) * depth + (k % DEPTH) as usize) * self.slot
+    }
+}
+
+/// An area as this rank has it mapped.
+struct Mapped {
+    region: Arc<Region>,
+    layout: Layout,
+}
+
+impl Mapped {
+    fn at<T>(&self, offset: usize) -> &T {
+        debug_assert!(offset + std::mem::size_of::<T>() <= self.region.len());
+        // SAFETY: inside the mapping, aligned (offsets are multiples of 8),
+        // and only atomics are made from it this way.
+        unsafe { &*self.region.base().add(offset).cast::<T>() }
+    }
+    fn flag(&self, c: usize, r: usize) -> &AtomicU64 {
+        self.at(self.layout.flag(c, r))
+    }
+    /// Members that have mapped the leader's memfd.
+    fn attached(&self) -> &AtomicU32 {
+        self.at(0)
+    }
+    fn slot(&self, c: usize, r: usize, k: u64) -> *mut u8 {
+        // SAFETY: inside the mapping.
+        unsafe { self.region.base().add(self.layout.slot(c, r, k)) }
+    }
+}
+
+/// What the collective layer keeps per communicator for its area.
+#[derive(Default)]
+pub(crate) struct AreaState {
+    /// The mapped area (set by the leader when it creates it, by a member
+    /// when the leader's message arrives).
+    mapped: OnceLock<Mapped>,
+    /// Why the area cannot be used (its creation or opening failed).
+    broken: OnceLock<String>,
+    /// The last sequence number planned, per channel.
+    planned: [AtomicU64; 2],
+    /// The last sequence number finished here, per channel.
+    finished: [AtomicU64; 2],
+    /// Whether the channel's first call (which carries the set-up) has been planned.
+    set_up: [AtomicBool; 2],
+    /// The leader's memfd is still open (some member has not mapped it).
+    leader_fd_open: AtomicBool,
+    /// World rank of each member (for doorbells).
+    world: OnceLock<Vec<usize>>,
+    /// Whether every member is on this host (set by the communicator).
+    pub(crate) local: OnceLock<bool>,
+}
+
+impl std::fmt::Debug for AreaState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AreaState")
+            .field("mapped", &self.mapped.get().is_some())
+            .field("planned", &self.planned)
+            .field("finished", &self.finished)
+            .finish()
+    }
+}
+
+impl AreaState {
+    /// An area of `p` ranks in process-local memory, shared by the
+    /// simulator's ranks (each keeps its own [`AreaState`]).
+    #[cfg(test)]
+    pub(crate) fn simulated(p: usize) -> Vec<Arc<AreaState>> {
+        let layout = Layout {
+            p,
+            slot: capacity().next_multiple_of(LINE),
+        };
+        let region = Arc::new(Region::heap(layout.len()));
+        (0..p)
+            .map(|_| {
+                let st = AreaState::default();
+                let _ = st.mapped.set(Mapped {
+                    // Every simulated rank maps the same heap memory.
+                    region: Arc::clone(&region),
+                    layout,
+                });
+                for c in 0..2 {
+                    st.set_up[c].store(true, Ordering::Relaxed);
+                }
+                Arc::new(st)
+            })
+            .collect()
+    }
+}
+
+/// The area of `ctx`'s communicator, if a call posting `payload` bytes per
+/// rank may use it: every rank on this host, not a persistent call (whose
+/// starts MPI does not order), host memory, and a payload that fits.
+pub(crate) fn usable<'a>(ctx: &Ctx<'a>, payload: usize) -> Option<&'a Arc<AreaState>> {
+    let area = ctx.area?;
+    let fits = payload <= capacity() && capacity() > 0;
+    let one_node = ctx.nodes.is_none_or(|n| n.layout.nodes == 1);
+    (fits && one_node && ctx.seq & tag::PERSISTENT == 0 && !crate::mem::cuda::active())
+        .then_some(area)
+}
+
+/// Adds `op` on `area` to `s` once `after` are done; returns the step.
+pub(crate) fn add(
+    ctx: &Ctx,
+    s: &mut Schedule,
+    area: &Arc<AreaState>,
+    op: Op,
+    after: &[usize],
+) -> Vec<usize> {
+    let channel = usize::from(ctx.seq & tag::BLOCKING != 0);
+    let seq = area.planned[channel].fetch_add(1, Ordering::Relaxed) + 1;
+    area.world.get_or_init(|| ctx.world_of.to_vec());
+    let mut deps = after.to_vec();
+    let mut setup = None;
+    if !area.set_up[channel].swap(true, Ordering::Relaxed) {
+        if ctx.rank == 0 {
+            lead(ctx, s, area);
+        } else {
+            let msg = s.temp(SETUP_LEN);
+            deps.push(s.recv(0, ctx.tag(0), msg, &[]));
+            setup = Some(msg);
+        }
+    }
+    let step = AreaStep {
+        area: Arc::clone(area),
+        channel,
+        seq,
+        me: ctx.rank,
+        setup,
+        op,
+        posted: false,
+    };
+    vec![s.poll_step(Box::new(step), &deps)]
+}
+
+/// The leader's part of the set-up: creates the area (once) and sends its
+/// whereabouts to every member.
+fn lead(ctx: &Ctx, s: &mut Schedule, area: &AreaState) {
+    let layout = Layout {
+        p: ctx.size,
+        slot: capacity().next_multiple_of(LINE),
+    };
+    if area.mapped.get().is_none() && area.broken.get().is_none() {
+        match Region::create(layout.len()) {
+            Ok(region) => {
+                area.leader_fd_open.store(ctx.size > 1, Ordering::Relaxed);
+                let _ = area.mapped.set(Mapped {
+                    region: Arc::new(region),
+                    layout,
+                });
+            }
+            Err(e) => {
+                let _ = area.broken.set(e.to_string());
+            }
+        }
+    }
+    let fd = area.mapped.get().and_then(|m| m.region.fd()).unwrap_or(-1);
+    let mut msg = [0u8; SETUP_LEN];
+    msg[..4].copy_from_slice(&std::process::id().to_le_bytes());
+    msg[4..8].copy_from_slice(&fd.to_le_bytes());
+    msg[8..12].copy_from_slice(&(layout.slot as u32).to_le_bytes());
+    let buf = s.temp(SETUP_LEN);
+    // SAFETY: the temporary just made holds SETUP_LEN bytes.
+    unsafe { std::ptr::copy_nonoverlapping(msg.as_ptr(), s.ptr(buf), SETUP_LEN) };
+    for r in 1..ctx.size {
+        s.send(ctx.world(r), ctx.tag(0), buf, &[]);
+    }
+}
+
+/// One collective on the area, as a step the engine polls.
+struct AreaStep {
+    area: Arc<AreaState>,
+    channel: usize,
+    seq: u64,
+    me: usize,
+    /// A member's copy of the leader's set-up message, when this call
+    /// carries it.
+    setup: Option<Buf>,
+    op: Op,
+    /// Past the post.
+    posted: bool,
+}
+
+impl AreaStep {
+    /// Maps the area from the leader's message if this call carries it.
+    fn attach(&self, s: &mut Schedule) -> Result<(), Error> {
+        let Some(buf) = self.setup else {
+            return Ok(());
+        };
+        if self.area.mapped.get().is_some() || self.area.broken.get().is_some() {
+            return Ok(());
+        }
+        let mut msg = [0u8; SETUP_LEN];
+        // SAFETY: the received temporary holds SETUP_LEN bytes.
+        unsafe { std::ptr::copy_nonoverlapping(s.ptr(buf), msg.as_mut_ptr(), SETUP_LEN) };
+        let word = |i: usize| u32::from_le_bytes([msg[i], msg[i + 1], msg[i + 2], msg[i + 3]]);
+        let (pid, fd, slot) = (word(0), word(4) as i32, word(8) as usize);
+        if fd < 0 {
+            let _ = self
+                .area
+                .broken
+                .set("the leader (rank 0) could not create the collective area".into());
+            return Ok(());
+        }
+        let p = self.area.world.get().map_or(0, Vec::len);
+        let layout = Layout { p, slot };
+        match Region::open(pid, fd, layout.len()) {
+            Ok(region) => {
+                let mapped = Mapped {
+                    region: Arc::new(region),
+                    layout,
+                };
+                mapped.attached().fetch_add(1, Ordering::Release);
+                let _ = self.area.mapped.set(mapped);
+                Ok(())
+            }
+            Err(e) => {
+                let _ = self.area.broken.set(e.to_string());
+                Err(e)
+            }
+        }
+    }
+
+    fn wake_all(&self, wake: &dyn Fn(usize)) {
+        if let Some(world) = self.area.world.get() {
+            for (r, &w) in world.iter().enumerate() {
+                if r != self.me {
+                    wake(w);
+                }
+            }
+        }
+    }
+}
+
+// SAFETY: its buffers are the schedule's, which the engine touches only
+// under its lock while the call's buffers are alive (see `Schedule`).
+unsafe impl Send for AreaStep {}
+
+impl PollStep for AreaStep {
+    fn poll(&mut self, s: &mut Schedule, wake: &dyn Fn(usize)) -> Result<bool, Error> {
+        let (c, k, me) = (self.channel, self.seq, self.me);
+        if !self.posted {
+            self.attach(s)?;
+            if let Some(why) = self.area.broken.get() {
+                return Err(Error::State(format!(
+                    "a collective through shared memory: {why}"
+                )));
+            }
+            let Some(m) = self.area.mapped.get() else {
+                return Ok(false);
+            };
+            if self.area.finished[c].load(Ordering::Acquire) != k - 1 {
+                return Ok(false);
+            }
+            let p = m.layout.p;
+            if self.op.writes(me) {
+                let reused = k.saturating_sub(DEPTH - 1);
+                if (0..p).any(|r| m.flag(c, r).load(Ordering::Acquire) < reused) {
+                    return Ok(false);
+                }
+                debug_assert!(self.op.payload(me) <= m.layout.slot);
+                self.op.post(s, me, m.slot(c, me, k));
+            }
+            m.flag(c, me).store(k, Ordering::Release);
+            self.posted = true;
+            self.wake_all(wake);
+        }
+        let Some(m) = self.area.mapped.get() else {
+            return Ok(false);
+        };
+        let p = m.layout.p;
+        let ready = |r: usize| m.flag(c, r).load(Ordering::Acquire) >= k;
+        let all_there = match self.op.needs(me) {
+            Needs::Nobody => true,
+            Needs::One(r) => ready(r),
+            Needs::All => (0..p).all(ready),
+        };
+        if !all_there {
+            return Ok(false);
+        }
+        // Finished before the reduction runs: a user operation that
+        // panics leaves the next call free to go on.
+        self.area.finished[c].store(k, Ordering::Release);
+        let slot_of = |r: usize| m.slot(c, r, k) as *const u8;
+        let slots = Slots { at: &slot_of, p };
+        let outcome = self.op.collect(s, me, &slots);
+        if me == 0
+            && self.area.leader_fd_open.load(Ordering::Relaxed)
+            && m.attached().load(Ordering::Acquire) as usize == p - 1
+        {
+            m.region.close_file();
+            self.area.leader_fd_open.store(false, Ordering::Relaxed);
+        }
+        outcome.map(|()| true)
+    }
+}
+
+#[cfg(test)]
+mod tests;
