@@ -52,6 +52,11 @@ struct Category {
 /// holds the rest).
 const CATEGORIES: [Category; 5] = [
     Category {
+        name: "oxmpi_collectives",
+        desc: "Collectives: the cost model, forced algorithms, the shared-memory area",
+        holds: |n| n.starts_with("COLL") || n.starts_with("SHM_COLL") || n.ends_with("_ALGO"),
+    },
+    Category {
         name: "oxmpi_p2p",
         desc:
             "Point-to-point within a host: eager limits, shared-memory rings, single-copy transfers",
@@ -72,13 +77,8 @@ const CATEGORIES: [Category; 5] = [
         holds: |n| n.starts_with("CUDA"),
     },
     Category {
-        name: "oxmpi_collectives",
-        desc: "Collective algorithm selection: the cost model and forced algorithms",
-        holds: |n| n.starts_with("COLL") || n.ends_with("_ALGO"),
-    },
-    Category {
         name: "oxmpi_general",
-        desc: "Diagnostics",
+        desc: "Diagnostics, ports and the name service",
         holds: |_| true,
     },
 ];
@@ -496,7 +496,8 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), all.len());
-        assert!(members(3).any(|i| all[i].env == "OXMPI_ALLREDUCE_ALGO"));
-        assert!(members(0).any(|i| all[i].env == "OXMPI_EAGER_LIMIT"));
+        assert!(members(0).any(|i| all[i].env == "OXMPI_ALLREDUCE_ALGO"));
+        assert!(members(0).any(|i| all[i].env == "OXMPI_SHM_COLL_BYTES"));
+        assert!(members(1).any(|i| all[i].env == "OXMPI_EAGER_LIMIT"));
     }
 }
