@@ -235,7 +235,8 @@ mod tests {
             .algo
             .name;
         assert!(big == "rabenseifner" || big == "ring", "{big}");
-        assert_eq!(
+        // Except bcast, whose tree measured faster (see bcast/shm.rs).
+        assert_ne!(
             choose(Coll::Bcast, &args(8, 8, true), &m, None).algo.name,
             "shm"
         );
