@@ -100,14 +100,14 @@ struct Fit {
 
 /// Root mean square relative error of `m` over `pts`.
 fn rms_error(m: &Model, pts: &[&Point]) -> f64 {
-    let sum: f64 = pts
+    // An algorithm the model says cannot serve a call (infinite: the shared
+    // area beyond its capacity, which then falls back to messages) is left out.
+    let errs: Vec<f64> = pts
         .iter()
-        .map(|p| {
-            let e = (m.predict(p.coll, p.algo, &p.args()) - p.measured) / p.measured;
-            e * e
-        })
-        .sum();
-    (sum / pts.len().max(1) as f64).sqrt()
+        .map(|p| (m.predict(p.coll, p.algo, &p.args()) - p.measured) / p.measured)
+        .filter(|e| e.is_finite())
+        .collect();
+    (errs.iter().map(|e| e * e).sum::<f64>() / errs.len().max(1) as f64).sqrt()
 }
 
 /// Least squares on relative error, `measured ≈ a·alpha + b·beta +
@@ -119,6 +119,7 @@ fn fit(pts: &[&Point]) -> Option<Fit> {
         .iter()
         .filter(|p| p.measured > 0.0)
         .map(|p| (terms(p.coll, p.algo, &p.args()), p.measured))
+        .filter(|(t, _)| t.iter().all(|x| x.is_finite()))
         .collect();
     if rows.len() < 3 {
         return None;
