@@ -195,14 +195,15 @@ fn builtin_index(i: usize) -> Option<usize> {
 }
 
 fn accumulate(win: MPI_Win, c: Call, op: MPI_Op) -> Result<(), AbiError> {
-    if let Some(r) = super::with_win(win, |w| Ok(accumulate_bytes(w, &c, None, op)))? {
-        return r;
-    }
-    let w = super::win(win)?;
-    let (op, elem) = op_arg(op, c.target.3)?;
-    // SAFETY: MPI's contract: the origin buffer holds its elements.
-    with_call(c, |o, at| {
-        unsafe { w.accumulate(o, at, &op, elem) }.map_err(Into::into)
+    super::with_win(win, |w| {
+        if let Some(r) = accumulate_bytes(w, &c, None, op) {
+            return r;
+        }
+        let (op, elem) = op_arg(op, c.target.3)?;
+        // SAFETY: MPI's contract: the origin buffer holds its elements.
+        with_call(c, |o, at| {
+            unsafe { w.accumulate(o, at, &op, elem) }.map_err(Into::into)
+        })
     })
 }
 
@@ -212,20 +213,21 @@ fn get_accumulate(
     result: (*mut c_void, MPI_Count, MPI_Datatype),
     op: MPI_Op,
 ) -> Result<(), AbiError> {
-    if let Some(r) = super::with_win(win, |w| Ok(accumulate_bytes(w, &c, Some(result), op)))? {
-        return r;
-    }
-    let w = super::win(win)?;
-    let (op, elem) = op_arg(op, c.target.3)?;
-    let rdt = type_arg(result.2, "result_datatype")?;
-    let r = Buf {
-        addr: result.0.cast_const().cast(),
-        count: count_arg(result.1, "result_count")?,
-        dt: &rdt,
-    };
-    // SAFETY: MPI's contract: the buffers hold their elements.
-    with_call(c, |o, at| {
-        unsafe { w.get_accumulate(o, Some(r), at, &op, elem) }.map_err(Into::into)
+    super::with_win(win, |w| {
+        if let Some(r) = accumulate_bytes(w, &c, Some(result), op) {
+            return r;
+        }
+        let (op, elem) = op_arg(op, c.target.3)?;
+        let rdt = type_arg(result.2, "result_datatype")?;
+        let r = Buf {
+            addr: result.0.cast_const().cast(),
+            count: count_arg(result.1, "result_count")?,
+            dt: &rdt,
+        };
+        // SAFETY: MPI's contract: the buffers hold their elements.
+        with_call(c, |o, at| {
+            unsafe { w.get_accumulate(o, Some(r), at, &op, elem) }.map_err(Into::into)
+        })
     })
 }
 
