@@ -26,6 +26,18 @@ pub(super) fn no_in_place(arg: &str, why: &str) -> AbiError {
     )
 }
 
+/// The bytes of `ranks` blocks of `block` bytes each (the whole buffer of
+/// a gather, scatter, allgather or alltoall), or `MPI_ERR_COUNT` naming
+/// `arg` when that overflows the address space.
+pub(super) fn all_blocks(block: usize, ranks: usize, arg: &str) -> Result<usize, AbiError> {
+    block.checked_mul(ranks).ok_or_else(|| {
+        AbiError::new(
+            Class::COUNT,
+            format!("`{arg}` ({block} bytes) x {ranks} ranks overflows the address space"),
+        )
+    })
+}
+
 /// A buffer argument that must not be `MPI_IN_PLACE`. Whether its bytes
 /// exist depends on its datatype: [`located`] (which [`Stager`] checks).
 pub(super) fn buffer(

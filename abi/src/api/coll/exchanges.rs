@@ -5,7 +5,9 @@ use std::ffi::c_void;
 use oxmpi::coll::{Blocks, Elems};
 use oxmpi::datatype::stage::Dir;
 
-use crate::api::coll::buffers::{blocks, buffer, counts, is_in_place, not_aliased, Stager};
+use crate::api::coll::buffers::{
+    all_blocks, blocks, buffer, counts, is_in_place, not_aliased, Stager,
+};
 use crate::api::coll::datatype::{bytes, count, ty, Num, Ty};
 use crate::api::coll::gathers::same_block;
 use crate::api::coll::ops::{op_for, reduce_unit};
@@ -28,9 +30,7 @@ pub(super) unsafe fn ialltoall<N: Num, L: Sink>(
     state::with_comm(comm, |c| {
         let rt = ty(recvtype, "recvtype")?;
         let block = bytes(recvcount, &rt, "recvcount")?;
-        let all = block
-            .checked_mul(c.peer_count() as usize)
-            .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
+        let all = all_blocks(block, c.peer_count() as usize, "recvcount")?;
         let why = "as the receive buffer";
         let r = buffer(recvbuf, all, "recvbuf", why)?;
         let (send, dir, n) = if is_in_place(sendbuf) {
@@ -42,9 +42,7 @@ pub(super) unsafe fn ialltoall<N: Num, L: Sink>(
             if !c.is_inter() {
                 same_block(n, block, "each block")?;
             }
-            let sall = n
-                .checked_mul(c.peer_count() as usize)
-                .ok_or_else(|| AbiError::new(Class::COUNT, "`sendcount` x ranks overflows"))?;
+            let sall = all_blocks(n, c.peer_count() as usize, "sendcount")?;
             not_aliased(buffer(sendbuf, sall, "sendbuf", "")?, r, sall.min(all))?;
             let s = sg.buf(sendbuf, sall, &st, Dir::In, "sendbuf", "")?;
             (Some(s.cast_const()), Dir::Out, n)
@@ -276,9 +274,7 @@ pub(super) unsafe fn ireduce_scatter_block<N: Num, L: Sink>(
     state::with_comm(comm, |c| {
         let t = ty(datatype, "datatype")?;
         let mine = bytes(recvcount, &t, "recvcount")?;
-        let total = mine
-            .checked_mul(c.size() as usize)
-            .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
+        let total = all_blocks(mine, c.size() as usize, "recvcount")?;
         let why = "as the receive buffer";
         let (send, recv) = if is_in_place(sendbuf) {
             let recv = sg.buf(recvbuf, total, &t, Dir::InOut, "recvbuf", why)?;

@@ -5,7 +5,7 @@ use std::ffi::{c_int, c_void};
 use oxmpi::coll::Blocks;
 use oxmpi::datatype::stage::Dir;
 
-use crate::api::coll::buffers::{blocks, buffer, is_in_place, role, Role, Stager};
+use crate::api::coll::buffers::{all_blocks, blocks, buffer, is_in_place, role, Role, Stager};
 use crate::api::coll::datatype::{bytes, ty, Num};
 use crate::api::coll::reductions::Sink;
 use crate::errors::{AbiError, Class};
@@ -49,12 +49,7 @@ pub(super) unsafe fn igather<N: Num, L: Sink>(
         let (send, block, recv) = if part == Role::Root {
             let rt = ty(recvtype, "recvtype")?;
             let block = bytes(recvcount, &rt, "recvcount")?;
-            let all = block.checked_mul(c.peer_count() as usize).ok_or_else(|| {
-                AbiError::new(
-                    Class::COUNT,
-                    "`recvcount` x ranks overflows the address space",
-                )
-            })?;
+            let all = all_blocks(block, c.peer_count() as usize, "recvcount")?;
             let why = "as the root's receive buffer";
             let (send, dir) = if c.is_inter() {
                 (None, Dir::Out)
@@ -171,12 +166,7 @@ pub(super) unsafe fn iscatter<N: Num, L: Sink>(
         let (send, block, recv) = if part == Role::Root {
             let st = ty(sendtype, "sendtype")?;
             let block = bytes(sendcount, &st, "sendcount")?;
-            let all = block.checked_mul(c.peer_count() as usize).ok_or_else(|| {
-                AbiError::new(
-                    Class::COUNT,
-                    "`sendcount` x ranks overflows the address space",
-                )
-            })?;
+            let all = all_blocks(block, c.peer_count() as usize, "sendcount")?;
             let why = "as the root's send buffer";
             buffer(sendbuf, all, "sendbuf", why)?;
             let recv = if c.is_inter() || is_in_place(recvbuf) {
@@ -276,9 +266,7 @@ pub(super) unsafe fn iallgather<N: Num, L: Sink>(
     state::with_comm(comm, |c| {
         let rt = ty(recvtype, "recvtype")?;
         let block = bytes(recvcount, &rt, "recvcount")?;
-        let all = block
-            .checked_mul(c.peer_count() as usize)
-            .ok_or_else(|| AbiError::new(Class::COUNT, "`recvcount` x ranks overflows"))?;
+        let all = all_blocks(block, c.peer_count() as usize, "recvcount")?;
         let why = "as the receive buffer";
         buffer(recvbuf, all, "recvbuf", why)?;
         let (send, dir, n) = if is_in_place(sendbuf) {
