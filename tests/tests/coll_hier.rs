@@ -1,6 +1,6 @@
-//! The node-aware (hierarchical) allreduce and bcast in real jobs on one
+//! The node-aware (hierarchical) allreduce, bcast and reduce in real jobs on one
 //! host: `OXMPI_COLL_NODES` makes the collective layer see 2 or 3 nodes of
-//! consecutive world ranks, both algorithms are forced, and every result
+//! consecutive world ranks, the three algorithms are forced, and every result
 //! is checked against a serial computation (role `hier`: commutative and
 //! non-commutative allreduce and bcast from roots that are and are not
 //! node leaders, on the world, on the world reversed, and on the even
@@ -25,12 +25,13 @@ fn role_entry() {
 
 const RANKS: &[usize] = &[2, 3, 4, 5, 6, 7, 8, 9];
 
-/// Runs role `hier` on `n` ranks with both algorithms forced and
+/// Runs role `hier` on `n` ranks with the three algorithms forced and
 /// `OXMPI_COLL_NODES` set to `nodes` (unset for `None`).
 fn job(n: usize, nodes: Option<&str>) -> JobOutcome {
     let mut env = vec![
         ("OXMPI_ALLREDUCE_ALGO", "hierarchical"),
         ("OXMPI_BCAST_ALGO", "hierarchical"),
+        ("OXMPI_REDUCE_ALGO", "hierarchical"),
         ("OXMPI_DEBUG", "coll"),
     ];
     env.extend(nodes.map(|k| ("OXMPI_COLL_NODES", k)));
@@ -66,7 +67,7 @@ fn hierarchical_on_two_and_three_nodes() {
                 "{what}:\n{}",
                 out.stderr
             );
-            for coll in ["allreduce", "bcast"] {
+            for coll in ["allreduce", "bcast", "reduce"] {
                 assert!(
                     chosen(&out.stderr, coll, "hierarchical") > 0,
                     "{what}: {coll} did not run hierarchical:\n{}",
@@ -99,7 +100,7 @@ fn one_node_falls_back_with_a_logged_reason() {
     for (n, nodes) in [(2, Some("1")), (5, None)] {
         let out = job(n, nodes);
         assert!(out.success(), "{n} ranks:\n{}", out.describe());
-        for coll in ["allreduce", "bcast"] {
+        for coll in ["allreduce", "bcast", "reduce"] {
             let why = format!(
                 "forced {coll} algorithm hierarchical does not apply: hierarchical needs ranks on more than one node"
             );

@@ -210,7 +210,7 @@ mod tests {
     #[test]
     fn hierarchical_is_predicted_and_chosen_where_it_saves_network_time() {
         let m = Model::SHM;
-        for coll in [Coll::Allreduce, Coll::Bcast] {
+        for coll in [Coll::Allreduce, Coll::Bcast, Coll::Reduce] {
             // Applicable and finite on several nodes, not on one.
             let t = m.predict(coll, "hierarchical", &on(16, 4, 65536));
             assert!(t.is_finite() && t > 0.0);
@@ -233,6 +233,10 @@ mod tests {
         });
         assert_eq!(
             choose(Coll::Bcast, &mixed, &m, None).algo.name,
+            "hierarchical"
+        );
+        assert_eq!(
+            choose(Coll::Reduce, &mixed, &m, None).algo.name,
             "hierarchical"
         );
     }

@@ -289,7 +289,7 @@ fn check_grid(world: &Comm) -> Result<(), Error> {
     Ok(())
 }
 
-/// Allreduce (commutative and not) and bcast on the world, on the world
+/// Allreduce and reduce (commutative and not) and bcast on the world, on the world
 /// in reverse order, and on the even ranks followed by the odd ones (so
 /// that nodes of consecutive world ranks are not blocks of this order).
 fn check_hier(world: &Comm) -> Result<(), Error> {
@@ -300,6 +300,7 @@ fn check_hier(world: &Comm) -> Result<(), Error> {
         .expect("every rank is a member");
     for comm in [world, &reversed, &interleaved] {
         check_allreduce(comm)?;
+        check_reduce(comm)?;
         check_noncommutative(comm)?;
         check_bcast(comm)?;
     }

@@ -4,7 +4,7 @@
 //! a non-commutative operation where the layout keeps rank order; and
 //! only leaders talking across nodes.
 
-use super::{allreduce, bcast, AlgoInfo, Args};
+use super::{allreduce, bcast, reduce, AlgoInfo, Args};
 use crate::coll::nodes::{consecutive, NodeView};
 use crate::coll::sched::{Schedule, Step};
 use crate::coll::sim::{self, add, compose, ctx, data, fold};
@@ -163,6 +163,65 @@ fn hierarchical_bcast_every_layout_root_and_phase_algorithm() {
                                     "p={p} map={map:?} root={root} n={n} {plan:?} rank {r}"
                                 );
                             }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn hierarchical_reduce_every_layout_root_and_leader_algorithm() {
+    for p in 2..=11 {
+        for map in maps(p) {
+            let views: Vec<NodeView> = (0..p)
+                .map(|r| NodeView::new(&map, &(0..p).collect::<Vec<_>>(), r))
+                .collect();
+            let layout = views[0].layout;
+            for (commutative, op) in [(true, add()), (false, compose())] {
+                if !commutative && !layout.blocked {
+                    let a = Args::new(p, 8, false).on(layout);
+                    assert!(reduce::hierarchical::INFO.applicable(&a).is_err());
+                    continue;
+                }
+                for root in 0..p {
+                    for n in [0, 8, 48] {
+                        let inputs: Vec<Vec<u8>> = (0..p).map(|r| data(r, n)).collect();
+                        let want = fold(&op, &inputs);
+                        for leaders in flat(reduce::ALL) {
+                            let plan = reduce::hierarchical::Plan {
+                                leaders,
+                                predicted: 0.0,
+                            };
+                            let mut bufs = inputs.clone();
+                            let scheds: Vec<Schedule> = (0..p)
+                                .map(|r| {
+                                    let mut s = Schedule::new();
+                                    let call = reduce::ToRoot {
+                                        buf: Schedule::user(bufs[r].as_mut_ptr(), n),
+                                        root,
+                                        op: &op,
+                                        commutative,
+                                    };
+                                    reduce::hierarchical::build_on(
+                                        &ctx(r, p),
+                                        &views[r],
+                                        &plan,
+                                        &mut s,
+                                        &call,
+                                        &[],
+                                    );
+                                    s
+                                })
+                                .collect();
+                            // The leader's message to the root stays on its node.
+                            only_leaders_cross(&views, &scheds);
+                            sim::run(scheds);
+                            assert_eq!(
+                                bufs[root], want,
+                                "p={p} map={map:?} root={root} n={n} {plan:?} commutative={commutative}"
+                            );
                         }
                     }
                 }

@@ -1,13 +1,14 @@
 //! Reduce algorithms.
 
 pub(crate) mod binomial;
+pub(crate) mod hierarchical;
 pub(crate) mod shm;
 
 use super::AlgoInfo;
 use crate::coll::sched::{Buf, Reducer};
 
 /// Every reduce algorithm, in tie-break order.
-pub(crate) const ALL: &[AlgoInfo] = &[binomial::INFO, shm::INFO];
+pub(crate) const ALL: &[AlgoInfo] = &[binomial::INFO, shm::INFO, hierarchical::INFO];
 
 /// A reduce of every rank's `buf` (in place: partial results overwrite
 /// it) to `root`'s.
