@@ -438,9 +438,16 @@ impl Win {
     /// awaited here; then this orders memory.
     pub fn flush(&self, rank: Option<i32>) -> Result<(), Error> {
         if let Some(r) = rank.and_then(|r| usize::try_from(r).ok()) {
-            if r < self.inner.targets.len() && self.inner.epoch.passive_to(r) {
+            if r < self.inner.targets.len()
+                && self.inner.epoch.passive_to(r)
+                && self.remote(r).is_none()
+            {
                 self.check_live()?;
-                fence(Ordering::SeqCst);
+                // Every operation to a target on this host completed in
+                // its call: the flush only keeps them before what follows
+                // (a compiler barrier on x86; see "One-sided
+                // communication" in docs/ARCHITECTURE.md).
+                fence(Ordering::AcqRel);
                 return Ok(());
             }
         }

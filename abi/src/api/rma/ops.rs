@@ -115,6 +115,9 @@ fn with_call<R>(
 /// both sides: `(address, bytes)`.
 fn contiguous(c: &Call) -> Option<(*mut u8, usize)> {
     let (ptr, len) = contiguous_bytes(c.origin.0, c.origin.1, c.origin.2)?;
+    if (c.origin.1, c.origin.2) == (c.target.2, c.target.3) {
+        return Some((ptr, len));
+    }
     let (_, target_len) = contiguous_bytes(c.origin.0, c.target.2, c.target.3)?;
     (len == target_len).then_some((ptr, len))
 }
