@@ -17,11 +17,12 @@
 //! same for every origin (each maps the segment at page-aligned
 //! addresses), so the two ways never meet on one element.
 
-use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 use super::access::{Access, Target};
 use super::{Flavor, Win};
 use crate::error::Error;
+use crate::mem::cuda;
 use crate::ops::{BuiltinOp, ElemType, Op};
 
 /// One target as the fast path reaches it.
@@ -162,6 +163,95 @@ impl Win {
             full: op,
         };
         (p as usize % w == 0).then_some((p, w, a))
+    }
+}
+
+impl Win {
+    /// `MPI_Put` of `len` contiguous bytes at `src` when the fast path
+    /// takes it ([`Win::direct`], a host buffer): whether it did (if not,
+    /// [`Win::put_bytes`] does the rest, errors included).
+    ///
+    /// # Safety
+    /// `src` holds `len` bytes.
+    #[inline(always)]
+    pub unsafe fn put_direct(&self, src: *const u8, len: usize, rank: i32, disp: isize) -> bool {
+        match self.direct(rank, disp, len) {
+            Some(dst) if !cuda::is_device(src) => {
+                // SAFETY: the caller's promise; `dst` was checked.
+                unsafe { copy_bytes(src, dst, len) };
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `MPI_Get` into `len` contiguous bytes at `dst` (see [`Win::put_direct`]).
+    ///
+    /// # Safety
+    /// `dst` holds `len` writable bytes.
+    #[inline(always)]
+    pub unsafe fn get_direct(&self, dst: *mut u8, len: usize, rank: i32, disp: isize) -> bool {
+        match self.direct(rank, disp, len) {
+            Some(src) if !cuda::is_device(dst) => {
+                // SAFETY: the caller's promise; `src` was checked.
+                unsafe { copy_bytes(src, dst, len) };
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `MPI_Win_flush(rank)` of a target whose memory this process maps,
+    /// inside a passive-target epoch to it: every operation to it has
+    /// completed in its call, so this only orders them before what follows
+    /// (no instruction on x86). Whether it did (if not, [`Win::flush`]).
+    #[inline(always)]
+    pub fn flush_direct(&self, rank: i32) -> bool {
+        let Some((r, d)) = usize::try_from(rank)
+            .ok()
+            .and_then(|r| Some((r, self.inner.direct.get(r)?)))
+        else {
+            return false;
+        };
+        if d.base == 0
+            || !self.inner.epoch.passive_to(r)
+            || self.inner.freed.load(Ordering::Acquire)
+        {
+            return false;
+        }
+        fence(Ordering::AcqRel);
+        true
+    }
+
+    /// `MPI_Compare_and_swap` of one element of `elem` (`len` bytes each
+    /// buffer) by one hardware compare-and-swap when the fast path takes
+    /// it ([`Win::atomic_direct`], host buffers): whether it did.
+    ///
+    /// # Safety
+    /// `origin` and `compare` hold `len` bytes, `result` `len` writable ones.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub unsafe fn compare_and_swap_direct(
+        &self,
+        origin: *const u8,
+        compare: *const u8,
+        result: *mut u8,
+        len: usize,
+        elem: ElemType,
+        rank: i32,
+        disp: isize,
+    ) -> bool {
+        const REPLACE: Op = Op::Builtin(BuiltinOp::Replace);
+        let Some((p, w, _)) = self.atomic_direct(rank, disp, len, &REPLACE, Some(elem)) else {
+            return false;
+        };
+        let host = |p: *const u8| !cuda::is_device(p);
+        if len != w || !host(origin) || !host(compare) || !host(result) {
+            return false;
+        }
+        // SAFETY: the caller's promise; the element was checked.
+        unsafe { compare_swap_atomic(p, w, origin, compare, result) };
+        true
     }
 }
 

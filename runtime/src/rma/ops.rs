@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 
 use super::access::Target;
-use super::fast::{atomic_runs, compare_swap_atomic, copy_bytes};
+use super::fast::{atomic_runs, compare_swap_atomic};
 use super::{rma_error, Flavor, Win};
 use crate::datatype::{BasicType, Datatype};
 use crate::error::{Error, ErrorClass};
@@ -208,12 +208,9 @@ impl Win {
         rank: i32,
         disp: isize,
     ) -> Result<(), Error> {
-        if let Some(dst) = self.direct(rank, disp, len) {
-            if !cuda::is_device(src) {
-                // SAFETY: the caller's promise; `dst` was checked.
-                unsafe { copy_bytes(src, dst, len) };
-                return Ok(());
-            }
+        // SAFETY: the caller's promise.
+        if unsafe { self.put_direct(src, len, rank, disp) } {
+            return Ok(());
         }
         // SAFETY: the caller's promise.
         unsafe { self.put_bytes_general(src, len, rank, disp) }
@@ -263,12 +260,9 @@ impl Win {
         rank: i32,
         disp: isize,
     ) -> Result<(), Error> {
-        if let Some(src) = self.direct(rank, disp, len) {
-            if !cuda::is_device(dst) {
-                // SAFETY: the caller's promise; `src` was checked.
-                unsafe { copy_bytes(src, dst, len) };
-                return Ok(());
-            }
+        // SAFETY: the caller's promise.
+        if unsafe { self.get_direct(dst, len, rank, disp) } {
+            return Ok(());
         }
         // SAFETY: the caller's promise.
         unsafe { self.get_bytes_general(dst, len, rank, disp) }
@@ -587,16 +581,16 @@ impl Win {
         disp: isize,
     ) -> Result<(), Error> {
         let elem = dt.basic_type().and_then(BasicType::elem_type);
-        let replace = Op::Builtin(BuiltinOp::Replace);
-        let size = dt.size();
-        if let Some((p, w, _)) = self.atomic_direct(rank, disp, size, &replace, elem) {
-            let host = |p: *const u8| !cuda::is_device(p);
-            if size == w && host(origin) && host(compare) && host(result) {
-                // SAFETY: the caller's promise; the element was checked.
-                unsafe { compare_swap_atomic(p, w, origin, compare, result) };
+        if let Some(e) = elem {
+            // SAFETY: the caller's promise.
+            let done = unsafe {
+                self.compare_and_swap_direct(origin, compare, result, dt.size(), e, rank, disp)
+            };
+            if done {
                 return Ok(());
             }
         }
+        let replace = Op::Builtin(BuiltinOp::Replace);
         let Some(r) = self.access(rank)? else {
             return Ok(());
         };

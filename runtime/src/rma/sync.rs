@@ -93,6 +93,7 @@ impl EpochCell {
 
     /// Whether the summary shows an access epoch open to `rank` (false
     /// means: ask [`Epoch::check_access`] under the lock).
+    #[inline]
     pub(super) fn open_to(&self, rank: usize) -> bool {
         self.open_all.load(Ordering::Acquire) != 0
             || self.open_to[rank].load(Ordering::Acquire) != 0
@@ -100,6 +101,7 @@ impl EpochCell {
 
     /// Whether the summary shows a passive-target epoch open to `rank`
     /// (false means: ask under the lock).
+    #[inline]
     pub(super) fn passive_to(&self, rank: usize) -> bool {
         self.open_all.load(Ordering::Acquire) & LOCK_ALL != 0
             || self.open_to[rank].load(Ordering::Acquire) & LOCKED != 0

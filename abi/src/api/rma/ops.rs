@@ -123,6 +123,13 @@ fn contiguous(c: &Call) -> Option<(*mut u8, usize)> {
 }
 
 fn put(win: MPI_Win, c: Call) -> Result<(), AbiError> {
+    if let Some((ptr, len)) = contiguous(&c) {
+        let (rank, disp) = (c.target.0, c.target.1 as isize);
+        // SAFETY: MPI's contract: the origin buffer holds its elements.
+        if super::try_cached(win, |w| unsafe { w.put_direct(ptr, len, rank, disp) }) {
+            return Ok(());
+        }
+    }
     super::with_win(win, |w| {
         if let Some((ptr, len)) = contiguous(&c) {
             // SAFETY: MPI's contract: the origin buffer holds its elements.
@@ -134,6 +141,13 @@ fn put(win: MPI_Win, c: Call) -> Result<(), AbiError> {
 }
 
 fn get(win: MPI_Win, c: Call) -> Result<(), AbiError> {
+    if let Some((ptr, len)) = contiguous(&c) {
+        let (rank, disp) = (c.target.0, c.target.1 as isize);
+        // SAFETY: MPI's contract: the origin buffer holds its elements, writable.
+        if super::try_cached(win, |w| unsafe { w.get_direct(ptr, len, rank, disp) }) {
+            return Ok(());
+        }
+    }
     super::with_win(win, |w| {
         if let Some((ptr, len)) = contiguous(&c) {
             // SAFETY: MPI's contract: the origin buffer holds its elements, writable.
@@ -376,6 +390,27 @@ pub unsafe extern "C" fn oxabi_Compare_and_swap(
     win: MPI_Win,
 ) -> c_int {
     guard("MPI_Compare_and_swap", ErrObj::Win(win), || {
+        let fast = crate::api::coll::datatype::builtin_ty(datatype)
+            .and_then(|t| Some((t.elem?, contiguous_bytes(origin_addr, 1, datatype)?.1)));
+        if let Some((elem, len)) = fast {
+            let done = super::with_win(win, |w| {
+                // SAFETY: MPI's contract for the three buffers.
+                Ok(unsafe {
+                    w.compare_and_swap_direct(
+                        origin_addr.cast(),
+                        compare_addr.cast(),
+                        result_addr.cast(),
+                        len,
+                        elem,
+                        target_rank,
+                        target_disp as isize,
+                    )
+                })
+            })?;
+            if done {
+                return Ok(());
+            }
+        }
         let w = super::win(win)?;
         let dt = type_arg(datatype, "datatype")?;
         if dt.basic_type().is_none() {

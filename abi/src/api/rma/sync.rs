@@ -79,6 +79,9 @@ pub extern "C" fn oxabi_Win_unlock_all(win: MPI_Win) -> c_int {
 #[no_mangle]
 pub extern "C" fn oxabi_Win_flush(rank: c_int, win: MPI_Win) -> c_int {
     guard("MPI_Win_flush", ErrObj::Win(win), || {
+        if super::try_cached(win, |w| w.flush_direct(rank)) {
+            return Ok(());
+        }
         super::with_win(win, |w| Ok(w.flush(Some(rank))?))
     })
 }
