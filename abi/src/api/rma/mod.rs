@@ -89,10 +89,12 @@ pub(crate) fn try_cached(h: MPI_Win, f: impl FnOnce(&Win) -> bool) -> bool {
         return false;
     }
     let generation = GENERATION.load(Ordering::Acquire);
-    LAST.with(|last| match last.try_borrow().as_deref() {
+    // `try_with`: no panic while the thread's locals are being destroyed.
+    LAST.try_with(|last| match last.try_borrow().as_deref() {
         Ok(Some((lh, lg, w))) if *lh == h && *lg == generation => f(w),
         _ => false,
     })
+    .unwrap_or(false)
 }
 
 /// Handle `h` is about to stop naming its window: every thread's

@@ -122,13 +122,32 @@ fn contiguous(c: &Call) -> Option<(*mut u8, usize)> {
     (len == target_len).then_some((ptr, len))
 }
 
-fn put(win: MPI_Win, c: Call) -> Result<(), AbiError> {
-    if let Some((ptr, len)) = contiguous(&c) {
-        let (rank, disp) = (c.target.0, c.target.1 as isize);
-        // SAFETY: MPI's contract: the origin buffer holds its elements.
-        if super::try_cached(win, |w| unsafe { w.put_direct(ptr, len, rank, disp) }) {
-            return Ok(());
+/// The fast path of `MPI_Put` (`get`: of `MPI_Get`): predefined
+/// contiguous types to a target this process maps, on the thread's cached
+/// window. It runs outside the error guard: nothing in it fails or panics
+/// (it declines, and the general path runs).
+#[inline(always)]
+fn direct(win: MPI_Win, c: &Call, get: bool) -> bool {
+    let Some((ptr, len)) = contiguous(c) else {
+        return false;
+    };
+    let (rank, disp) = (c.target.0, c.target.1 as isize);
+    super::try_cached(win, |w| {
+        // SAFETY: MPI's contract: the origin buffer holds its elements
+        // (writable for a get).
+        unsafe {
+            if get {
+                w.get_direct(ptr, len, rank, disp)
+            } else {
+                w.put_direct(ptr, len, rank, disp)
+            }
         }
+    })
+}
+
+fn put(win: MPI_Win, c: Call) -> Result<(), AbiError> {
+    if direct(win, &c, false) {
+        return Ok(());
     }
     super::with_win(win, |w| {
         if let Some((ptr, len)) = contiguous(&c) {
@@ -141,12 +160,8 @@ fn put(win: MPI_Win, c: Call) -> Result<(), AbiError> {
 }
 
 fn get(win: MPI_Win, c: Call) -> Result<(), AbiError> {
-    if let Some((ptr, len)) = contiguous(&c) {
-        let (rank, disp) = (c.target.0, c.target.1 as isize);
-        // SAFETY: MPI's contract: the origin buffer holds its elements, writable.
-        if super::try_cached(win, |w| unsafe { w.get_direct(ptr, len, rank, disp) }) {
-            return Ok(());
-        }
+    if direct(win, &c, true) {
+        return Ok(());
     }
     super::with_win(win, |w| {
         if let Some((ptr, len)) = contiguous(&c) {
@@ -263,12 +278,14 @@ large_count! {
         target_datatype: MPI_Datatype,
         win: MPI_Win,
     ) -> c_int {
-        guard(NAME, ErrObj::Win(win), || {
-            put(win, Call {
-                origin: (origin_addr, wide(origin_count), origin_datatype),
-                target: (target_rank, target_disp, wide(target_count), target_datatype),
-            })
-        })
+        let call = Call {
+            origin: (origin_addr, wide(origin_count), origin_datatype),
+            target: (target_rank, target_disp, wide(target_count), target_datatype),
+        };
+        if direct(win, &call, false) {
+            return 0;
+        }
+        guard(NAME, ErrObj::Win(win), || put(win, call))
     }
 }
 
@@ -287,12 +304,14 @@ large_count! {
         target_datatype: MPI_Datatype,
         win: MPI_Win,
     ) -> c_int {
-        guard(NAME, ErrObj::Win(win), || {
-            get(win, Call {
-                origin: (origin_addr.cast_const(), wide(origin_count), origin_datatype),
-                target: (target_rank, target_disp, wide(target_count), target_datatype),
-            })
-        })
+        let call = Call {
+            origin: (origin_addr.cast_const(), wide(origin_count), origin_datatype),
+            target: (target_rank, target_disp, wide(target_count), target_datatype),
+        };
+        if direct(win, &call, true) {
+            return 0;
+        }
+        guard(NAME, ErrObj::Win(win), || get(win, call))
     }
 }
 
