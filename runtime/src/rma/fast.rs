@@ -128,7 +128,8 @@ impl Win {
             return None;
         };
         let w = elem.size();
-        let aligned = |&(off, len): &(usize, usize)| (base + off) % w == 0 && len % w == 0;
+        let aligned =
+            |&(off, len): &(usize, usize)| (base + off).is_multiple_of(w) && len.is_multiple_of(w);
         let a = AtomicOp {
             op: *b,
             elem,
@@ -153,7 +154,7 @@ impl Win {
             return None;
         };
         let w = elem.size();
-        if w != 4 && w != 8 || len == 0 || len % w != 0 {
+        if (w != 4 && w != 8) || len == 0 || !len.is_multiple_of(w) {
             return None;
         }
         let p = self.direct(rank, disp, len)?;
@@ -162,7 +163,7 @@ impl Win {
             elem,
             full: op,
         };
-        (p as usize % w == 0).then_some((p, w, a))
+        (p as usize).is_multiple_of(w).then_some((p, w, a))
     }
 }
 
