@@ -301,6 +301,8 @@ impl Universe {
         let attrs = self.self_comm.delete_all_attrs();
         let attrs = attrs.and(self.world.delete_all_attrs());
         let result = attrs.and(self.world.barrier());
+        // Every rank is here: no window request comes any more.
+        crate::rma::stop_services();
         self.world.rt().wait_until(|e| (!e.busy()).then_some(()));
         let mut boot = self.boot.lock().unwrap_or_else(|e| e.into_inner());
         let fin = boot.finalize();

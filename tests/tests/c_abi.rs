@@ -120,6 +120,7 @@ three_ways!(
     rma_pscw,
     rma_errors,
     rma_hosts,
+    rma_atomics,
     intercomm,
     sessions,
     sessions_only,
@@ -264,6 +265,14 @@ fn ports_between_jobs() {
 fn spawn_children_and_talk_across() {
     check_passes("spawn", Way::Ours);
     check_passes("spawn", Way::MpichBinary);
+}
+
+/// Windows left open at MPI_Finalize end every process cleanly: both
+/// OxMPI ways (Debian's MPICH on its ucx netmod aborts in its finalize).
+#[test]
+fn windows_not_freed_before_finalize() {
+    check_passes("rma_unfreed", Way::Ours);
+    check_passes("rma_unfreed", Way::MpichBinary);
 }
 
 /// OxMPI's unimplemented functions: both OxMPI ways (MPICH implements them).

@@ -142,6 +142,8 @@ fn mpich_built_rma_programs_across_hosts() {
         "rma_passive",
         "rma_pscw",
         "rma_errors",
+        "rma_atomics",
+        "rma_unfreed",
     ] {
         let exe = harness::build(name, harness::Way::MpichBinary);
         for (ranks, extra, layout) in LAYOUTS {

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use super::access::{Access, Target};
 use super::control::{Control, ControlLayout};
 use super::device;
+use super::fast;
 use super::memory::{allocated_region, page_size, SharedRegion};
 use super::sync::EpochCell;
 use super::{remote, rma_error, Flavor, Inner, Win};
@@ -287,6 +288,8 @@ fn build(
             comm,
             flavor,
             me,
+            direct: fast::Direct::table(flavor, &targets),
+            atomics: matches!(mem, Memory::Allocated { .. }) && !spans_hosts,
             targets,
             control,
             _segment: segment,

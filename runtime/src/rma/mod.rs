@@ -34,6 +34,7 @@ mod access;
 pub mod control;
 mod create;
 mod device;
+mod fast;
 pub mod memory;
 mod ops;
 mod remote;
@@ -45,6 +46,7 @@ use std::sync::{Arc, Mutex};
 
 pub use memory::{alloc_mem, allocated_region, free_mem};
 pub use ops::{At, Buf};
+pub(crate) use remote::stop_services;
 pub use sync::LockType;
 pub use window::{Access, Exposure, Fence, Local, Lock, LockAll, OneSided, Window};
 
@@ -104,6 +106,11 @@ struct Inner {
     me: usize,
     /// Every rank's memory, as this rank reaches it.
     targets: Vec<Target>,
+    /// The same, as the fast path reaches it (mapped targets only).
+    direct: Vec<fast::Direct>,
+    /// Whether accumulates use hardware atomics where they can (every
+    /// rank maps every rank's memory: see [`fast`]'s atomicity rule).
+    atomics: bool,
     control: Control,
     /// The window's segment (control block, and the memory of allocated windows).
     _segment: SharedRegion,

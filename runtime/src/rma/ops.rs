@@ -10,9 +10,11 @@
 use std::borrow::Cow;
 
 use super::access::Target;
+use super::fast::{atomic_runs, compare_swap_atomic};
 use super::{rma_error, Flavor, Win};
-use crate::datatype::Datatype;
+use crate::datatype::{BasicType, Datatype};
 use crate::error::{Error, ErrorClass};
+use crate::mem::cuda;
 use crate::ops::{BuiltinOp, ElemType, Op, Reducer};
 
 /// `count` elements of `dt` at `buf` (origin or result side of an operation).
@@ -198,7 +200,28 @@ impl Win {
     ///
     /// # Safety
     /// `src` holds `len` bytes.
+    #[inline]
     pub unsafe fn put_bytes(
+        &self,
+        src: *const u8,
+        len: usize,
+        rank: i32,
+        disp: isize,
+    ) -> Result<(), Error> {
+        // SAFETY: the caller's promise.
+        if unsafe { self.put_direct(src, len, rank, disp) } {
+            return Ok(());
+        }
+        // SAFETY: the caller's promise.
+        unsafe { self.put_bytes_general(src, len, rank, disp) }
+    }
+
+    /// [`Win::put_bytes`] for what the fast path leaves (and its errors).
+    ///
+    /// # Safety
+    /// As for [`Win::put_bytes`].
+    #[inline(never)]
+    unsafe fn put_bytes_general(
         &self,
         src: *const u8,
         len: usize,
@@ -229,7 +252,28 @@ impl Win {
     ///
     /// # Safety
     /// `dst` holds `len` writable bytes.
+    #[inline]
     pub unsafe fn get_bytes(
+        &self,
+        dst: *mut u8,
+        len: usize,
+        rank: i32,
+        disp: isize,
+    ) -> Result<(), Error> {
+        // SAFETY: the caller's promise.
+        if unsafe { self.get_direct(dst, len, rank, disp) } {
+            return Ok(());
+        }
+        // SAFETY: the caller's promise.
+        unsafe { self.get_bytes_general(dst, len, rank, disp) }
+    }
+
+    /// [`Win::get_bytes`] for what the fast path leaves (and its errors).
+    ///
+    /// # Safety
+    /// As for [`Win::get_bytes`].
+    #[inline(never)]
+    unsafe fn get_bytes_general(
         &self,
         dst: *mut u8,
         len: usize,
@@ -275,6 +319,12 @@ impl Win {
         op: &Op,
         elem: Option<ElemType>,
     ) -> Result<(), Error> {
+        if let Some((p, w, a)) = self.atomic_direct(rank, disp, len, op, elem) {
+            if !cuda::is_device(src) && !cuda::is_device(result) {
+                // SAFETY: the caller's promise; the run was checked.
+                return unsafe { atomic_runs(p as usize, w, &[(0, len)], src, result, &a) };
+            }
+        }
         let Some(r) = self.access(rank)? else {
             return Ok(());
         };
@@ -304,6 +354,10 @@ impl Win {
             let old =
                 (!result.is_null()).then(|| unsafe { std::slice::from_raw_parts_mut(result, len) });
             return link.accumulate(r, &run, op, elem, input, old);
+        }
+        if let Some((base, w, a)) = self.atomic_width(&t, &run, op, elem) {
+            // SAFETY: the run was checked; the caller vouches for `result`.
+            return unsafe { atomic_runs(base, w, &run, input.as_ptr(), result, &a) };
         }
         let mut small = [0u8; 256];
         let mut large = Vec::new();
@@ -474,6 +528,21 @@ impl Win {
                 None => Ok(()),
             };
         }
+        if let Some((base, w, a)) = self.atomic_width(&t, &runs, op, elem) {
+            let mut old = vec![0u8; if result.is_some() { want } else { 0 }];
+            let out = if result.is_some() {
+                old.as_mut_ptr()
+            } else {
+                std::ptr::null_mut()
+            };
+            // SAFETY: the runs were checked; `input` and `old` hold their bytes.
+            unsafe { atomic_runs(base, w, &runs, input.as_ptr(), out, &a)? };
+            return match &result {
+                // SAFETY: the caller vouches for the result buffer.
+                Some(r) => unsafe { r.store(&old) },
+                None => Ok(()),
+            };
+        }
         self.with_acc_lock(rank, || {
             let mut current = vec![0u8; want];
             // SAFETY: the runs were checked against the window; the
@@ -511,6 +580,17 @@ impl Win {
         rank: i32,
         disp: isize,
     ) -> Result<(), Error> {
+        let elem = dt.basic_type().and_then(BasicType::elem_type);
+        if let Some(e) = elem {
+            // SAFETY: the caller's promise.
+            let done = unsafe {
+                self.compare_and_swap_direct(origin, compare, result, dt.size(), e, rank, disp)
+            };
+            if done {
+                return Ok(());
+            }
+        }
+        let replace = Op::Builtin(BuiltinOp::Replace);
         let Some(r) = self.access(rank)? else {
             return Ok(());
         };
@@ -541,6 +621,16 @@ impl Win {
             link.compare_swap(r, &runs, &new, &expected, &mut old)?;
             // SAFETY: the caller vouches for `result`.
             return unsafe { one(result).store(&old) };
+        }
+        if let Some((base, w, _)) = self.atomic_width(&t, &runs, &replace, elem) {
+            if let [(off, l)] = runs[..] {
+                if l == w && len == w {
+                    let p = (base + off) as *mut u8;
+                    // SAFETY: the run was checked; the caller vouches for `result`.
+                    unsafe { compare_swap_atomic(p, w, new.as_ptr(), expected.as_ptr(), result) };
+                    return Ok(());
+                }
+            }
         }
         self.with_acc_lock(r, || {
             let mut current = vec![0u8; len];

@@ -93,6 +93,7 @@ impl EpochCell {
 
     /// Whether the summary shows an access epoch open to `rank` (false
     /// means: ask [`Epoch::check_access`] under the lock).
+    #[inline]
     pub(super) fn open_to(&self, rank: usize) -> bool {
         self.open_all.load(Ordering::Acquire) != 0
             || self.open_to[rank].load(Ordering::Acquire) != 0
@@ -100,6 +101,7 @@ impl EpochCell {
 
     /// Whether the summary shows a passive-target epoch open to `rank`
     /// (false means: ask under the lock).
+    #[inline]
     pub(super) fn passive_to(&self, rank: usize) -> bool {
         self.open_all.load(Ordering::Acquire) & LOCK_ALL != 0
             || self.open_to[rank].load(Ordering::Acquire) & LOCKED != 0
@@ -438,9 +440,16 @@ impl Win {
     /// awaited here; then this orders memory.
     pub fn flush(&self, rank: Option<i32>) -> Result<(), Error> {
         if let Some(r) = rank.and_then(|r| usize::try_from(r).ok()) {
-            if r < self.inner.targets.len() && self.inner.epoch.passive_to(r) {
+            if r < self.inner.targets.len()
+                && self.inner.epoch.passive_to(r)
+                && self.remote(r).is_none()
+            {
                 self.check_live()?;
-                fence(Ordering::SeqCst);
+                // Every operation to a target on this host completed in
+                // its call: the flush only keeps them before what follows
+                // (a compiler barrier on x86; see "One-sided
+                // communication" in docs/ARCHITECTURE.md).
+                fence(Ordering::AcqRel);
                 return Ok(());
             }
         }

@@ -79,6 +79,24 @@ pub(crate) fn with_win<R>(
     (f.take().expect("called at most once"))(&w)
 }
 
+/// Runs `f` on the window `h` names when this thread's last lookup was
+/// it: the operations' fast paths, with no lock, no reference count and
+/// no error to carry (`false`: not cached, or `f` declined; the caller
+/// then goes the general way, which reports any error).
+#[inline(always)]
+pub(crate) fn try_cached(h: MPI_Win, f: impl FnOnce(&Win) -> bool) -> bool {
+    if oxmpi::finalized() {
+        return false;
+    }
+    let generation = GENERATION.load(Ordering::Acquire);
+    // `try_with`: no panic while the thread's locals are being destroyed.
+    LAST.try_with(|last| match last.try_borrow().as_deref() {
+        Ok(Some((lh, lg, w))) if *lh == h && *lg == generation => f(w),
+        _ => false,
+    })
+    .unwrap_or(false)
+}
+
 /// Handle `h` is about to stop naming its window: every thread's
 /// remembered lookup becomes stale.
 pub(crate) fn forget(h: MPI_Win) {

@@ -115,11 +115,40 @@ fn with_call<R>(
 /// both sides: `(address, bytes)`.
 fn contiguous(c: &Call) -> Option<(*mut u8, usize)> {
     let (ptr, len) = contiguous_bytes(c.origin.0, c.origin.1, c.origin.2)?;
+    if (c.origin.1, c.origin.2) == (c.target.2, c.target.3) {
+        return Some((ptr, len));
+    }
     let (_, target_len) = contiguous_bytes(c.origin.0, c.target.2, c.target.3)?;
     (len == target_len).then_some((ptr, len))
 }
 
+/// The fast path of `MPI_Put` (`get`: of `MPI_Get`): predefined
+/// contiguous types to a target this process maps, on the thread's cached
+/// window. It runs outside the error guard: nothing in it fails or panics
+/// (it declines, and the general path runs).
+#[inline(always)]
+fn direct(win: MPI_Win, c: &Call, get: bool) -> bool {
+    let Some((ptr, len)) = contiguous(c) else {
+        return false;
+    };
+    let (rank, disp) = (c.target.0, c.target.1 as isize);
+    super::try_cached(win, |w| {
+        // SAFETY: MPI's contract: the origin buffer holds its elements
+        // (writable for a get).
+        unsafe {
+            if get {
+                w.get_direct(ptr, len, rank, disp)
+            } else {
+                w.put_direct(ptr, len, rank, disp)
+            }
+        }
+    })
+}
+
 fn put(win: MPI_Win, c: Call) -> Result<(), AbiError> {
+    if direct(win, &c, false) {
+        return Ok(());
+    }
     super::with_win(win, |w| {
         if let Some((ptr, len)) = contiguous(&c) {
             // SAFETY: MPI's contract: the origin buffer holds its elements.
@@ -131,6 +160,9 @@ fn put(win: MPI_Win, c: Call) -> Result<(), AbiError> {
 }
 
 fn get(win: MPI_Win, c: Call) -> Result<(), AbiError> {
+    if direct(win, &c, true) {
+        return Ok(());
+    }
     super::with_win(win, |w| {
         if let Some((ptr, len)) = contiguous(&c) {
             // SAFETY: MPI's contract: the origin buffer holds its elements, writable.
@@ -246,12 +278,14 @@ large_count! {
         target_datatype: MPI_Datatype,
         win: MPI_Win,
     ) -> c_int {
-        guard(NAME, ErrObj::Win(win), || {
-            put(win, Call {
-                origin: (origin_addr, wide(origin_count), origin_datatype),
-                target: (target_rank, target_disp, wide(target_count), target_datatype),
-            })
-        })
+        let call = Call {
+            origin: (origin_addr, wide(origin_count), origin_datatype),
+            target: (target_rank, target_disp, wide(target_count), target_datatype),
+        };
+        if direct(win, &call, false) {
+            return 0;
+        }
+        guard(NAME, ErrObj::Win(win), || put(win, call))
     }
 }
 
@@ -270,12 +304,14 @@ large_count! {
         target_datatype: MPI_Datatype,
         win: MPI_Win,
     ) -> c_int {
-        guard(NAME, ErrObj::Win(win), || {
-            get(win, Call {
-                origin: (origin_addr.cast_const(), wide(origin_count), origin_datatype),
-                target: (target_rank, target_disp, wide(target_count), target_datatype),
-            })
-        })
+        let call = Call {
+            origin: (origin_addr.cast_const(), wide(origin_count), origin_datatype),
+            target: (target_rank, target_disp, wide(target_count), target_datatype),
+        };
+        if direct(win, &call, true) {
+            return 0;
+        }
+        guard(NAME, ErrObj::Win(win), || get(win, call))
     }
 }
 
@@ -373,6 +409,27 @@ pub unsafe extern "C" fn oxabi_Compare_and_swap(
     win: MPI_Win,
 ) -> c_int {
     guard("MPI_Compare_and_swap", ErrObj::Win(win), || {
+        let fast = crate::api::coll::datatype::builtin_ty(datatype)
+            .and_then(|t| Some((t.elem?, contiguous_bytes(origin_addr, 1, datatype)?.1)));
+        if let Some((elem, len)) = fast {
+            let done = super::with_win(win, |w| {
+                // SAFETY: MPI's contract for the three buffers.
+                Ok(unsafe {
+                    w.compare_and_swap_direct(
+                        origin_addr.cast(),
+                        compare_addr.cast(),
+                        result_addr.cast(),
+                        len,
+                        elem,
+                        target_rank,
+                        target_disp as isize,
+                    )
+                })
+            })?;
+            if done {
+                return Ok(());
+            }
+        }
         let w = super::win(win)?;
         let dt = type_arg(datatype, "datatype")?;
         if dt.basic_type().is_none() {

@@ -78,6 +78,10 @@ pub extern "C" fn oxabi_Win_unlock_all(win: MPI_Win) -> c_int {
 /// `MPI_Win_flush`.
 #[no_mangle]
 pub extern "C" fn oxabi_Win_flush(rank: c_int, win: MPI_Win) -> c_int {
+    // The fast path cannot fail or panic: outside the guard.
+    if super::try_cached(win, |w| w.flush_direct(rank)) {
+        return 0;
+    }
     guard("MPI_Win_flush", ErrObj::Win(win), || {
         super::with_win(win, |w| Ok(w.flush(Some(rank))?))
     })

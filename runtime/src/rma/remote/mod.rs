@@ -20,7 +20,7 @@ mod service;
 mod wire;
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Mutex, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -40,12 +40,54 @@ pub(super) struct Link {
     posts_in: Mutex<Vec<u32>>,
     /// Completions received, per origin rank.
     dones_in: Mutex<Vec<u32>>,
-    service: Mutex<Option<JoinHandle<()>>>,
+    service: Arc<Service>,
     /// Whether puts return before their acknowledgement (not on dynamic
     /// windows, whose range only the target can check).
     defer_puts: bool,
     /// Puts whose acknowledgement is still due: (target, reply tag).
     unacked: Mutex<Vec<(usize, i32)>>,
+}
+
+/// A window's service thread, stopped once: by `MPI_Win_free`, or by
+/// `MPI_Finalize` for a window never freed ([`stop_services`]).
+struct Service {
+    /// The window's private communicator (a Stop request goes to itself).
+    comm: Comm,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// The services started and perhaps not stopped yet.
+static RUNNING: Mutex<Vec<Arc<Service>>> = Mutex::new(Vec::new());
+
+impl Service {
+    fn is_running(&self) -> bool {
+        crate::comm::lock(&self.thread).is_some()
+    }
+
+    /// Sends the thread a Stop request and waits for it to end.
+    fn stop(&self) -> Result<(), Error> {
+        let Some(handle) = crate::comm::lock(&self.thread).take() else {
+            return Ok(());
+        };
+        let stop = wire::request(Kind::Stop, None, None, false, 0, &[], &[]);
+        self.comm.send(&stop, self.comm.rank(), REQUEST_TAG)?;
+        handle
+            .join()
+            .map_err(|_| Error::Service("the window service thread panicked".into()))
+    }
+}
+
+/// Stops the service of every window not freed (or dropped without
+/// `MPI_Win_free`): `MPI_Finalize` calls it after its barrier, when no
+/// request can come any more, so no thread is left waiting in a matched
+/// probe on a runtime that is going away.
+pub(crate) fn stop_services() {
+    let running = std::mem::take(&mut *crate::comm::lock(&RUNNING));
+    for service in running {
+        if let Err(e) = service.stop() {
+            eprintln!("oxmpi: stopping a window service at finalize: {e}");
+        }
+    }
 }
 
 impl Link {
@@ -62,12 +104,21 @@ impl Link {
                 call: "pthread_create",
                 source: e,
             })?;
+        let service = Arc::new(Service {
+            comm: comm.clone(),
+            thread: Mutex::new(Some(handle)),
+        });
+        {
+            let mut running = crate::comm::lock(&RUNNING);
+            running.retain(|s| s.is_running());
+            running.push(Arc::clone(&service));
+        }
         Ok(Link {
             comm: comm.clone(),
             next_reply: AtomicU32::new(0),
             posts_in: Mutex::new(vec![0; n]),
             dones_in: Mutex::new(vec![0; n]),
-            service: Mutex::new(Some(handle)),
+            service,
             defer_puts,
             unacked: Mutex::new(Vec::new()),
         })
@@ -76,14 +127,7 @@ impl Link {
     /// Ends this process's service (after the collective part of
     /// `MPI_Win_free`: no origin sends requests any more).
     pub(super) fn stop(&self) -> Result<(), Error> {
-        let Some(handle) = crate::comm::lock(&self.service).take() else {
-            return Ok(());
-        };
-        let stop = wire::request(Kind::Stop, None, None, false, 0, &[], &[]);
-        self.comm.send(&stop, self.comm.rank(), REQUEST_TAG)?;
-        handle
-            .join()
-            .map_err(|_| Error::Service("the window service thread panicked".into()))
+        self.service.stop()
     }
 
     /// A fresh reply tag.
