@@ -3,8 +3,34 @@
 //! there. Reductions fold in rank order (`x0 op (x1 op (... op xp-1))`),
 //! so non-commutative operations get MPI's order.
 
-use crate::coll::sched::{Buf, Reducer, Schedule};
+use crate::coll::sched::{Base, Buf, Reducer, Schedule};
 use crate::error::Error;
+
+/// Resolves a call's buffers to addresses: a schedule's (the caller's or
+/// its scratch), or only the caller's for a call run directly.
+pub(crate) trait Mem {
+    /// Address of `buf`'s first byte.
+    fn ptr(&mut self, buf: Buf) -> *mut u8;
+}
+
+impl Mem for Schedule {
+    fn ptr(&mut self, buf: Buf) -> *mut u8 {
+        Schedule::ptr(self, buf)
+    }
+}
+
+/// The buffers of a call run without a schedule: all the caller's.
+pub(crate) struct UserMem;
+
+impl Mem for UserMem {
+    fn ptr(&mut self, buf: Buf) -> *mut u8 {
+        match buf.base {
+            // SAFETY: the offset stays inside the buffer the call described.
+            Base::User(p) => unsafe { p.add(buf.offset) },
+            Base::Temp(_) => unreachable!("a direct area call refers to no scratch buffer"),
+        }
+    }
+}
 
 /// One collective on the area.
 pub(crate) enum Op {
@@ -17,10 +43,12 @@ pub(crate) enum Op {
         /// The root's rank.
         root: usize,
     },
-    /// Every rank posts its `buf`; the root (`Some`) or everyone (`None`,
+    /// Every rank posts its `input`; the root (`Some`) or everyone (`None`,
     /// an allreduce) folds them into its `buf`.
     Reduce {
-        /// The contribution; at the ranks that fold, the result.
+        /// The contribution.
+        input: Buf,
+        /// At the ranks that fold, the result (it may be `input`).
         buf: Buf,
         /// The rank that gets the result, or `None` for all of them.
         root: Option<usize>,
@@ -87,7 +115,20 @@ impl Op {
                     0
                 }
             }
-            Op::Reduce { buf, .. } => buf.len,
+            Op::Reduce { input, .. } => input.len,
+            Op::Allgather { block, .. } => *block,
+            Op::Alltoall { send, .. } => send.len,
+            Op::ReduceScatter { input, .. } => input.len,
+        }
+    }
+
+    /// Bytes each writing rank posts, the same on every rank (it picks
+    /// the ring of slots the call uses).
+    pub(crate) fn posted_len(&self) -> usize {
+        match self {
+            Op::Barrier => 0,
+            Op::Bcast { buf, .. } => buf.len,
+            Op::Reduce { input, .. } => input.len,
             Op::Allgather { block, .. } => *block,
             Op::Alltoall { send, .. } => send.len,
             Op::ReduceScatter { input, .. } => input.len,
@@ -115,10 +156,10 @@ impl Op {
     }
 
     /// Copies this rank's contribution into its slot.
-    pub(crate) fn post(&self, s: &mut Schedule, me: usize, slot: *mut u8) {
+    pub(crate) fn post(&self, s: &mut impl Mem, me: usize, slot: *mut u8) {
         let src = match self {
             Op::Barrier => return,
-            Op::Bcast { buf, .. } | Op::Reduce { buf, .. } => *buf,
+            Op::Bcast { buf, .. } | Op::Reduce { input: buf, .. } => *buf,
             Op::Allgather { buf, block } => buf.slice(me * block, *block),
             Op::Alltoall { send, .. } => *send,
             Op::ReduceScatter { input, .. } => *input,
@@ -132,7 +173,7 @@ impl Op {
     }
 
     /// Makes this rank's result from the posted slots.
-    pub(crate) fn collect(&self, s: &mut Schedule, me: usize, slots: &Slots) -> Result<(), Error> {
+    pub(crate) fn collect(&self, s: &mut impl Mem, me: usize, slots: &Slots) -> Result<(), Error> {
         let p = slots.p;
         match self {
             Op::Barrier => {}
@@ -141,7 +182,7 @@ impl Op {
                     copy_in(s, (slots.at)(*root), *buf);
                 }
             }
-            Op::Reduce { buf, root, op } => {
+            Op::Reduce { buf, root, op, .. } => {
                 if root.is_none_or(|r| r == me) {
                     fold(s, slots, 0, *buf, op)?;
                 }
@@ -168,7 +209,7 @@ impl Op {
 }
 
 /// Copies `dst.len` bytes at `src` (a slot) into `dst`.
-fn copy_in(s: &mut Schedule, src: *const u8, dst: Buf) {
+fn copy_in(s: &mut impl Mem, src: *const u8, dst: Buf) {
     if dst.len > 0 {
         // SAFETY: `src` holds `dst.len` posted bytes that nobody writes
         // until this rank has moved on; `dst` lies in a live buffer.
@@ -178,7 +219,7 @@ fn copy_in(s: &mut Schedule, src: *const u8, dst: Buf) {
 
 /// `out = x0 op (x1 op (... op xp-1))` over the `out.len` bytes at offset
 /// `at` of every slot.
-fn fold(s: &mut Schedule, slots: &Slots, at: usize, out: Buf, op: &Reducer) -> Result<(), Error> {
+fn fold(s: &mut impl Mem, slots: &Slots, at: usize, out: Buf, op: &Reducer) -> Result<(), Error> {
     if out.len == 0 {
         return Ok(());
     }
