@@ -55,8 +55,11 @@ pub(crate) enum Op {
         /// The operation.
         op: Reducer,
     },
-    /// Every rank posts its block of `buf` and copies the others'.
+    /// Every rank posts its `input` and copies every rank's block into
+    /// `buf`.
     Allgather {
+        /// This rank's block (in place: its block of `buf`).
+        input: Buf,
         /// Every rank's block, rank r's at `r * block`.
         buf: Buf,
         /// Bytes per rank.
@@ -160,7 +163,7 @@ impl Op {
         let src = match self {
             Op::Barrier => return,
             Op::Bcast { buf, .. } | Op::Reduce { input: buf, .. } => *buf,
-            Op::Allgather { buf, block } => buf.slice(me * block, *block),
+            Op::Allgather { input, .. } => *input,
             Op::Alltoall { send, .. } => *send,
             Op::ReduceScatter { input, .. } => *input,
         };
@@ -187,8 +190,10 @@ impl Op {
                     fold(s, slots, 0, *buf, op)?;
                 }
             }
-            Op::Allgather { buf, block } => {
-                for r in (0..p).filter(|&r| r != me) {
+            Op::Allgather { input, buf, block } => {
+                let mine = buf.slice(me * block, *block);
+                let in_place = same_place(*input, mine);
+                for r in (0..p).filter(|&r| r != me || !in_place) {
                     copy_in(s, (slots.at)(r), buf.slice(r * block, *block));
                 }
             }
@@ -206,6 +211,16 @@ impl Op {
         }
         Ok(())
     }
+}
+
+/// Whether `a` and `b` start at the same byte of the same buffer.
+fn same_place(a: Buf, b: Buf) -> bool {
+    let base = match (a.base, b.base) {
+        (Base::User(x), Base::User(y)) => std::ptr::eq(x, y),
+        (Base::Temp(x), Base::Temp(y)) => x == y,
+        _ => false,
+    };
+    base && a.offset == b.offset
 }
 
 /// Copies `dst.len` bytes at `src` (a slot) into `dst`.

@@ -153,7 +153,13 @@ fn run(p: usize, calls: &[Call]) {
                         root: Some(root),
                         op: compose(),
                     },
+                    // In place at even ranks, from a buffer of its own at odd ones.
                     Call::Allgather(_) => Op::Allgather {
+                        input: if r % 2 == 0 {
+                            b(out).slice(r * mine.len(), mine.len())
+                        } else {
+                            b(mine)
+                        },
                         buf: b(out),
                         block: mine.len(),
                     },
