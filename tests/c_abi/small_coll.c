@@ -1,7 +1,9 @@
 /*
  * Small collectives back to back, as OxMPI runs them through a
  * communicator's shared-memory area: barrier, bcast, reduce, allreduce
- * (built-in and non-commutative user operations, MPI_IN_PLACE),
+ * (built-in and non-commutative user operations, MPI_IN_PLACE; reduce
+ * with separate buffers and in place at the root; allgather from its own
+ * buffer and in place; alltoall in place),
  * allgather, alltoall and reduce_scatter_block, blocking and
  * non-blocking mixed (several non-blocking calls outstanding at once),
  * many iterations (reuse of the area's slots), on MPI_COMM_WORLD, a
@@ -46,6 +48,43 @@ static affine folded(int p, int it, int i)
         compose(&x, &acc, &len, NULL);
     }
     return acc;
+}
+
+/* Built-in reduce (separate buffers, NULL receive buffer at the leaves;
+ * in place at the root), allgather from its own buffer, alltoall in place. */
+static void extra_round(MPI_Comm comm, int it, int me, int p, int root)
+{
+    int rin[N], rout[N], rip[N];
+    for (int i = 0; i < N; i++) {
+        rin[i] = val(me, it, i);
+        rout[i] = -1;
+        rip[i] = val(me, it, i) % 97;
+    }
+    MPI_CHECK(MPI_Reduce(rin, me == root ? rout : NULL, N, MPI_INT, MPI_SUM, root, comm));
+    MPI_CHECK(MPI_Reduce(me == root ? MPI_IN_PLACE : rip, rip, N, MPI_INT, MPI_MIN, root, comm));
+    if (me == root)
+        for (int i = 0; i < N; i++) {
+            int sum = 0, min = 1 << 30;
+            for (int r = 0; r < p; r++) {
+                sum += val(r, it, i);
+                min = val(r, it, i) % 97 < min ? val(r, it, i) % 97 : min;
+            }
+            CHECK(rout[i] == sum, "it %d reduce[%d] = %d, expected %d", it, i, rout[i], sum);
+            CHECK(rip[i] == min, "it %d in-place reduce[%d] = %d, expected %d", it, i, rip[i], min);
+        }
+
+    int gin[2], gout[2 * 64], a2a_ip[64];
+    for (int i = 0; i < 2; i++)
+        gin[i] = val(me, it, i);
+    for (int r = 0; r < p; r++)
+        a2a_ip[r] = val(me, it, r) + 1;
+    MPI_CHECK(MPI_Allgather(gin, 2, MPI_INT, gout, 2, MPI_INT, comm));
+    MPI_CHECK(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a2a_ip, 1, MPI_INT, comm));
+    for (int r = 0; r < p; r++) {
+        for (int i = 0; i < 2; i++)
+            CHECK(gout[2 * r + i] == val(r, it, i), "it %d allgather (own input)[%d][%d]", it, r, i);
+        CHECK(a2a_ip[r] == val(r, it, me) + 1, "it %d in-place alltoall from %d", it, r);
+    }
 }
 
 static void round_on(MPI_Comm comm, MPI_Datatype affine_t, MPI_Op op, int it)
@@ -103,6 +142,13 @@ static void round_on(MPI_Comm comm, MPI_Datatype affine_t, MPI_Op op, int it)
             affine want = folded(p, it, i);
             CHECK(r3[i].a == want.a && r3[i].b == want.b, "it %d user reduce[%d]", it, i);
         }
+
+    /* Every fourth iteration (MPICH's busy polling makes the reference run
+     * at 4 ranks on 2 cores slow): reduce with a built-in operation,
+     * separate buffers (the leaves pass no receive buffer), then in place
+     * at the root; allgather from a buffer of its own, alltoall in place. */
+    if (it % 4 == 0)
+        extra_round(comm, it, me, p, (it / 4) % p); /* every root in turn */
 
     /* Allgather of 3 ints, alltoall of 1 int each way, reduce_scatter_block
      * of 3 ints each. */

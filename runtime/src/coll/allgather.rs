@@ -70,17 +70,22 @@ impl Comm {
             return self.inter_exchange(&sparts, &rparts);
         }
         let p = self.size() as usize;
-        let mut s = Schedule::new();
         let buf = Schedule::user(recv, p * block);
         let mine = buf.slice(self.rank() as usize * block, block);
+        let ctx = self.coll_ctx();
+        let algo = self.pick(Coll::Allgather, block, true);
+        let input = send.map_or(mine, |ptr| user(ptr, block));
+        let direct = || super::area::Op::Allgather { input, buf, block };
+        if let Some(planned) = self.area_direct(&ctx, algo, block, direct) {
+            return Ok(planned);
+        }
+        let mut s = Schedule::new();
         let after: Vec<usize> = match send {
             Some(ptr) if !std::ptr::eq(ptr, recv.add(self.rank() as usize * block)) => {
                 vec![s.copy(user(ptr, block), mine, &[])]
             }
             _ => vec![],
         };
-        let ctx = self.coll_ctx();
-        let algo = self.pick(Coll::Allgather, block, true);
         let call = algos::allgather::Gathered { buf, block };
         algos::allgather::build(algo, &ctx, &mut s, &call, &after);
         Ok(self.plan(s))

@@ -72,8 +72,21 @@ impl Comm {
             return self.inter_exchange(&sparts, &rparts);
         }
         let p = self.size() as usize;
-        let mut s = Schedule::new();
         let rbuf = Schedule::user(recv, p * block);
+        let ctx = self.coll_ctx();
+        let algo = self.pick(Coll::Alltoall, block, true);
+        // In place too: a rank posts its whole input before it writes any
+        // of its output.
+        let sbuf = send.map_or(rbuf, |ptr| Schedule::user(ptr as *mut u8, p * block));
+        let direct = || super::area::Op::Alltoall {
+            send: sbuf,
+            recv: rbuf,
+            block,
+        };
+        if let Some(planned) = self.area_direct(&ctx, algo, p * block, direct) {
+            return Ok(planned);
+        }
+        let mut s = Schedule::new();
         let (sbuf, after) = match send {
             Some(ptr) => (Schedule::user(ptr as *mut u8, p * block), vec![]),
             None => {
@@ -82,8 +95,6 @@ impl Comm {
                 (tmp, c.into_iter().collect())
             }
         };
-        let ctx = self.coll_ctx();
-        let algo = self.pick(Coll::Alltoall, block, true);
         let call = alltoall::Even {
             send: sbuf,
             recv: rbuf,

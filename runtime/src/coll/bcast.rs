@@ -56,10 +56,14 @@ impl Comm {
             return self.inter_bcast(buf, len, root);
         }
         let root = self.root(root)?;
-        let mut s = Schedule::new();
         let b = Schedule::user(buf, len);
         let ctx = self.coll_ctx();
         let algo = self.pick(Coll::Bcast, len, true);
+        let direct = || super::area::Op::Bcast { buf: b, root };
+        if let Some(planned) = self.area_direct(&ctx, algo, len, direct) {
+            return Ok(planned);
+        }
+        let mut s = Schedule::new();
         let call = algos::bcast::Broadcast { buf: b, root };
         algos::bcast::build(algo, &ctx, &mut s, &call, &[]);
         Ok(self.plan(s))
@@ -149,6 +153,9 @@ impl Comm {
         let p = ctx.size;
         let mut s = Schedule::new();
         if let Some(area) = super::area::usable(&ctx, 0) {
+            if let Some(call) = super::area::direct(&ctx, area, super::area::Op::Barrier) {
+                return Ok(Planned::direct(self, call));
+            }
             super::area::add(&ctx, &mut s, area, super::area::Op::Barrier, &[]);
             return Ok(self.plan(s));
         }

@@ -257,6 +257,25 @@ impl Comm {
             })
     }
 
+    /// The call `op()` as a direct call on the shared-memory area (see
+    /// `area/direct.rs`) when `algo` is the area's entry and the area can
+    /// take a call posting `payload` bytes now; `None` leaves the call to
+    /// the schedule `algo` builds (which falls back itself where the area
+    /// cannot serve it). `op()` refers only to the caller's buffers.
+    fn area_direct<'c>(
+        &'c self,
+        ctx: &Ctx<'c>,
+        algo: &algos::AlgoInfo,
+        payload: usize,
+        op: impl FnOnce() -> area::Op,
+    ) -> Option<Planned<'c>> {
+        if algo.pattern != inter::Pattern::SharedArea {
+            return None;
+        }
+        let a = area::usable(ctx, payload)?;
+        area::direct(ctx, a, op()).map(|call| Planned::direct(self, call))
+    }
+
     /// The selection facts of a call on this communicator.
     fn args(&self, bytes: usize, commutative: bool) -> Args {
         Args::new(self.size() as usize, bytes, commutative).on(self.coll_nodes().layout)

@@ -1,5 +1,6 @@
 //! A collective built but not started: [`Planned`].
 
+use super::area::Direct;
 use super::sched::Schedule;
 use crate::comm::Comm;
 use crate::error::Error;
@@ -24,12 +25,31 @@ use crate::request::Request;
 #[must_use = "a planned collective does nothing until it is started or run"]
 pub struct Planned<'c> {
     comm: &'c Comm,
-    sched: Schedule,
+    body: Body<'c>,
+}
+
+/// What a planned collective runs.
+enum Body<'c> {
+    /// Steps for the engine.
+    Sched(Schedule),
+    /// A call on the communicator's shared-memory area that needs no
+    /// schedule when run on this thread.
+    Area(Direct<'c>),
 }
 
 impl<'c> Planned<'c> {
     pub(super) fn new(comm: &'c Comm, sched: Schedule) -> Planned<'c> {
-        Planned { comm, sched }
+        Planned {
+            comm,
+            body: Body::Sched(sched),
+        }
+    }
+
+    pub(super) fn direct(comm: &'c Comm, call: Direct<'c>) -> Planned<'c> {
+        Planned {
+            comm,
+            body: Body::Area(call),
+        }
     }
 
     /// Starts the collective; the request completes with it.
@@ -44,10 +64,14 @@ impl<'c> Planned<'c> {
     /// ```
     pub fn start(self) -> Request<'static> {
         let c = self.comm;
+        let sched = match self.body {
+            Body::Sched(s) => s,
+            Body::Area(call) => call.into_schedule(),
+        };
         let id = c
             .rt()
             .engine()
-            .start_schedule(self.sched, c.inner.context + 1, c.rank());
+            .start_schedule(sched, c.inner.context + 1, c.rank());
         Request::pending(c.rt().clone(), id)
     }
 
@@ -60,8 +84,10 @@ impl<'c> Planned<'c> {
     /// ```
     pub fn run(self) -> Result<(), Error> {
         let c = self.comm;
-        c.rt()
-            .run_schedule(self.sched, c.inner.context + 1, c.rank())
+        match self.body {
+            Body::Sched(s) => c.rt().run_schedule(s, c.inner.context + 1, c.rank()),
+            Body::Area(call) => call.run(c.rt()),
+        }
     }
 }
 
@@ -69,7 +95,13 @@ impl std::fmt::Debug for Planned<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Planned")
             .field("comm", self.comm)
-            .field("steps", &self.sched.steps.len())
+            .field(
+                "steps",
+                &match &self.body {
+                    Body::Sched(s) => s.steps.len(),
+                    Body::Area(_) => 1,
+                },
+            )
             .finish()
     }
 }

@@ -3,7 +3,7 @@
 use super::blocks::same_len;
 use super::sched::Schedule;
 use super::select::Coll;
-use super::{algos, user, Elems, Planned};
+use super::{algos, area, user, Elems, Planned};
 use crate::buffer::{bytes_of, bytes_of_mut, Scalar};
 use crate::comm::Comm;
 use crate::error::Error;
@@ -75,14 +75,25 @@ impl Comm {
         }
         let f = op.reducer(e.ty)?;
         let n = e.bytes();
-        let mut s = Schedule::new();
         let buf = Schedule::user(recv, n);
+        let ctx = self.coll_ctx();
+        let commutative = op.is_commutative();
+        let algo = self.pick(Coll::Allreduce, n, commutative);
+        let input = user(send.unwrap_or(recv), n);
+        let direct = || area::Op::Reduce {
+            input,
+            buf,
+            root: None,
+            op: f.clone(),
+        };
+        if let Some(planned) = self.area_direct(&ctx, algo, n, direct) {
+            return Ok(planned);
+        }
+        let mut s = Schedule::new();
         let after: Vec<usize> = match send {
             Some(p) if !std::ptr::eq(p, recv) => vec![s.copy(user(p, n), buf, &[])],
             _ => vec![],
         };
-        let ctx = self.coll_ctx();
-        let commutative = op.is_commutative();
         let r = algos::allreduce::Reduction {
             buf,
             count: e.count,
@@ -90,7 +101,6 @@ impl Comm {
             op: &f,
             commutative,
         };
-        let algo = self.pick(Coll::Allreduce, n, commutative);
         algos::allreduce::build(algo, &ctx, &mut s, &r, &after);
         Ok(self.plan(s))
     }
@@ -166,6 +176,18 @@ impl Comm {
         let root = self.root(root)?;
         let f = op.reducer(e.ty)?;
         let n = e.bytes();
+        let ctx = self.coll_ctx();
+        let commutative = op.is_commutative();
+        let algo = self.pick(Coll::Reduce, n, commutative);
+        let direct = || area::Op::Reduce {
+            input: user(send.unwrap_or(recv), n),
+            buf: Schedule::user(recv, n),
+            root: Some(root),
+            op: f.clone(),
+        };
+        if let Some(planned) = self.area_direct(&ctx, algo, n, direct) {
+            return Ok(planned);
+        }
         let mut s = Schedule::new();
         let at_root = self.rank() as usize == root;
         let (acc, after) = match (at_root, send) {
@@ -187,9 +209,6 @@ impl Comm {
                 (acc, vec![c])
             }
         };
-        let ctx = self.coll_ctx();
-        let commutative = op.is_commutative();
-        let algo = self.pick(Coll::Reduce, n, commutative);
         let call = algos::reduce::ToRoot {
             buf: acc,
             root,

@@ -55,3 +55,84 @@ pub(super) unsafe fn allreduce<N: Num>(
         unsafe { c.plan_allreduce(send, recv, e, o) }?.run()
     }))
 }
+
+/// A valid root of `c`, or `None` (the general path reports it).
+fn root_of(c: &oxmpi::comm::Comm, root: c_int) -> Option<i32> {
+    (0..c.size()).contains(&root).then_some(root)
+}
+
+/// `MPI_Reduce` (and `MPI_Reduce_c`) in the common case.
+///
+/// # Safety
+/// MPI's contract on the buffers.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn reduce<N: Num>(
+    name: &'static str,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: N,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Option<c_int> {
+    let (c, t, o) = predefined_reduction(comm, datatype, op)?;
+    let root = root_of(c, root)?;
+    let n = usize::try_from(count.into()).ok()?;
+    n.checked_mul(t.unit)?;
+    let at_root = c.rank() == root;
+    // The root needs a receive buffer apart from its input (or
+    // MPI_IN_PLACE); the others need an input and ignore `recvbuf`.
+    if sendbuf.is_null() || (at_root && (recvbuf.is_null() || is_in_place(recvbuf))) {
+        return None;
+    }
+    let send = if is_in_place(sendbuf) {
+        if !at_root {
+            return None;
+        }
+        None
+    } else if at_root && std::ptr::eq(sendbuf, recvbuf) {
+        return None;
+    } else {
+        Some(sendbuf.cast::<u8>())
+    };
+    let e = Elems {
+        count: n,
+        size: t.unit,
+        ty: t.elem,
+    };
+    let recv = recvbuf.cast::<u8>();
+    Some(guard_runtime(name, ErrObj::Comm(comm), move || {
+        // SAFETY: blocking; MPI's contract on the buffers.
+        unsafe { c.plan_reduce(send, recv, e, o, root) }?.run()
+    }))
+}
+
+/// `MPI_Bcast` (and `MPI_Bcast_c`) of a predefined type on a predefined
+/// communicator.
+///
+/// # Safety
+/// MPI's contract on the buffer.
+#[inline(always)]
+pub(super) unsafe fn bcast<N: Num>(
+    name: &'static str,
+    buffer: *mut c_void,
+    count: N,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Option<c_int> {
+    let c = crate::state::predefined_comm(comm)?;
+    let t = super::datatype::builtin_ty(datatype)?;
+    let root = root_of(c, root)?;
+    let len = usize::try_from(count.into()).ok()?.checked_mul(t.unit)?;
+    if buffer.is_null() || is_in_place(buffer) {
+        return None;
+    }
+    let buf = buffer.cast::<u8>();
+    Some(guard_runtime(name, ErrObj::Comm(comm), move || {
+        // SAFETY: blocking; MPI's contract on the buffer.
+        unsafe { c.plan_bcast(buf, len, root) }?.run()
+    }))
+}

@@ -221,10 +221,11 @@ pub(crate) use collective;
 
 collective!(int_only Barrier / Ibarrier, ibarrier, comm, (comm: MPI_Comm));
 collective!(Bcast / Ibcast, ibcast, comm,
-    (buffer: *mut c_void, count: Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm));
+    (buffer: *mut c_void, count: Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm),
+    fast = fast::bcast);
 collective!(Reduce / Ireduce, ireduce, comm,
     (sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, datatype: MPI_Datatype, op: MPI_Op,
-    root: c_int, comm: MPI_Comm));
+    root: c_int, comm: MPI_Comm), fast = fast::reduce);
 collective!(Allreduce / Iallreduce, iallreduce, comm,
     (sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, datatype: MPI_Datatype, op: MPI_Op,
     comm: MPI_Comm), fast = fast::allreduce);

@@ -28,14 +28,16 @@
 //! others as that call's first messages; they open it through `/proc`.
 //! Calls planned before it is mapped wait in their turn step.
 
+mod direct;
 mod ops;
 mod region;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
+pub(crate) use direct::{direct, Direct};
 pub(crate) use ops::Op;
-use ops::{Needs, Slots};
+use ops::{Mem, Needs, Slots};
 use region::Region;
 
 use super::ctx::Ctx;
@@ -45,10 +47,18 @@ use crate::error::Error;
 
 /// A cache line: flags and slots start on their own.
 const LINE: usize = 64;
-/// Slots per rank and channel: a rank may post this many calls ahead of
-/// the slowest reader (a root's bcasts, a reduce's contributions) before
-/// it waits.
+/// Large slots (`OXMPI_SHM_COLL_BYTES`) per rank and channel: a rank may
+/// post this many calls ahead of the slowest reader (a root's bcasts, a
+/// reduce's contributions) before it waits.
 pub(crate) const DEPTH: u64 = 8;
+/// Small slots per rank and channel, for calls that post at most
+/// [`SMALL_SLOT`] bytes: a writer of small payloads runs this many calls
+/// ahead before it waits (as an eager sender fills a ring), so a root or
+/// a leaf of back-to-back small calls rarely waits for a reader and ranks
+/// sharing a core switch less.
+pub(crate) const SMALL_DEPTH: u64 = 64;
+/// Bytes of a small slot.
+pub(crate) const SMALL_SLOT: usize = 256;
 /// Bytes of the leader's set-up message: pid, fd, slot size (u32 each), 0.
 const SETUP_LEN: usize = 16;
 
@@ -79,16 +89,35 @@ struct Layout {
 
 impl Layout {
     fn len(&self) -> usize {
+        self.small_start() + 2 * self.p * SMALL_DEPTH as usize * SMALL_SLOT
+    }
+    /// Where the small slots start, after the large ones.
+    fn small_start(&self) -> usize {
         LINE + 2 * self.p * LINE + 2 * self.p * DEPTH as usize * self.slot
     }
     /// The flag of rank `r` on channel `c`.
     fn flag(&self, c: usize, r: usize) -> usize {
         LINE + (c * self.p + r) * LINE
     }
-    /// Rank `r`'s slot for sequence `k` on channel `c`.
-    fn slot(&self, c: usize, r: usize, k: u64) -> usize {
-        let depth = DEPTH as usize;
-        LINE + 2 * self.p * LINE + ((c * self.p + r) * depth + (k % DEPTH) as usize) * self.slot
+    /// Rank `r`'s slot for sequence `k` on channel `c`, for a call that
+    /// posts `bytes` bytes (the small ring's up to [`SMALL_SLOT`]).
+    fn slot(&self, c: usize, r: usize, k: u64, bytes: usize) -> usize {
+        let depth = ring_depth(bytes);
+        let at = (c * self.p + r) * depth as usize + (k % depth) as usize;
+        if bytes <= SMALL_SLOT {
+            self.small_start() + at * SMALL_SLOT
+        } else {
+            LINE + 2 * self.p * LINE + at * self.slot
+        }
+    }
+}
+
+/// Slots of the ring a call posting `bytes` bytes uses.
+fn ring_depth(bytes: usize) -> u64 {
+    if bytes <= SMALL_SLOT {
+        SMALL_DEPTH
+    } else {
+        DEPTH
     }
 }
 
@@ -112,9 +141,9 @@ impl Mapped {
     fn attached(&self) -> &AtomicU32 {
         self.at(0)
     }
-    fn slot(&self, c: usize, r: usize, k: u64) -> *mut u8 {
+    fn slot(&self, c: usize, r: usize, k: u64, bytes: usize) -> *mut u8 {
         // SAFETY: inside the mapping.
-        unsafe { self.region.base().add(self.layout.slot(c, r, k)) }
+        unsafe { self.region.base().add(self.layout.slot(c, r, k, bytes)) }
     }
 }
 
@@ -196,12 +225,10 @@ pub(crate) fn add(
     op: Op,
     after: &[usize],
 ) -> Vec<usize> {
-    let channel = usize::from(ctx.seq & tag::BLOCKING != 0);
-    let seq = area.planned[channel].fetch_add(1, Ordering::Relaxed) + 1;
-    area.world.get_or_init(|| ctx.world_of.to_vec());
+    let call = Call::planned(ctx, area, op);
     let mut deps = after.to_vec();
     let mut setup = None;
-    if !area.set_up[channel].swap(true, Ordering::Relaxed) {
+    if !area.set_up[call.channel].swap(true, Ordering::Relaxed) {
         if ctx.rank == 0 {
             lead(ctx, s, area);
         } else {
@@ -212,12 +239,8 @@ pub(crate) fn add(
     }
     let step = AreaStep {
         area: Arc::clone(area),
-        channel,
-        seq,
-        me: ctx.rank,
         setup,
-        op,
-        posted: false,
+        call,
     };
     vec![s.poll_step(Box::new(step), &deps)]
 }
@@ -256,18 +279,102 @@ fn lead(ctx: &Ctx, s: &mut Schedule, area: &AreaState) {
     }
 }
 
-/// One collective on the area, as a step the engine polls.
-struct AreaStep {
-    area: Arc<AreaState>,
+/// One call's way through the protocol, on the area of its communicator.
+pub(crate) struct Call {
     channel: usize,
     seq: u64,
     me: usize,
-    /// A member's copy of the leader's set-up message, when this call
-    /// carries it.
-    setup: Option<Buf>,
     op: Op,
     /// Past the post.
     posted: bool,
+}
+
+impl Call {
+    /// Takes the next sequence number of `ctx`'s channel for `op`.
+    fn planned(ctx: &Ctx, area: &AreaState, op: Op) -> Call {
+        let channel = usize::from(ctx.seq & tag::BLOCKING != 0);
+        let seq = area.planned[channel].fetch_add(1, Ordering::Relaxed) + 1;
+        area.world.get_or_init(|| ctx.world_of.to_vec());
+        Call {
+            channel,
+            seq,
+            me: ctx.rank,
+            op,
+            posted: false,
+        }
+    }
+
+    /// Moves on as far as it can without waiting; `Ok(true)` once done.
+    /// `mem` resolves the call's buffers; `wake(world_rank)` rings a peer.
+    fn advance(
+        &mut self,
+        area: &AreaState,
+        mem: &mut impl Mem,
+        wake: &dyn Fn(usize),
+    ) -> Result<bool, Error> {
+        let (c, k, me) = (self.channel, self.seq, self.me);
+        let Some(m) = area.mapped.get() else {
+            return Ok(false);
+        };
+        let p = m.layout.p;
+        let bytes = self.op.posted_len();
+        if !self.posted {
+            if area.finished[c].load(Ordering::Acquire) != k - 1 {
+                return Ok(false);
+            }
+            if self.op.writes(me) {
+                // A rank posts flag k - depth + 1 only after finishing
+                // call k - depth, the last that used this slot.
+                let reused = k.saturating_sub(ring_depth(bytes) - 1);
+                if (0..p).any(|r| m.flag(c, r).load(Ordering::Acquire) < reused) {
+                    return Ok(false);
+                }
+                debug_assert!(self.op.payload(me) <= m.layout.slot.max(SMALL_SLOT));
+                self.op.post(mem, me, m.slot(c, me, k, bytes));
+            }
+            m.flag(c, me).store(k, Ordering::Release);
+            self.posted = true;
+            if let Some(world) = area.world.get() {
+                for (r, &w) in world.iter().enumerate() {
+                    if r != me {
+                        wake(w);
+                    }
+                }
+            }
+        }
+        let ready = |r: usize| m.flag(c, r).load(Ordering::Acquire) >= k;
+        let all_there = match self.op.needs(me) {
+            Needs::Nobody => true,
+            Needs::One(r) => ready(r),
+            Needs::All => (0..p).all(ready),
+        };
+        if !all_there {
+            return Ok(false);
+        }
+        // Finished before the reduction runs: a user operation that
+        // panics leaves the next call free to go on.
+        area.finished[c].store(k, Ordering::Release);
+        let slot_of = |r: usize| m.slot(c, r, k, bytes) as *const u8;
+        let slots = Slots { at: &slot_of, p };
+        let outcome = self.op.collect(mem, me, &slots);
+        if me == 0
+            && area.leader_fd_open.load(Ordering::Relaxed)
+            && m.attached().load(Ordering::Acquire) as usize == p - 1
+        {
+            m.region.close_file();
+            area.leader_fd_open.store(false, Ordering::Relaxed);
+        }
+        outcome.map(|()| true)
+    }
+}
+
+/// One collective on the area, as a step the engine polls.
+struct AreaStep {
+    area: Arc<AreaState>,
+    /// A member's copy of the leader's set-up message, when this call
+    /// carries it.
+    setup: Option<Buf>,
+    call: Call,
 }
 
 impl AreaStep {
@@ -309,16 +416,6 @@ impl AreaStep {
             }
         }
     }
-
-    fn wake_all(&self, wake: &dyn Fn(usize)) {
-        if let Some(world) = self.area.world.get() {
-            for (r, &w) in world.iter().enumerate() {
-                if r != self.me {
-                    wake(w);
-                }
-            }
-        }
-    }
 }
 
 // SAFETY: its buffers are the schedule's, which the engine touches only
@@ -327,60 +424,15 @@ unsafe impl Send for AreaStep {}
 
 impl PollStep for AreaStep {
     fn poll(&mut self, s: &mut Schedule, wake: &dyn Fn(usize)) -> Result<bool, Error> {
-        let (c, k, me) = (self.channel, self.seq, self.me);
-        if !self.posted {
+        if !self.call.posted {
             self.attach(s)?;
             if let Some(why) = self.area.broken.get() {
                 return Err(Error::State(format!(
                     "a collective through shared memory: {why}"
                 )));
             }
-            let Some(m) = self.area.mapped.get() else {
-                return Ok(false);
-            };
-            if self.area.finished[c].load(Ordering::Acquire) != k - 1 {
-                return Ok(false);
-            }
-            let p = m.layout.p;
-            if self.op.writes(me) {
-                let reused = k.saturating_sub(DEPTH - 1);
-                if (0..p).any(|r| m.flag(c, r).load(Ordering::Acquire) < reused) {
-                    return Ok(false);
-                }
-                debug_assert!(self.op.payload(me) <= m.layout.slot);
-                self.op.post(s, me, m.slot(c, me, k));
-            }
-            m.flag(c, me).store(k, Ordering::Release);
-            self.posted = true;
-            self.wake_all(wake);
         }
-        let Some(m) = self.area.mapped.get() else {
-            return Ok(false);
-        };
-        let p = m.layout.p;
-        let ready = |r: usize| m.flag(c, r).load(Ordering::Acquire) >= k;
-        let all_there = match self.op.needs(me) {
-            Needs::Nobody => true,
-            Needs::One(r) => ready(r),
-            Needs::All => (0..p).all(ready),
-        };
-        if !all_there {
-            return Ok(false);
-        }
-        // Finished before the reduction runs: a user operation that
-        // panics leaves the next call free to go on.
-        self.area.finished[c].store(k, Ordering::Release);
-        let slot_of = |r: usize| m.slot(c, r, k) as *const u8;
-        let slots = Slots { at: &slot_of, p };
-        let outcome = self.op.collect(s, me, &slots);
-        if me == 0
-            && self.area.leader_fd_open.load(Ordering::Relaxed)
-            && m.attached().load(Ordering::Acquire) as usize == p - 1
-        {
-            m.region.close_file();
-            self.area.leader_fd_open.store(false, Ordering::Relaxed);
-        }
-        outcome.map(|()| true)
+        self.call.advance(&self.area, s, wake)
     }
 }
 

@@ -3,8 +3,34 @@
 //! there. Reductions fold in rank order (`x0 op (x1 op (... op xp-1))`),
 //! so non-commutative operations get MPI's order.
 
-use crate::coll::sched::{Buf, Reducer, Schedule};
+use crate::coll::sched::{Base, Buf, Reducer, Schedule};
 use crate::error::Error;
+
+/// Resolves a call's buffers to addresses: a schedule's (the caller's or
+/// its scratch), or only the caller's for a call run directly.
+pub(crate) trait Mem {
+    /// Address of `buf`'s first byte.
+    fn ptr(&mut self, buf: Buf) -> *mut u8;
+}
+
+impl Mem for Schedule {
+    fn ptr(&mut self, buf: Buf) -> *mut u8 {
+        Schedule::ptr(self, buf)
+    }
+}
+
+/// The buffers of a call run without a schedule: all the caller's.
+pub(crate) struct UserMem;
+
+impl Mem for UserMem {
+    fn ptr(&mut self, buf: Buf) -> *mut u8 {
+        match buf.base {
+            // SAFETY: the offset stays inside the buffer the call described.
+            Base::User(p) => unsafe { p.add(buf.offset) },
+            Base::Temp(_) => unreachable!("a direct area call refers to no scratch buffer"),
+        }
+    }
+}
 
 /// One collective on the area.
 pub(crate) enum Op {
@@ -17,18 +43,23 @@ pub(crate) enum Op {
         /// The root's rank.
         root: usize,
     },
-    /// Every rank posts its `buf`; the root (`Some`) or everyone (`None`,
+    /// Every rank posts its `input`; the root (`Some`) or everyone (`None`,
     /// an allreduce) folds them into its `buf`.
     Reduce {
-        /// The contribution; at the ranks that fold, the result.
+        /// The contribution.
+        input: Buf,
+        /// At the ranks that fold, the result (it may be `input`).
         buf: Buf,
         /// The rank that gets the result, or `None` for all of them.
         root: Option<usize>,
         /// The operation.
         op: Reducer,
     },
-    /// Every rank posts its block of `buf` and copies the others'.
+    /// Every rank posts its `input` and copies every rank's block into
+    /// `buf`.
     Allgather {
+        /// This rank's block (in place: its block of `buf`).
+        input: Buf,
         /// Every rank's block, rank r's at `r * block`.
         buf: Buf,
         /// Bytes per rank.
@@ -87,7 +118,20 @@ impl Op {
                     0
                 }
             }
-            Op::Reduce { buf, .. } => buf.len,
+            Op::Reduce { input, .. } => input.len,
+            Op::Allgather { block, .. } => *block,
+            Op::Alltoall { send, .. } => send.len,
+            Op::ReduceScatter { input, .. } => input.len,
+        }
+    }
+
+    /// Bytes each writing rank posts, the same on every rank (it picks
+    /// the ring of slots the call uses).
+    pub(crate) fn posted_len(&self) -> usize {
+        match self {
+            Op::Barrier => 0,
+            Op::Bcast { buf, .. } => buf.len,
+            Op::Reduce { input, .. } => input.len,
             Op::Allgather { block, .. } => *block,
             Op::Alltoall { send, .. } => send.len,
             Op::ReduceScatter { input, .. } => input.len,
@@ -115,11 +159,11 @@ impl Op {
     }
 
     /// Copies this rank's contribution into its slot.
-    pub(crate) fn post(&self, s: &mut Schedule, me: usize, slot: *mut u8) {
+    pub(crate) fn post(&self, s: &mut impl Mem, me: usize, slot: *mut u8) {
         let src = match self {
             Op::Barrier => return,
-            Op::Bcast { buf, .. } | Op::Reduce { buf, .. } => *buf,
-            Op::Allgather { buf, block } => buf.slice(me * block, *block),
+            Op::Bcast { buf, .. } | Op::Reduce { input: buf, .. } => *buf,
+            Op::Allgather { input, .. } => *input,
             Op::Alltoall { send, .. } => *send,
             Op::ReduceScatter { input, .. } => *input,
         };
@@ -132,7 +176,7 @@ impl Op {
     }
 
     /// Makes this rank's result from the posted slots.
-    pub(crate) fn collect(&self, s: &mut Schedule, me: usize, slots: &Slots) -> Result<(), Error> {
+    pub(crate) fn collect(&self, s: &mut impl Mem, me: usize, slots: &Slots) -> Result<(), Error> {
         let p = slots.p;
         match self {
             Op::Barrier => {}
@@ -141,13 +185,15 @@ impl Op {
                     copy_in(s, (slots.at)(*root), *buf);
                 }
             }
-            Op::Reduce { buf, root, op } => {
+            Op::Reduce { buf, root, op, .. } => {
                 if root.is_none_or(|r| r == me) {
                     fold(s, slots, 0, *buf, op)?;
                 }
             }
-            Op::Allgather { buf, block } => {
-                for r in (0..p).filter(|&r| r != me) {
+            Op::Allgather { input, buf, block } => {
+                let mine = buf.slice(me * block, *block);
+                let in_place = same_place(*input, mine);
+                for r in (0..p).filter(|&r| r != me || !in_place) {
                     copy_in(s, (slots.at)(r), buf.slice(r * block, *block));
                 }
             }
@@ -167,8 +213,18 @@ impl Op {
     }
 }
 
+/// Whether `a` and `b` start at the same byte of the same buffer.
+fn same_place(a: Buf, b: Buf) -> bool {
+    let base = match (a.base, b.base) {
+        (Base::User(x), Base::User(y)) => std::ptr::eq(x, y),
+        (Base::Temp(x), Base::Temp(y)) => x == y,
+        _ => false,
+    };
+    base && a.offset == b.offset
+}
+
 /// Copies `dst.len` bytes at `src` (a slot) into `dst`.
-fn copy_in(s: &mut Schedule, src: *const u8, dst: Buf) {
+fn copy_in(s: &mut impl Mem, src: *const u8, dst: Buf) {
     if dst.len > 0 {
         // SAFETY: `src` holds `dst.len` posted bytes that nobody writes
         // until this rank has moved on; `dst` lies in a live buffer.
@@ -178,7 +234,7 @@ fn copy_in(s: &mut Schedule, src: *const u8, dst: Buf) {
 
 /// `out = x0 op (x1 op (... op xp-1))` over the `out.len` bytes at offset
 /// `at` of every slot.
-fn fold(s: &mut Schedule, slots: &Slots, at: usize, out: Buf, op: &Reducer) -> Result<(), Error> {
+fn fold(s: &mut impl Mem, slots: &Slots, at: usize, out: Buf, op: &Reducer) -> Result<(), Error> {
     if out.len == 0 {
         return Ok(());
     }

@@ -138,6 +138,7 @@ fn run(p: usize, calls: &[Call]) {
                     Call::Barrier => Op::Barrier,
                     Call::Bcast(root) => Op::Bcast { buf: b(mine), root },
                     Call::Allreduce(commutative) => Op::Reduce {
+                        input: b(mine),
                         buf: b(mine),
                         root: None,
                         op: if commutative {
@@ -147,11 +148,18 @@ fn run(p: usize, calls: &[Call]) {
                         },
                     },
                     Call::Reduce(root) => Op::Reduce {
+                        input: b(mine),
                         buf: b(mine),
                         root: Some(root),
                         op: compose(),
                     },
+                    // In place at even ranks, from a buffer of its own at odd ones.
                     Call::Allgather(_) => Op::Allgather {
+                        input: if r % 2 == 0 {
+                            b(out).slice(r * mine.len(), mine.len())
+                        } else {
+                            b(mine)
+                        },
                         buf: b(out),
                         block: mine.len(),
                     },
@@ -206,10 +214,18 @@ fn calls_on_one_channel_reuse_every_slot() {
 
 #[test]
 fn a_writer_waits_until_nobody_reads_the_slot_it_reuses() {
-    use super::DEPTH;
+    // A small payload (the deep ring) and a large one (the shallow ring).
+    writer_waits(4, super::SMALL_DEPTH);
+    writer_waits(super::SMALL_SLOT + 1, super::DEPTH);
+}
+
+/// Rank 0 broadcasts `len` bytes `DEPTH + 2` times while rank 1 does
+/// nothing; `DEPTH` is the depth of the ring `len` bytes use.
+#[allow(non_snake_case)]
+fn writer_waits(len: usize, DEPTH: u64) {
     use std::sync::atomic::Ordering;
     let areas = AreaState::simulated(2);
-    let mut x = [7u8; 4];
+    let mut x = vec![7u8; len];
     let ctx = Ctx {
         seq: 1,
         area: Some(&areas[0]),
@@ -219,7 +235,7 @@ fn a_writer_waits_until_nobody_reads_the_slot_it_reuses() {
     let mut s = Schedule::new();
     let calls = DEPTH as usize + 2;
     for _ in 0..calls {
-        let buf = Schedule::user(x.as_mut_ptr(), 4);
+        let buf = Schedule::user(x.as_mut_ptr(), len);
         add(&ctx, &mut s, &areas[0], Op::Bcast { buf, root: 0 }, &[]);
     }
     let flag_of_1 = |k: u64| {

@@ -30,6 +30,7 @@ fn build_call(ctx: &Ctx, s: &mut Schedule, r: &super::Gathered, after: &[usize])
             s,
             a,
             Op::Allgather {
+                input: r.buf.slice(ctx.rank * r.block, r.block),
                 buf: r.buf,
                 block: r.block,
             },

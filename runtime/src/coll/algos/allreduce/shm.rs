@@ -35,6 +35,7 @@ fn build_call(
             s,
             a,
             Op::Reduce {
+                input: r.buf,
                 buf: r.buf,
                 root: None,
                 op: r.op.clone(),

@@ -39,15 +39,13 @@ fn build_call(ctx: &Ctx, s: &mut Schedule, r: &super::Broadcast, after: &[usize]
     }
 }
 
-/// Predicted seconds: the root's copy in, each rank's copy out, plus the
-/// binomial tree's latency: measured side by side (small_side_by_side.sh,
-/// 8 B, 2 and 4 ranks on 2 cores) the area's bcast was no faster than the
-/// tree at 2 ranks and 1.5x slower at 4 (its root waits until every rank
-/// has read the slot it reuses, where the tree's root returns after its
-/// eager sends), so the model never prefers it; `OXMPI_BCAST_ALGO=shm`
-/// still forces it.
+/// Predicted seconds: the root's copy in, each rank's copy out. The root
+/// of back-to-back calls posts up to `SMALL_DEPTH` (64) small payloads
+/// ahead of its slowest reader before it waits, as an eager sender does,
+/// and a blocking call runs without a schedule (`area/direct.rs`); before
+/// both, the area's bcast was no faster than the binomial tree at 2 ranks
+/// and 1.5x slower at 4 on 2 cores, and this cost added the tree's.
 fn cost(m: &Model, a: &Args) -> f64 {
     let n = a.bytes as f64;
-    let tree = super::binomial::INFO.cost;
-    area_cost(m, a, n, n, 0.0) + tree(m, a)
+    area_cost(m, a, n, n, 0.0)
 }

@@ -30,6 +30,7 @@ fn build_call(ctx: &Ctx, s: &mut Schedule, r: &super::ToRoot<'_>, after: &[usize
             s,
             a,
             Op::Reduce {
+                input: r.buf,
                 buf: r.buf,
                 root: Some(r.root),
                 op: r.op.clone(),

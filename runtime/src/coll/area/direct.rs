@@ -1,0 +1,72 @@
+//! A blocking call on the area without a schedule: [`Direct`]. Once the
+//! channel's area is mapped here (its first call, which carries the
+//! set-up, is behind this rank), a call whose buffers are all the
+//! caller's runs the protocol on the calling thread: no schedule, no step
+//! vectors, no boxed step, no engine lock when its flags are already
+//! there. Only when it must wait does it enter the runtime's wait loop
+//! (which progresses the engine and sleeps on the doorbell).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::ops::UserMem;
+use super::{AreaState, AreaStep, Call, Op};
+use crate::coll::ctx::Ctx;
+use crate::coll::sched::Schedule;
+use crate::error::Error;
+use crate::progress::Runtime;
+
+/// A call on the area, planned and not yet run.
+pub(crate) struct Direct<'a> {
+    area: &'a Arc<AreaState>,
+    call: Call,
+}
+
+// SAFETY: its buffers are the caller's, alive until the call completes
+// (run here, or as a schedule whose request borrows them).
+unsafe impl Send for Direct<'_> {}
+
+/// `op` on `ctx`'s area as a [`Direct`] call, if the area is mapped here
+/// and the call's channel has had its first (set-up) call; `None` leaves
+/// the call to [`super::add`]. `op` refers only to the caller's buffers.
+/// The caller has checked [`super::usable`].
+pub(crate) fn direct<'a>(ctx: &Ctx<'a>, area: &'a Arc<AreaState>, op: Op) -> Option<Direct<'a>> {
+    let channel = usize::from(ctx.seq & crate::coll::tag::BLOCKING != 0);
+    let ready = area.set_up[channel].load(Ordering::Relaxed)
+        && area.mapped.get().is_some()
+        && area.broken.get().is_none();
+    ready.then(|| Direct {
+        area,
+        call: Call::planned(ctx, area, op),
+    })
+}
+
+impl Direct<'_> {
+    /// Runs the call to completion on this thread.
+    pub(crate) fn run(mut self, rt: &Runtime) -> Result<(), Error> {
+        let transport = rt.transport();
+        let wake = |w: usize| transport.wake(w);
+        let area: &AreaState = self.area;
+        match self.call.advance(area, &mut UserMem, &wake) {
+            Ok(false) => {}
+            done => return done.map(drop),
+        }
+        rt.wait_until(|_| match self.call.advance(area, &mut UserMem, &wake) {
+            Ok(false) => None,
+            done => Some(done.map(drop)),
+        })
+    }
+
+    /// The call as a schedule of one step, for the engine to run (the
+    /// non-blocking call).
+    pub(crate) fn into_schedule(self) -> Schedule {
+        let mut s = Schedule::new();
+        let step = AreaStep {
+            area: Arc::clone(self.area),
+            setup: None,
+            call: self.call,
+        };
+        s.poll_step(Box::new(step), &[]);
+        s
+    }
+}
