@@ -49,6 +49,21 @@ pub const BIND_CORE: u8 = 1;
 /// Bind to cores when the host has at least one core per rank and runs more than one rank.
 pub const BIND_AUTO: u8 = 2;
 
+impl LaunchSpec {
+    /// Tells the ranks which address of their host the other hosts reach
+    /// it at (the runtime opens its fabric endpoint on the interface that
+    /// holds it, `OXMPI_OFI_ADDR`), replacing any value inherited from
+    /// oxrun's environment, which is another host's.
+    pub fn place_fabric(&mut self, ip: std::net::IpAddr) {
+        if ip.is_unspecified() {
+            return;
+        }
+        let key = oxmpi::config::OFI_ADDR.entry.env;
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_string(), ip.to_string()));
+    }
+}
+
 /// What the controller tells one host agent to run.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LaunchSpec {

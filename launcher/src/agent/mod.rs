@@ -13,6 +13,7 @@ pub mod spawned;
 pub use output::label_lines;
 
 use std::io::{self, BufRead};
+use std::net::IpAddr;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
@@ -92,7 +93,9 @@ pub fn run(target: ProxyTarget) -> i32 {
     }
 }
 
-fn connect(target: &ProxyTarget) -> io::Result<Conn> {
+/// The link to the controller and, over TCP, this host's address on it
+/// (the interface the other hosts reach this one through).
+fn connect(target: &ProxyTarget) -> io::Result<(Conn, Option<IpAddr>)> {
     match target {
         ProxyTarget::Fd(fd) => {
             // SAFETY: the controller passed us this descriptor and nothing else owns it.
@@ -102,7 +105,7 @@ fn connect(target: &ProxyTarget) -> io::Result<Conn> {
                 fd.as_raw_fd(),
                 nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
             )?;
-            Conn::new(fd)
+            Ok((Conn::new(fd)?, None))
         }
         ProxyTarget::Tcp { addr, host } => {
             let mut secret = String::new();
@@ -111,13 +114,14 @@ fn connect(target: &ProxyTarget) -> io::Result<Conn> {
                 io::Error::new(e.kind(), format!("cannot reach oxrun at {addr}: {e}"))
             })?;
             stream.set_nodelay(true)?;
+            let here = stream.local_addr().ok().map(|a| a.ip());
             let mut conn = Conn::new(OwnedFd::from(stream))?;
             let hello = ToController::Hello {
                 host: host.clone(),
                 secret: secret.trim().to_string(),
             };
             conn.send(&hello.encode())?;
-            Ok(conn)
+            Ok((conn, here))
         }
     }
 }
@@ -151,7 +155,7 @@ fn serve(target: ProxyTarget) -> io::Result<()> {
         Signal::SIGTERM,
         Signal::SIGHUP,
     ])?;
-    let mut ctl = connect(&target)?;
+    let (mut ctl, here) = connect(&target)?;
     let remote = matches!(target, ProxyTarget::Tcp { .. });
     // The local agent's socketpair cannot be cut: it waits as long as oxrun lives.
     let launch_by = remote.then(|| Instant::now() + LAUNCH_WAIT);
@@ -173,7 +177,7 @@ fn serve(target: ProxyTarget) -> io::Result<()> {
         }
     }
     let mut msgs = msgs.into_iter();
-    let spec = match msgs.next() {
+    let mut spec = match msgs.next() {
         Some(ToAgent::Launch(spec)) => spec,
         other => {
             return Err(io::Error::other(format!(
@@ -181,6 +185,9 @@ fn serve(target: ProxyTarget) -> io::Result<()> {
             )))
         }
     };
+    if let Some(ip) = here {
+        spec.place_fabric(ip);
+    }
     let mut agent = Agent::start(ctl, spec, remote)?;
     for msg in msgs {
         agent.handle(msg)?;

@@ -170,6 +170,10 @@ impl Job {
         } else {
             (None, String::new())
         };
+        let control_ip = listener
+            .as_ref()
+            .and_then(|l| l.local_addr().ok())
+            .map(|a| a.ip());
         let mut ranks: Vec<RankInfo> = (0..opts.nprocs)
             .map(|_| RankInfo {
                 host: 0,
@@ -188,7 +192,7 @@ impl Job {
             for &r in &host.ranks {
                 ranks[r].host = h;
             }
-            launch.push(LaunchSpec {
+            let mut spec = LaunchSpec {
                 jobid: jobid.clone(),
                 size: opts.nprocs as u32,
                 program: opts.program.clone(),
@@ -199,7 +203,13 @@ impl Job {
                 process_mapping: process_mapping.clone(),
                 bind: bind_policy(&opts),
                 forward_stdin: host.ranks.first() == Some(&0),
-            });
+            };
+            // Remote agents name their own address (the one they reach
+            // this host from); this host's is the one they dial.
+            if let (true, Some(ip)) = (host.local, control_ip) {
+                spec.place_fabric(ip);
+            }
+            launch.push(spec);
             let spawned = if host.local {
                 remote::start_local()?
             } else {

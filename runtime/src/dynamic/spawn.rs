@@ -22,6 +22,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::{exchange, handoff, PORT_CONTEXT};
 use crate::bootstrap::spawn_wire::SpawnRequest;
@@ -136,11 +137,19 @@ fn bridged(comm: &Comm) -> Result<Arc<Bridged>, Error> {
 
 pub(super) fn open_link(me: usize, size: usize, remote: &[usize]) -> Result<FabricLink, Error> {
     let config = Config::from_env()?;
-    FabricLink::open(&crate::transport::fabric_config(&config), me, size, remote).map_err(|e| {
-        Error::Unsupported(format!(
-            "a link to another job needs a fabric endpoint (libfabric), and none opened: {e}"
-        ))
-    })
+    let link = FabricLink::open(&crate::transport::fabric_config(&config), me, size, remote)
+        .map_err(|e| {
+            Error::Unsupported(format!(
+                "a link to another job needs a fabric endpoint (libfabric), and none opened: {e}"
+            ))
+        })?;
+    if config.debug_enabled("transport") {
+        eprintln!(
+            "oxmpi[transport]: bridge position {me} of {size}: fabric endpoint {}",
+            link.description()
+        );
+    }
+    Ok(link)
 }
 
 /// Registers `link` (members at `positions` are the other job's) and
@@ -325,16 +334,7 @@ pub fn parent(universe: &Universe) -> Result<Option<Comm>, Error> {
     let ctx = if me == 0 {
         let b = bridged(&world)?;
         let to = parents[info.root];
-        loop {
-            let sent = {
-                let _e = world.rt().engine();
-                b.with_link(to, |l, pos| l.send_hello(pos)).transpose()?
-            };
-            if sent == Some(true) {
-                break;
-            }
-            std::thread::yield_now();
-        }
+        hello(&world, &b, to, info.root)?;
         let mut ctx = [0u8; 8];
         exchange(
             &world,
@@ -366,6 +366,47 @@ pub fn parent(universe: &Universe) -> Result<Option<Comm>, Error> {
         world.world_ranks().to_vec(),
         parents,
     )))
+}
+
+/// How long the children's root keeps offering its HELLO to the parents'
+/// root while the provider refuses it (no room, or a connection still
+/// being made): the parents wait in [`spawn`], so a refusal this long
+/// means they cannot be reached.
+const HELLO_PATIENCE: Duration = Duration::from_secs(30);
+
+/// Introduces the children's root to the parents' root (bridge peer
+/// `to`, the parents' rank `root`). A provider may refuse the inject until
+/// its connection is made, which only its progress does: every refusal
+/// polls the transport before the next try, and after [`HELLO_PATIENCE`]
+/// the children give up with an error naming the parent.
+fn hello(world: &Comm, b: &Bridged, to: usize, root: usize) -> Result<(), Error> {
+    let start = Instant::now();
+    loop {
+        let sent = {
+            let mut e = world.rt().engine();
+            let sent = b.with_link(to, |l, pos| l.send_hello(pos)).transpose()?;
+            if sent != Some(true) {
+                e.progress();
+            }
+            sent
+        };
+        match sent {
+            Some(true) => return Ok(()),
+            None => {
+                return Err(Error::State(format!(
+                    "the parents' root (rank {root}) has no bridge link"
+                )))
+            }
+            Some(false) if start.elapsed() > HELLO_PATIENCE => {
+                return Err(Error::Spawn(format!(
+                    "the parents' root (rank {root} of the parent job) refused this job's \
+                     introduction for {HELLO_PATIENCE:?}: its fabric address cannot be reached \
+                     from this host"
+                )))
+            }
+            Some(false) => std::thread::yield_now(),
+        }
+    }
 }
 
 #[cfg(test)]
