@@ -16,11 +16,16 @@ use thiserror::Error;
 /// send; any frame from the peer counts as a sign of life.
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_millis(500);
 
-/// How long a remote link may stay silent before its peer is declared lost
-/// (a cut link otherwise goes unnoticed: TCP just waits). Four intervals, so
-/// a busy host or a few lost or delayed heartbeats do not end a job; a
-/// stopped or slow rank never matters, since heartbeats come from the agent.
+/// How long a remote link may stay silent, while TCP retransmits on it, before
+/// its peer is declared lost (a cut link otherwise goes unnoticed: TCP just
+/// waits). Four intervals; a stopped or slow rank never matters, since
+/// heartbeats come from the agent. See `liveness`.
 pub const HEARTBEAT_LIMIT: Duration = Duration::from_secs(2);
+
+/// How long a peer whose kernel still acknowledges what we send (reachable,
+/// its process not scheduled on a loaded machine, or stuck) may stay silent
+/// before it is declared lost. See `liveness`.
+pub const HEARTBEAT_STALL_LIMIT: Duration = Duration::from_secs(10);
 
 /// Largest payload accepted.
 pub const MAX_FRAME: usize = 16 << 20;

@@ -23,6 +23,7 @@ use nix::unistd::Pid;
 
 use crate::cli::ProxyTarget;
 use crate::conn::Conn;
+use crate::liveness;
 use crate::poller::Poller;
 use crate::proto::{
     self, ExitKind, LaunchSpec, PmiState, ToAgent, ToController, HEARTBEAT_INTERVAL,
@@ -71,7 +72,8 @@ struct Agent {
     /// This host's part of the current fence went to the controller.
     fence_sent: bool,
     /// Connected over TCP: heartbeats both ways, and oxrun is declared lost
-    /// after [`HEARTBEAT_LIMIT`] without a byte from it.
+    /// after [`HEARTBEAT_LIMIT`] without a byte from it while the link does
+    /// not acknowledge, or a longer stall while it does (`liveness`).
     remote: bool,
     /// When bytes last came from oxrun.
     last_heard: Instant,
@@ -307,9 +309,12 @@ impl Agent {
                     poller.add(c.raw(), false, true, Token::Stdin);
                 }
             }
-            let heartbeats = self
-                .remote
-                .then(|| [self.next_beat, self.last_heard + HEARTBEAT_LIMIT]);
+            let heartbeats = self.remote.then(|| {
+                [
+                    self.next_beat,
+                    liveness::next_check(self.last_heard, Instant::now()),
+                ]
+            });
             let timeout = [self.kill_at, self.drain_until]
                 .into_iter()
                 .flatten()
@@ -352,13 +357,18 @@ impl Agent {
             self.send(ToController::Heartbeat)?;
         }
         let silent = now.saturating_duration_since(self.last_heard);
-        if silent >= HEARTBEAT_LIMIT {
+        if silent < HEARTBEAT_LIMIT {
+            return Ok(());
+        }
+        let reach = liveness::Reach::of(self.ctl.raw());
+        if liveness::lost(silent, reach) {
             // A cut link or a dead host: oxrun cannot be told anything and
             // cannot stop these ranks, so end them here.
             self.kill_all(libc::SIGKILL);
             return Err(io::Error::other(format!(
-                "lost contact with oxrun (no word for {:.1} s); killed local ranks",
-                silent.as_secs_f64()
+                "lost contact with oxrun (no word for {:.1} s: {}); killed local ranks",
+                silent.as_secs_f64(),
+                liveness::cause(reach)
             )));
         }
         Ok(())
