@@ -331,31 +331,9 @@ pub fn parent(universe: &Universe) -> Result<Option<Comm>, Error> {
     let mine = record(&link.address()?, next_counter())?;
     let parents = register(&world, link, size, &(0..p).collect::<Vec<_>>())?;
     let records = gather(&world, 0, &mine)?;
-    let ctx = if me == 0 {
-        let b = bridged(&world)?;
-        let to = parents[info.root];
-        hello(&world, &b, to, info.root)?;
-        let mut ctx = [0u8; 8];
-        exchange(
-            &world,
-            PORT_CONTEXT,
-            p as i32,
-            info.tag as i32,
-            &[(to, &records[..])],
-            &mut [],
-        )?;
-        exchange(
-            &world,
-            PORT_CONTEXT,
-            p as i32,
-            info.tag as i32 + 1,
-            &[],
-            &mut [(SourceSel::Rank(info.root as i32), &mut ctx[..])],
-        )?;
-        Some(Ok(ctx.to_vec()))
-    } else {
-        None
-    };
+    // The root's failure (the parents unreachable) reaches the other
+    // children through the handoff, so that none waits for it.
+    let ctx = (me == 0).then(|| report_to_parents(&world, &info, parents[info.root], &records));
     let ctx = handoff(&world, 0, ctx, || {
         Error::Spawn("the children's root could not reach the parents (its error says why)".into())
     })?;
@@ -366,6 +344,37 @@ pub fn parent(universe: &Universe) -> Result<Option<Comm>, Error> {
         world.world_ranks().to_vec(),
         parents,
     )))
+}
+
+/// The children's root: introduces itself to the parents' root (bridge
+/// peer `to`), sends it the children's `records` and returns the context
+/// it answers with.
+fn report_to_parents(
+    world: &Comm,
+    info: &ParentInfo,
+    to: usize,
+    records: &[u8],
+) -> Result<Vec<u8>, Error> {
+    let p = info.parents as i32;
+    hello(world, &bridged(world)?, to, info.root)?;
+    let mut ctx = [0u8; 8];
+    exchange(
+        world,
+        PORT_CONTEXT,
+        p,
+        info.tag as i32,
+        &[(to, records)],
+        &mut [],
+    )?;
+    exchange(
+        world,
+        PORT_CONTEXT,
+        p,
+        info.tag as i32 + 1,
+        &[],
+        &mut [(SourceSel::Rank(info.root as i32), &mut ctx[..])],
+    )?;
+    Ok(ctx.to_vec())
 }
 
 /// How long the children's root keeps offering its HELLO to the parents'
