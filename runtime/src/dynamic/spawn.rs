@@ -356,7 +356,7 @@ fn report_to_parents(
     records: &[u8],
 ) -> Result<Vec<u8>, Error> {
     let p = info.parents as i32;
-    hello(world, &bridged(world)?, to, info.root)?;
+    hello(world, &*bridged(world)?, to, info.root)?;
     let mut ctx = [0u8; 8];
     exchange(
         world,
