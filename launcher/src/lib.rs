@@ -10,6 +10,7 @@ pub mod conn;
 pub mod controller;
 pub mod hosts;
 pub mod limits;
+pub mod liveness;
 pub mod plan;
 pub mod poller;
 pub mod proto;

@@ -16,11 +16,16 @@ use thiserror::Error;
 /// send; any frame from the peer counts as a sign of life.
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_millis(500);
 
-/// How long a remote link may stay silent before its peer is declared lost
-/// (a cut link otherwise goes unnoticed: TCP just waits). Four intervals, so
-/// a busy host or a few lost or delayed heartbeats do not end a job; a
-/// stopped or slow rank never matters, since heartbeats come from the agent.
+/// How long a remote link may stay silent, while TCP retransmits on it, before
+/// its peer is declared lost (a cut link otherwise goes unnoticed: TCP just
+/// waits). Four intervals; a stopped or slow rank never matters, since
+/// heartbeats come from the agent. See `liveness`.
 pub const HEARTBEAT_LIMIT: Duration = Duration::from_secs(2);
+
+/// How long a peer whose kernel still acknowledges what we send (reachable,
+/// its process not scheduled on a loaded machine, or stuck) may stay silent
+/// before it is declared lost. See `liveness`.
+pub const HEARTBEAT_STALL_LIMIT: Duration = Duration::from_secs(10);
 
 /// Largest payload accepted.
 pub const MAX_FRAME: usize = 16 << 20;
@@ -48,6 +53,21 @@ pub const BIND_NONE: u8 = 0;
 pub const BIND_CORE: u8 = 1;
 /// Bind to cores when the host has at least one core per rank and runs more than one rank.
 pub const BIND_AUTO: u8 = 2;
+
+impl LaunchSpec {
+    /// Tells the ranks which address of their host the other hosts reach
+    /// it at (the runtime opens its fabric endpoint on the interface that
+    /// holds it, `OXMPI_OFI_ADDR`), replacing any value inherited from
+    /// oxrun's environment, which is another host's.
+    pub fn place_fabric(&mut self, ip: std::net::IpAddr) {
+        if ip.is_unspecified() {
+            return;
+        }
+        let key = oxmpi::config::OFI_ADDR.entry.env;
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_string(), ip.to_string()));
+    }
+}
 
 /// What the controller tells one host agent to run.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

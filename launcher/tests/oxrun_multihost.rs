@@ -559,3 +559,48 @@ fn busy_or_stopped_ranks_do_not_lose_their_host() {
     assert!(out.elapsed >= Duration::from_secs(5), "{out:?}");
     eprintln!("busy and stopped ranks: job took {:?}", out.elapsed);
 }
+
+/// A starved agent or controller (as on a machine at load 30-50, which
+/// delays heartbeats past 2 s) is not a lost host: its kernel still
+/// acknowledges the beats. The remote agent and then oxrun itself are
+/// stopped (SIGSTOP) for 3.5 s each, past the 2 s limit: the job runs on.
+#[test]
+fn a_stalled_agent_or_controller_does_not_lose_its_host() {
+    let net = TestNet::new();
+    let b = &net.hosts[1];
+    let ready = net.dir.join("ready-stall");
+    let script = format!("echo up >> {}; sleep 8; echo done", ready.display());
+    let cmd = oxrun_cmd(&net, "a:1,b:1", &["-n", "2", "-l", "sh", "-c", &script]);
+    let stopper = {
+        let ready = ready.clone();
+        let agent_marker = format!("--proxy-host {b}");
+        std::thread::spawn(move || {
+            wait_for_lines(&ready, 2, LIMIT);
+            let agents = processes_with(&agent_marker);
+            assert_eq!(agents.len(), 1, "b's agent: {agents:?}");
+            // oxrun's command line is the only one with both.
+            let script_text = ready.to_string_lossy().into_owned();
+            let oxrun: Vec<i32> = processes_with("--control-addr")
+                .into_iter()
+                .filter(|p| processes_with(&script_text).contains(p))
+                .collect();
+            for (what, pids) in [("agent", agents), ("oxrun", oxrun)] {
+                assert_eq!(pids.len(), 1, "{what}: {pids:?}");
+                // SAFETY: kill(2) on a process of our own test job.
+                unsafe { libc::kill(pids[0], libc::SIGSTOP) };
+                std::thread::sleep(Duration::from_millis(3500));
+                // SAFETY: as above.
+                unsafe { libc::kill(pids[0], libc::SIGCONT) };
+            }
+        })
+    };
+    let out = run_cmd(cmd, None, LIMIT);
+    stopper.join().unwrap();
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(oxrun_lines(&out).is_empty(), "{out:?}");
+    assert_eq!(
+        sorted_lines(&out.stdout),
+        ["[0] done", "[1] done"],
+        "{out:?}"
+    );
+}

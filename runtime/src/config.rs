@@ -309,7 +309,7 @@ pub static OFI_PROVIDER: Setting<String> = Setting::new(Entry {
     name: "ofi_provider",
     env: "OXMPI_OFI_PROVIDER",
     default: "",
-    doc: "libfabric provider between hosts, e.g. tcp, verbs, efa (empty: libfabric's first RDM provider, which FI_PROVIDER narrows)",
+    doc: "libfabric provider between hosts, e.g. net, tcp, verbs, efa (empty: net where libfabric offers it, else libfabric's first RDM provider; FI_PROVIDER narrows both)",
     kind: Kind::Text,
 });
 
@@ -320,7 +320,18 @@ pub static OFI_IFACE: Setting<String> = Setting::new(Entry {
     name: "ofi_iface",
     env: "OXMPI_OFI_IFACE",
     default: "",
-    doc: "libfabric domain / network interface between hosts, e.g. eth0 (empty: the first one with an address other hosts can reach)",
+    doc: "libfabric domain / network interface between hosts, e.g. eth0 (empty: the one holding ofi_addr, else the first one with an address other hosts can reach)",
+    kind: Kind::Text,
+});
+
+/// The address whose interface carries messages between hosts.
+///
+/// See the example on [`get_from`].
+pub static OFI_ADDR: Setting<String> = Setting::new(Entry {
+    name: "ofi_addr",
+    env: "OXMPI_OFI_ADDR",
+    default: "",
+    doc: "IP address of this host whose interface carries messages between hosts (oxrun sets it, for jobs across hosts, to the address this host reaches oxrun from; empty: an address of this host's name, else the first one other hosts can reach; ofi_iface wins)",
     kind: Kind::Text,
 });
 
@@ -499,6 +510,7 @@ pub static REGISTRY: &[&Entry] = &[
     &RNDV_PROTOCOL.entry,
     &OFI_PROVIDER.entry,
     &OFI_IFACE.entry,
+    &OFI_ADDR.entry,
     &OFI_PACKET.entry,
     &OFI_CREDITS.entry,
     &OFI_COLD_POLLS.entry,
@@ -757,6 +769,8 @@ pub struct Config {
     pub ofi_provider: String,
     /// [`OFI_IFACE`] (empty when unset).
     pub ofi_iface: String,
+    /// [`OFI_ADDR`] (empty when unset).
+    pub ofi_addr: String,
     /// [`OFI_PACKET`].
     pub ofi_packet: usize,
     /// [`OFI_CREDITS`].
@@ -823,6 +837,7 @@ impl Config {
                 .unwrap_or_else(|| "auto".into()),
             ofi_provider: get_from(&OFI_PROVIDER, &lookup)?,
             ofi_iface: get_from(&OFI_IFACE, &lookup)?,
+            ofi_addr: get_from(&OFI_ADDR, &lookup)?,
             ofi_packet: get_from(&OFI_PACKET, &lookup)?,
             ofi_credits: get_from(&OFI_CREDITS, &lookup)?,
             ofi_cold_polls: get_from(&OFI_COLD_POLLS, &lookup)?,

@@ -67,7 +67,7 @@ pub static TRANSPORTS: &[TransportInfo] = &[
     TransportInfo {
         name: "ofi",
         state: TransportState::Used,
-        note: "ranks on other hosts: a libfabric RDM endpoint (tagged, send-after-send order; OXMPI_OFI_PROVIDER / FI_PROVIDER), credit flow control, large messages by RMA read of the sender's buffer or by tagged send into the receive buffer (OXMPI_OFI_RNDV), buffers registered as the provider requires (FI_MR_LOCAL; OXMPI_OFI_MR=register forces it)",
+        note: "ranks on other hosts: a libfabric RDM endpoint (tagged, send-after-send order; net where offered, else libfabric's first; OXMPI_OFI_PROVIDER / FI_PROVIDER override; on the interface holding the address oxrun reached the host at, OXMPI_OFI_ADDR / OXMPI_OFI_IFACE), credit flow control, large messages by RMA read of the sender's buffer or by tagged send into the receive buffer (OXMPI_OFI_RNDV), buffers registered as the provider requires (FI_MR_LOCAL; OXMPI_OFI_MR=register forces it)",
     },
     TransportInfo {
         name: "cuda_ipc",
@@ -95,6 +95,9 @@ pub struct FabricReport {
     pub api_version: Option<String>,
     /// Distinct provider names, or why they could not be listed.
     pub providers: Result<Vec<String>, String>,
+    /// The provider jobs across hosts use, in words (see
+    /// `transport::ofi::provider_between_hosts`).
+    pub between_hosts: String,
 }
 
 /// Everything `oxrun --info` says about this host.
@@ -141,17 +144,28 @@ impl HostReport {
                 .map_err(|e| format!("gethostname: {e}"))
                 .map(|h| h.to_string_lossy().into_owned()),
             machine: Machine::probe().map_err(|e| e.to_string()),
-            fabric: FabricReport {
-                library_version: ofi::library_version().map_err(|e| e.to_string()),
-                api_version: ofi::api_version(),
-                providers: ofi::providers().map_err(|e| e.to_string()),
-            },
+            fabric: fabric_report(),
             gpu: gpu.clone(),
             nvrtc: cuda_probe::probe_nvrtc(),
             cuda_ipc: ipc_state(&gpu),
             transports: TRANSPORTS,
             config: config::listing_with(crate::coll::select::OVERRIDES),
         }
+    }
+}
+
+fn fabric_report() -> FabricReport {
+    let providers = ofi::providers().map_err(|e| e.to_string());
+    let configured = config::get(&config::OFI_PROVIDER).unwrap_or_default();
+    let between_hosts = match &providers {
+        Ok(found) => ofi::provider_between_hosts(&configured, found),
+        Err(_) => "none".into(),
+    };
+    FabricReport {
+        library_version: ofi::library_version().map_err(|e| e.to_string()),
+        api_version: ofi::api_version(),
+        providers,
+        between_hosts,
     }
 }
 
@@ -231,10 +245,11 @@ fn write_fabric(f: &mut fmt::Formatter<'_>, fabric: &FabricReport) -> fmt::Resul
         (Err(e), _) => return writeln!(f, "libfabric:  unavailable ({e})"),
     }
     match &fabric.providers {
-        Ok(names) if names.is_empty() => writeln!(f, "; no providers found"),
-        Ok(names) => writeln!(f, "; providers: {}", names.join(", ")),
-        Err(e) => writeln!(f, "; providers unavailable ({e})"),
+        Ok(names) if names.is_empty() => writeln!(f, "; no providers found")?,
+        Ok(names) => writeln!(f, "; providers: {}", names.join(", "))?,
+        Err(e) => return writeln!(f, "; providers unavailable ({e})"),
     }
+    writeln!(f, "  between hosts: {}", fabric.between_hosts)
 }
 
 #[cfg(test)]
@@ -279,6 +294,7 @@ mod tests {
             library_version: Err(reason.into()),
             api_version: Some("1.17".into()),
             providers: Err(reason.into()),
+            between_hosts: "none".into(),
         };
         assert_eq!(
             Fabric(&report).to_string(),
@@ -288,10 +304,12 @@ mod tests {
             library_version: Ok("1.17".into()),
             api_version: Some("1.17".into()),
             providers: Ok(vec!["tcp".into(), "shm".into()]),
+            between_hosts: "tcp (libfabric's first: no net here)".into(),
         };
         assert_eq!(
             Fabric(&report).to_string(),
-            "libfabric:  1.17 (API 1.17 requested); providers: tcp, shm\n"
+            "libfabric:  1.17 (API 1.17 requested); providers: tcp, shm\n  \
+             between hosts: tcp (libfabric's first: no net here)\n"
         );
     }
 }

@@ -523,6 +523,34 @@ fn an_unknown_provider_is_a_one_line_error() {
     );
 }
 
+/// Unnamed, the provider is libfabric's `net`; named, another one (rxm
+/// here); either way each rank's endpoint opens on its own host's link,
+/// the address oxrun reached that host at (`OXMPI_OFI_ADDR`), whatever
+/// order the provider lists interfaces in.
+#[test]
+fn endpoints_open_on_net_at_each_host_link() {
+    let Some(h) = hosts(2, "endpoints_open_on_net_at_each_host_link") else {
+        return;
+    };
+    for (named, opened) in [(None, "net on "), (Some("tcp"), "tcp;ofi_rxm on ")] {
+        let mut env = vec![("OXMPI_DEBUG", "transport")];
+        env.extend(named.map(|p| ("OXMPI_OFI_PROVIDER", p)));
+        let out = role_job_on(&h, &[1, 1], &[], "p2p:basic", &env, LIMIT);
+        assert!(out.success(), "{named:?}:\n{}", out.describe());
+        for rank in 0..2 {
+            let want = format!("oxmpi[transport]: rank {rank}: fabric endpoint {opened}");
+            let source = format!("source {} (this host's address)", h.addr(rank));
+            assert!(
+                out.stderr
+                    .lines()
+                    .any(|l| l.starts_with(&want) && l.contains(&source)),
+                "{named:?}: the log lacks \"{want}... {source}\":\n{}",
+                out.describe()
+            );
+        }
+    }
+}
+
 #[test]
 fn inter_node_costs_are_measured_at_start() {
     let Some(h) = hosts(2, "inter_node_costs_are_measured_at_start") else {

@@ -13,6 +13,7 @@ pub mod spawned;
 pub use output::label_lines;
 
 use std::io::{self, BufRead};
+use std::net::IpAddr;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
@@ -22,6 +23,7 @@ use nix::unistd::Pid;
 
 use crate::cli::ProxyTarget;
 use crate::conn::Conn;
+use crate::liveness;
 use crate::poller::Poller;
 use crate::proto::{
     self, ExitKind, LaunchSpec, PmiState, ToAgent, ToController, HEARTBEAT_INTERVAL,
@@ -70,7 +72,8 @@ struct Agent {
     /// This host's part of the current fence went to the controller.
     fence_sent: bool,
     /// Connected over TCP: heartbeats both ways, and oxrun is declared lost
-    /// after [`HEARTBEAT_LIMIT`] without a byte from it.
+    /// after [`HEARTBEAT_LIMIT`] without a byte from it while the link does
+    /// not acknowledge, or a longer stall while it does (`liveness`).
     remote: bool,
     /// When bytes last came from oxrun.
     last_heard: Instant,
@@ -92,7 +95,9 @@ pub fn run(target: ProxyTarget) -> i32 {
     }
 }
 
-fn connect(target: &ProxyTarget) -> io::Result<Conn> {
+/// The link to the controller and, over TCP, this host's address on it
+/// (the interface the other hosts reach this one through).
+fn connect(target: &ProxyTarget) -> io::Result<(Conn, Option<IpAddr>)> {
     match target {
         ProxyTarget::Fd(fd) => {
             // SAFETY: the controller passed us this descriptor and nothing else owns it.
@@ -102,7 +107,7 @@ fn connect(target: &ProxyTarget) -> io::Result<Conn> {
                 fd.as_raw_fd(),
                 nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
             )?;
-            Conn::new(fd)
+            Ok((Conn::new(fd)?, None))
         }
         ProxyTarget::Tcp { addr, host } => {
             let mut secret = String::new();
@@ -111,13 +116,14 @@ fn connect(target: &ProxyTarget) -> io::Result<Conn> {
                 io::Error::new(e.kind(), format!("cannot reach oxrun at {addr}: {e}"))
             })?;
             stream.set_nodelay(true)?;
+            let here = stream.local_addr().ok().map(|a| a.ip());
             let mut conn = Conn::new(OwnedFd::from(stream))?;
             let hello = ToController::Hello {
                 host: host.clone(),
                 secret: secret.trim().to_string(),
             };
             conn.send(&hello.encode())?;
-            Ok(conn)
+            Ok((conn, here))
         }
     }
 }
@@ -151,7 +157,7 @@ fn serve(target: ProxyTarget) -> io::Result<()> {
         Signal::SIGTERM,
         Signal::SIGHUP,
     ])?;
-    let mut ctl = connect(&target)?;
+    let (mut ctl, here) = connect(&target)?;
     let remote = matches!(target, ProxyTarget::Tcp { .. });
     // The local agent's socketpair cannot be cut: it waits as long as oxrun lives.
     let launch_by = remote.then(|| Instant::now() + LAUNCH_WAIT);
@@ -173,7 +179,7 @@ fn serve(target: ProxyTarget) -> io::Result<()> {
         }
     }
     let mut msgs = msgs.into_iter();
-    let spec = match msgs.next() {
+    let mut spec = match msgs.next() {
         Some(ToAgent::Launch(spec)) => spec,
         other => {
             return Err(io::Error::other(format!(
@@ -181,6 +187,9 @@ fn serve(target: ProxyTarget) -> io::Result<()> {
             )))
         }
     };
+    if let Some(ip) = here {
+        spec.place_fabric(ip);
+    }
     let mut agent = Agent::start(ctl, spec, remote)?;
     for msg in msgs {
         agent.handle(msg)?;
@@ -300,9 +309,12 @@ impl Agent {
                     poller.add(c.raw(), false, true, Token::Stdin);
                 }
             }
-            let heartbeats = self
-                .remote
-                .then(|| [self.next_beat, self.last_heard + HEARTBEAT_LIMIT]);
+            let heartbeats = self.remote.then(|| {
+                [
+                    self.next_beat,
+                    liveness::next_check(self.last_heard, Instant::now()),
+                ]
+            });
             let timeout = [self.kill_at, self.drain_until]
                 .into_iter()
                 .flatten()
@@ -345,13 +357,18 @@ impl Agent {
             self.send(ToController::Heartbeat)?;
         }
         let silent = now.saturating_duration_since(self.last_heard);
-        if silent >= HEARTBEAT_LIMIT {
+        if silent < HEARTBEAT_LIMIT {
+            return Ok(());
+        }
+        let reach = liveness::Reach::of(self.ctl.raw());
+        if liveness::lost(silent, reach) {
             // A cut link or a dead host: oxrun cannot be told anything and
             // cannot stop these ranks, so end them here.
             self.kill_all(libc::SIGKILL);
             return Err(io::Error::other(format!(
-                "lost contact with oxrun (no word for {:.1} s); killed local ranks",
-                silent.as_secs_f64()
+                "lost contact with oxrun (no word for {:.1} s: {}); killed local ranks",
+                silent.as_secs_f64(),
+                liveness::cause(reach)
             )));
         }
         Ok(())

@@ -19,6 +19,7 @@ use nix::unistd::Pid;
 use crate::agent::{cleanup, label_lines};
 use crate::cli::{BindTo, EnvSetting, JobOptions};
 use crate::conn::Conn;
+use crate::liveness;
 use crate::plan::{self, Plan};
 use crate::poller::Poller;
 use crate::proto::{
@@ -56,7 +57,8 @@ struct AgentLink {
     /// Launch command or agent process still running.
     running: bool,
     /// Reached over TCP (another host): heartbeats both ways, and declared
-    /// lost after [`HEARTBEAT_LIMIT`] without a byte from it. The local
+    /// lost after [`HEARTBEAT_LIMIT`] without a byte from it while its link
+    /// does not acknowledge, or a longer stall while it does. The local
     /// agent's socketpair cannot be cut (its end closes when it dies).
     remote: bool,
     /// When bytes last came from it (or it connected).
@@ -170,6 +172,10 @@ impl Job {
         } else {
             (None, String::new())
         };
+        let control_ip = listener
+            .as_ref()
+            .and_then(|l| l.local_addr().ok())
+            .map(|a| a.ip());
         let mut ranks: Vec<RankInfo> = (0..opts.nprocs)
             .map(|_| RankInfo {
                 host: 0,
@@ -188,7 +194,7 @@ impl Job {
             for &r in &host.ranks {
                 ranks[r].host = h;
             }
-            launch.push(LaunchSpec {
+            let mut spec = LaunchSpec {
                 jobid: jobid.clone(),
                 size: opts.nprocs as u32,
                 program: opts.program.clone(),
@@ -199,7 +205,13 @@ impl Job {
                 process_mapping: process_mapping.clone(),
                 bind: bind_policy(&opts),
                 forward_stdin: host.ranks.first() == Some(&0),
-            });
+            };
+            // Remote agents name their own address (the one they reach
+            // this host from); this host's is the one they dial.
+            if let (true, Some(ip)) = (host.local, control_ip) {
+                spec.place_fabric(ip);
+            }
+            launch.push(spec);
             let spawned = if host.local {
                 remote::start_local()?
             } else {
@@ -387,17 +399,22 @@ impl Job {
             .filter(|a| a.remote && a.conn.is_some() && !a.done)
     }
 
-    /// The next heartbeat to send and each live remote agent's deadline.
+    /// The next heartbeat to send and when to look at each live remote
+    /// agent's silence.
     fn heartbeat_timers(&self) -> impl Iterator<Item = Instant> + '_ {
         let any = self.live_remotes().next().is_some();
-        any.then_some(self.next_beat)
-            .into_iter()
-            .chain(self.live_remotes().map(|a| a.last_heard + HEARTBEAT_LIMIT))
+        let now = Instant::now();
+        any.then_some(self.next_beat).into_iter().chain(
+            self.live_remotes()
+                .map(move |a| liveness::next_check(a.last_heard, now)),
+        )
     }
 
-    /// Sends heartbeats when due, and ends the job when a remote agent has
-    /// been silent for [`HEARTBEAT_LIMIT`] (a cut link, a dead or frozen
-    /// host): TCP alone would wait for it forever.
+    /// Sends heartbeats when due, and ends the job when a remote agent is
+    /// lost (`liveness`: silent for [`HEARTBEAT_LIMIT`] while its link does
+    /// not acknowledge, a cut link or a dead host; or for
+    /// `HEARTBEAT_STALL_LIMIT` while it does): TCP alone would wait for it
+    /// forever.
     fn on_heartbeats(&mut self, now: Instant) {
         if now >= self.next_beat {
             self.next_beat = now + HEARTBEAT_INTERVAL;
@@ -411,7 +428,14 @@ impl Job {
         for a in 0..self.agents.len() {
             let agent = &mut self.agents[a];
             let silent = now.saturating_duration_since(agent.last_heard);
-            if !(agent.remote && agent.conn.is_some() && !agent.done && silent >= HEARTBEAT_LIMIT) {
+            let Some(conn) = agent.conn.as_ref().filter(|_| agent.remote && !agent.done) else {
+                continue;
+            };
+            if silent < HEARTBEAT_LIMIT {
+                continue;
+            }
+            let reach = liveness::Reach::of(conn.raw());
+            if !liveness::lost(silent, reach) {
                 continue;
             }
             agent.conn = None;
@@ -425,8 +449,9 @@ impl Job {
             self.fail(
                 1,
                 format!(
-                    "lost contact with host {host} (no word for {:.1} s); ending the job",
-                    silent.as_secs_f64()
+                    "lost contact with host {host} (no word for {:.1} s: {}); ending the job",
+                    silent.as_secs_f64(),
+                    liveness::cause(reach)
                 ),
             );
         }

@@ -22,6 +22,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::{exchange, handoff, PORT_CONTEXT};
 use crate::bootstrap::spawn_wire::SpawnRequest;
@@ -136,11 +137,19 @@ fn bridged(comm: &Comm) -> Result<Arc<Bridged>, Error> {
 
 pub(super) fn open_link(me: usize, size: usize, remote: &[usize]) -> Result<FabricLink, Error> {
     let config = Config::from_env()?;
-    FabricLink::open(&crate::transport::fabric_config(&config), me, size, remote).map_err(|e| {
-        Error::Unsupported(format!(
-            "a link to another job needs a fabric endpoint (libfabric), and none opened: {e}"
-        ))
-    })
+    let link = FabricLink::open(&crate::transport::fabric_config(&config), me, size, remote)
+        .map_err(|e| {
+            Error::Unsupported(format!(
+                "a link to another job needs a fabric endpoint (libfabric), and none opened: {e}"
+            ))
+        })?;
+    if config.debug_enabled("transport") {
+        eprintln!(
+            "oxmpi[transport]: bridge position {me} of {size}: fabric endpoint {}",
+            link.description()
+        );
+    }
+    Ok(link)
 }
 
 /// Registers `link` (members at `positions` are the other job's) and
@@ -322,40 +331,9 @@ pub fn parent(universe: &Universe) -> Result<Option<Comm>, Error> {
     let mine = record(&link.address()?, next_counter())?;
     let parents = register(&world, link, size, &(0..p).collect::<Vec<_>>())?;
     let records = gather(&world, 0, &mine)?;
-    let ctx = if me == 0 {
-        let b = bridged(&world)?;
-        let to = parents[info.root];
-        loop {
-            let sent = {
-                let _e = world.rt().engine();
-                b.with_link(to, |l, pos| l.send_hello(pos)).transpose()?
-            };
-            if sent == Some(true) {
-                break;
-            }
-            std::thread::yield_now();
-        }
-        let mut ctx = [0u8; 8];
-        exchange(
-            &world,
-            PORT_CONTEXT,
-            p as i32,
-            info.tag as i32,
-            &[(to, &records[..])],
-            &mut [],
-        )?;
-        exchange(
-            &world,
-            PORT_CONTEXT,
-            p as i32,
-            info.tag as i32 + 1,
-            &[],
-            &mut [(SourceSel::Rank(info.root as i32), &mut ctx[..])],
-        )?;
-        Some(Ok(ctx.to_vec()))
-    } else {
-        None
-    };
+    // The root's failure (the parents unreachable) reaches the other
+    // children through the handoff, so that none waits for it.
+    let ctx = (me == 0).then(|| report_to_parents(&world, &info, parents[info.root], &records));
     let ctx = handoff(&world, 0, ctx, || {
         Error::Spawn("the children's root could not reach the parents (its error says why)".into())
     })?;
@@ -366,6 +344,78 @@ pub fn parent(universe: &Universe) -> Result<Option<Comm>, Error> {
         world.world_ranks().to_vec(),
         parents,
     )))
+}
+
+/// The children's root: introduces itself to the parents' root (bridge
+/// peer `to`), sends it the children's `records` and returns the context
+/// it answers with.
+fn report_to_parents(
+    world: &Comm,
+    info: &ParentInfo,
+    to: usize,
+    records: &[u8],
+) -> Result<Vec<u8>, Error> {
+    let p = info.parents as i32;
+    hello(world, &*bridged(world)?, to, info.root)?;
+    let mut ctx = [0u8; 8];
+    exchange(
+        world,
+        PORT_CONTEXT,
+        p,
+        info.tag as i32,
+        &[(to, records)],
+        &mut [],
+    )?;
+    exchange(
+        world,
+        PORT_CONTEXT,
+        p,
+        info.tag as i32 + 1,
+        &[],
+        &mut [(SourceSel::Rank(info.root as i32), &mut ctx[..])],
+    )?;
+    Ok(ctx.to_vec())
+}
+
+/// How long the children's root keeps offering its HELLO to the parents'
+/// root while the provider refuses it (no room, or a connection still
+/// being made): the parents wait in [`spawn`], so a refusal this long
+/// means they cannot be reached.
+const HELLO_PATIENCE: Duration = Duration::from_secs(30);
+
+/// Introduces the children's root to the parents' root (bridge peer
+/// `to`, the parents' rank `root`). A provider may refuse the inject until
+/// its connection is made, which only its progress does: every refusal
+/// polls the transport before the next try, and after [`HELLO_PATIENCE`]
+/// the children give up with an error naming the parent.
+fn hello(world: &Comm, b: &Bridged, to: usize, root: usize) -> Result<(), Error> {
+    let start = Instant::now();
+    loop {
+        let sent = {
+            let mut e = world.rt().engine();
+            let sent = b.with_link(to, |l, pos| l.send_hello(pos)).transpose()?;
+            if sent != Some(true) {
+                e.progress();
+            }
+            sent
+        };
+        match sent {
+            Some(true) => return Ok(()),
+            None => {
+                return Err(Error::State(format!(
+                    "the parents' root (rank {root}) has no bridge link"
+                )))
+            }
+            Some(false) if start.elapsed() > HELLO_PATIENCE => {
+                return Err(Error::Spawn(format!(
+                    "the parents' root (rank {root} of the parent job) refused this job's \
+                     introduction for {HELLO_PATIENCE:?}: its fabric address cannot be reached \
+                     from this host"
+                )))
+            }
+            Some(false) => std::thread::yield_now(),
+        }
+    }
 }
 
 #[cfg(test)]

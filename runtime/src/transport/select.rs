@@ -4,6 +4,7 @@
 //! others). Locality is the launcher's placement (`PMI_process_mapping`),
 //! never what happens to be reachable.
 
+use std::net::{IpAddr, Ipv4Addr, ToSocketAddrs};
 use std::sync::Arc;
 
 use super::ofi::link::{FabricConfig, FabricLink};
@@ -82,6 +83,7 @@ pub(crate) fn fabric_config(config: &Config) -> FabricConfig {
     FabricConfig {
         provider: named(&config.ofi_provider),
         iface: named(&config.ofi_iface),
+        addr: named(&config.ofi_addr).or_else(host_address),
         packet: config.ofi_packet,
         credits: config.ofi_credits,
         mr: match config.ofi_mr.as_str() {
@@ -95,6 +97,48 @@ pub(crate) fn fabric_config(config: &Config) -> FabricConfig {
         },
         debug: config.debug_enabled("transport"),
     }
+}
+
+/// Without `OXMPI_OFI_ADDR` (which oxrun sets for jobs across hosts): an
+/// IPv4 address of this host's name that an interface that is up holds,
+/// other than loopback, else the source address of the default route, so
+/// that a job on one host (and the jobs it spawns or connects to) does not
+/// open its endpoint on whichever interface the provider happens to list
+/// first, such as a bridge that comes and goes.
+fn host_address() -> Option<String> {
+    named_address()
+        .or_else(default_route_source)
+        .map(|ip| ip.to_string())
+}
+
+/// The source address the kernel picks toward a documentation address
+/// (TEST-NET-3) that only a default route leads to: connecting a UDP
+/// socket looks the route up and sends nothing.
+fn default_route_source() -> Option<Ipv4Addr> {
+    let socket = std::net::UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).ok()?;
+    socket.connect((Ipv4Addr::new(203, 0, 113, 1), 9)).ok()?;
+    match socket.local_addr().ok()?.ip() {
+        IpAddr::V4(ip) if !ip.is_unspecified() && !ip.is_loopback() => Some(ip),
+        _ => None,
+    }
+}
+
+fn named_address() -> Option<Ipv4Addr> {
+    let local: Vec<Ipv4Addr> = nix::ifaddrs::getifaddrs()
+        .ok()?
+        .filter(|a| a.flags.contains(nix::net::if_::InterfaceFlags::IFF_UP))
+        .filter_map(|a| a.address?.as_sockaddr_in().map(|s| s.ip()))
+        .filter(|ip| !ip.is_loopback() && !ip.is_link_local())
+        .collect();
+    let name = nix::unistd::gethostname().ok()?.into_string().ok()?;
+    (name.as_str(), 0)
+        .to_socket_addrs()
+        .ok()?
+        .filter_map(|a| match a.ip() {
+            IpAddr::V4(v4) => Some(v4),
+            IpAddr::V6(_) => None,
+        })
+        .find(|ip| local.contains(ip))
 }
 
 fn hex(bytes: &[u8]) -> String {

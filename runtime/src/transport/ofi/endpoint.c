@@ -104,17 +104,63 @@ static int domain_is(const struct fi_info *fi, const char *name)
            strcmp(fi->domain_attr->name, name) == 0;
 }
 
-/* The entry to open: on `iface` when one is named, else the first one that
- * other hosts can reach, IPv4 before anything else. */
-static struct fi_info *choose(struct fi_info *list, const char *iface)
+/* Whether an entry's source address is the IP address `want` (the port
+ * does not matter). */
+static int has_ip(const struct fi_info *fi, const char *want)
+{
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (fi->src_addr == NULL)
+        return 0;
+    if (fi->addr_format == FI_SOCKADDR_IN && inet_pton(AF_INET, want, &v4) == 1) {
+        const struct sockaddr_in *a = fi->src_addr;
+        return a->sin_addr.s_addr == v4.s_addr;
+    }
+    if (fi->addr_format == FI_SOCKADDR_IN6 &&
+        inet_pton(AF_INET6, want, &v6) == 1) {
+        const struct sockaddr_in6 *a = fi->src_addr;
+        return memcmp(&a->sin6_addr, &v6, sizeof(v6)) == 0;
+    }
+    return 0;
+}
+
+/* An entry's source IP address as text ("?" when it has none). */
+static void source_text(const struct fi_info *fi, char *out, size_t cap)
+{
+    const void *ip = NULL;
+    int family = AF_INET;
+    if (fi->src_addr != NULL && fi->addr_format == FI_SOCKADDR_IN) {
+        ip = &((const struct sockaddr_in *)fi->src_addr)->sin_addr;
+    } else if (fi->src_addr != NULL && fi->addr_format == FI_SOCKADDR_IN6) {
+        ip = &((const struct sockaddr_in6 *)fi->src_addr)->sin6_addr;
+        family = AF_INET6;
+    }
+    if (ip == NULL || inet_ntop(family, ip, out, (socklen_t)cap) == NULL)
+        snprintf(out, cap, "?");
+}
+
+/* The entry to open: on `iface` when one is named; else the one whose
+ * source address is `addr` (the address the launcher reached this host
+ * at), when one is; else the first one that other hosts can reach, IPv4
+ * before anything else. `*how` says which rule chose it. */
+static struct fi_info *choose(struct fi_info *list, const char *iface,
+                              const char *addr, const char **how)
 {
     struct fi_info *cur;
     if (iface != NULL) {
+        *how = "interface named";
         for (cur = list; cur != NULL; cur = cur->next)
             if (domain_is(cur, iface))
                 return cur;
         return NULL;
     }
+    if (addr != NULL) {
+        *how = "this host's address";
+        for (cur = list; cur != NULL; cur = cur->next)
+            if (has_ip(cur, addr))
+                return cur;
+    }
+    *how = "first reachable address";
     for (cur = list; cur != NULL; cur = cur->next)
         if (cur->addr_format == FI_SOCKADDR_IN && !local_only(cur))
             return cur;
@@ -155,7 +201,8 @@ void oxmpi_ofi_close(struct oxmpi_ofi_ep *e)
 
 /* Opens an RDM endpoint with tagged messages that keeps send-after-send
  * order, on provider `prov` (NULL: libfabric's choice, which FI_PROVIDER
- * filters) and interface / domain `iface` (NULL: the first reachable one);
+ * filters) and interface / domain `iface` (NULL: the one holding IP
+ * address `addr`, if any does, else the first reachable one);
  * with `rma`, it must also read remote memory (FI_RMA, FI_READ) and let
  * peers read its own (FI_REMOTE_READ). Its completion queue holds
  * `cq_size` entries. Every memory registration mode but raw keys is
@@ -164,10 +211,13 @@ void oxmpi_ofi_close(struct oxmpi_ofi_ep *e)
  * failure returns a negative libfabric code and `desc` names the step
  * that failed. */
 int oxmpi_ofi_open(const struct oxmpi_ofi_entry *fns, const char *prov,
-                   const char *iface, int rma, size_t cq_size,
-                   struct oxmpi_ofi_ep **out, char *desc, size_t cap)
+                   const char *iface, const char *addr, int rma,
+                   size_t cq_size, struct oxmpi_ofi_ep **out, char *desc,
+                   size_t cap)
 {
     struct fi_info *hints, *list = NULL, *fi;
+    const char *how = "";
+    char source[INET6_ADDRSTRLEN];
     struct fi_cq_attr cq_attr;
     struct fi_av_attr av_attr;
     struct oxmpi_ofi_ep *e;
@@ -200,7 +250,7 @@ int oxmpi_ofi_open(const struct oxmpi_ofi_entry *fns, const char *prov,
         snprintf(desc, cap, "fi_getinfo");
         return ret;
     }
-    fi = choose(list, iface);
+    fi = choose(list, iface, addr, &how);
     if (fi == NULL) {
         fns->freeinfo(list);
         snprintf(desc, cap, "no reachable interface");
@@ -253,11 +303,13 @@ int oxmpi_ofi_open(const struct oxmpi_ofi_entry *fns, const char *prov,
          "fi_ep_bind(cq)");
     STEP(fi_enable(e->ep), "fi_enable");
 #undef STEP
+    source_text(fi, source, sizeof(source));
     snprintf(desc, cap,
-             "%s on %s (fabric %s), inject %zu, max message %zu, mr_mode %#x",
+             "%s on %s (fabric %s), source %s (%s), inject %zu, max message "
+             "%zu, mr_mode %#x",
              fi->fabric_attr->prov_name ? fi->fabric_attr->prov_name : "?",
              fi->domain_attr->name ? fi->domain_attr->name : "?",
-             fi->fabric_attr->name ? fi->fabric_attr->name : "?",
+             fi->fabric_attr->name ? fi->fabric_attr->name : "?", source, how,
              fi->tx_attr->inject_size, fi->ep_attr->max_msg_size,
              (unsigned)fi->domain_attr->mr_mode);
     *out = e;
@@ -431,12 +483,13 @@ struct oxmpi_ofi_ep;
 #define NOSYS (-38) /* -FI_ENOSYS */
 
 int oxmpi_ofi_open(const void *fns, const char *prov, const char *iface,
-                   int rma, size_t cq_size, struct oxmpi_ofi_ep **out,
-                   char *desc, size_t cap)
+                   const char *addr, int rma, size_t cq_size,
+                   struct oxmpi_ofi_ep **out, char *desc, size_t cap)
 {
     (void)fns;
     (void)prov;
     (void)iface;
+    (void)addr;
     (void)rma;
     (void)cq_size;
     *out = NULL;

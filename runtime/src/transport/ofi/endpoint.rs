@@ -66,21 +66,65 @@ pub(crate) enum Posted {
     Busy,
 }
 
+/// The provider tried first when none is named: libfabric's own RDM
+/// provider over sockets (1.17's `net`), which needs no utility layer and
+/// measured as fast as MPICH between hosts here (`tcp;ofi_rxm`, the
+/// fallback, 1.65x slower at 8 bytes; docs/ARCHITECTURE.md, "Jobs across
+/// hosts"). `FI_PROVIDER` still narrows what libfabric offers.
+pub(crate) const PREFERRED_PROVIDER: &str = "net";
+
+/// The providers to try, in order: the one named, else
+/// [`PREFERRED_PROVIDER`] and then libfabric's first.
+pub(crate) fn provider_candidates(named: Option<&str>) -> Vec<Option<&str>> {
+    match named {
+        Some(p) => vec![Some(p)],
+        None => vec![Some(PREFERRED_PROVIDER), None],
+    }
+}
+
 impl Endpoint {
+    /// [`Endpoint::open`] on the first of [`provider_candidates`] that
+    /// opens; with `reads`, asking for RMA reads first and then without (a
+    /// provider without them still carries everything tagged). The last
+    /// error when none opens.
+    pub(crate) fn open_preferred(
+        provider: Option<&str>,
+        iface: Option<&str>,
+        addr: Option<&str>,
+        reads: bool,
+        cq_size: usize,
+    ) -> Result<Endpoint, Error> {
+        let mut last = None;
+        for prov in provider_candidates(provider) {
+            let opened = match reads {
+                true => Endpoint::open(prov, iface, addr, true, cq_size)
+                    .or_else(|_| Endpoint::open(prov, iface, addr, false, cq_size)),
+                false => Endpoint::open(prov, iface, addr, false, cq_size),
+            };
+            match opened {
+                Ok(ep) => return Ok(ep),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.expect("at least one candidate"))
+    }
+
     /// Opens an endpoint on `provider` (None: libfabric's choice, which
-    /// `FI_PROVIDER` narrows) and interface `iface` (None: the first
-    /// address other hosts can reach), whose completion queue holds
-    /// `cq_size` entries; with `rma`, only a provider that also does RMA
-    /// reads both ways qualifies.
+    /// `FI_PROVIDER` narrows) and interface `iface` (None: the one holding
+    /// IP address `addr` if one does, else the first address other hosts
+    /// can reach), whose completion queue holds `cq_size` entries; with
+    /// `rma`, only a provider that also does RMA reads both ways qualifies.
     pub(crate) fn open(
         provider: Option<&str>,
         iface: Option<&str>,
+        addr: Option<&str>,
         rma: bool,
         cq_size: usize,
     ) -> Result<Endpoint, Error> {
         let lib = loaded()?;
         let prov = provider.map(cstring).transpose()?;
         let ifc = iface.map(cstring).transpose()?;
+        let ip = addr.map(cstring).transpose()?;
         let mut raw: *mut RawEndpoint = std::ptr::null_mut();
         let mut desc = [0 as c_char; 512];
         // SAFETY: `entry` holds libfabric's entry points (kept valid by the
@@ -91,6 +135,7 @@ impl Endpoint {
                 &lib.entry,
                 prov.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
                 ifc.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+                ip.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
                 c_int::from(rma),
                 cq_size,
                 &mut raw,

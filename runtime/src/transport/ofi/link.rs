@@ -65,8 +65,12 @@ const STACK_INJECT: usize = 256;
 pub(crate) struct FabricConfig {
     /// Provider name (None: libfabric's choice).
     pub(crate) provider: Option<String>,
-    /// Interface / domain name (None: the first reachable one).
+    /// Interface / domain name (None: by `addr`).
     pub(crate) iface: Option<String>,
+    /// This host's IP address the launcher placed the rank at: the
+    /// interface holding it is chosen (None, or no interface holds it: the
+    /// first reachable one).
+    pub(crate) addr: Option<String>,
     /// Largest packet.
     pub(crate) packet: usize,
     /// Packets in flight per peer.
@@ -218,19 +222,19 @@ impl FabricLink {
         let packet = cfg.packet.max(1024);
         let credits = cfg.credits.clamp(2, CREDITS_MASK as usize) as u32;
         let receives = (credits as usize + 3) * remote.len();
-        let (prov, iface) = (cfg.provider.as_deref(), cfg.iface.as_deref());
         let cq_size = (receives + SEND_SLOTS).max(64);
         let want_reads = match cfg.rndv {
             RndvPolicy::Auto => READS_BY_DEFAULT,
             RndvPolicy::Read => true,
             RndvPolicy::Tagged => false,
         };
-        // A provider without RMA reads still carries everything tagged.
-        let ep = match want_reads {
-            true => Endpoint::open(prov, iface, true, cq_size)
-                .or_else(|_| Endpoint::open(prov, iface, false, cq_size))?,
-            false => Endpoint::open(prov, iface, false, cq_size)?,
-        };
+        let ep = Endpoint::open_preferred(
+            cfg.provider.as_deref(),
+            cfg.iface.as_deref(),
+            cfg.addr.as_deref(),
+            want_reads,
+            cq_size,
+        )?;
         let reads = want_reads && ep.can_read;
         let mut reg = Registrar::new(ep.mr_mode, cfg.mr);
         let (rx, tx) = (Slab::new(receives * packet), Slab::new(SEND_SLOTS * packet));

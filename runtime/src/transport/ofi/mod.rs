@@ -32,6 +32,24 @@ pub fn providers() -> Result<Vec<String>, Error> {
     Ok(distinct)
 }
 
+/// Which provider a job's endpoints between hosts open on, in words, given
+/// `OXMPI_OFI_PROVIDER` (`configured`, empty when unset) and the providers
+/// libfabric lists here (`found`, already narrowed by `FI_PROVIDER`): the
+/// configured one, else `net` where listed, else libfabric's first.
+pub fn provider_between_hosts(configured: &str, found: &[String]) -> String {
+    let preferred = endpoint::PREFERRED_PROVIDER;
+    if !configured.is_empty() {
+        return format!("{configured} (OXMPI_OFI_PROVIDER)");
+    }
+    if found.iter().any(|p| p == preferred) {
+        return format!("{preferred} (the default where listed; else libfabric's first)");
+    }
+    match found.first() {
+        Some(first) => format!("{first} (libfabric's first: no {preferred} here)"),
+        None => "none".into(),
+    }
+}
+
 /// The loaded libfabric's version ("major.minor"); an error when libfabric
 /// was not compiled in or cannot be loaded. Loads libfabric on first use.
 pub fn library_version() -> Result<String, Error> {
@@ -67,6 +85,22 @@ mod tests {
         sorted.dedup();
         assert_eq!(sorted.len(), names.len(), "duplicates in {names:?}");
         assert!(names.iter().all(|n| !n.is_empty()));
+    }
+
+    #[test]
+    fn net_is_preferred_where_listed_and_a_named_provider_wins() {
+        let found = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let both = found(&["tcp;ofi_rxm", "net", "shm"]);
+        assert!(provider_between_hosts("", &both).starts_with("net "));
+        assert!(provider_between_hosts("tcp", &both).starts_with("tcp (OXMPI_OFI_PROVIDER)"));
+        let rxm = found(&["tcp;ofi_rxm", "shm"]);
+        assert!(provider_between_hosts("", &rxm).starts_with("tcp;ofi_rxm (libfabric's first"));
+        assert_eq!(provider_between_hosts("", &[]), "none");
+        assert_eq!(endpoint::provider_candidates(None), [Some("net"), None]);
+        assert_eq!(
+            endpoint::provider_candidates(Some("verbs")),
+            [Some("verbs")]
+        );
     }
 
     #[test]

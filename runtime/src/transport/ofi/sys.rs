@@ -130,6 +130,7 @@ extern "C" {
         fns: *const Entry,
         prov: *const c_char,
         iface: *const c_char,
+        addr: *const c_char,
         rma: c_int,
         cq_size: usize,
         out: *mut *mut RawEndpoint,
