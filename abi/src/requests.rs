@@ -208,15 +208,11 @@ pub fn plain(st: &mut State, sweep: &mut Sweep<'_>, h: &mut MPI_Request) -> Plai
     }
     let status = match st.requests.get_mut(slot) {
         Some(ReqEntry::Ready { status, .. }) => *status,
-        Some(ReqEntry::Active { req: Some(r), .. }) => {
-            if !sweep.settle(r) {
-                return Plain::Pending;
-            }
-            match sweep.take_ok(r) {
-                Some(s) => s,
-                None => return Plain::Other,
-            }
-        }
+        Some(ReqEntry::Active { req: Some(r), .. }) => match sweep.complete_ok(r) {
+            Some(Some(s)) => s,
+            Some(None) => return Plain::Other,
+            None => return Plain::Pending,
+        },
         _ => return Plain::Other,
     };
     st.requests.discard(slot);

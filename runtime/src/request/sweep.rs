@@ -110,6 +110,36 @@ impl<'a> Sweep<'a> {
         }
     }
 
+    /// [`Sweep::settle`] and [`Sweep::take_ok`] in one look, for the
+    /// completion calls' common case: `None` while the operation runs;
+    /// `Some(Some(status))` when it finished without error and without a
+    /// stage (the request is complete: the status goes from the engine
+    /// straight out, not kept in the request first); `Some(None)` when it
+    /// has finished otherwise, its outcome kept for [`Sweep::test`].
+    #[inline]
+    pub fn complete_ok(&mut self, r: &mut Request<'_>) -> Option<Option<Status>> {
+        let Some(id) = r.id else {
+            return Some(self.take_ok(r));
+        };
+        let engine = match (self.rt, &mut self.engine) {
+            (Some(rt), Some(e)) if std::ptr::eq::<Runtime>(&*r.rt, &**rt) => e,
+            _ => {
+                return self.settle(r).then(|| self.take_ok(r));
+            }
+        };
+        if r.stage.is_none() {
+            if let Some(s) = engine.reqs.take_ok(id) {
+                r.id = None;
+                if s.truncated_from.is_none() {
+                    return Some(Some(s));
+                }
+                r.ready = Some(s);
+                return Some(None);
+            }
+        }
+        r.collect(engine).then_some(None)
+    }
+
     /// Completes `r` if its operation has finished (`MPI_Test` on it):
     /// `Ok(None)` while it runs; a null request gives an empty status.
     #[inline]
