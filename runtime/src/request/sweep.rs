@@ -112,10 +112,10 @@ impl<'a> Sweep<'a> {
 
     /// [`Sweep::settle`] and [`Sweep::take_ok`] in one look, for the
     /// completion calls' common case: `None` while the operation runs;
-    /// `Some(Some(status))` when it finished without error and without a
-    /// stage (the request is complete: the status goes from the engine
-    /// straight out, not kept in the request first); `Some(None)` when it
-    /// has finished otherwise, its outcome kept for [`Sweep::test`].
+    /// `Some(Some(status))` when it finished without error (the request is
+    /// complete; without a stage the status goes from the engine straight
+    /// out, not kept in the request first); `Some(None)` when it finished
+    /// with an error or truncated, its outcome kept for [`Sweep::test`].
     #[inline]
     pub fn complete_ok(&mut self, r: &mut Request<'_>) -> Option<Option<Status>> {
         let Some(id) = r.id else {
@@ -137,7 +137,16 @@ impl<'a> Sweep<'a> {
                 return Some(None);
             }
         }
-        r.collect(engine).then_some(None)
+        if !r.collect(engine) {
+            return None;
+        }
+        // Finished otherwise (a stage unpacked now, an error, a truncation):
+        // an error-free status kept by the stage's unpacking still
+        // completes here.
+        Some(match r.ready {
+            Some(s) if s.truncated_from.is_none() => r.ready.take(),
+            _ => None,
+        })
     }
 
     /// Completes `r` if its operation has finished (`MPI_Test` on it):
