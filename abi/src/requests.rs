@@ -206,20 +206,20 @@ pub fn plain(st: &mut State, sweep: &mut Sweep<'_>, h: &mut MPI_Request) -> Plai
     if st.staged.has(slot) || (!st.idups.is_empty() && st.idups.contains_key(&slot)) {
         return Plain::Other;
     }
-    let status = match st.requests.get_mut(slot) {
-        Some(ReqEntry::Ready { status, .. }) => *status,
-        Some(ReqEntry::Active { req: Some(r), .. }) => {
-            if !sweep.settle(r) {
-                return Plain::Pending;
-            }
-            match sweep.take_ok(r) {
-                Some(s) => s,
-                None => return Plain::Other,
-            }
-        }
+    let (status, inert) = match st.requests.get_mut(slot) {
+        Some(ReqEntry::Ready { status, .. }) => (*status, true),
+        Some(ReqEntry::Active { req: Some(r), .. }) => match sweep.complete_ok(r) {
+            Some(Some(s)) => (s, r.owns_nothing()),
+            Some(None) => return Plain::Other,
+            None => return Plain::Pending,
+        },
         _ => return Plain::Other,
     };
-    st.requests.discard(slot);
+    if inert {
+        st.requests.vacate(slot);
+    } else {
+        st.requests.discard(slot);
+    }
     *h = REQUEST_NULL;
     Plain::Done(status)
 }

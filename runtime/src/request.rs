@@ -174,6 +174,18 @@ impl<'a> Request<'a> {
         self.id.is_none() && self.ready.is_none() && self.failed.is_none()
     }
 
+    /// Whether dropping this request would do nothing: it is complete
+    /// (nothing in the engine to wait for), keeps no error and no stage,
+    /// and counts no reference to its runtime. A caller may then forget
+    /// it instead of dropping it.
+    #[inline]
+    pub fn owns_nothing(&self) -> bool {
+        self.id.is_none()
+            && self.failed.is_none()
+            && self.stage.is_none()
+            && matches!(self.rt, RtRef::Static(_))
+    }
+
     fn take_status(&mut self) -> Option<Result<Status, Error>> {
         if let Some(s) = self.ready.take() {
             return Some(s.check());

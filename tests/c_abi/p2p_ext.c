@@ -231,6 +231,16 @@ static void test_errors(void)
                  MPI_ERR_TYPE);
     EXPECT_CLASS(MPI_Isendrecv_replace_c(&x, 1, MPI_INT, right, 0, left, 0, MPI_COMM_NULL, &req),
                  MPI_ERR_COMM);
+    /* The plain non-blocking calls' common case (a predefined communicator,
+       a contiguous type) reports its errors as the general form does. */
+    EXPECT_CLASS(MPI_Isend(&x, 1, MPI_INT, size, 0, MPI_COMM_WORLD, &req), MPI_ERR_RANK);
+    EXPECT_CLASS(MPI_Issend(&x, 1, MPI_INT, right, -5, MPI_COMM_WORLD, &req), MPI_ERR_TAG);
+    EXPECT_CLASS(MPI_Isend(&x, -1, MPI_INT, right, 0, MPI_COMM_WORLD, &req), MPI_ERR_COUNT);
+    EXPECT_CLASS(MPI_Isend(&x, 1, MPI_INT, right, 0, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    EXPECT_CLASS(MPI_Irecv(&x, 1, MPI_INT, size + 3, 0, MPI_COMM_WORLD, &req), MPI_ERR_RANK);
+    EXPECT_CLASS(MPI_Irecv(&x, 1, MPI_INT, left, -5, MPI_COMM_WORLD, &req), MPI_ERR_TAG);
+    EXPECT_CLASS(MPI_Irecv(&x, 1, MPI_INT, left, 0, MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    CHECK(req == MPI_REQUEST_NULL, "a failed call wrote a request");
 }
 
 /* MPI_Buffer_attach_c / MPI_Buffer_detach_c hand back what was attached. */

@@ -111,6 +111,11 @@ pub fn complete<F>(
 where
     F: FnMut(usize, Status, Option<AbiError>),
 {
+    if want == Want::All {
+        if let Some(active) = all_done_at_start(hs, &mut report) {
+            return Ok(active);
+        }
+    }
     let mut seen = Seen::default();
     // Indices still pending after the first pass (which looks at all).
     let mut pending: Vec<usize> = Vec::new();
@@ -175,6 +180,33 @@ where
         }
         wait_taken(taken, want);
     }
+}
+
+/// [`complete`] of every request when each handle is a send that completed
+/// as it started ([`handles::REQUEST_COMPLETE`]) or null (the sender's
+/// `MPI_Waitall` after a window of eager `MPI_Isend`s): reported as the
+/// passes would, without the state lock, the engine or a look at
+/// generalized requests. Returns whether any was active; `None` (nothing
+/// done) when some handle is another request.
+fn all_done_at_start<F>(hs: &mut [MPI_Request], report: &mut F) -> Option<bool>
+where
+    F: FnMut(usize, Status, Option<AbiError>),
+{
+    let done = |h: &MPI_Request| *h == handles::REQUEST_COMPLETE || *h == handles::REQUEST_NULL;
+    if !hs.iter().all(done) {
+        return None;
+    }
+    let mut active = false;
+    for (i, h) in hs.iter_mut().enumerate() {
+        if *h == handles::REQUEST_COMPLETE {
+            *h = handles::REQUEST_NULL;
+            active = true;
+            report(i, Status::empty(), None);
+        } else {
+            report(i, empty_status(), None);
+        }
+    }
+    Some(active)
 }
 
 /// Waits in the runtime (without the state lock) for `taken`: every one

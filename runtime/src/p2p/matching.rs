@@ -518,8 +518,13 @@ impl<P, U> Matcher<P, U> {
             .ok()
             .and_then(|r| cq.posted.get_mut(r));
         let (q, i) = if cq.posted_any.is_empty() {
-            // No wildcard receives (the usual case): one queue to look at.
+            // No wildcard receives (the usual case): one queue to look at,
+            // and in a stream its front matches: taken without building
+            // the deque's two-slice iterator.
             let q = named?;
+            if q.front().is_some_and(ok) {
+                return q.pop_front().map(|e| e.item);
+            }
             let i = q.iter().position(ok)?;
             (q, i)
         } else {

@@ -110,6 +110,45 @@ impl<'a> Sweep<'a> {
         }
     }
 
+    /// [`Sweep::settle`] and [`Sweep::take_ok`] in one look, for the
+    /// completion calls' common case: `None` while the operation runs;
+    /// `Some(Some(status))` when it finished without error (the request is
+    /// complete; without a stage the status goes from the engine straight
+    /// out, not kept in the request first); `Some(None)` when it finished
+    /// with an error or truncated, its outcome kept for [`Sweep::test`].
+    #[inline]
+    pub fn complete_ok(&mut self, r: &mut Request<'_>) -> Option<Option<Status>> {
+        let Some(id) = r.id else {
+            return Some(self.take_ok(r));
+        };
+        let engine = match (self.rt, &mut self.engine) {
+            (Some(rt), Some(e)) if std::ptr::eq::<Runtime>(&*r.rt, &**rt) => e,
+            _ => {
+                return self.settle(r).then(|| self.take_ok(r));
+            }
+        };
+        if r.stage.is_none() {
+            if let Some(s) = engine.reqs.take_ok(id) {
+                r.id = None;
+                if s.truncated_from.is_none() {
+                    return Some(Some(s));
+                }
+                r.ready = Some(s);
+                return Some(None);
+            }
+        }
+        if !r.collect(engine) {
+            return None;
+        }
+        // Finished otherwise (a stage unpacked now, an error, a truncation):
+        // an error-free status kept by the stage's unpacking still
+        // completes here.
+        Some(match r.ready {
+            Some(s) if s.truncated_from.is_none() => r.ready.take(),
+            _ => None,
+        })
+    }
+
     /// Completes `r` if its operation has finished (`MPI_Test` on it):
     /// `Ok(None)` while it runs; a null request gives an empty status.
     #[inline]

@@ -142,9 +142,11 @@ unsafe fn copy_out(plan: &Plan) -> Result<Vec<u8>, AbiError> {
 ///
 /// # Safety
 /// `request` is writable (checked non-null).
+#[inline]
 unsafe fn store_request(request: *mut MPI_Request, entry: ReqEntry) {
+    let h = requests::insert(entry);
     // SAFETY: the caller's contract.
-    unsafe { store_staged(request, entry, None) };
+    unsafe { *request = h };
 }
 
 /// Stores a new request with the temporary buffer it uses, if any.

@@ -125,6 +125,60 @@ large_count! {
     }
 }
 
+/// A non-blocking receive in its general form: any communicator, any
+/// datatype; also reports a null `request`. Out of line, like
+/// [`recv_general`].
+///
+/// # Safety
+/// As `MPI_Irecv`.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn irecv_general(
+    name: &'static str,
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || {
+        let out = out_ptr(request, "request")?;
+        let r = match (
+            state::predefined_comm(comm),
+            datatype_p2p::contiguous_bytes(buf, count, datatype),
+        ) {
+            // SAFETY: the caller keeps the buffer until completion.
+            (Some(c), Some((ptr, cap))) => unsafe { c.irecv_raw_static(ptr, cap, source, tag) }?,
+            _ => {
+                let plan = buf_plan(buf, count, datatype)?;
+                // SAFETY: as above.
+                state::with_comm(comm, |c| Ok(unsafe { c.irecv_plan(&plan, source, tag) }?))?
+            }
+        };
+        // SAFETY: checked non-null.
+        unsafe { store_request(out, ReqEntry::Active { req: Some(r), comm }) };
+        Ok(())
+    })
+}
+
+/// Reports a failed (or panicked) non-blocking receive of `MPI_Irecv`'s
+/// common case.
+#[cold]
+#[inline(never)]
+fn irecv_failed(
+    name: &'static str,
+    comm: MPI_Comm,
+    r: std::thread::Result<Option<Box<oxmpi::Error>>>,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || match r {
+        Ok(Some(e)) => Err((*e).into()),
+        Ok(None) => Ok(()),
+        Err(p) => std::panic::resume_unwind(p),
+    })
+}
+
 large_count! {
     /// # Safety
     /// `buf` has room for `count` elements until completion; `request` is writable.
@@ -137,26 +191,35 @@ large_count! {
         comm: MPI_Comm,
         request: *mut MPI_Request,
     ) -> c_int {
-        guard(NAME, ErrObj::Comm(comm), || {
-            let out = out_ptr(request, "request")?;
-            let count = wide(count);
-            let r = match (
-                state::predefined_comm(comm),
-                datatype_p2p::contiguous_bytes(buf, count, datatype),
-            ) {
-                // The common case: a predefined communicator, a
-                // contiguous predefined type.
+        let count = wide(count);
+        // The common case: a predefined communicator, a contiguous
+        // predefined type. As in `MPI_Recv`, only the runtime call and the
+        // table entry run under the panic guard and only a failure comes
+        // out (boxed): the new request goes from the runtime's result
+        // straight into its entry, not through the general path's
+        // `Result<(), AbiError>`.
+        if let (Some(c), Some((ptr, cap)), false) = (
+            state::predefined_comm(comm),
+            datatype_p2p::contiguous_bytes(buf, count, datatype),
+            request.is_null(), // an error: `irecv_general` reports it
+        ) {
+            let r = catch_unwind(AssertUnwindSafe(move || {
                 // SAFETY: the caller keeps the buffer until completion.
-                (Some(c), Some((ptr, cap))) => unsafe { c.irecv_raw_static(ptr, cap, source, tag) }?,
-                _ => {
-                    let plan = buf_plan(buf, count, datatype)?;
-                    // SAFETY: as above.
-                    state::with_comm(comm, |c| Ok(unsafe { c.irecv_plan(&plan, source, tag) }?))?
+                match unsafe { c.irecv_raw_static(ptr, cap, source, tag) } {
+                    // SAFETY: `request` was checked non-null above.
+                    Ok(req) => unsafe {
+                        store_request(request, ReqEntry::Active { req: Some(req), comm });
+                        None
+                    },
+                    Err(e) => Some(Box::new(e)),
                 }
-            };
-            // SAFETY: checked non-null.
-            unsafe { store_request(out, ReqEntry::Active { req: Some(r), comm }) };
-            Ok(())
-        })
+            }));
+            if let Ok(None) = r {
+                return 0;
+            }
+            return irecv_failed(NAME, comm, r);
+        }
+        // SAFETY: the caller's contract.
+        unsafe { irecv_general(NAME, buf, count, datatype, source, tag, comm, request) }
     }
 }

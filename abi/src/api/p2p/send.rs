@@ -1,6 +1,7 @@
 //! Sends in every mode, blocking and non-blocking.
 
 use std::ffi::{c_int, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use oxmpi::{Request, Status};
 
@@ -110,6 +111,81 @@ large_count! {
     }
 }
 
+/// A non-blocking send in its general form: any communicator, any
+/// datatype; also reports a null `request`. Out of line, like
+/// [`send_general`].
+///
+/// # Safety
+/// As `MPI_Isend`.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+unsafe fn isend_general(
+    name: &'static str,
+    buf: *const c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+    request: *mut MPI_Request,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || {
+        let out = out_ptr(request, "request")?;
+        let sync = mode == SendMode::Synchronous;
+        let r = match (
+            state::predefined_comm(comm),
+            datatype_p2p::contiguous_bytes(buf, count, datatype),
+        ) {
+            // SAFETY: the caller keeps the buffer until completion.
+            (Some(c), Some((ptr, len))) => {
+                unsafe { c.isend_raw_or_done(ptr, len, dest, tag, sync) }?
+            }
+            // SAFETY: as above.
+            _ => Some(unsafe { isend(buf, count, datatype, dest, tag, comm, mode) }?),
+        };
+        // SAFETY: checked non-null.
+        unsafe { store_send(out, r, comm) };
+        Ok(())
+    })
+}
+
+/// Gives a started send its handle: a send complete already gets the one
+/// builtin handle for those (its status is empty): no table, no lock.
+///
+/// # Safety
+/// `out` is writable.
+#[inline(always)]
+unsafe fn store_send(out: *mut MPI_Request, r: Option<Request<'static>>, comm: MPI_Comm) {
+    let entry = match r.map(Request::finished_now) {
+        None => None,
+        Some(Ok(status)) if status == Status::empty() => None,
+        Some(Ok(status)) => Some(ReqEntry::Ready { status, comm }),
+        Some(Err(r)) => Some(ReqEntry::Active { req: Some(r), comm }),
+    };
+    match entry {
+        // SAFETY: the caller's contract.
+        None => unsafe { *out = handles::REQUEST_COMPLETE },
+        // SAFETY: as above.
+        Some(entry) => unsafe { store_request(out, entry) },
+    }
+}
+
+/// Reports a failed (or panicked) non-blocking send of the common case.
+#[cold]
+#[inline(never)]
+fn isend_failed(
+    name: &'static str,
+    comm: MPI_Comm,
+    r: std::thread::Result<Option<Box<oxmpi::Error>>>,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || match r {
+        Ok(Some(e)) => Err((*e).into()),
+        Ok(None) => Ok(()),
+        Err(p) => std::panic::resume_unwind(p),
+    })
+}
+
 macro_rules! nonblocking_send {
     ($(#[$doc:meta])* $name:ident, $mode:expr) => {
         large_count! {
@@ -127,40 +203,38 @@ macro_rules! nonblocking_send {
                 comm: MPI_Comm,
                 request: *mut MPI_Request,
             ) -> c_int {
-                guard(NAME, ErrObj::Comm(comm), || {
-                    let out = out_ptr(request, "request")?;
-                    let count = wide(count);
+                let count = wide(count);
+                // The common case (a predefined communicator, a contiguous
+                // predefined type) goes straight to the runtime, which
+                // makes no request for an eager send; as in `MPI_Irecv`,
+                // only that call and the handle's store run under the
+                // panic guard, and only a failure comes out (boxed).
+                if let (Some(c), Some((ptr, len)), false) = (
+                    state::predefined_comm(comm),
+                    datatype_p2p::contiguous_bytes(buf, count, datatype),
+                    request.is_null(), // an error: `isend_general` reports it
+                ) {
                     let sync = $mode == SendMode::Synchronous;
-                    // The common case (a predefined communicator, a
-                    // contiguous predefined type) goes straight to the
-                    // runtime, which makes no request for an eager send.
-                    let r = match (
-                        state::predefined_comm(comm),
-                        datatype_p2p::contiguous_bytes(buf, count, datatype),
-                    ) {
+                    let r = catch_unwind(AssertUnwindSafe(move || {
                         // SAFETY: the caller keeps the buffer until completion.
-                        (Some(c), Some((ptr, len))) => unsafe {
-                            c.isend_raw_or_done(ptr, len, dest, tag, sync)
-                        }?,
-                        // SAFETY: as above.
-                        _ => Some(unsafe { isend(buf, count, datatype, dest, tag, comm, $mode) }?),
-                    };
-                    // A send complete already gets the one builtin handle
-                    // for those (its status is empty): no table, no lock.
-                    let entry = match r.map(Request::finished_now) {
-                        None => None,
-                        Some(Ok(status)) if status == Status::empty() => None,
-                        Some(Ok(status)) => Some(ReqEntry::Ready { status, comm }),
-                        Some(Err(r)) => Some(ReqEntry::Active { req: Some(r), comm }),
-                    };
-                    match entry {
-                        // SAFETY: checked non-null.
-                        None => unsafe { *out = handles::REQUEST_COMPLETE },
-                        // SAFETY: checked non-null.
-                        Some(entry) => unsafe { store_request(out, entry) },
+                        match unsafe { c.isend_raw_or_done(ptr, len, dest, tag, sync) } {
+                            // SAFETY: `request` was checked non-null above.
+                            Ok(r) => unsafe {
+                                store_send(request, r, comm);
+                                None
+                            },
+                            Err(e) => Some(Box::new(e)),
+                        }
+                    }));
+                    if let Ok(None) = r {
+                        return 0;
                     }
-                    Ok(())
-                })
+                    return isend_failed(NAME, comm, r);
+                }
+                // SAFETY: the caller's contract.
+                unsafe {
+                    isend_general(NAME, buf, count, datatype, dest, tag, comm, $mode, request)
+                }
             }
         }
     };
