@@ -235,8 +235,8 @@ mod tests {
             .algo
             .name;
         assert!(big == "rabenseifner" || big == "ring", "{big}");
-        // Bcast too (see bcast/shm.rs), but not beyond a slot.
-        assert_eq!(
+        // Except bcast, whose tree measured faster (see bcast/shm.rs).
+        assert_ne!(
             choose(Coll::Bcast, &args(8, 8, true), &m, None).algo.name,
             "shm"
         );

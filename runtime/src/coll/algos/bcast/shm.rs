@@ -39,13 +39,16 @@ fn build_call(ctx: &Ctx, s: &mut Schedule, r: &super::Broadcast, after: &[usize]
     }
 }
 
-/// Predicted seconds: the root's copy in, each rank's copy out. The root
-/// of back-to-back calls posts up to `SMALL_DEPTH` (64) small payloads
-/// ahead of its slowest reader before it waits, as an eager sender does,
-/// and a blocking call runs without a schedule (`area/direct.rs`); before
-/// both, the area's bcast was no faster than the binomial tree at 2 ranks
-/// and 1.5x slower at 4 on 2 cores, and this cost added the tree's.
+/// Predicted seconds: the root's copy in, each rank's copy out, plus the
+/// binomial tree's latency, so the model never prefers the area for bcast
+/// (`OXMPI_BCAST_ALGO=shm` still forces it). Measured side by side after
+/// the direct path and the 64-slot ring (8 B, forced, back to back on a
+/// quiet machine): at 2 ranks the area ties the tree (0.28-0.37 against
+/// 0.39-0.40 us), at 4 ranks on 2 cores it loses (bcast 0.71-0.75 against
+/// 0.43-0.68, ibcast 1.4-1.8 against 0.75-2.0): the tree's root returns
+/// after its eager sends, the area's waits on readers that share cores.
 fn cost(m: &Model, a: &Args) -> f64 {
     let n = a.bytes as f64;
-    area_cost(m, a, n, n, 0.0)
+    let tree = super::binomial::INFO.cost;
+    area_cost(m, a, n, n, 0.0) + tree(m, a)
 }
