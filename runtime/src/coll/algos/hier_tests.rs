@@ -54,13 +54,34 @@ fn only_leaders_cross(views: &[NodeView], scheds: &[Schedule]) {
     }
 }
 
+/// The node views of every rank of `map` (node ids by world rank) on the
+/// world communicator.
+fn views_of(map: &[usize]) -> Vec<NodeView> {
+    let world: Vec<usize> = (0..map.len()).collect();
+    (0..map.len())
+        .map(|r| NodeView::new(map, &world, r))
+        .collect()
+}
+
+/// Builds every rank's schedule with `build`, checks that only leaders
+/// talk across nodes and runs them together.
+fn simulate(views: &[NodeView], mut build: impl FnMut(usize, &mut Schedule)) {
+    let scheds: Vec<Schedule> = (0..views.len())
+        .map(|r| {
+            let mut s = Schedule::new();
+            build(r, &mut s);
+            s
+        })
+        .collect();
+    only_leaders_cross(views, &scheds);
+    sim::run(scheds);
+}
+
 #[test]
 fn hierarchical_allreduce_every_layout_and_phase_algorithm() {
     for p in 2..=13 {
         for map in maps(p) {
-            let views: Vec<NodeView> = (0..p)
-                .map(|r| NodeView::new(&map, &(0..p).collect::<Vec<_>>(), r))
-                .collect();
+            let views = views_of(&map);
             let layout = views[0].layout;
             for (commutative, op) in [(true, add()), (false, compose())] {
                 if !commutative && !layout.blocked {
@@ -81,29 +102,23 @@ fn hierarchical_allreduce_every_layout_and_phase_algorithm() {
                                 predicted: 0.0,
                             };
                             let mut bufs = inputs.clone();
-                            let scheds: Vec<Schedule> = (0..p)
-                                .map(|r| {
-                                    let mut s = Schedule::new();
-                                    let red = allreduce::Reduction {
-                                        buf: Schedule::user(bufs[r].as_mut_ptr(), n),
-                                        count: n / 8,
-                                        elem: 8,
-                                        op: &op,
-                                        commutative,
-                                    };
-                                    allreduce::hierarchical::build_on(
-                                        &ctx(r, p),
-                                        &views[r],
-                                        &plan,
-                                        &mut s,
-                                        &red,
-                                        &[],
-                                    );
-                                    s
-                                })
-                                .collect();
-                            only_leaders_cross(&views, &scheds);
-                            sim::run(scheds);
+                            simulate(&views, |r, s| {
+                                let red = allreduce::Reduction {
+                                    buf: Schedule::user(bufs[r].as_mut_ptr(), n),
+                                    count: n / 8,
+                                    elem: 8,
+                                    op: &op,
+                                    commutative,
+                                };
+                                allreduce::hierarchical::build_on(
+                                    &ctx(r, p),
+                                    &views[r],
+                                    &plan,
+                                    s,
+                                    &red,
+                                    &[],
+                                );
+                            });
                             for (r, b) in bufs.iter().enumerate() {
                                 assert_eq!(
                                     *b, want,
@@ -122,9 +137,7 @@ fn hierarchical_allreduce_every_layout_and_phase_algorithm() {
 fn hierarchical_bcast_every_layout_root_and_phase_algorithm() {
     for p in 2..=13 {
         for map in maps(p) {
-            let views: Vec<NodeView> = (0..p)
-                .map(|r| NodeView::new(&map, &(0..p).collect::<Vec<_>>(), r))
-                .collect();
+            let views = views_of(&map);
             for root in 0..p {
                 for n in [0, 1, 100] {
                     for leaders in flat(bcast::ALL) {
@@ -137,25 +150,19 @@ fn hierarchical_bcast_every_layout_root_and_phase_algorithm() {
                             let mut bufs: Vec<Vec<u8>> = (0..p)
                                 .map(|r| if r == root { data(root, n) } else { vec![0; n] })
                                 .collect();
-                            let scheds: Vec<Schedule> = (0..p)
-                                .map(|r| {
-                                    let mut s = Schedule::new();
-                                    let buf = Schedule::user(bufs[r].as_mut_ptr(), n);
-                                    bcast::hierarchical::build_on(
-                                        &ctx(r, p),
-                                        &views[r],
-                                        &plan,
-                                        &mut s,
-                                        buf,
-                                        root,
-                                        &[],
-                                    );
-                                    s
-                                })
-                                .collect();
                             // The root's message to its leader stays on its node.
-                            only_leaders_cross(&views, &scheds);
-                            sim::run(scheds);
+                            simulate(&views, |r, s| {
+                                let buf = Schedule::user(bufs[r].as_mut_ptr(), n);
+                                bcast::hierarchical::build_on(
+                                    &ctx(r, p),
+                                    &views[r],
+                                    &plan,
+                                    s,
+                                    buf,
+                                    root,
+                                    &[],
+                                );
+                            });
                             for (r, b) in bufs.iter().enumerate() {
                                 assert_eq!(
                                     *b,
@@ -175,9 +182,7 @@ fn hierarchical_bcast_every_layout_root_and_phase_algorithm() {
 fn hierarchical_reduce_every_layout_root_and_leader_algorithm() {
     for p in 2..=11 {
         for map in maps(p) {
-            let views: Vec<NodeView> = (0..p)
-                .map(|r| NodeView::new(&map, &(0..p).collect::<Vec<_>>(), r))
-                .collect();
+            let views = views_of(&map);
             let layout = views[0].layout;
             for (commutative, op) in [(true, add()), (false, compose())] {
                 if !commutative && !layout.blocked {
@@ -195,29 +200,23 @@ fn hierarchical_reduce_every_layout_root_and_leader_algorithm() {
                                 predicted: 0.0,
                             };
                             let mut bufs = inputs.clone();
-                            let scheds: Vec<Schedule> = (0..p)
-                                .map(|r| {
-                                    let mut s = Schedule::new();
-                                    let call = reduce::ToRoot {
-                                        buf: Schedule::user(bufs[r].as_mut_ptr(), n),
-                                        root,
-                                        op: &op,
-                                        commutative,
-                                    };
-                                    reduce::hierarchical::build_on(
-                                        &ctx(r, p),
-                                        &views[r],
-                                        &plan,
-                                        &mut s,
-                                        &call,
-                                        &[],
-                                    );
-                                    s
-                                })
-                                .collect();
                             // The leader's message to the root stays on its node.
-                            only_leaders_cross(&views, &scheds);
-                            sim::run(scheds);
+                            simulate(&views, |r, s| {
+                                let call = reduce::ToRoot {
+                                    buf: Schedule::user(bufs[r].as_mut_ptr(), n),
+                                    root,
+                                    op: &op,
+                                    commutative,
+                                };
+                                reduce::hierarchical::build_on(
+                                    &ctx(r, p),
+                                    &views[r],
+                                    &plan,
+                                    s,
+                                    &call,
+                                    &[],
+                                );
+                            });
                             assert_eq!(
                                 bufs[root], want,
                                 "p={p} map={map:?} root={root} n={n} {plan:?} commutative={commutative}"
