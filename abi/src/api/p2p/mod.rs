@@ -26,11 +26,12 @@ use std::ffi::{c_int, c_void};
 use oxmpi::{Request, Status};
 
 use crate::api::datatype::p2p::{self as datatype_p2p, Plan};
-use crate::errors::{out_ptr, AbiError, Class};
+use crate::errors::{out_ptr, AbiError, Class, ErrObj};
 use crate::handles::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request, MPI_Status};
 use crate::objects::detached::Detached;
 use crate::objects::request::{ReqEntry, SendMode};
 use crate::objects::stage::Stage;
+use crate::raise::guard;
 use crate::{requests, state};
 
 /// Validated buffer arguments (`buf`, `count`, `datatype`).
@@ -41,6 +42,23 @@ pub(crate) fn buf_plan(
     datatype: MPI_Datatype,
 ) -> Result<Plan, AbiError> {
     datatype_p2p::plan(buf, count, datatype, "buf")
+}
+
+/// Reports a failed (or panicked) non-blocking send or receive of the C
+/// entries' common case (`MPI_Isend` and its modes, `MPI_Irecv`): the
+/// runtime's error raised on `comm`, a panic carried on.
+#[cold]
+#[inline(never)]
+pub(crate) fn nonblocking_failed(
+    name: &'static str,
+    comm: MPI_Comm,
+    r: std::thread::Result<Option<Box<oxmpi::Error>>>,
+) -> c_int {
+    guard(name, ErrObj::Comm(comm), || match r {
+        Ok(Some(e)) => Err((*e).into()),
+        Ok(None) => Ok(()),
+        Err(p) => std::panic::resume_unwind(p),
+    })
 }
 
 /// A status output argument: `MPI_STATUS_IGNORE` or a valid pointer.

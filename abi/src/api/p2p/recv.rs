@@ -4,7 +4,7 @@ use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::api::datatype::p2p as datatype_p2p;
-use crate::api::p2p::{buf_plan, finish, status_arg, store_request};
+use crate::api::p2p::{buf_plan, finish, nonblocking_failed, status_arg, store_request};
 use crate::api::{large_count, wide};
 use crate::errors::{out_ptr, ErrObj};
 use crate::handles::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request, MPI_Status};
@@ -163,22 +163,6 @@ unsafe fn irecv_general(
     })
 }
 
-/// Reports a failed (or panicked) non-blocking receive of `MPI_Irecv`'s
-/// common case.
-#[cold]
-#[inline(never)]
-fn irecv_failed(
-    name: &'static str,
-    comm: MPI_Comm,
-    r: std::thread::Result<Option<Box<oxmpi::Error>>>,
-) -> c_int {
-    guard(name, ErrObj::Comm(comm), || match r {
-        Ok(Some(e)) => Err((*e).into()),
-        Ok(None) => Ok(()),
-        Err(p) => std::panic::resume_unwind(p),
-    })
-}
-
 large_count! {
     /// # Safety
     /// `buf` has room for `count` elements until completion; `request` is writable.
@@ -217,7 +201,7 @@ large_count! {
             if let Ok(None) = r {
                 return 0;
             }
-            return irecv_failed(NAME, comm, r);
+            return nonblocking_failed(NAME, comm, r);
         }
         // SAFETY: the caller's contract.
         unsafe { irecv_general(NAME, buf, count, datatype, source, tag, comm, request) }

@@ -6,7 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use oxmpi::{Request, Status};
 
 use crate::api::datatype::p2p as datatype_p2p;
-use crate::api::p2p::{bsend, buf_plan, isend, store_request};
+use crate::api::p2p::{bsend, buf_plan, isend, nonblocking_failed, store_request};
 use crate::api::{large_count, wide};
 use crate::errors::{out_ptr, ErrObj};
 use crate::handles::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request};
@@ -171,21 +171,6 @@ unsafe fn store_send(out: *mut MPI_Request, r: Option<Request<'static>>, comm: M
     }
 }
 
-/// Reports a failed (or panicked) non-blocking send of the common case.
-#[cold]
-#[inline(never)]
-fn isend_failed(
-    name: &'static str,
-    comm: MPI_Comm,
-    r: std::thread::Result<Option<Box<oxmpi::Error>>>,
-) -> c_int {
-    guard(name, ErrObj::Comm(comm), || match r {
-        Ok(Some(e)) => Err((*e).into()),
-        Ok(None) => Ok(()),
-        Err(p) => std::panic::resume_unwind(p),
-    })
-}
-
 macro_rules! nonblocking_send {
     ($(#[$doc:meta])* $name:ident, $mode:expr) => {
         large_count! {
@@ -229,7 +214,7 @@ macro_rules! nonblocking_send {
                     if let Ok(None) = r {
                         return 0;
                     }
-                    return isend_failed(NAME, comm, r);
+                    return nonblocking_failed(NAME, comm, r);
                 }
                 // SAFETY: the caller's contract.
                 unsafe {
