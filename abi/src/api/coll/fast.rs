@@ -10,7 +10,7 @@ use std::ffi::{c_int, c_void};
 use oxmpi::coll::Elems;
 
 use super::buffers::is_in_place;
-use super::datatype::Num;
+use super::datatype::{Num, Ty};
 use super::reductions::predefined_reduction;
 use crate::errors::ErrObj;
 use crate::handles::{MPI_Comm, MPI_Datatype, MPI_Op};
@@ -31,9 +31,7 @@ pub(super) unsafe fn allreduce<N: Num>(
     comm: MPI_Comm,
 ) -> Option<c_int> {
     let (c, t, o) = predefined_reduction(comm, datatype, op)?;
-    let n = usize::try_from(count.into()).ok()?;
-    // A byte count that overflows is the general path's error to report.
-    n.checked_mul(t.unit)?;
+    let e = elems(count, t)?;
     if recvbuf.is_null() || is_in_place(recvbuf) {
         return None;
     }
@@ -44,16 +42,24 @@ pub(super) unsafe fn allreduce<N: Num>(
     } else {
         Some(sendbuf.cast::<u8>())
     };
-    let e = Elems {
-        count: n,
-        size: t.unit,
-        ty: t.elem,
-    };
     let recv = recvbuf.cast::<u8>();
     Some(guard_runtime(name, ErrObj::Comm(comm), move || {
         // SAFETY: blocking; MPI's contract on the buffers.
         unsafe { c.plan_allreduce(send, recv, e, o) }?.run()
     }))
+}
+
+/// `count` elements of `t`, or `None` for a negative count or a byte
+/// count that overflows (the general path's errors to report).
+#[inline(always)]
+fn elems<N: Num>(count: N, t: &Ty) -> Option<Elems> {
+    let n = usize::try_from(count.into()).ok()?;
+    n.checked_mul(t.unit)?;
+    Some(Elems {
+        count: n,
+        size: t.unit,
+        ty: t.elem,
+    })
 }
 
 /// A valid root of `c`, or `None` (the general path reports it).
@@ -79,8 +85,7 @@ pub(super) unsafe fn reduce<N: Num>(
 ) -> Option<c_int> {
     let (c, t, o) = predefined_reduction(comm, datatype, op)?;
     let root = root_of(c, root)?;
-    let n = usize::try_from(count.into()).ok()?;
-    n.checked_mul(t.unit)?;
+    let e = elems(count, t)?;
     let at_root = c.rank() == root;
     // The root needs a receive buffer apart from its input (or
     // MPI_IN_PLACE); the others need an input and ignore `recvbuf`.
@@ -96,11 +101,6 @@ pub(super) unsafe fn reduce<N: Num>(
         return None;
     } else {
         Some(sendbuf.cast::<u8>())
-    };
-    let e = Elems {
-        count: n,
-        size: t.unit,
-        ty: t.elem,
     };
     let recv = recvbuf.cast::<u8>();
     Some(guard_runtime(name, ErrObj::Comm(comm), move || {
