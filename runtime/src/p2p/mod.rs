@@ -6,4 +6,4 @@ pub(crate) mod engine;
 pub mod matching;
 pub(crate) mod protocol;
 pub(crate) mod request;
-mod small_copy;
+pub(crate) mod small_copy;

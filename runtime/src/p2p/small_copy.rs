@@ -11,6 +11,35 @@
 /// writable for `n` bytes, the two ranges disjoint.
 #[inline(always)]
 pub(crate) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
+    // SAFETY: the caller's contract.
+    if !unsafe { copy_small(src, dst, n) } {
+        // SAFETY: as above.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, n) }
+    }
+}
+
+/// [`copy_bytes`] for ranges that may overlap (one-sided operations
+/// between parts of one window): more than 32 bytes through `ptr::copy`.
+///
+/// # Safety
+/// As for [`std::ptr::copy`]: `src` readable and `dst` writable for `n`
+/// bytes.
+#[inline(always)]
+pub(crate) unsafe fn copy_bytes_overlapping(src: *const u8, dst: *mut u8, n: usize) {
+    // SAFETY: the caller's contract; the small copies load before storing.
+    if !unsafe { copy_small(src, dst, n) } {
+        // SAFETY: as above.
+        unsafe { std::ptr::copy(src, dst, n) }
+    }
+}
+
+/// Copies `n` bytes when `n <= 32` (every load before any store, so the
+/// ranges may overlap) and says so; copies nothing for longer ones.
+///
+/// # Safety
+/// `src` readable and `dst` writable for `n` bytes.
+#[inline(always)]
+unsafe fn copy_small(src: *const u8, dst: *mut u8, n: usize) -> bool {
     // SAFETY (every arm): each access lies inside the first `n` bytes of
     // `src` or `dst`, and both loads happen before either store.
     unsafe {
@@ -25,9 +54,10 @@ pub(crate) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
             4..=8 => two_words::<u32>(src, dst, n),
             9..=16 => two_words::<u64>(src, dst, n),
             17..=32 => two_words::<u128>(src, dst, n),
-            _ => std::ptr::copy_nonoverlapping(src, dst, n),
+            _ => return false,
         }
     }
+    true
 }
 
 /// Copies `n` bytes (`size_of::<W>() <= n <= 2 * size_of::<W>()`) as the
@@ -49,7 +79,7 @@ unsafe fn two_words<W: Copy>(src: *const u8, dst: *mut u8, n: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::copy_bytes;
+    use super::{copy_bytes, copy_bytes_overlapping};
 
     #[test]
     fn every_small_length_copies_exactly_its_bytes() {
@@ -63,6 +93,25 @@ mod tests {
                 dst[n..].iter().all(|&b| b == 0),
                 "length {n} wrote past its end"
             );
+        }
+    }
+
+    #[test]
+    fn overlapping_ranges_copy_as_memmove_does() {
+        let orig: Vec<u8> = (1..=120).collect();
+        for n in 0..=70 {
+            for shift in [1usize, 3, 8, 17, 40] {
+                for forward in [true, false] {
+                    let (from, to) = if forward { (0, shift) } else { (shift, 0) };
+                    let mut got = orig.clone();
+                    let mut want = orig.clone();
+                    want.copy_within(from..from + n, to);
+                    let p = got.as_mut_ptr();
+                    // SAFETY: both ranges lie inside the 120-byte buffer.
+                    unsafe { copy_bytes_overlapping(p.add(from), p.add(to), n) };
+                    assert_eq!(got, want, "length {n}, from {from} to {to}");
+                }
+            }
         }
     }
 }

@@ -24,6 +24,7 @@ use super::{Flavor, Win};
 use crate::error::Error;
 use crate::mem::cuda;
 use crate::ops::{BuiltinOp, ElemType, Op};
+use crate::p2p::small_copy::copy_bytes_overlapping;
 
 /// One target as the fast path reaches it.
 #[derive(Debug, Clone, Copy, Default)]
@@ -52,40 +53,6 @@ impl Direct {
                 _ => Direct::default(),
             })
             .collect()
-    }
-}
-
-/// Copies `len` bytes from `src` to `dst`: up to 32 bytes by at most two
-/// loads and two stores (all loads first, so overlapping buffers are
-/// fine), longer ones by `ptr::copy`.
-///
-/// # Safety
-/// `src` holds `len` readable bytes, `dst` `len` writable ones.
-#[inline(always)]
-pub(super) unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
-    /// Two possibly overlapping `T`s, at the start and at the end.
-    #[inline(always)]
-    unsafe fn ends<T: Copy>(src: *const u8, dst: *mut u8, len: usize) {
-        let w = std::mem::size_of::<T>();
-        // SAFETY: the caller's promise, with w <= len <= 2w.
-        unsafe {
-            let a = src.cast::<T>().read_unaligned();
-            let b = src.add(len - w).cast::<T>().read_unaligned();
-            dst.cast::<T>().write_unaligned(a);
-            dst.add(len - w).cast::<T>().write_unaligned(b);
-        }
-    }
-    // SAFETY: the caller's promise; each arm's sizes fit `len`.
-    unsafe {
-        match len {
-            0 => {}
-            1 => dst.write(src.read()),
-            2..=3 => ends::<u16>(src, dst, len),
-            4..=7 => ends::<u32>(src, dst, len),
-            8..=15 => ends::<u64>(src, dst, len),
-            16..=32 => ends::<u128>(src, dst, len),
-            _ => std::ptr::copy(src, dst, len),
-        }
     }
 }
 
@@ -179,7 +146,7 @@ impl Win {
         match self.direct(rank, disp, len) {
             Some(dst) if !cuda::is_device(src) => {
                 // SAFETY: the caller's promise; `dst` was checked.
-                unsafe { copy_bytes(src, dst, len) };
+                unsafe { copy_bytes_overlapping(src, dst, len) };
                 true
             }
             _ => false,
@@ -195,7 +162,7 @@ impl Win {
         match self.direct(rank, disp, len) {
             Some(src) if !cuda::is_device(dst) => {
                 // SAFETY: the caller's promise; `src` was checked.
-                unsafe { copy_bytes(src, dst, len) };
+                unsafe { copy_bytes_overlapping(src, dst, len) };
                 true
             }
             _ => false,
