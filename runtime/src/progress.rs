@@ -185,6 +185,21 @@ impl Runtime {
         outcome.and_then(Status::check)
     }
 
+    /// [`Runtime::wait_request`] for a request just started under
+    /// `engine`: one that completed as it started (a receive that matched
+    /// an unexpected message) is taken without a round of progress.
+    pub fn wait_request_from(
+        &self,
+        mut engine: EngineGuard<'_, Engine>,
+        id: ReqId,
+    ) -> Result<Status, Error> {
+        if let Some(outcome) = engine.reqs.take_finished(id) {
+            return outcome.and_then(Status::check);
+        }
+        drop(engine);
+        self.wait_request(id)
+    }
+
     /// The transport (for what may be asked without the engine lock).
     pub fn transport(&self) -> &Arc<dyn Transport> {
         &self.transport

@@ -41,6 +41,7 @@ pub mod select;
 #[cfg(test)]
 pub(crate) mod sim;
 pub(crate) mod tag;
+mod tree_direct;
 mod view;
 mod view_reduce;
 
@@ -250,7 +251,7 @@ impl Comm {
         usize::try_from(root)
             .ok()
             .filter(|&r| r < self.size() as usize)
-            .ok_or(Error::InvalidRank {
+            .ok_or_else(|| Error::InvalidRank {
                 arg: "root",
                 value: root,
                 size: self.size(),

@@ -2,6 +2,7 @@
 
 use super::area::Direct;
 use super::sched::Schedule;
+use super::tree_direct::TreeBcast;
 use crate::comm::Comm;
 use crate::error::Error;
 use crate::request::Request;
@@ -35,6 +36,7 @@ enum Body<'c> {
     /// A call on the communicator's shared-memory area that needs no
     /// schedule when run on this thread.
     Area(Direct<'c>),
+    Tree(TreeBcast),
 }
 
 impl<'c> Planned<'c> {
@@ -49,6 +51,14 @@ impl<'c> Planned<'c> {
         Planned {
             comm,
             body: Body::Area(call),
+        }
+    }
+
+    /// A blocking binomial broadcast run without a schedule.
+    pub(super) fn tree(comm: &'c Comm, call: TreeBcast) -> Planned<'c> {
+        Planned {
+            comm,
+            body: Body::Tree(call),
         }
     }
 
@@ -67,6 +77,7 @@ impl<'c> Planned<'c> {
         let sched = match self.body {
             Body::Sched(s) => s,
             Body::Area(call) => call.into_schedule(),
+            Body::Tree(call) => call.into_schedule(c),
         };
         let id = c
             .rt()
@@ -87,6 +98,7 @@ impl<'c> Planned<'c> {
         match self.body {
             Body::Sched(s) => c.rt().run_schedule(s, c.inner.context + 1, c.rank()),
             Body::Area(call) => call.run(c.rt()),
+            Body::Tree(call) => call.run(c),
         }
     }
 }
@@ -99,7 +111,7 @@ impl std::fmt::Debug for Planned<'_> {
                 "steps",
                 &match &self.body {
                     Body::Sched(s) => s.steps.len(),
-                    Body::Area(_) => 1,
+                    Body::Area(_) | Body::Tree(_) => 1,
                 },
             )
             .finish()

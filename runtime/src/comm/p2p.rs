@@ -302,9 +302,10 @@ impl Comm {
             return unsafe { self.recv_staged(dst, source, tag) };
         }
         let rt = self.rt();
+        let mut engine = rt.engine();
         // SAFETY: waited on below, before `buf` is released.
-        let id = unsafe { rt.engine().start_recv(self.pattern(source, tag), buf, cap) };
-        rt.wait_request(id)
+        let id = unsafe { engine.start_recv(self.pattern(source, tag), buf, cap) };
+        rt.wait_request_from(engine, id)
     }
 
     /// Non-blocking send (`MPI_Isend`). The buffer stays borrowed until the

@@ -148,6 +148,17 @@ fn check_bcast(world: &Comm) -> Result<(), Error> {
         big.iter().enumerate().all(|(i, &v)| v == input(root, i)),
         "bcast 16 MiB root={root}"
     );
+    // As the C ABI's MPI_Bcast: a blocking call's sequence, where a
+    // binomial broadcast runs without a schedule. Back to back, so that
+    // roots run ahead of their leaves (by the rings' room at most).
+    let _blocking = oxmpi::coll::BlockingCall::enter();
+    for k in 0..4000usize {
+        let root = k % p;
+        let n = [1, 3, 200][k % 3];
+        let mut buf = vec![if rank == root { k as u64 } else { u64::MAX }; n];
+        world.bcast(&mut buf, root as i32)?;
+        assert!(buf.iter().all(|&v| v == k as u64), "blocking bcast {k}");
+    }
     Ok(())
 }
 

@@ -451,6 +451,12 @@ impl Engine {
         did
     }
 
+    /// Whether packets to world rank `peer` wait in its queue for room in
+    /// its ring (a sender that should not run further ahead checks this).
+    pub fn queued_to(&self, peer: usize) -> bool {
+        self.outq.get(peer).is_some_and(|q| !q.is_empty())
+    }
+
     /// Whether anything is still in flight from this rank (queued packets,
     /// streams, partially assembled messages).
     pub fn busy(&self) -> bool {
