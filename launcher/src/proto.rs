@@ -92,6 +92,9 @@ pub struct LaunchSpec {
     pub bind: u8,
     /// This agent's host runs rank 0 and receives oxrun's stdin for it.
     pub forward_stdin: bool,
+    /// oxrun's launch command (`--launcher-cmd`), which the jobs the ranks
+    /// spawn use to reach other hosts.
+    pub launcher_cmd: String,
 }
 
 /// Messages from the controller to an agent.
@@ -372,6 +375,7 @@ impl ToAgent {
                 w.str(&s.process_mapping);
                 w.u8(s.bind);
                 w.u8(s.forward_stdin as u8);
+                w.str(&s.launcher_cmd);
             }
             ToAgent::FenceDone(kv) => {
                 w = Writer::new(2);
@@ -414,6 +418,7 @@ impl ToAgent {
                 let process_mapping = r.str()?;
                 let bind = r.u8()?;
                 let forward_stdin = r.bool()?;
+                let launcher_cmd = r.str()?;
                 ToAgent::Launch(LaunchSpec {
                     jobid,
                     size,
@@ -425,6 +430,7 @@ impl ToAgent {
                     process_mapping,
                     bind,
                     forward_stdin,
+                    launcher_cmd,
                 })
             }
             2 => ToAgent::FenceDone(r.pairs()?),
@@ -618,6 +624,7 @@ mod tests {
             process_mapping: "(vector,(0,2,1))".into(),
             bind: BIND_AUTO,
             forward_stdin: false,
+            launcher_cmd: "ssh -x".into(),
         }));
         round_trip_agent(ToAgent::FenceDone(vec![("k".into(), "v".into())]));
         round_trip_agent(ToAgent::Stdin(b"line\n".to_vec()));

@@ -473,7 +473,10 @@ impl Agent {
             if let Some(k) = self.spawned.iter().position(|s| s.pid == pid.as_raw()) {
                 let s = self.spawned.remove(k);
                 if how != ExitKind::Code(0) {
+                    let verdict = s.verdict();
+                    let verdict = verdict.strip_suffix("; ending the job").unwrap_or(&verdict);
                     let reason = match how {
+                        _ if !verdict.is_empty() => format!("failed: {verdict}"),
                         ExitKind::Code(c) => format!("exited with code {c}"),
                         ExitKind::Signal(sig) => format!("was killed by signal {sig}"),
                     };
@@ -543,7 +546,12 @@ impl Agent {
                         }
                         Effect::Spawn(req) => {
                             let rank = self.ranks[i].rank;
-                            let outcome = spawned::start(&req, rank).map(|s| self.spawned.push(s));
+                            let parents = spawned::Parents {
+                                env: &self.spec.env,
+                                launcher_cmd: &self.spec.launcher_cmd,
+                            };
+                            let outcome =
+                                spawned::start(&req, rank, &parents).map(|s| self.spawned.push(s));
                             self.ranks[i].session.spawn_result(outcome);
                         }
                         Effect::None => {}
