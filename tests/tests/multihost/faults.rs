@@ -59,13 +59,13 @@ pub fn stream_role(which: &str) {
 }
 
 /// How long after `fault_ns` (ns since the epoch) the job was seen to end.
-fn ended_after(out: &JobOutcome, fault_ns: u128) -> Duration {
+pub fn ended_after(out: &JobOutcome, fault_ns: u128) -> Duration {
     let end = out.ended_at.duration_since(UNIX_EPOCH).unwrap().as_nanos();
     Duration::from_nanos(end.saturating_sub(fault_ns) as u64)
 }
 
 /// The launcher's own lines (the job's one-line verdict).
-fn oxrun_lines(out: &JobOutcome) -> Vec<&str> {
+pub fn oxrun_lines(out: &JobOutcome) -> Vec<&str> {
     out.stderr
         .lines()
         .filter(|l| l.starts_with("oxrun:"))

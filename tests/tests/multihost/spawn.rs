@@ -1,0 +1,117 @@
+//! `MPI_Comm_spawn` with the children on other test hosts
+//! (`tests/c_abi/spawn.c`, MPICH-built, on OxMPI's library): the info key
+//! `host` (the program's `SPAWN_HOST`) puts them on the parents' other
+//! host, on both hosts, or on a host the parents' job does not use;
+//! without it they run on the spawning root's host, whichever that is.
+//! Parents and children exchange point-to-point messages, an allreduce
+//! and a barrier across the intercommunicator, merge it and allgather on
+//! the result, and check `MPI_Comm_get_parent` and where each child runs;
+//! the job ends with exit 0 and nothing left on any host. And a child
+//! SIGKILLed on the other host ends the whole job within 3 s with one
+//! line naming it.
+
+use std::process::Command;
+use std::time::Duration;
+
+use oxmpi_tests::hosts::TestHosts;
+use oxmpi_tests::{oxrun, run_command, JobOutcome};
+
+use super::faults::{ended_after, oxrun_lines};
+use super::{harness, hosts, LIMIT};
+
+/// `spawn` with `ranks[i]` parents on host `i` and `env` passed with -x.
+fn spawn_job(h: &TestHosts, ranks: &[usize], extra: &[&str], env: &[(&str, &str)]) -> JobOutcome {
+    let exe = harness::build("spawn", harness::Way::MpichBinary);
+    let lib = harness::prefix().join("lib");
+    let mut cmd = Command::new(oxrun());
+    cmd.args(h.oxrun_args(ranks))
+        .args(extra)
+        .args(["-x", &format!("LD_LIBRARY_PATH={}", lib.display())]);
+    for (k, v) in env {
+        cmd.args(["-x", &format!("{k}={v}")]);
+    }
+    cmd.arg(exe);
+    run_command(cmd, LIMIT)
+}
+
+#[test]
+fn spawned_children_run_and_talk_across_hosts() {
+    let Some(h) = hosts(2, "spawned_children_run_and_talk_across_hosts") else {
+        return;
+    };
+    let (a, b) = (h.names()[0].as_str(), h.names()[1].as_str());
+    let both = format!("{a}:1,{b}:2");
+    let both_back = format!("{b}:2,{a}");
+    // (parents per host, oxrun's placement flags, SPAWN_HOST)
+    let layouts: [(&[usize], &[&str], Option<&str>); 5] = [
+        // Every parent on A, every child on B.
+        (&[2], &[], Some(b)),
+        // A parent on each host; children on both.
+        (&[1, 1], &[], Some(&both)),
+        (&[2, 2], &["--map-by", "node"], Some(&both_back)),
+        // The parents on B only, the children on A, which their job does not use.
+        (&[0, 1], &[], Some(a)),
+        // No host key: the root's host (A for spawn, B for spawn_multiple).
+        (&[1, 1], &[], None),
+    ];
+    for (ranks, extra, spawn_host) in layouts {
+        let env: Vec<(&str, &str)> = spawn_host.map(|s| ("SPAWN_HOST", s)).into_iter().collect();
+        let out = spawn_job(&h, ranks, extra, &env);
+        let what = format!("parents {ranks:?} {extra:?}, SPAWN_HOST={spawn_host:?}");
+        assert!(
+            out.success() && out.stdout.contains("PASS spawn"),
+            "{what}:\n{}",
+            out.describe()
+        );
+        assert!(
+            h.leftover_processes().is_empty(),
+            "{what}: processes left on the hosts"
+        );
+    }
+}
+
+#[test]
+fn a_child_killed_on_the_other_host_ends_the_job_within_3_s() {
+    let Some(h) = hosts(
+        2,
+        "a_child_killed_on_the_other_host_ends_the_job_within_3_s",
+    ) else {
+        return;
+    };
+    let b = h.names()[1].clone();
+    let stamp = h.dir().join("child-killed-at");
+    let env = [
+        ("SPAWN_HOST", b.as_str()),
+        ("SPAWN_KILL_CHILD", "1"),
+        ("SPAWN_KILL_STAMP", stamp.to_str().unwrap()),
+    ];
+    let out = spawn_job(&h, &[2], &[], &env);
+    assert!(!out.success() && !out.timed_out, "{}", out.describe());
+    let killed: u128 = std::fs::read_to_string(&stamp)
+        .unwrap_or_else(|e| panic!("no stamp ({e}):\n{}", out.describe()))
+        .trim()
+        .parse()
+        .unwrap();
+    let took = ended_after(&out, killed);
+    assert!(
+        took < Duration::from_secs(3),
+        "ended {took:?} after the kill:\n{}",
+        out.describe()
+    );
+    let lines = oxrun_lines(&out);
+    assert_eq!(lines.len(), 1, "one line:\n{}", out.describe());
+    assert!(
+        lines[0].contains("rank 1") && lines[0].contains(&b) && lines[0].contains("SIGKILL"),
+        "the line names the child, its host and the cause:\n{}",
+        out.describe()
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        h.leftover_processes().is_empty(),
+        "processes left on the hosts"
+    );
+    eprintln!(
+        "a spawned child killed: the job ended {took:?} later: {}",
+        lines[0]
+    );
+}
