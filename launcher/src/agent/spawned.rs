@@ -188,7 +188,7 @@ fn placement(req: &SpawnRequest) -> Result<Option<String>, String> {
     for c in &req.cmds {
         let n = c.maxprocs as usize;
         match info(c, "host") {
-            None => names.extend(std::iter::repeat(here.clone()).take(n)),
+            None => names.extend((0..n).map(|_| here.clone())),
             Some(list) => {
                 let specs = crate::hosts::parse_list(list)
                     .map_err(|e| format!("info key \"host\" = {list:?}: {e}"))?;
