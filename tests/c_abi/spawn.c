@@ -17,11 +17,12 @@
  * list (argv); each child checks its host name against its slot in it
  * (ranks fill the slots in order, round after round).
  *
- * Faults: with SPAWN_KILL_CHILD=K (the children inherit the parents'
- * environment), child K of MPI_Comm_spawn writes the wall-clock time in
- * nanoseconds to the file SPAWN_KILL_STAMP names and SIGKILLs itself
- * once its messages to the parents are posted: the launcher must end the
- * whole job.
+ * Faults (the children inherit the parents' environment): with
+ * SPAWN_FAULT=kill or stall and SPAWN_FAULT_CHILD=K, child K of
+ * MPI_Comm_spawn, once its messages to the parents are posted, writes the
+ * wall-clock time in nanoseconds to the file SPAWN_FAULT_STAMP names,
+ * then SIGKILLs itself (kill) or waits forever (stall: the test cuts its
+ * host's link); the launcher must end the whole job.
  */
 #include "abicheck.h"
 
@@ -68,21 +69,32 @@ static void check_placement(const char *where, int rank)
           want, where);
 }
 
-/* Stamps the time into SPAWN_KILL_STAMP and dies by SIGKILL. */
-static void die_now(void)
+/* Whether this child is SPAWN_FAULT_CHILD (see the top). */
+static int fault_here(int rank)
 {
-    const char *path = getenv("SPAWN_KILL_STAMP");
-    CHECK(path != NULL, "SPAWN_KILL_CHILD without SPAWN_KILL_STAMP");
+    const char *child = getenv("SPAWN_FAULT_CHILD");
+    return child && getenv("SPAWN_FAULT") && atoi(child) == rank;
+}
+
+/* Stamps the time into SPAWN_FAULT_STAMP, then the fault SPAWN_FAULT names. */
+static void fault_now(void)
+{
+    const char *path = getenv("SPAWN_FAULT_STAMP"), *fault = getenv("SPAWN_FAULT");
+    CHECK(path != NULL, "SPAWN_FAULT without SPAWN_FAULT_STAMP");
+    CHECK(strcmp(fault, "kill") == 0 || strcmp(fault, "stall") == 0, "SPAWN_FAULT=%s", fault);
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     FILE *f = fopen(path, "w");
     CHECK(f != NULL, "cannot write %s", path);
     fprintf(f, "%lld\n", (long long)t.tv_sec * 1000000000LL + t.tv_nsec);
     fclose(f);
-    raise(SIGKILL);
+    if (strcmp(fault, "kill") == 0)
+        raise(SIGKILL);
+    for (;;)
+        pause();
 }
 
-static void exchange(MPI_Comm inter, int me, int base_mine, int base_theirs, int kill_me)
+static void exchange(MPI_Comm inter, int me, int base_mine, int base_theirs, int fault)
 {
     int rsize;
     MPI_Comm_remote_size(inter, &rsize);
@@ -94,8 +106,8 @@ static void exchange(MPI_Comm inter, int me, int base_mine, int base_theirs, int
         MPI_CHECK(MPI_Irecv(&got[r], 1, MPI_INT, r, 9, inter, &reqs[r]));
         MPI_CHECK(MPI_Isend(&mine, 1, MPI_INT, r, 9, inter, &reqs[rsize + r]));
     }
-    if (kill_me)
-        die_now();
+    if (fault)
+        fault_now();
     MPI_CHECK(MPI_Waitall(2 * rsize, reqs, sts));
     for (int r = 0; r < rsize; r++)
         CHECK(got[r] == base_theirs + r && sts[r].MPI_SOURCE == r,
@@ -161,9 +173,7 @@ int main(int argc, char **argv)
             if (rank == 2)
                 CHECK(strcmp(cwd, "/tmp") == 0, "child 2 runs in %s", cwd);
         }
-        const char *victim = getenv("SPAWN_KILL_CHILD");
-        int kill_me = victim && strcmp(argv[2], "-") == 0 && atoi(victim) == rank;
-        exchange(parent, rank, 1000, 0, kill_me);
+        exchange(parent, rank, 1000, 0, strcmp(argv[2], "-") == 0 && fault_here(rank));
         MPI_CHECK(MPI_Comm_disconnect(&parent));
         MPI_CHECK(MPI_Comm_get_parent(&parent));
         CHECK(parent == MPI_COMM_NULL, "the parent is still there after disconnecting");

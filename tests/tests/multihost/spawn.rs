@@ -7,8 +7,9 @@
 //! and a barrier across the intercommunicator, merge it and allgather on
 //! the result, and check `MPI_Comm_get_parent` and where each child runs;
 //! the job ends with exit 0 and nothing left on any host. And a child
-//! SIGKILLed on the other host ends the whole job within 3 s with one
-//! line naming it.
+//! SIGKILLed on the other host, or the link to the children's host cut,
+//! ends the whole job within 3 s with one line naming the child or the
+//! host, nothing left behind.
 
 use std::process::Command;
 use std::time::Duration;
@@ -16,7 +17,7 @@ use std::time::Duration;
 use oxmpi_tests::hosts::TestHosts;
 use oxmpi_tests::{oxrun, run_command, JobOutcome};
 
-use super::faults::{ended_after, oxrun_lines};
+use super::faults::{ended_after, now_ns, oxrun_lines, wait_for};
 use super::{harness, hosts, LIMIT};
 
 /// `spawn` with `ranks[i]` parents on host `i` and `env` passed with -x.
@@ -70,6 +71,44 @@ fn spawned_children_run_and_talk_across_hosts() {
     }
 }
 
+/// `spawn` with 2 parents on host 0 and the children on host 1, child 1
+/// faulting (`SPAWN_FAULT`, see spawn.c) once its messages are posted;
+/// `stamp` is where it writes the time.
+fn faulty_spawn(h: &TestHosts, fault: &str, stamp: &std::path::Path) -> JobOutcome {
+    let env = [
+        ("SPAWN_HOST", h.names()[1].as_str()),
+        ("SPAWN_FAULT", fault),
+        ("SPAWN_FAULT_CHILD", "1"),
+        ("SPAWN_FAULT_STAMP", stamp.to_str().unwrap()),
+    ];
+    spawn_job(h, &[2], &[], &env)
+}
+
+/// Checks a faulty job: it failed within 3 s of `fault_ns`, with one line
+/// holding every one of `names`, and left nothing on the hosts.
+fn ended_promptly(h: &TestHosts, out: &JobOutcome, fault_ns: u128, names: &[&str]) {
+    assert!(!out.success() && !out.timed_out, "{}", out.describe());
+    let took = ended_after(out, fault_ns);
+    assert!(
+        took < Duration::from_secs(3),
+        "ended {took:?} after the fault:\n{}",
+        out.describe()
+    );
+    let lines = oxrun_lines(out);
+    assert_eq!(lines.len(), 1, "one line:\n{}", out.describe());
+    assert!(
+        names.iter().all(|n| lines[0].contains(n)),
+        "the line names {names:?}:\n{}",
+        out.describe()
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        h.leftover_processes().is_empty(),
+        "processes left on the hosts"
+    );
+    eprintln!("the job ended {took:?} after the fault: {}", lines[0]);
+}
+
 #[test]
 fn a_child_killed_on_the_other_host_ends_the_job_within_3_s() {
     let Some(h) = hosts(
@@ -78,40 +117,33 @@ fn a_child_killed_on_the_other_host_ends_the_job_within_3_s() {
     ) else {
         return;
     };
-    let b = h.names()[1].clone();
     let stamp = h.dir().join("child-killed-at");
-    let env = [
-        ("SPAWN_HOST", b.as_str()),
-        ("SPAWN_KILL_CHILD", "1"),
-        ("SPAWN_KILL_STAMP", stamp.to_str().unwrap()),
-    ];
-    let out = spawn_job(&h, &[2], &[], &env);
-    assert!(!out.success() && !out.timed_out, "{}", out.describe());
+    let out = faulty_spawn(&h, "kill", &stamp);
     let killed: u128 = std::fs::read_to_string(&stamp)
         .unwrap_or_else(|e| panic!("no stamp ({e}):\n{}", out.describe()))
         .trim()
         .parse()
         .unwrap();
-    let took = ended_after(&out, killed);
-    assert!(
-        took < Duration::from_secs(3),
-        "ended {took:?} after the kill:\n{}",
-        out.describe()
-    );
-    let lines = oxrun_lines(&out);
-    assert_eq!(lines.len(), 1, "one line:\n{}", out.describe());
-    assert!(
-        lines[0].contains("rank 1") && lines[0].contains(&b) && lines[0].contains("SIGKILL"),
-        "the line names the child, its host and the cause:\n{}",
-        out.describe()
-    );
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        h.leftover_processes().is_empty(),
-        "processes left on the hosts"
-    );
-    eprintln!(
-        "a spawned child killed: the job ended {took:?} later: {}",
-        lines[0]
-    );
+    ended_promptly(&h, &out, killed, &["rank 1", &h.names()[1], "SIGKILL"]);
+}
+
+#[test]
+fn the_link_to_the_childrens_host_cut_ends_the_job_within_3_s() {
+    let Some(h) = hosts(
+        2,
+        "the_link_to_the_childrens_host_cut_ends_the_job_within_3_s",
+    ) else {
+        return;
+    };
+    let stamp = h.dir().join("child-stalls");
+    let (out, cut) = std::thread::scope(|s| {
+        let job = s.spawn(|| faulty_spawn(&h, "stall", &stamp));
+        wait_for(&stamp);
+        std::thread::sleep(Duration::from_millis(200));
+        let cut = now_ns();
+        h.set_link(1, false).unwrap();
+        (job.join().unwrap(), cut)
+    });
+    h.set_link(1, true).unwrap();
+    ended_promptly(&h, &out, cut, &[&h.names()[1]]);
 }
