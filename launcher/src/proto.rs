@@ -213,10 +213,13 @@ pub enum ToController {
         /// Its message.
         message: String,
     },
-    /// A rank broke the PMI protocol, or the agent could not start it.
+    /// A rank broke the PMI protocol, the agent could not start it, or a
+    /// job it spawned failed.
     Failed {
         /// Global rank.
         rank: u32,
+        /// The exit status oxrun should end with (a spawned job's own).
+        code: i32,
         /// What went wrong.
         reason: String,
     },
@@ -517,9 +520,10 @@ impl ToController {
                 w.i32(*code);
                 w.str(message);
             }
-            ToController::Failed { rank, reason } => {
+            ToController::Failed { rank, code, reason } => {
                 w = Writer::new(7);
                 w.u32(*rank);
+                w.i32(*code);
                 w.str(reason);
             }
             ToController::Done => w = Writer::new(8),
@@ -571,6 +575,7 @@ impl ToController {
             },
             7 => ToController::Failed {
                 rank: r.u32()?,
+                code: r.i32()?,
                 reason: r.str()?,
             },
             8 => ToController::Done,
@@ -660,6 +665,7 @@ mod tests {
         });
         round_trip_controller(ToController::Failed {
             rank: 0,
+            code: 137,
             reason: "r".into(),
         });
         round_trip_controller(ToController::Done);

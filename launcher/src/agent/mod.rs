@@ -257,6 +257,7 @@ impl Agent {
                 Err(e) => {
                     agent.send(ToController::Failed {
                         rank,
+                        code: 1,
                         reason: e.to_string(),
                     })?;
                     agent.kill_all(libc::SIGKILL);
@@ -480,8 +481,14 @@ impl Agent {
                         ExitKind::Code(c) => format!("exited with code {c}"),
                         ExitKind::Signal(sig) => format!("was killed by signal {sig}"),
                     };
+                    // The nested oxrun's status is its failed child's.
+                    let code = match how {
+                        ExitKind::Code(c) => c,
+                        ExitKind::Signal(sig) => 128 + sig,
+                    };
                     self.send(ToController::Failed {
                         rank: s.by_rank,
+                        code,
                         reason: format!(
                             "the job rank {} spawned (oxrun pid {}) {reason}",
                             s.by_rank, s.pid
@@ -567,7 +574,11 @@ impl Agent {
             Err(v) => {
                 let rank = r.rank;
                 r.pmi = None;
-                self.send(ToController::Failed { rank, reason: v.0 })?;
+                self.send(ToController::Failed {
+                    rank,
+                    code: 1,
+                    reason: v.0,
+                })?;
                 return Ok(());
             }
         }

@@ -720,8 +720,8 @@ impl Job {
                     format!("{who} aborted the job with exit code {code}{status}{detail}"),
                 );
             }
-            ToController::Failed { rank, reason } => {
-                self.fail(1, format!("{reason}; ending the job (rank {rank})"));
+            ToController::Failed { rank, code, reason } => {
+                self.fail(code, format!("{reason}; ending the job (rank {rank})"));
             }
             ToController::Done => {
                 self.agents[a].done = true;

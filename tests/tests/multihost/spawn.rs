@@ -125,6 +125,8 @@ fn a_child_killed_on_the_other_host_ends_the_job_within_3_s() {
         .parse()
         .unwrap();
     ended_promptly(&h, &out, killed, &["rank 1", &h.names()[1], "SIGKILL"]);
+    // The status of the child, as for a rank of the job itself.
+    assert_eq!(out.code, Some(128 + 9), "{}", out.describe());
 }
 
 #[test]
