@@ -6,7 +6,8 @@
 //! Parents and children exchange point-to-point messages, an allreduce
 //! and a barrier across the intercommunicator, merge it and allgather on
 //! the result, and check `MPI_Comm_get_parent` and where each child runs;
-//! the job ends with exit 0 and nothing left on any host. And a child
+//! the job ends with exit 0 and nothing left on any host; every member's
+//! bridge link opens on its own host's interface. And a child
 //! SIGKILLed on the other host, or the link to the children's host cut,
 //! ends the whole job within 3 s with one line naming the child or the
 //! host, nothing left behind.
@@ -69,6 +70,51 @@ fn spawned_children_run_and_talk_across_hosts() {
             "{what}: processes left on the hosts"
         );
     }
+}
+
+/// Each member of a bridge opens its link on its own host's interface
+/// (the address the job reached that host at), children and parents
+/// alike: a parent on each host, children 0 on A and 1-2 on B, in both
+/// calls of spawn.c (spawn_multiple's root is on B, its command "B" runs
+/// there), so bridge positions 0 and 2 are on A, 1, 3 and 4 on B.
+#[test]
+fn bridge_links_open_on_each_members_host() {
+    let Some(h) = hosts(2, "bridge_links_open_on_each_members_host") else {
+        return;
+    };
+    let both = format!("{}:1,{}:2", h.names()[0], h.names()[1]);
+    let env = [("SPAWN_HOST", both.as_str()), ("OXMPI_DEBUG", "transport")];
+    let out = spawn_job(&h, &[1, 1], &[], &env);
+    assert!(
+        out.success() && out.stdout.contains("PASS spawn"),
+        "{}",
+        out.describe()
+    );
+    let host_of_position = [0, 1, 0, 1, 1];
+    let mut seen = [0usize; 5];
+    // "oxmpi[transport]: bridge position P of 5: fabric endpoint net on
+    // IFACE (...), source ADDR (this host's address), ..."
+    for line in out.stderr.lines() {
+        let Some(rest) = line.strip_prefix("oxmpi[transport]: bridge position ") else {
+            continue;
+        };
+        let p: usize = rest.split(' ').next().unwrap().parse().unwrap();
+        let want = format!(
+            "of 5: fabric endpoint net on {}i ",
+            h.names()[host_of_position[p]]
+        );
+        let source = format!(
+            "source {} (this host's address)",
+            h.addr(host_of_position[p])
+        );
+        assert!(
+            rest.contains(&want) && rest.contains(&source),
+            "position {p} wants \"{want}...{source}\": {line}"
+        );
+        seen[p] += 1;
+    }
+    // Both calls open every position's link once.
+    assert_eq!(seen, [2; 5], "bridge links logged:\n{}", out.describe());
 }
 
 /// `spawn` with 2 parents on host 0 and the children on host 1, child 1
