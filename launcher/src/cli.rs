@@ -16,6 +16,11 @@ pub enum MapBy {
     Slot,
     /// Round-robin ranks over hosts.
     Node,
+    /// Take the host list's entries in the order given, each entry's
+    /// slots in turn (entries naming one host are still one node: with
+    /// `a:2,b,a`, ranks 0, 1 and 3 run on a, 2 on b); how a spawned job
+    /// places each command's processes.
+    Seq,
 }
 
 /// How ranks are bound to processing units.
@@ -115,7 +120,8 @@ usage: oxrun [options] PROGRAM [ARGS...]
   -n, -np N                 number of ranks (default: total slots of --host/--hostfile, else 1)
   -H, --host LIST           hosts as name[:slots],... (this host if absent)
   --hostfile, -f FILE       one host per line: name, name:slots or name slots=N; # comments
-  --map-by slot|node        fill hosts in order (default) or round-robin over them
+  --map-by slot|node|seq    fill hosts in order (default), round-robin over them,
+                            or take the --host entries in order, unmerged
   --bind-to core|none       bind each rank to one core (default: core; oversubscribed,
                             ranks dealt round-robin if the cores share them evenly, else none)
   -x VAR[=VAL]              pass VAR (with oxrun's value or VAL) to the ranks
@@ -256,9 +262,10 @@ pub fn parse(args: &[String]) -> Result<Mode, LaunchError> {
                 map_by = match value(name, inline, &mut it)? {
                     "slot" | "core" => MapBy::Slot,
                     "node" => MapBy::Node,
+                    "seq" => MapBy::Seq,
                     other => {
                         return Err(LaunchError::Usage(format!(
-                            "option '{name}' accepts slot or node, got '{other}'"
+                            "option '{name}' accepts slot, node or seq, got '{other}'"
                         )))
                     }
                 }

@@ -25,28 +25,46 @@ pub struct Plan {
     pub node_of_rank: Vec<usize>,
 }
 
-fn merge(specs: &[HostSpec]) -> Vec<(String, bool, usize)> {
+/// The distinct hosts of `specs` (entries naming one host merged, slots
+/// added) and, for each entry, the index of its host.
+fn merge(specs: &[HostSpec]) -> (Vec<(String, bool, usize)>, Vec<usize>) {
     let mut merged: Vec<(String, bool, usize)> = Vec::new();
+    let mut index = Vec::with_capacity(specs.len());
     for spec in specs {
         let local = hosts::is_local(&spec.name);
         match merged
-            .iter_mut()
-            .find(|(n, l, _)| *n == spec.name || (local && *l))
+            .iter()
+            .position(|(n, l, _)| *n == spec.name || (local && *l))
         {
-            Some(entry) => entry.2 += spec.slots,
-            None => merged.push((spec.name.clone(), local, spec.slots)),
+            Some(k) => {
+                merged[k].2 += spec.slots;
+                index.push(k);
+            }
+            None => {
+                index.push(merged.len());
+                merged.push((spec.name.clone(), local, spec.slots));
+            }
         }
     }
-    merged
+    (merged, index)
 }
 
 /// Places `nprocs` ranks. Oversubscription is allowed: when every slot is
 /// taken, placement starts another round over the same hosts.
 pub fn place(nprocs: usize, specs: &[HostSpec], map_by: MapBy) -> Plan {
-    let candidates = if specs.is_empty() {
-        vec![(hosts::local_hostname(), true, nprocs.max(1))]
+    let (candidates, entry_host) = if specs.is_empty() {
+        (
+            vec![(hosts::local_hostname(), true, nprocs.max(1))],
+            vec![0],
+        )
     } else {
         merge(specs)
+    };
+    // Each entry's slots (one entry of every rank without a list).
+    let entry_slots: Vec<usize> = if specs.is_empty() {
+        vec![nprocs.max(1)]
+    } else {
+        specs.iter().map(|s| s.slots).collect()
     };
     let mut host_of_rank = Vec::with_capacity(nprocs);
     let mut used = vec![0usize; candidates.len()];
@@ -56,6 +74,16 @@ pub fn place(nprocs: usize, specs: &[HostSpec], map_by: MapBy) -> Plan {
             MapBy::Slot => {
                 for (h, c) in candidates.iter().enumerate() {
                     for _ in 0..c.2 {
+                        if host_of_rank.len() < nprocs {
+                            host_of_rank.push(h);
+                            used[h] += 1;
+                        }
+                    }
+                }
+            }
+            MapBy::Seq => {
+                for (&slots, &h) in entry_slots.iter().zip(&entry_host) {
+                    for _ in 0..slots {
                         if host_of_rank.len() < nprocs {
                             host_of_rank.push(h);
                             used[h] += 1;
@@ -130,6 +158,14 @@ mod tests {
     fn by_node_round_robins() {
         let p = place(5, &spec("a:1,b:3"), MapBy::Node);
         assert_eq!(p.node_of_rank, vec![0, 1, 1, 1, 0]);
+    }
+
+    #[test]
+    fn in_sequence_entries_keep_their_order() {
+        let p = place(6, &spec("a:2,b,a"), MapBy::Seq);
+        assert_eq!(p.node_of_rank, vec![0, 0, 1, 0, 0, 0]);
+        assert_eq!(p.hosts[0].ranks, vec![0, 1, 3, 4, 5]);
+        assert_eq!(p.hosts[1].ranks, vec![2]);
     }
 
     #[test]

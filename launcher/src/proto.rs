@@ -92,6 +92,9 @@ pub struct LaunchSpec {
     pub bind: u8,
     /// This agent's host runs rank 0 and receives oxrun's stdin for it.
     pub forward_stdin: bool,
+    /// oxrun's launch command (`--launcher-cmd`), which the jobs the ranks
+    /// spawn use to reach other hosts.
+    pub launcher_cmd: String,
 }
 
 /// Messages from the controller to an agent.
@@ -210,10 +213,13 @@ pub enum ToController {
         /// Its message.
         message: String,
     },
-    /// A rank broke the PMI protocol, or the agent could not start it.
+    /// A rank broke the PMI protocol, the agent could not start it, or a
+    /// job it spawned failed.
     Failed {
         /// Global rank.
         rank: u32,
+        /// The exit status oxrun should end with (a spawned job's own).
+        code: i32,
         /// What went wrong.
         reason: String,
     },
@@ -372,6 +378,7 @@ impl ToAgent {
                 w.str(&s.process_mapping);
                 w.u8(s.bind);
                 w.u8(s.forward_stdin as u8);
+                w.str(&s.launcher_cmd);
             }
             ToAgent::FenceDone(kv) => {
                 w = Writer::new(2);
@@ -414,6 +421,7 @@ impl ToAgent {
                 let process_mapping = r.str()?;
                 let bind = r.u8()?;
                 let forward_stdin = r.bool()?;
+                let launcher_cmd = r.str()?;
                 ToAgent::Launch(LaunchSpec {
                     jobid,
                     size,
@@ -425,6 +433,7 @@ impl ToAgent {
                     process_mapping,
                     bind,
                     forward_stdin,
+                    launcher_cmd,
                 })
             }
             2 => ToAgent::FenceDone(r.pairs()?),
@@ -511,9 +520,10 @@ impl ToController {
                 w.i32(*code);
                 w.str(message);
             }
-            ToController::Failed { rank, reason } => {
+            ToController::Failed { rank, code, reason } => {
                 w = Writer::new(7);
                 w.u32(*rank);
+                w.i32(*code);
                 w.str(reason);
             }
             ToController::Done => w = Writer::new(8),
@@ -565,6 +575,7 @@ impl ToController {
             },
             7 => ToController::Failed {
                 rank: r.u32()?,
+                code: r.i32()?,
                 reason: r.str()?,
             },
             8 => ToController::Done,
@@ -618,6 +629,7 @@ mod tests {
             process_mapping: "(vector,(0,2,1))".into(),
             bind: BIND_AUTO,
             forward_stdin: false,
+            launcher_cmd: "ssh -x".into(),
         }));
         round_trip_agent(ToAgent::FenceDone(vec![("k".into(), "v".into())]));
         round_trip_agent(ToAgent::Stdin(b"line\n".to_vec()));
@@ -653,6 +665,7 @@ mod tests {
         });
         round_trip_controller(ToController::Failed {
             rank: 0,
+            code: 137,
             reason: "r".into(),
         });
         round_trip_controller(ToController::Done);

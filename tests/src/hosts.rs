@@ -225,13 +225,15 @@ impl TestHosts {
         &self.names
     }
 
-    /// oxrun arguments placing `ranks[i]` ranks on host `i`: the launch
-    /// command, the controller's address on the bridge, the host list, the
-    /// total `-n`, and no core binding (the fake hosts share the cores).
+    /// oxrun arguments placing `ranks[i]` ranks on host `i` (0: the host
+    /// is left out): the launch command, the controller's address on the
+    /// bridge, the host list, the total `-n`, and no core binding (the fake
+    /// hosts share the cores).
     pub fn oxrun_args(&self, ranks: &[usize]) -> Vec<String> {
         let list: Vec<String> = ranks
             .iter()
             .enumerate()
+            .filter(|(_, &n)| n > 0)
             .map(|(i, n)| format!("{}:{n}", self.names[i]))
             .collect();
         vec![

@@ -6,7 +6,8 @@
 //! while same-host pairs send nothing through it, a rank SIGKILLed on the
 //! second host ends the job promptly with nothing left on any host, and
 //! so do a rank killed and a link cut while fabric traffic is in flight
-//! (multihost/faults.rs), a
+//! (multihost/faults.rs), spawned children run and talk on the other host
+//! and one killed there ends the job (multihost/spawn.rs), a
 //! bad provider is a one-line error, and fabric messages reach ranks busy
 //! with shared memory (multihost/pace.rs), and CUDA device buffers cross
 //! hosts by the fabric (multihost/device.rs). The fabric's large-message paths
@@ -30,6 +31,8 @@ mod p2p_roles;
 mod pace_role;
 #[path = "multihost/ports.rs"]
 mod ports;
+#[path = "multihost/spawn.rs"]
+mod spawn;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

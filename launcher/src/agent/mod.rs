@@ -257,6 +257,7 @@ impl Agent {
                 Err(e) => {
                     agent.send(ToController::Failed {
                         rank,
+                        code: 1,
                         reason: e.to_string(),
                     })?;
                     agent.kill_all(libc::SIGKILL);
@@ -473,12 +474,21 @@ impl Agent {
             if let Some(k) = self.spawned.iter().position(|s| s.pid == pid.as_raw()) {
                 let s = self.spawned.remove(k);
                 if how != ExitKind::Code(0) {
+                    let verdict = s.verdict();
+                    let verdict = verdict.strip_suffix("; ending the job").unwrap_or(&verdict);
                     let reason = match how {
+                        _ if !verdict.is_empty() => format!("failed: {verdict}"),
                         ExitKind::Code(c) => format!("exited with code {c}"),
                         ExitKind::Signal(sig) => format!("was killed by signal {sig}"),
                     };
+                    // The nested oxrun's status is its failed child's.
+                    let code = match how {
+                        ExitKind::Code(c) => c,
+                        ExitKind::Signal(sig) => 128 + sig,
+                    };
                     self.send(ToController::Failed {
                         rank: s.by_rank,
+                        code,
                         reason: format!(
                             "the job rank {} spawned (oxrun pid {}) {reason}",
                             s.by_rank, s.pid
@@ -543,7 +553,12 @@ impl Agent {
                         }
                         Effect::Spawn(req) => {
                             let rank = self.ranks[i].rank;
-                            let outcome = spawned::start(&req, rank).map(|s| self.spawned.push(s));
+                            let parents = spawned::Parents {
+                                env: &self.spec.env,
+                                launcher_cmd: &self.spec.launcher_cmd,
+                            };
+                            let outcome =
+                                spawned::start(&req, rank, &parents).map(|s| self.spawned.push(s));
                             self.ranks[i].session.spawn_result(outcome);
                         }
                         Effect::None => {}
@@ -559,7 +574,11 @@ impl Agent {
             Err(v) => {
                 let rank = r.rank;
                 r.pmi = None;
-                self.send(ToController::Failed { rank, reason: v.0 })?;
+                self.send(ToController::Failed {
+                    rank,
+                    code: 1,
+                    reason: v.0,
+                })?;
                 return Ok(());
             }
         }

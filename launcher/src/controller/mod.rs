@@ -5,6 +5,7 @@
 mod exit_status;
 mod names;
 mod remote;
+mod verdict;
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -99,17 +100,18 @@ struct Job {
 /// Runs a job to the end and returns oxrun's exit code.
 pub fn run(opts: JobOptions) -> i32 {
     signals::ignore_sigpipe();
+    verdict::adopt();
     // Before placing (which allocates per rank): every rank runs here.
     if opts.hosts.iter().all(|h| crate::hosts::is_local(&h.name)) {
         if let Err(e) = crate::limits::check_local(opts.nprocs) {
-            eprintln!("oxrun: {e}");
+            verdict::say(&e.to_string());
             return 1;
         }
     }
     match Job::start(opts).and_then(|mut job| job.run()) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("oxrun: {e}");
+            verdict::say(&e.to_string());
             1
         }
     }
@@ -205,6 +207,7 @@ impl Job {
                 process_mapping: process_mapping.clone(),
                 bind: bind_policy(&opts),
                 forward_stdin: host.ranks.first() == Some(&0),
+                launcher_cmd: opts.launcher_cmd.clone(),
             };
             // Remote agents name their own address (the one they reach
             // this host from); this host's is the one they dial.
@@ -384,7 +387,7 @@ impl Job {
         if self.failure.is_some() {
             return;
         }
-        eprintln!("oxrun: {message}");
+        verdict::say(&message);
         self.failure = Some(exit_status(code));
         self.broadcast(&ToAgent::Kill);
         // Agents still on their way have nothing to run any more: stop their
@@ -717,8 +720,8 @@ impl Job {
                     format!("{who} aborted the job with exit code {code}{status}{detail}"),
                 );
             }
-            ToController::Failed { rank, reason } => {
-                self.fail(1, format!("{reason}; ending the job (rank {rank})"));
+            ToController::Failed { rank, code, reason } => {
+                self.fail(code, format!("{reason}; ending the job (rank {rank})"));
             }
             ToController::Done => {
                 self.agents[a].done = true;
@@ -783,7 +786,7 @@ impl Job {
                     self.interrupts += 1;
                     if self.interrupts >= 2 {
                         if self.failure.is_none() {
-                            eprintln!("oxrun: second interrupt: killing every rank");
+                            verdict::say("second interrupt: killing every rank");
                             self.failure = Some(128 + sig);
                         }
                         self.broadcast(&ToAgent::Kill);

@@ -25,7 +25,7 @@ const PROMPT: Duration = Duration::from_secs(3);
 /// Where the killed rank stamps its time / ranks report they stream.
 const STAMP_VAR: &str = "OXMPI_TEST_STAMP";
 
-fn now_ns() -> u128 {
+pub fn now_ns() -> u128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -59,13 +59,13 @@ pub fn stream_role(which: &str) {
 }
 
 /// How long after `fault_ns` (ns since the epoch) the job was seen to end.
-fn ended_after(out: &JobOutcome, fault_ns: u128) -> Duration {
+pub fn ended_after(out: &JobOutcome, fault_ns: u128) -> Duration {
     let end = out.ended_at.duration_since(UNIX_EPOCH).unwrap().as_nanos();
     Duration::from_nanos(end.saturating_sub(fault_ns) as u64)
 }
 
 /// The launcher's own lines (the job's one-line verdict).
-fn oxrun_lines(out: &JobOutcome) -> Vec<&str> {
+pub fn oxrun_lines(out: &JobOutcome) -> Vec<&str> {
     out.stderr
         .lines()
         .filter(|l| l.starts_with("oxrun:"))
@@ -113,7 +113,7 @@ fn a_rank_killed_mid_stream_on_the_second_host_ends_the_job_within_3_s() {
 }
 
 /// Waits for `path` to exist (the ranks stream), up to the job's limit.
-fn wait_for(path: &Path) {
+pub fn wait_for(path: &Path) {
     let start = std::time::Instant::now();
     while !path.exists() {
         assert!(start.elapsed() < LIMIT, "{} never appeared", path.display());
