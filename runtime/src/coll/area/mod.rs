@@ -125,9 +125,34 @@ fn ring_depth(bytes: usize) -> u64 {
 struct Mapped {
     region: Arc<Region>,
     layout: Layout,
+    /// Per channel, each rank's flag as this process last read it: flags
+    /// only grow, so a value seen is a lower bound, and a gate or a wait
+    /// that it already satisfies needs no load of a line the owner keeps
+    /// writing (the bottleneck rank, whose peers run ahead, then reads a
+    /// peer's flag about once per ring of calls rather than every call).
+    seen: [Box<[AtomicU64]>; 2],
 }
 
 impl Mapped {
+    fn new(region: Arc<Region>, layout: Layout) -> Mapped {
+        let none = || (0..layout.p).map(|_| AtomicU64::new(0)).collect();
+        Mapped {
+            region,
+            layout,
+            seen: [none(), none()],
+        }
+    }
+    /// Whether rank `r`'s flag on channel `c` is at least `k` (acquire,
+    /// when it is read).
+    fn flag_at_least(&self, c: usize, r: usize, k: u64) -> bool {
+        let seen = &self.seen[c][r];
+        if seen.load(Ordering::Relaxed) >= k {
+            return true;
+        }
+        let now = self.flag(c, r).load(Ordering::Acquire);
+        seen.store(now, Ordering::Relaxed);
+        now >= k
+    }
     fn at<T>(&self, offset: usize) -> &T {
         debug_assert!(offset + std::mem::size_of::<T>() <= self.region.len());
         // SAFETY: inside the mapping, aligned (offsets are multiples of 8),
@@ -192,11 +217,8 @@ impl AreaState {
         (0..p)
             .map(|_| {
                 let st = AreaState::default();
-                let _ = st.mapped.set(Mapped {
-                    // Every simulated rank maps the same heap memory.
-                    region: Arc::clone(&region),
-                    layout,
-                });
+                // Every simulated rank maps the same heap memory.
+                let _ = st.mapped.set(Mapped::new(Arc::clone(&region), layout));
                 for c in 0..2 {
                     st.set_up[c].store(true, Ordering::Relaxed);
                 }
@@ -256,10 +278,7 @@ fn lead(ctx: &Ctx, s: &mut Schedule, area: &AreaState) {
         match Region::create(layout.len()) {
             Ok(region) => {
                 area.leader_fd_open.store(ctx.size > 1, Ordering::Relaxed);
-                let _ = area.mapped.set(Mapped {
-                    region: Arc::new(region),
-                    layout,
-                });
+                let _ = area.mapped.set(Mapped::new(Arc::new(region), layout));
             }
             Err(e) => {
                 let _ = area.broken.set(e.to_string());
@@ -326,7 +345,7 @@ impl Call {
                 // A rank posts flag k - depth + 1 only after finishing
                 // call k - depth, the last that used this slot.
                 let reused = k.saturating_sub(ring_depth(bytes) - 1);
-                if (0..p).any(|r| m.flag(c, r).load(Ordering::Acquire) < reused) {
+                if !(0..p).all(|r| m.flag_at_least(c, r, reused)) {
                     return Ok(false);
                 }
                 debug_assert!(self.op.payload(me) <= m.layout.slot.max(SMALL_SLOT));
@@ -342,7 +361,7 @@ impl Call {
                 }
             }
         }
-        let ready = |r: usize| m.flag(c, r).load(Ordering::Acquire) >= k;
+        let ready = |r: usize| m.flag_at_least(c, r, k);
         let all_there = match self.op.needs(me) {
             Needs::Nobody => true,
             Needs::One(r) => ready(r),
@@ -402,10 +421,7 @@ impl AreaStep {
         let layout = Layout { p, slot };
         match Region::open(pid, fd, layout.len()) {
             Ok(region) => {
-                let mapped = Mapped {
-                    region: Arc::new(region),
-                    layout,
-                };
+                let mapped = Mapped::new(Arc::new(region), layout);
                 mapped.attached().fetch_add(1, Ordering::Release);
                 let _ = self.area.mapped.set(mapped);
                 Ok(())
