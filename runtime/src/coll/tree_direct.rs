@@ -26,6 +26,10 @@ pub(crate) struct TreeBcast {
 // or as a schedule whose request borrows it).
 unsafe impl Send for TreeBcast {}
 
+/// Packets a root may queue for a child whose ring is full before it
+/// waits for the child to take them all.
+const QUEUE_CAP: usize = 64;
+
 /// A binomial tree has at most one child per bit of the rank.
 const MAX_CHILDREN: usize = usize::BITS as usize;
 
@@ -77,12 +81,15 @@ impl TreeBcast {
             while mask > 0 {
                 if vr + mask < size {
                     let child = comm.inner.world_of[absolute(vr + mask)];
-                    if engine.queued_to(child) {
-                        // The child is a ring behind: wait for room rather
-                        // than queue one more copy (back-to-back calls
-                        // would otherwise buffer without bound).
+                    if engine.queued_to(child) >= QUEUE_CAP {
+                        // The child is a ring and a queue behind: let it
+                        // take the queue before adding to it (back-to-back
+                        // calls would otherwise buffer without bound). A
+                        // queue, not the ring's edge, so that the root
+                        // does not poll the ring's index at every call
+                        // while its leaf pops.
                         drop(engine);
-                        rt.wait_until(|e| (!e.queued_to(child)).then_some(()));
+                        rt.wait_until(|e| (e.queued_to(child) == 0).then_some(()));
                         engine = rt.engine();
                     }
                     // SAFETY: an eager send is complete here; another is

@@ -451,10 +451,10 @@ impl Engine {
         did
     }
 
-    /// Whether packets to world rank `peer` wait in its queue for room in
-    /// its ring (a sender that should not run further ahead checks this).
-    pub fn queued_to(&self, peer: usize) -> bool {
-        self.outq.get(peer).is_some_and(|q| !q.is_empty())
+    /// How many packets to world rank `peer` wait in its queue for room
+    /// in its ring (a sender that should not run further ahead checks).
+    pub fn queued_to(&self, peer: usize) -> usize {
+        self.outq.get(peer).map_or(0, |q| q.len())
     }
 
     /// Whether anything is still in flight from this rank (queued packets,
