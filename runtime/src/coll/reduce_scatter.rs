@@ -113,8 +113,22 @@ impl Comm {
             off[r + 1] = off[r] + bytes[r];
         }
         let n = off[p];
-        let mut s = Schedule::new();
+        let ctx = self.coll_ctx();
+        let commutative = op.is_commutative();
+        let algo = self.pick(coll, n, commutative);
         let out = Schedule::user(recv, bytes[rank]);
+        // The area posts the whole input into this rank's slot before it
+        // writes `out`, so the caller's buffers serve in place too.
+        let direct = || super::area::Op::ReduceScatter {
+            input: Schedule::user(send.unwrap_or(recv) as *mut u8, n),
+            off: off.clone(),
+            out,
+            op: f.clone(),
+        };
+        if let Some(planned) = self.area_direct(&ctx, algo, n, direct) {
+            return Ok(planned);
+        }
+        let mut s = Schedule::new();
         // The algorithms read the input while writing `out`: in place, the
         // input moves to scratch first.
         let (input, after) = match send {
@@ -125,9 +139,6 @@ impl Comm {
                 (tmp, c.into_iter().collect())
             }
         };
-        let ctx = self.coll_ctx();
-        let commutative = op.is_commutative();
-        let algo = self.pick(coll, n, commutative);
         let call = reduce_scatter::Split {
             input,
             off: &off,
