@@ -49,6 +49,45 @@ pub(super) unsafe fn allreduce<N: Num>(
     }))
 }
 
+/// `MPI_Reduce_scatter_block` (and `_c`) in the common case: separate,
+/// non-overlapping buffers (the general path reports overlaps).
+///
+/// # Safety
+/// MPI's contract on the buffers.
+#[inline(always)]
+pub(super) unsafe fn reduce_scatter_block<N: Num>(
+    name: &'static str,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: N,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> Option<c_int> {
+    let (c, t, o) = predefined_reduction(comm, datatype, op)?;
+    let e = elems(recvcount, t)?;
+    let mine = e.count * e.size;
+    let total = mine.checked_mul(c.size() as usize)?;
+    // Device buffers go through the general path's staging.
+    if recvbuf.is_null()
+        || is_in_place(recvbuf)
+        || sendbuf.is_null()
+        || is_in_place(sendbuf)
+        || oxmpi::mem::cuda::active()
+    {
+        return None;
+    }
+    let (send, recv) = (sendbuf.cast::<u8>(), recvbuf.cast::<u8>());
+    let apart = send as usize + total <= recv as usize || recv as usize + mine <= send as usize;
+    if !apart {
+        return None;
+    }
+    Some(guard_runtime(name, ErrObj::Comm(comm), move || {
+        // SAFETY: blocking; MPI's contract on the buffers.
+        unsafe { c.plan_reduce_scatter_block(Some(send), recv, e, o) }?.run()
+    }))
+}
+
 /// `count` elements of `t`, or `None` for a negative count or a byte
 /// count that overflows (the general path's errors to report).
 #[inline(always)]
