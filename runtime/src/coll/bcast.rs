@@ -63,10 +63,7 @@ impl Comm {
         if let Some(planned) = self.area_direct(&ctx, algo, len, direct) {
             return Ok(planned);
         }
-        if ctx.seq & super::tag::BLOCKING != 0
-            && algo.name == algos::bcast::binomial::INFO.name
-            && !crate::mem::cuda::is_device(buf)
-        {
+        if algo.name == algos::bcast::binomial::INFO.name && !crate::mem::cuda::is_device(buf) {
             let call = super::tree_direct::TreeBcast::new(&ctx, buf, len, root);
             return Ok(Planned::tree(self, call));
         }

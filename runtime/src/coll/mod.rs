@@ -42,6 +42,7 @@ pub mod select;
 pub(crate) mod sim;
 pub(crate) mod tag;
 mod tree_direct;
+mod tree_ibcast;
 mod view;
 mod view_reduce;
 

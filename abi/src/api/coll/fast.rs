@@ -1,9 +1,10 @@
-//! The common case of the blocking reductions, decided before any of the
-//! general decoding: a predefined communicator, a predefined type, a
-//! built-in operation and plain buffers. It goes straight to the runtime,
-//! as a Rust program's call does: no staging, no type or operation object.
-//! Anything else (including every argument error) returns `None`, and the
-//! general path decodes and reports it.
+//! The common case of the blocking reductions and broadcasts (and of
+//! `MPI_Ibcast`), decided before any of the general decoding: a
+//! predefined communicator, a predefined type, a built-in operation and
+//! plain buffers. It goes straight to the runtime, as a Rust program's
+//! call does: no staging, no type or operation object. Anything else
+//! (including every argument error) returns `None`, and the general path
+//! decodes and reports it.
 
 use std::ffi::{c_int, c_void};
 
@@ -13,7 +14,7 @@ use super::buffers::is_in_place;
 use super::datatype::{Num, Ty};
 use super::reductions::predefined_reduction;
 use crate::errors::ErrObj;
-use crate::handles::{MPI_Comm, MPI_Datatype, MPI_Op};
+use crate::handles::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
 use crate::raise::guard_runtime;
 
 /// `MPI_Allreduce` (and `MPI_Allreduce_c`) in the common case.
@@ -134,5 +135,39 @@ pub(super) unsafe fn bcast<N: Num>(
     Some(guard_runtime(name, ErrObj::Comm(comm), move || {
         // SAFETY: blocking; MPI's contract on the buffer.
         unsafe { c.plan_bcast(buf, len, root) }?.run()
+    }))
+}
+
+/// `MPI_Ibcast` (and `MPI_Ibcast_c`) of a predefined type on a predefined
+/// communicator: a call complete as it starts (the root's eager sends, a
+/// leaf whose message was there) gets `REQUEST_COMPLETE`, as an eager
+/// `MPI_Isend` does: no table entry.
+///
+/// # Safety
+/// MPI's contract on the buffer (valid until completion) and `request`.
+#[inline(always)]
+pub(super) unsafe fn ibcast<N: Num>(
+    name: &'static str,
+    buffer: *mut c_void,
+    count: N,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> Option<c_int> {
+    let c = crate::state::predefined_comm(comm)?;
+    let t = super::datatype::builtin_ty(datatype)?;
+    let root = root_of(c, root)?;
+    let len = usize::try_from(count.into()).ok()?.checked_mul(t.unit)?;
+    if buffer.is_null() || is_in_place(buffer) || request.is_null() {
+        return None;
+    }
+    let buf = buffer.cast::<u8>();
+    Some(guard_runtime(name, ErrObj::Comm(comm), move || {
+        // SAFETY: MPI's contract on the buffer, until the request completes.
+        let r = unsafe { c.plan_bcast(buf, len, root) }?.start_static();
+        // SAFETY: `request` is non-null, writable by MPI's contract.
+        unsafe { crate::api::p2p::store_started(request, r, comm) };
+        Ok::<(), oxmpi::Error>(())
     }))
 }
