@@ -28,7 +28,7 @@ pub(crate) struct TreeBcast {
 unsafe impl Send for TreeBcast {}
 
 /// A binomial tree has at most one child per bit of the rank.
-pub(crate) const MAX_CHILDREN: usize = usize::BITS as usize;
+const MAX_CHILDREN: usize = usize::BITS as usize;
 
 /// Where a rank sits in a binomial tree: its rank relative to the root,
 /// and the lowest set bit of that (the parent's distance, and the bound

@@ -4,13 +4,14 @@
 //! [`TreeBcast::run`] (one from the parent, then one to each child, on the
 //! call's step-0 tag), started under one engine lock. What the start
 //! cannot finish (the parent's message is not there yet, a rendezvous
-//! send to a child) waits in a small engine task, [`TreeTask`], which
-//! sends to the children once the parent's message is in. A call that
+//! send to a child, an eager one waiting in the queue for room in the
+//! child's ring) waits in a small engine task, [`TreeTask`], which sends
+//! to the children once the parent's message is in. A call that
 //! finishes as it starts (the root's eager sends; a leaf whose message
 //! had arrived) makes no engine request and no task: its request is
 //! complete as returned.
 
-use super::tree_direct::{TreeBcast, MAX_CHILDREN};
+use super::tree_direct::TreeBcast;
 use crate::comm::Comm;
 use crate::error::Error;
 use crate::p2p::engine::{Engine, Task};
@@ -33,6 +34,8 @@ struct TreeTask {
     children: Vec<usize>,
     /// Sends to children still in flight (rendezvous).
     sends: Vec<ReqId>,
+    /// Children whose eager message waits in this rank's queue.
+    queued: Vec<usize>,
     /// First error met (a truncated receive); the children are still sent to.
     error: Option<Error>,
     /// The collective's request, completed by [`Task::finish`].
@@ -44,20 +47,24 @@ struct TreeTask {
 // by the engine under its lock.
 unsafe impl Send for TreeTask {}
 
-/// The sends of a started broadcast: eager ones are complete, the others'
-/// requests kept.
+/// The sends of a started broadcast that are not done yet: empty (no
+/// allocation) when every send was eager and went straight into its
+/// child's ring.
+#[derive(Default)]
 struct Sent {
-    ids: [ReqId; MAX_CHILDREN],
-    n: usize,
+    /// Requests of rendezvous sends.
+    ids: Vec<ReqId>,
+    /// Children (world ranks) whose message waits in this rank's queue
+    /// for room in their ring.
+    queued: Vec<usize>,
 }
 
-impl Sent {
-    fn pending(&self) -> &[ReqId] {
-        &self.ids[..self.n]
-    }
-}
-
-/// Sends `len` bytes at `buf` to each of `children` (world ranks).
+/// Sends `len` bytes at `buf` to each of `children` (world ranks). An
+/// eager message that has to wait for room in its child's ring is
+/// complete for the engine, but the broadcast is not done until it left
+/// the queue: so that a root calling back to back waits for its children
+/// (in `MPI_Wait`, which progresses) as the blocking call does, instead of
+/// queueing copies without bound.
 ///
 /// # Safety
 /// `buf` is readable for `len` bytes until every send returned is done.
@@ -68,15 +75,15 @@ unsafe fn send_all(
     buf: *mut u8,
     len: usize,
 ) -> Sent {
-    let mut sent = Sent {
-        ids: [ReqId(0); MAX_CHILDREN],
-        n: 0,
-    };
+    // Packets still queued from earlier calls go first, where there is room.
+    engine.flush_queued();
+    let mut sent = Sent::default();
     for child in children {
         // SAFETY: the caller's contract.
-        if let Some(id) = unsafe { engine.start_send(child, context, rank, tag, buf, len, false) } {
-            sent.ids[sent.n] = id;
-            sent.n += 1;
+        match unsafe { engine.start_send(child, context, rank, tag, buf, len, false) } {
+            Some(id) => sent.ids.push(id),
+            None if engine.queued_to(child) => sent.queued.push(child),
+            None => {}
         }
     }
     sent
@@ -117,6 +124,7 @@ impl TreeBcast {
                         recv: Some(id),
                         children: place.children().map(world).collect(),
                         sends: Vec::new(),
+                        queued: Vec::new(),
                         error: None,
                         req: ReqId(0),
                     };
@@ -128,7 +136,7 @@ impl TreeBcast {
         }
         // SAFETY: as above.
         let sent = unsafe { send_all(&mut engine, place.children().map(world), wire, buf, len) };
-        if sent.n == 0 {
+        if sent.ids.is_empty() && sent.queued.is_empty() {
             drop(engine);
             return match error {
                 None => Request::finished_on(rt, Status::empty()),
@@ -143,7 +151,8 @@ impl TreeBcast {
             tag: wire.2,
             recv: None,
             children: Vec::new(),
-            sends: sent.pending().to_vec(),
+            sends: sent.ids,
+            queued: sent.queued,
             error,
             req: ReqId(0),
         };
@@ -175,8 +184,15 @@ impl Task for TreeTask {
             // SAFETY: the caller's buffer lives until the request
             // completes, after these sends (see `TreeTask`).
             let sent = unsafe { send_all(engine, children.into_iter(), wire, self.buf, self.len) };
-            self.sends.extend_from_slice(sent.pending());
+            self.sends = sent.ids;
+            self.queued = sent.queued;
             moved = true;
+        }
+        if !self.queued.is_empty() {
+            // The engine moved what it could before advancing its tasks.
+            let before = self.queued.len();
+            self.queued.retain(|&child| engine.queued_to(child));
+            moved |= self.queued.len() != before;
         }
         let before = self.sends.len();
         self.sends
@@ -193,7 +209,7 @@ impl Task for TreeTask {
     }
 
     fn finished(&self) -> bool {
-        self.recv.is_none() && self.sends.is_empty()
+        self.recv.is_none() && self.sends.is_empty() && self.queued.is_empty()
     }
 
     fn finish(self: Box<Self>, engine: &mut Engine) {
