@@ -9,7 +9,6 @@
 //! boxed steps and dependency walk; called back to back, the root's eager
 //! sends run ahead of the leaves as far as the rings allow.
 
-use super::ctx::Ctx;
 use crate::comm::Comm;
 use crate::error::Error;
 use crate::p2p::matching::{Pattern, SourceSel, TagSel};
@@ -87,13 +86,13 @@ impl Place {
 }
 
 impl TreeBcast {
-    /// The broadcast `ctx` describes, rooted at `root`.
-    pub(crate) fn new(ctx: &Ctx, buf: *mut u8, len: usize, root: usize) -> TreeBcast {
+    /// The broadcast of call `seq` (its tag sequence), rooted at `root`.
+    pub(crate) fn new(seq: u32, buf: *mut u8, len: usize, root: usize) -> TreeBcast {
         TreeBcast {
             buf,
             len,
             root,
-            seq: ctx.seq,
+            seq,
         }
     }
 
