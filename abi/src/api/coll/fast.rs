@@ -1,5 +1,5 @@
 //! The common case of the blocking reductions and broadcasts (and of
-//! `MPI_Ibcast`), decided before any of the general decoding: a
+//! `MPI_Ibcast` and `MPI_Iallreduce`), decided before any of the general decoding: a
 //! predefined communicator, a predefined type, a built-in operation and
 //! plain buffers. It goes straight to the runtime, as a Rust program's
 //! call does: no staging, no type or operation object. Anything else
@@ -9,6 +9,8 @@
 use std::ffi::{c_int, c_void};
 
 use oxmpi::coll::Elems;
+use oxmpi::comm::Comm;
+use oxmpi::ops::Op;
 
 use super::buffers::is_in_place;
 use super::datatype::{Num, Ty};
@@ -31,6 +33,62 @@ pub(super) unsafe fn allreduce<N: Num>(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> Option<c_int> {
+    let (c, send, recv, e, o) = allreduce_args(sendbuf, recvbuf, count, datatype, op, comm)?;
+    Some(guard_runtime(name, ErrObj::Comm(comm), move || {
+        // SAFETY: blocking; MPI's contract on the buffers.
+        unsafe { c.plan_allreduce(send, recv, e, o) }?.run()
+    }))
+}
+
+/// `MPI_Iallreduce` (and `MPI_Iallreduce_c`) in the common case: the
+/// runtime's request goes straight into the handle's entry.
+///
+/// # Safety
+/// MPI's contract on the buffers (valid until completion) and `request`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+pub(super) unsafe fn iallreduce<N: Num>(
+    name: &'static str,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: N,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> Option<c_int> {
+    if request.is_null() {
+        return None;
+    }
+    let (c, send, recv, e, o) = allreduce_args(sendbuf, recvbuf, count, datatype, op, comm)?;
+    Some(guard_runtime(name, ErrObj::Comm(comm), move || {
+        // SAFETY: MPI's contract on the buffers, until the request completes.
+        let r = unsafe { c.plan_allreduce(send, recv, e, o) }?.start_static();
+        // SAFETY: `request` is non-null, writable by MPI's contract.
+        unsafe { crate::api::p2p::store_started(request, r, comm) };
+        Ok::<(), oxmpi::Error>(())
+    }))
+}
+
+/// The decoded arguments of an allreduce in the common case (a predefined
+/// communicator, type and built-in operation, plain distinct buffers or
+/// `MPI_IN_PLACE` as the input), or `None`.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+fn allreduce_args<N: Num>(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: N,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> Option<(
+    &'static Comm,
+    Option<*const u8>,
+    *mut u8,
+    Elems,
+    &'static Op,
+)> {
     let (c, t, o) = predefined_reduction(comm, datatype, op)?;
     let e = elems(count, t)?;
     if recvbuf.is_null() || is_in_place(recvbuf) {
@@ -43,11 +101,7 @@ pub(super) unsafe fn allreduce<N: Num>(
     } else {
         Some(sendbuf.cast::<u8>())
     };
-    let recv = recvbuf.cast::<u8>();
-    Some(guard_runtime(name, ErrObj::Comm(comm), move || {
-        // SAFETY: blocking; MPI's contract on the buffers.
-        unsafe { c.plan_allreduce(send, recv, e, o) }?.run()
-    }))
+    Some((c, send, recvbuf.cast::<u8>(), e, o))
 }
 
 /// `count` elements of `t`, or `None` for a negative count or a byte

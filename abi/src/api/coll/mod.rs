@@ -244,7 +244,7 @@ collective!(Reduce / Ireduce, ireduce, comm,
     root: c_int, comm: MPI_Comm), fast = fast::reduce);
 collective!(Allreduce / Iallreduce, iallreduce, comm,
     (sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, datatype: MPI_Datatype, op: MPI_Op,
-    comm: MPI_Comm), fast = fast::allreduce);
+    comm: MPI_Comm), fast = fast::allreduce, ifast = fast::iallreduce);
 collective!(Scan / Iscan, iscan, comm,
     (sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, datatype: MPI_Datatype, op: MPI_Op,
     comm: MPI_Comm));
