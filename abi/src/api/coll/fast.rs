@@ -1,7 +1,7 @@
-//! The common case of the blocking reductions and broadcasts (and of
-//! `MPI_Ibcast` and `MPI_Iallreduce`), decided before any of the general decoding: a
-//! predefined communicator, a predefined type, a built-in operation and
-//! plain buffers. It goes straight to the runtime, as a Rust program's
+//! The common case of the blocking reductions, broadcasts and alltoalls
+//! (and of `MPI_Ibcast`, `MPI_Iallreduce` and `MPI_Ialltoall`), decided
+//! before any of the general decoding: a predefined communicator, a
+//! predefined type, a built-in operation and plain buffers. It goes straight to the runtime, as a Rust program's
 //! call does: no staging, no type or operation object. Anything else
 //! (including every argument error) returns `None`, and the general path
 //! decodes and reports it.
@@ -224,4 +224,100 @@ pub(super) unsafe fn ibcast<N: Num>(
         unsafe { crate::api::p2p::store_started(request, r, comm) };
         Ok::<(), oxmpi::Error>(())
     }))
+}
+
+/// `MPI_Alltoall` (and `MPI_Alltoall_c`) in the common case.
+///
+/// # Safety
+/// MPI's contract on the buffers.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+pub(super) unsafe fn alltoall<N: Num>(
+    name: &'static str,
+    sendbuf: *const c_void,
+    sendcount: N,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: N,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> Option<c_int> {
+    let (c, send, block, recv) = alltoall_args(
+        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+    )?;
+    Some(guard_runtime(name, ErrObj::Comm(comm), move || {
+        // SAFETY: blocking; MPI's contract on the buffers.
+        unsafe { c.plan_alltoall(Some(send), block, recv) }?.run()
+    }))
+}
+
+/// `MPI_Ialltoall` (and `MPI_Ialltoall_c`) in the common case.
+///
+/// # Safety
+/// MPI's contract on the buffers (valid until completion) and `request`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+pub(super) unsafe fn ialltoall<N: Num>(
+    name: &'static str,
+    sendbuf: *const c_void,
+    sendcount: N,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: N,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> Option<c_int> {
+    if request.is_null() {
+        return None;
+    }
+    let (c, send, block, recv) = alltoall_args(
+        sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+    )?;
+    Some(guard_runtime(name, ErrObj::Comm(comm), move || {
+        // SAFETY: MPI's contract on the buffers, until the request completes.
+        let r = unsafe { c.plan_alltoall(Some(send), block, recv) }?.start_static();
+        // SAFETY: `request` is non-null, writable by MPI's contract.
+        unsafe { crate::api::p2p::store_started(request, r, comm) };
+        Ok::<(), oxmpi::Error>(())
+    }))
+}
+
+/// The decoded arguments of an alltoall in the common case (a predefined
+/// intracommunicator, predefined types, equal blocks, distinct non-null
+/// buffers, no `MPI_IN_PLACE`): the communicator, the input, the block's
+/// bytes and the output; else `None`.
+#[inline(always)]
+fn alltoall_args<N: Num>(
+    sendbuf: *const c_void,
+    sendcount: N,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: N,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> Option<(&'static Comm, *const u8, usize, *mut u8)> {
+    let c = crate::state::predefined_comm(comm)?;
+    let (st, rt) = (
+        super::datatype::builtin_ty(sendtype)?,
+        super::datatype::builtin_ty(recvtype)?,
+    );
+    let n = usize::try_from(sendcount.into())
+        .ok()?
+        .checked_mul(st.unit)?;
+    let block = usize::try_from(recvcount.into())
+        .ok()?
+        .checked_mul(rt.unit)?;
+    block.checked_mul(c.size() as usize)?;
+    if n != block
+        || c.is_inter()
+        || sendbuf.is_null()
+        || recvbuf.is_null()
+        || is_in_place(sendbuf)
+        || is_in_place(recvbuf)
+        || std::ptr::eq(sendbuf, recvbuf)
+    {
+        return None;
+    }
+    Some((c, sendbuf.cast::<u8>(), block, recvbuf.cast::<u8>()))
 }

@@ -272,7 +272,8 @@ collective!(Allgatherv / Iallgatherv, iallgatherv, comm,
     recvcounts: *const Count, displs: *const Disp, recvtype: MPI_Datatype, comm: MPI_Comm));
 collective!(Alltoall / Ialltoall, ialltoall, comm,
     (sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-    recvcount: Count, recvtype: MPI_Datatype, comm: MPI_Comm));
+    recvcount: Count, recvtype: MPI_Datatype, comm: MPI_Comm),
+    fast = fast::alltoall, ifast = fast::ialltoall);
 collective!(Alltoallv / Ialltoallv, ialltoallv, comm,
     (sendbuf: *const c_void, sendcounts: *const Count, sdispls: *const Disp, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcounts: *const Count, rdispls: *const Disp, recvtype: MPI_Datatype,
