@@ -1,5 +1,6 @@
 //! The common case of the blocking reductions, broadcasts and alltoalls
-//! (and of `MPI_Ibcast`, `MPI_Iallreduce` and `MPI_Ialltoall`), decided
+//! (and of `MPI_Ibcast`, `MPI_Iallreduce`, `MPI_Ialltoall` and
+//! `MPI_Ireduce_scatter_block`), decided
 //! before any of the general decoding: a predefined communicator, a
 //! predefined type, a built-in operation and plain buffers. It goes straight to the runtime, as a Rust program's
 //! call does: no staging, no type or operation object. Anything else
@@ -320,4 +321,81 @@ fn alltoall_args<N: Num>(
         return None;
     }
     Some((c, sendbuf.cast::<u8>(), block, recvbuf.cast::<u8>()))
+}
+
+/// `MPI_Reduce_scatter_block` (and its `_c` form) in the common case.
+///
+/// # Safety
+/// MPI's contract on the buffers.
+#[inline(always)]
+pub(super) unsafe fn reduce_scatter_block<N: Num>(
+    name: &'static str,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: N,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> Option<c_int> {
+    let (c, send, recv, e, o) = rsb_args(sendbuf, recvbuf, recvcount, datatype, op, comm)?;
+    Some(guard_runtime(name, ErrObj::Comm(comm), move || {
+        // SAFETY: blocking; MPI's contract on the buffers.
+        unsafe { c.plan_reduce_scatter_block(Some(send), recv, e, o) }?.run()
+    }))
+}
+
+/// `MPI_Ireduce_scatter_block` (and its `_c` form) in the common case.
+///
+/// # Safety
+/// MPI's contract on the buffers (valid until completion) and `request`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // MPI's parameter list
+pub(super) unsafe fn ireduce_scatter_block<N: Num>(
+    name: &'static str,
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: N,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> Option<c_int> {
+    if request.is_null() {
+        return None;
+    }
+    let (c, send, recv, e, o) = rsb_args(sendbuf, recvbuf, recvcount, datatype, op, comm)?;
+    Some(guard_runtime(name, ErrObj::Comm(comm), move || {
+        // SAFETY: MPI's contract on the buffers, until the request completes.
+        let r = unsafe { c.plan_reduce_scatter_block(Some(send), recv, e, o) }?.start_static();
+        // SAFETY: `request` is non-null, writable by MPI's contract.
+        unsafe { crate::api::p2p::store_started(request, r, comm) };
+        Ok::<(), oxmpi::Error>(())
+    }))
+}
+
+/// The decoded arguments of a reduce_scatter_block in the common case (a
+/// predefined communicator, type and built-in operation, distinct
+/// non-null buffers, no `MPI_IN_PLACE`), or `None`.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+fn rsb_args<N: Num>(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: N,
+    datatype: MPI_Datatype,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> Option<(&'static Comm, *const u8, *mut u8, Elems, &'static Op)> {
+    let (c, t, o) = predefined_reduction(comm, datatype, op)?;
+    let e = elems(recvcount, t)?;
+    (e.count * e.size).checked_mul(c.size() as usize)?;
+    if sendbuf.is_null()
+        || recvbuf.is_null()
+        || is_in_place(sendbuf)
+        || is_in_place(recvbuf)
+        || std::ptr::eq(sendbuf, recvbuf)
+    {
+        return None;
+    }
+    Some((c, sendbuf.cast::<u8>(), recvbuf.cast::<u8>(), e, o))
 }

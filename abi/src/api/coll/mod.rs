@@ -287,4 +287,5 @@ collective!(Reduce_scatter / Ireduce_scatter, ireduce_scatter, comm,
     op: MPI_Op, comm: MPI_Comm));
 collective!(Reduce_scatter_block / Ireduce_scatter_block, ireduce_scatter_block, comm,
     (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: Count, datatype: MPI_Datatype,
-    op: MPI_Op, comm: MPI_Comm));
+    op: MPI_Op, comm: MPI_Comm),
+    fast = fast::reduce_scatter_block, ifast = fast::ireduce_scatter_block);
