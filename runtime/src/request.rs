@@ -82,7 +82,7 @@ impl<'a> Request<'a> {
     }
 
     #[inline]
-    fn pending_on(rt: RtRef, id: ReqId) -> Request<'a> {
+    pub(crate) fn pending_on(rt: RtRef, id: ReqId) -> Request<'a> {
         Request {
             rt,
             id: Some(id),
@@ -94,11 +94,29 @@ impl<'a> Request<'a> {
     }
 
     pub(crate) fn finished(rt: Rt, status: Status) -> Request<'a> {
+        Request::finished_on(RtRef::Counted(rt), status)
+    }
+
+    /// A request complete as it started, with `status`.
+    #[inline]
+    pub(crate) fn finished_on(rt: RtRef, status: Status) -> Request<'a> {
         Request {
-            rt: RtRef::Counted(rt),
+            rt,
             id: None,
             ready: Some(status),
             failed: None,
+            stage: None,
+            _buf: PhantomData,
+        }
+    }
+
+    /// A request that failed as it started, with `error`.
+    pub(crate) fn failed_on(rt: RtRef, error: Error) -> Request<'a> {
+        Request {
+            rt,
+            id: None,
+            ready: None,
+            failed: Some(Box::new(error)),
             stage: None,
             _buf: PhantomData,
         }

@@ -130,11 +130,12 @@ three_ways!(
     io_rep,
     coll_kinds,
     small_coll,
+    ibcast_many,
     inter_reduce_idle,
 );
 
-/// The collective, group, topology, neighborhood and persistent programs
-/// at 5..=8 ranks too (non-power-of-two sizes, larger grids), all three
+/// The collective, group, topology, neighborhood, persistent and
+/// many-ibcast programs at 5..=8 ranks too (non-power-of-two sizes, larger grids), all three
 /// ways.
 mod larger_jobs {
     use super::*;
@@ -175,6 +176,11 @@ mod larger_jobs {
     #[test]
     fn persistent_coll() {
         check("persistent_coll");
+    }
+
+    #[test]
+    fn ibcast_many() {
+        check("ibcast_many");
     }
 }
 

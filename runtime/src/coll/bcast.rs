@@ -56,19 +56,18 @@ impl Comm {
             return self.inter_bcast(buf, len, root);
         }
         let root = self.root(root)?;
+        let algo = self.pick(Coll::Bcast, len, true);
+        if algo.name == algos::bcast::binomial::INFO.name && !crate::mem::cuda::is_device(buf) {
+            // Its messages without a schedule: only the call's tags needed.
+            let seq = self.take_coll_seq();
+            let call = super::tree_direct::TreeBcast::new(seq, buf, len, root);
+            return Ok(Planned::tree(self, call));
+        }
         let b = Schedule::user(buf, len);
         let ctx = self.coll_ctx();
-        let algo = self.pick(Coll::Bcast, len, true);
         let direct = || super::area::Op::Bcast { buf: b, root };
         if let Some(planned) = self.area_direct(&ctx, algo, len, direct) {
             return Ok(planned);
-        }
-        if ctx.seq & super::tag::BLOCKING != 0
-            && algo.name == algos::bcast::binomial::INFO.name
-            && !crate::mem::cuda::is_device(buf)
-        {
-            let call = super::tree_direct::TreeBcast::new(&ctx, buf, len, root);
-            return Ok(Planned::tree(self, call));
         }
         let mut s = Schedule::new();
         let call = algos::bcast::Broadcast { buf: b, root };

@@ -42,6 +42,7 @@ pub mod select;
 pub(crate) mod sim;
 pub(crate) mod tag;
 mod tree_direct;
+mod tree_ibcast;
 mod view;
 mod view_reduce;
 
@@ -212,8 +213,7 @@ impl Comm {
     /// Starts a new collective call: its tag sequence (the next one, or a
     /// persistent collective's own, see [`persistent`]) and the rank view.
     fn coll_ctx(&self) -> Ctx<'_> {
-        let seq =
-            persistent::take_pinned(self.inner.context).unwrap_or_else(|| self.next_coll_seq());
+        let seq = self.take_coll_seq();
         Ctx {
             rank: self.rank() as usize,
             size: self.size() as usize,
@@ -223,6 +223,13 @@ impl Comm {
             model: self.rt().selector().model(),
             area: self.coll_area(),
         }
+    }
+
+    /// A new collective call's tag sequence alone (what [`Comm::coll_ctx`]
+    /// takes), for a call that needs no more of the view.
+    #[inline]
+    fn take_coll_seq(&self) -> u32 {
+        persistent::take_pinned(self.inner.context).unwrap_or_else(|| self.next_coll_seq())
     }
 
     /// The collective area, if every member is on this host (and memfds

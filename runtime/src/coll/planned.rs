@@ -5,7 +5,7 @@ use super::sched::Schedule;
 use super::tree_direct::TreeBcast;
 use crate::comm::Comm;
 use crate::error::Error;
-use crate::request::Request;
+use crate::request::{Request, RtRef};
 
 /// A collective call whose schedule is built but not started (the
 /// `plan_*` methods of [`Comm`]): [`Planned::start`] hands it to the
@@ -73,17 +73,24 @@ impl<'c> Planned<'c> {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn start(self) -> Request<'static> {
+        let rt = RtRef::Counted(self.comm.rt().clone());
+        self.start_on(rt)
+    }
+
+    /// Starts the collective with its request referring to `rt`, the
+    /// communicator's runtime.
+    #[inline]
+    fn start_on(self, rt: RtRef) -> Request<'static> {
         let c = self.comm;
         let sched = match self.body {
             Body::Sched(s) => s,
             Body::Area(call) => call.into_schedule(),
-            Body::Tree(call) => call.into_schedule(c),
+            Body::Tree(call) => return call.start(c, rt),
         };
-        let id = c
-            .rt()
+        let id = rt
             .engine()
             .start_schedule(sched, c.inner.context + 1, c.rank());
-        Request::pending(c.rt().clone(), id)
+        Request::pending_on(rt, id)
     }
 
     /// Runs the collective to completion on this thread.
@@ -100,6 +107,17 @@ impl<'c> Planned<'c> {
             Body::Area(call) => call.run(c.rt()),
             Body::Tree(call) => call.run(c),
         }
+    }
+}
+
+impl Planned<'static> {
+    /// [`Planned::start`] on a communicator that is never dropped (the C
+    /// front end's predefined ones): the request refers to the runtime
+    /// without a reference count, as `Comm::irecv_raw_static`'s does.
+    pub fn start_static(self) -> Request<'static> {
+        let comm: &'static Comm = self.comm;
+        let rt = RtRef::Static(comm.rt());
+        self.start_on(rt)
     }
 }
 

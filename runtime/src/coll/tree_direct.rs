@@ -1,4 +1,6 @@
-//! A blocking binomial broadcast without a schedule: [`TreeBcast`].
+//! A binomial broadcast without a schedule: [`TreeBcast`], run here
+//! (blocking) or started as a small engine task (non-blocking,
+//! `tree_ibcast.rs`).
 //!
 //! The same messages as the binomial schedule (`algos/bcast/binomial.rs`:
 //! one from the parent, then one to each child, all with the call's step-0
@@ -7,14 +9,12 @@
 //! boxed steps and dependency walk; called back to back, the root's eager
 //! sends run ahead of the leaves as far as the rings allow.
 
-use super::ctx::Ctx;
-use super::sched::Schedule;
 use crate::comm::Comm;
 use crate::error::Error;
 use crate::p2p::matching::{Pattern, SourceSel, TagSel};
 use crate::p2p::request::ReqId;
 
-/// A planned blocking binomial broadcast of `len` bytes at `buf`.
+/// A planned binomial broadcast of `len` bytes at `buf`.
 pub(crate) struct TreeBcast {
     buf: *mut u8,
     len: usize,
@@ -33,14 +33,70 @@ const QUEUE_CAP: usize = 64;
 /// A binomial tree has at most one child per bit of the rank.
 const MAX_CHILDREN: usize = usize::BITS as usize;
 
+/// Where a rank sits in a binomial tree: its rank relative to the root,
+/// and the lowest set bit of that (the parent's distance, and the bound
+/// below which the children's distances lie; the root: all of them).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Place {
+    vr: usize,
+    low: usize,
+    root: usize,
+    size: usize,
+}
+
+impl Place {
+    /// `rank`'s place among `size` ranks in the tree rooted at `root`.
+    #[inline]
+    pub(crate) fn new(rank: usize, size: usize, root: usize) -> Place {
+        let vr = (rank + size - root) % size;
+        let low = if vr == 0 {
+            size.next_power_of_two()
+        } else {
+            1 << vr.trailing_zeros()
+        };
+        Place {
+            vr,
+            low,
+            root,
+            size,
+        }
+    }
+
+    fn absolute(&self, rel: usize) -> usize {
+        (rel + self.root) % self.size
+    }
+
+    /// The parent's rank; `None` at the root.
+    #[inline]
+    pub(crate) fn parent(&self) -> Option<usize> {
+        (self.vr != 0).then(|| self.absolute(self.vr - self.low))
+    }
+
+    /// The children's ranks, farthest first (the schedule's send order).
+    #[inline]
+    pub(crate) fn children(self) -> impl Iterator<Item = usize> {
+        let mut mask = self.low >> 1;
+        std::iter::from_fn(move || {
+            while mask > 0 {
+                let rel = self.vr + mask;
+                mask >>= 1;
+                if rel < self.size {
+                    return Some(self.absolute(rel));
+                }
+            }
+            None
+        })
+    }
+}
+
 impl TreeBcast {
-    /// The broadcast `ctx` describes, rooted at `root`.
-    pub(crate) fn new(ctx: &Ctx, buf: *mut u8, len: usize, root: usize) -> TreeBcast {
+    /// The broadcast of call `seq` (its tag sequence), rooted at `root`.
+    pub(crate) fn new(seq: u32, buf: *mut u8, len: usize, root: usize) -> TreeBcast {
         TreeBcast {
             buf,
             len,
             root,
-            seq: ctx.seq,
+            seq,
         }
     }
 
@@ -49,23 +105,14 @@ impl TreeBcast {
     /// the schedule does.
     pub(crate) fn run(self, comm: &Comm) -> Result<(), Error> {
         let rt = comm.rt();
-        let (rank, size) = (comm.rank() as usize, comm.size() as usize);
+        let place = self.place(comm);
         let context = comm.inner.context + 1;
-        let tag = super::tag::tag(self.seq, 0);
-        let vr = (rank + size - self.root) % size;
-        let absolute = |rel: usize| (rel + self.root) % size;
-        // Lowest set bit of the relative rank: the parent's distance, and
-        // the bound below which the children lie (the root: all of them).
-        let low = if vr == 0 {
-            size.next_power_of_two()
-        } else {
-            1 << vr.trailing_zeros()
-        };
+        let tag = self.tag();
         let mut outcome = Ok(());
-        if vr != 0 {
+        if let Some(parent) = place.parent() {
             let pattern = Pattern {
                 context,
-                source: SourceSel::Rank(absolute(vr - low) as i32),
+                source: SourceSel::Rank(parent as i32),
                 tag: TagSel::Tag(tag),
             };
             let mut engine = rt.engine();
@@ -77,40 +124,27 @@ impl TreeBcast {
         let mut waiting = 0;
         {
             let mut engine = rt.engine();
-            let mut mask = low >> 1;
-            while mask > 0 {
-                if vr + mask < size {
-                    let child = comm.inner.world_of[absolute(vr + mask)];
-                    if engine.queued_to(child) >= QUEUE_CAP {
-                        // The child is a ring and a queue behind: let it
-                        // take the queue before adding to it (back-to-back
-                        // calls would otherwise buffer without bound). A
-                        // queue, not the ring's edge, so that the root
-                        // does not poll the ring's index at every call
-                        // while its leaf pops.
-                        drop(engine);
-                        rt.wait_until(|e| (e.queued_to(child) == 0).then_some(()));
-                        engine = rt.engine();
-                    }
-                    // SAFETY: an eager send is complete here; another is
-                    // waited on below, before `buf` is released.
-                    let id = unsafe {
-                        engine.start_send(
-                            child,
-                            context,
-                            rank as i32,
-                            tag,
-                            self.buf,
-                            self.len,
-                            false,
-                        )
-                    };
-                    if let Some(id) = id {
-                        pending[waiting] = id;
-                        waiting += 1;
-                    }
+            for child in place.children() {
+                let child = comm.inner.world_of[child];
+                if engine.queued_to(child) >= QUEUE_CAP {
+                    // The child is a ring and a queue behind: let it take
+                    // the queue before adding to it (back-to-back calls
+                    // would otherwise buffer without bound). A queue, not
+                    // the ring's edge, so that the root does not poll the
+                    // ring's index at every call while its leaf pops.
+                    drop(engine);
+                    rt.wait_until(|e| (e.queued_to(child) == 0).then_some(()));
+                    engine = rt.engine();
                 }
-                mask >>= 1;
+                // SAFETY: an eager send is complete here; another is
+                // waited on below, before `buf` is released.
+                let id = unsafe {
+                    engine.start_send(child, context, comm.rank(), tag, self.buf, self.len, false)
+                };
+                if let Some(id) = id {
+                    pending[waiting] = id;
+                    waiting += 1;
+                }
             }
         }
         for &id in &pending[..waiting] {
@@ -120,20 +154,21 @@ impl TreeBcast {
         outcome
     }
 
-    /// The same broadcast as a schedule (for a non-blocking start).
-    pub(crate) fn into_schedule(self, comm: &Comm) -> Schedule {
-        let ctx = Ctx {
-            rank: comm.rank() as usize,
-            size: comm.size() as usize,
-            world_of: std::borrow::Cow::Borrowed(&comm.inner.world_of),
-            seq: self.seq,
-            nodes: None,
-            model: comm.rt().selector().model(),
-            area: None,
-        };
-        let mut s = Schedule::new();
-        let buf = Schedule::user(self.buf, self.len);
-        super::algos::bcast::binomial::build(&ctx, &mut s, buf, self.root, 0, &[]);
-        s
+    /// This rank's place in the call's tree.
+    #[inline]
+    pub(crate) fn place(&self, comm: &Comm) -> Place {
+        Place::new(comm.rank() as usize, comm.size() as usize, self.root)
+    }
+
+    /// The tag of every message of the call (step 0 of its sequence).
+    #[inline]
+    pub(crate) fn tag(&self) -> i32 {
+        super::tag::tag(self.seq, 0)
+    }
+
+    /// The buffer and its length.
+    #[inline]
+    pub(crate) fn buf(&self) -> (*mut u8, usize) {
+        (self.buf, self.len)
     }
 }

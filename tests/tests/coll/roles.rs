@@ -148,6 +148,7 @@ fn check_bcast(world: &Comm) -> Result<(), Error> {
         big.iter().enumerate().all(|(i, &v)| v == input(root, i)),
         "bcast 16 MiB root={root}"
     );
+    check_ibcast_many(world)?;
     // As the C ABI's MPI_Bcast: a blocking call's sequence, where a
     // binomial broadcast runs without a schedule. Back to back, so that
     // roots run ahead of their leaves (by the rings' room at most).
@@ -158,6 +159,65 @@ fn check_bcast(world: &Comm) -> Result<(), Error> {
         let mut buf = vec![if rank == root { k as u64 } else { u64::MAX }; n];
         world.bcast(&mut buf, root as i32)?;
         assert!(buf.iter().all(|&v| v == k as u64), "blocking bcast {k}");
+    }
+    Ok(())
+}
+
+/// Many non-blocking broadcasts outstanding from several roots, from one
+/// element to past the eager limit, completed in an order that differs
+/// per rank (waits and test loops); then back-to-back ibcast + wait, so
+/// that roots run ahead of their leaves and find the rings full.
+fn check_ibcast_many(world: &Comm) -> Result<(), Error> {
+    let (rank, p) = (world.rank() as usize, world.size() as usize);
+    const K: usize = 40;
+    let len = |k: usize| [1, 3, 200, 9000, 2][k % 5];
+    let root = |k: usize, round: usize| (k * 7 + round) % p;
+    let value = |k: usize, round: usize, i: usize| (k * 100_003 + round * 7919 + i) as u64;
+    for round in 0..3 {
+        let mut bufs: Vec<Vec<u64>> = (0..K)
+            .map(|k| {
+                (0..len(k))
+                    .map(|i| match rank == root(k, round) {
+                        true => value(k, round, i),
+                        false => u64::MAX,
+                    })
+                    .collect()
+            })
+            .collect();
+        {
+            let mut reqs = Vec::new();
+            for (k, b) in bufs.iter_mut().enumerate() {
+                reqs.push(Some(world.ibcast(b, root(k, round) as i32)?));
+            }
+            // A stride coprime with K: every request once, in a rank's own order.
+            let stride = [3, 7, 11, 13, 17, 19, 23][rank % 7];
+            for j in 0..K {
+                let k = (rank * 5 + j * stride) % K;
+                let mut r = reqs[k].take().expect("each request once");
+                if j % 2 == 0 {
+                    r.wait()?;
+                } else {
+                    while r.test()?.is_none() {}
+                }
+            }
+        }
+        for (k, b) in bufs.iter().enumerate() {
+            assert!(
+                b.iter().enumerate().all(|(i, &v)| v == value(k, round, i)),
+                "ibcast {k} of {} elements from {} in round {round}",
+                len(k),
+                root(k, round)
+            );
+        }
+    }
+    for k in 0..3000usize {
+        let root = (k / 500) % p;
+        let mut x = [u64::MAX; 2];
+        if rank == root {
+            x = [k as u64, !(k as u64)];
+        }
+        world.ibcast(&mut x, root as i32)?.wait()?;
+        assert_eq!(x, [k as u64, !(k as u64)], "back-to-back ibcast {k}");
     }
     Ok(())
 }

@@ -112,8 +112,23 @@ pub(crate) unsafe fn nonblocking(
 ///
 /// With `fast = F`, the blocking function first offers its arguments to
 /// `F` (same parameters after the MPI name), which handles the common case
-/// or returns `None` (see `fast.rs`).
+/// or returns `None` (see `fast.rs`); with `ifast = G` too, the
+/// non-blocking one offers them (and `request`) to `G` likewise.
 macro_rules! collective {
+    ($name:ident / $iname:ident, $start:path, $comm:ident, ($($p:ident: $t:ty),*),
+     fast = $fast:path, ifast = $ifast:path) => {
+        $crate::api::coll::collective!(@both $name, $iname, $start, $comm, ($($p: $t),*), {
+            // SAFETY: the caller's contract, forwarded.
+            if let Some(rc) = unsafe { $fast(NAME, $($p),*) } {
+                return rc;
+            }
+        }, request, {
+            // SAFETY: the caller's contract, forwarded.
+            if let Some(rc) = unsafe { $ifast(NAME, $($p,)* request) } {
+                return rc;
+            }
+        });
+    };
     ($name:ident / $iname:ident, $start:path, $comm:ident, ($($p:ident: $t:ty),*),
      fast = $fast:path) => {
         $crate::api::coll::collective!(@both $name, $iname, $start, $comm, ($($p: $t),*), {
@@ -121,26 +136,26 @@ macro_rules! collective {
             if let Some(rc) = unsafe { $fast(NAME, $($p),*) } {
                 return rc;
             }
-        });
+        }, request, {});
     };
     ($name:ident / $iname:ident, $start:path, $comm:ident, ($($p:ident: $t:ty),*)) => {
-        $crate::api::coll::collective!(@both $name, $iname, $start, $comm, ($($p: $t),*), {});
+        $crate::api::coll::collective!(@both $name, $iname, $start, $comm, ($($p: $t),*), {}, request, {});
     };
     (int_only $name:ident / $iname:ident, $start:path, $comm:ident, ($($p:ident: $t:ty),*)) => {
         const _: () = {
             $crate::api::coll::collective!(@forms "", $name, $iname, $start, $comm,
-                ($($p: $t),*), {});
+                ($($p: $t),*), {}, request, {});
         };
     };
     (@both $name:ident, $iname:ident, $start:path, $comm:ident, ($($p:ident: $t:ty),*),
-     $fast_path:block) => {
+     $fast_path:block, $req:ident, $ifast_path:block) => {
         const _: () = {
             #[allow(unused)]
             type Count = ::std::ffi::c_int;
             #[allow(unused)]
             type Disp = ::std::ffi::c_int;
             $crate::api::coll::collective!(@forms "", $name, $iname, $start, $comm,
-                ($($p: $t),*), $fast_path);
+                ($($p: $t),*), $fast_path, $req, $ifast_path);
         };
         const _: () = {
             #[allow(unused)]
@@ -148,11 +163,11 @@ macro_rules! collective {
             #[allow(unused)]
             type Disp = $crate::handles::MPI_Aint;
             $crate::api::coll::collective!(@forms "_c", $name, $iname, $start, $comm,
-                ($($p: $t),*), $fast_path);
+                ($($p: $t),*), $fast_path, $req, $ifast_path);
         };
     };
     (@forms $sfx:literal, $name:ident, $iname:ident, $start:path, $comm:ident,
-     ($($p:ident: $t:ty),*), $fast_path:block) => {
+     ($($p:ident: $t:ty),*), $fast_path:block, $req:ident, $ifast_path:block) => {
         #[doc = concat!("`MPI_", stringify!($name), $sfx, "`.")]
         ///
         /// # Safety
@@ -179,13 +194,14 @@ macro_rules! collective {
         #[export_name = concat!("oxabi_", stringify!($iname), $sfx)]
         pub unsafe extern "C" fn nonblocking_form(
             $($p: $t,)*
-            request: *mut $crate::handles::MPI_Request,
+            $req: *mut $crate::handles::MPI_Request,
         ) -> ::std::ffi::c_int {
             const NAME: &str = concat!("MPI_", stringify!($iname), $sfx);
+            $ifast_path
             $crate::raise::guard(NAME, $crate::errors::ErrObj::Comm($comm), || {
                 // SAFETY: the caller's contract, forwarded.
                 unsafe {
-                    $crate::api::coll::nonblocking($comm, request, |sg| $start(sg, $($p),*))
+                    $crate::api::coll::nonblocking($comm, $req, |sg| $start(sg, $($p),*))
                 }
             })
         }
@@ -222,13 +238,13 @@ pub(crate) use collective;
 collective!(int_only Barrier / Ibarrier, ibarrier, comm, (comm: MPI_Comm));
 collective!(Bcast / Ibcast, ibcast, comm,
     (buffer: *mut c_void, count: Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm),
-    fast = fast::bcast);
+    fast = fast::bcast, ifast = fast::ibcast);
 collective!(Reduce / Ireduce, ireduce, comm,
     (sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, datatype: MPI_Datatype, op: MPI_Op,
     root: c_int, comm: MPI_Comm), fast = fast::reduce);
 collective!(Allreduce / Iallreduce, iallreduce, comm,
     (sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, datatype: MPI_Datatype, op: MPI_Op,
-    comm: MPI_Comm), fast = fast::allreduce);
+    comm: MPI_Comm), fast = fast::allreduce, ifast = fast::iallreduce);
 collective!(Scan / Iscan, iscan, comm,
     (sendbuf: *const c_void, recvbuf: *mut c_void, count: Count, datatype: MPI_Datatype, op: MPI_Op,
     comm: MPI_Comm));
@@ -256,7 +272,8 @@ collective!(Allgatherv / Iallgatherv, iallgatherv, comm,
     recvcounts: *const Count, displs: *const Disp, recvtype: MPI_Datatype, comm: MPI_Comm));
 collective!(Alltoall / Ialltoall, ialltoall, comm,
     (sendbuf: *const c_void, sendcount: Count, sendtype: MPI_Datatype, recvbuf: *mut c_void,
-    recvcount: Count, recvtype: MPI_Datatype, comm: MPI_Comm));
+    recvcount: Count, recvtype: MPI_Datatype, comm: MPI_Comm),
+    fast = fast::alltoall, ifast = fast::ialltoall);
 collective!(Alltoallv / Ialltoallv, ialltoallv, comm,
     (sendbuf: *const c_void, sendcounts: *const Count, sdispls: *const Disp, sendtype: MPI_Datatype,
     recvbuf: *mut c_void, recvcounts: *const Count, rdispls: *const Disp, recvtype: MPI_Datatype,
@@ -270,4 +287,5 @@ collective!(Reduce_scatter / Ireduce_scatter, ireduce_scatter, comm,
     op: MPI_Op, comm: MPI_Comm));
 collective!(Reduce_scatter_block / Ireduce_scatter_block, ireduce_scatter_block, comm,
     (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: Count, datatype: MPI_Datatype,
-    op: MPI_Op, comm: MPI_Comm), fast = fast::reduce_scatter_block);
+    op: MPI_Op, comm: MPI_Comm),
+    fast = fast::reduce_scatter_block, ifast = fast::ireduce_scatter_block);

@@ -156,6 +156,27 @@ unsafe fn copy_out(plan: &Plan) -> Result<Vec<u8>, AbiError> {
     }
 }
 
+/// Gives a started operation its handle: one complete already with an
+/// empty status (an eager send, a collective that finished as it
+/// started) gets the one builtin handle for those: no table, no lock.
+///
+/// # Safety
+/// `out` is writable.
+#[inline(always)]
+pub(crate) unsafe fn store_started(out: *mut MPI_Request, r: Request<'static>, comm: MPI_Comm) {
+    let entry = match r.finished_now() {
+        Ok(status) if status == Status::empty() => None,
+        Ok(status) => Some(ReqEntry::Ready { status, comm }),
+        Err(r) => Some(ReqEntry::Active { req: Some(r), comm }),
+    };
+    match entry {
+        // SAFETY: the caller's contract.
+        None => unsafe { *out = handles::REQUEST_COMPLETE },
+        // SAFETY: as above.
+        Some(entry) => unsafe { store_request(out, entry) },
+    }
+}
+
 /// Stores a new request for `req` in `*request`.
 ///
 /// # Safety

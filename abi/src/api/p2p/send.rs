@@ -3,10 +3,10 @@
 use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use oxmpi::{Request, Status};
+use oxmpi::Request;
 
 use crate::api::datatype::p2p as datatype_p2p;
-use crate::api::p2p::{bsend, buf_plan, isend, nonblocking_failed, store_request};
+use crate::api::p2p::{bsend, buf_plan, isend, nonblocking_failed, store_request, store_started};
 use crate::api::{large_count, wide};
 use crate::errors::{out_ptr, ErrObj};
 use crate::handles::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request};
@@ -150,24 +150,18 @@ unsafe fn isend_general(
     })
 }
 
-/// Gives a started send its handle: a send complete already gets the one
-/// builtin handle for those (its status is empty): no table, no lock.
+/// Gives a started send its handle (see [`store_started`]); `None` is a
+/// send complete already.
 ///
 /// # Safety
 /// `out` is writable.
 #[inline(always)]
 unsafe fn store_send(out: *mut MPI_Request, r: Option<Request<'static>>, comm: MPI_Comm) {
-    let entry = match r.map(Request::finished_now) {
-        None => None,
-        Some(Ok(status)) if status == Status::empty() => None,
-        Some(Ok(status)) => Some(ReqEntry::Ready { status, comm }),
-        Some(Err(r)) => Some(ReqEntry::Active { req: Some(r), comm }),
-    };
-    match entry {
+    match r {
         // SAFETY: the caller's contract.
         None => unsafe { *out = handles::REQUEST_COMPLETE },
         // SAFETY: as above.
-        Some(entry) => unsafe { store_request(out, entry) },
+        Some(r) => unsafe { store_started(out, r, comm) },
     }
 }
 

@@ -429,7 +429,7 @@ impl Engine {
     /// Returns whether anything happened.
     #[inline]
     pub fn progress(&mut self) -> bool {
-        let mut did = !self.queued_peers.is_empty() && self.flush_outq();
+        let mut did = self.flush_queued();
         // The transport lives in the Arc's allocation, not in `self`, and
         // the engine never replaces it: borrowing it through a raw pointer
         // while `handle` takes `&mut self` aliases nothing (and saves the
@@ -449,6 +449,13 @@ impl Engine {
             did |= self.advance_tasks();
         }
         did
+    }
+
+    /// Moves packets queued for full rings into those that have room now
+    /// (what [`Engine::progress`] does first); returns whether any moved.
+    #[inline]
+    pub fn flush_queued(&mut self) -> bool {
+        !self.queued_peers.is_empty() && self.flush_outq()
     }
 
     /// How many packets to world rank `peer` wait in its queue for room
