@@ -62,13 +62,13 @@ pub(super) unsafe fn iallreduce<N: Num>(
         return None;
     }
     let (c, send, recv, e, o) = allreduce_args(sendbuf, recvbuf, count, datatype, op, comm)?;
-    Some(guard_runtime(name, ErrObj::Comm(comm), move || {
-        // SAFETY: MPI's contract on the buffers, until the request completes.
-        let r = unsafe { c.plan_allreduce(send, recv, e, o) }?.start_static();
-        // SAFETY: `request` is non-null, writable by MPI's contract.
-        unsafe { crate::api::p2p::store_started(request, r, comm) };
-        Ok::<(), oxmpi::Error>(())
-    }))
+    // SAFETY: MPI's contract on the buffers (until the request completes)
+    // and on `request`, checked non-null above.
+    Some(unsafe {
+        start_into(name, comm, request, move || {
+            c.plan_allreduce(send, recv, e, o)
+        })
+    })
 }
 
 /// The decoded arguments of an allreduce in the common case (a predefined
@@ -103,6 +103,27 @@ fn allreduce_args<N: Num>(
         Some(sendbuf.cast::<u8>())
     };
     Some((c, send, recvbuf.cast::<u8>(), e, o))
+}
+
+/// Starts the collective `plan` makes and stores its request in
+/// `request` (a failure is reported as the blocking calls' are).
+///
+/// # Safety
+/// `request` is non-null and writable; `plan`'s buffers stay valid until
+/// the request completes (MPI's contract).
+#[inline(always)]
+unsafe fn start_into(
+    name: &'static str,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+    plan: impl FnOnce() -> Result<oxmpi::coll::Planned<'static>, oxmpi::Error>,
+) -> c_int {
+    guard_runtime(name, ErrObj::Comm(comm), move || {
+        let r = plan()?.start_static();
+        // SAFETY: the caller's contract on `request`.
+        unsafe { crate::api::p2p::store_started(request, r, comm) };
+        Ok::<(), oxmpi::Error>(())
+    })
 }
 
 /// `count` elements of `t`, or `None` for a negative count or a byte
@@ -218,13 +239,9 @@ pub(super) unsafe fn ibcast<N: Num>(
         return None;
     }
     let buf = buffer.cast::<u8>();
-    Some(guard_runtime(name, ErrObj::Comm(comm), move || {
-        // SAFETY: MPI's contract on the buffer, until the request completes.
-        let r = unsafe { c.plan_bcast(buf, len, root) }?.start_static();
-        // SAFETY: `request` is non-null, writable by MPI's contract.
-        unsafe { crate::api::p2p::store_started(request, r, comm) };
-        Ok::<(), oxmpi::Error>(())
-    }))
+    // SAFETY: MPI's contract on the buffer (until the request completes)
+    // and on `request`, checked non-null above.
+    Some(unsafe { start_into(name, comm, request, move || c.plan_bcast(buf, len, root)) })
 }
 
 /// `MPI_Alltoall` (and `MPI_Alltoall_c`) in the common case.
@@ -275,13 +292,13 @@ pub(super) unsafe fn ialltoall<N: Num>(
     let (c, send, block, recv) = alltoall_args(
         sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
     )?;
-    Some(guard_runtime(name, ErrObj::Comm(comm), move || {
-        // SAFETY: MPI's contract on the buffers, until the request completes.
-        let r = unsafe { c.plan_alltoall(Some(send), block, recv) }?.start_static();
-        // SAFETY: `request` is non-null, writable by MPI's contract.
-        unsafe { crate::api::p2p::store_started(request, r, comm) };
-        Ok::<(), oxmpi::Error>(())
-    }))
+    // SAFETY: MPI's contract on the buffers (until the request completes)
+    // and on `request`, checked non-null above.
+    Some(unsafe {
+        start_into(name, comm, request, move || {
+            c.plan_alltoall(Some(send), block, recv)
+        })
+    })
 }
 
 /// The decoded arguments of an alltoall in the common case (a predefined
@@ -364,13 +381,13 @@ pub(super) unsafe fn ireduce_scatter_block<N: Num>(
         return None;
     }
     let (c, send, recv, e, o) = rsb_args(sendbuf, recvbuf, recvcount, datatype, op, comm)?;
-    Some(guard_runtime(name, ErrObj::Comm(comm), move || {
-        // SAFETY: MPI's contract on the buffers, until the request completes.
-        let r = unsafe { c.plan_reduce_scatter_block(Some(send), recv, e, o) }?.start_static();
-        // SAFETY: `request` is non-null, writable by MPI's contract.
-        unsafe { crate::api::p2p::store_started(request, r, comm) };
-        Ok::<(), oxmpi::Error>(())
-    }))
+    // SAFETY: MPI's contract on the buffers (until the request completes)
+    // and on `request`, checked non-null above.
+    Some(unsafe {
+        start_into(name, comm, request, move || {
+            c.plan_reduce_scatter_block(Some(send), recv, e, o)
+        })
+    })
 }
 
 /// The decoded arguments of a reduce_scatter_block in the common case (a
