@@ -116,17 +116,9 @@ impl TreeBcast {
                 Some(outcome) => error = received(outcome),
                 None => {
                     let task = TreeTask {
-                        buf,
-                        len,
-                        context: wire.0,
-                        rank: wire.1,
-                        tag: wire.2,
                         recv: Some(id),
                         children: place.children().map(world).collect(),
-                        sends: Vec::new(),
-                        queued: Vec::new(),
-                        error: None,
-                        req: ReqId(0),
+                        ..TreeTask::new(buf, len, wire)
                     };
                     let req = register(&mut engine, task);
                     drop(engine);
@@ -144,21 +136,34 @@ impl TreeBcast {
             };
         }
         let task = TreeTask {
-            buf,
-            len,
-            context: wire.0,
-            rank: wire.1,
-            tag: wire.2,
-            recv: None,
-            children: Vec::new(),
             sends: sent.ids,
             queued: sent.queued,
             error,
-            req: ReqId(0),
+            ..TreeTask::new(buf, len, wire)
         };
         let req = register(&mut engine, task);
         drop(engine);
         Request::pending_on(rt, req)
+    }
+}
+
+impl TreeTask {
+    /// A task for `len` bytes at `buf` with the call's `wire` (context,
+    /// rank, tag) that waits for nothing yet.
+    fn new(buf: *mut u8, len: usize, (context, rank, tag): (u32, i32, i32)) -> TreeTask {
+        TreeTask {
+            buf,
+            len,
+            context,
+            rank,
+            tag,
+            recv: None,
+            children: Vec::new(),
+            sends: Vec::new(),
+            queued: Vec::new(),
+            error: None,
+            req: ReqId(0),
+        }
     }
 }
 
