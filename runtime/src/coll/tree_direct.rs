@@ -9,6 +9,7 @@
 //! boxed steps and dependency walk; called back to back, the root's eager
 //! sends run ahead of the leaves as far as the rings allow.
 
+use super::algos::bcast::binomial::Place;
 use crate::comm::Comm;
 use crate::error::Error;
 use crate::p2p::matching::{Pattern, SourceSel, TagSel};
@@ -32,62 +33,6 @@ const QUEUE_CAP: usize = 64;
 
 /// A binomial tree has at most one child per bit of the rank.
 const MAX_CHILDREN: usize = usize::BITS as usize;
-
-/// Where a rank sits in a binomial tree: its rank relative to the root,
-/// and the lowest set bit of that (the parent's distance, and the bound
-/// below which the children's distances lie; the root: all of them).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Place {
-    vr: usize,
-    low: usize,
-    root: usize,
-    size: usize,
-}
-
-impl Place {
-    /// `rank`'s place among `size` ranks in the tree rooted at `root`.
-    #[inline]
-    pub(crate) fn new(rank: usize, size: usize, root: usize) -> Place {
-        let vr = (rank + size - root) % size;
-        let low = if vr == 0 {
-            size.next_power_of_two()
-        } else {
-            1 << vr.trailing_zeros()
-        };
-        Place {
-            vr,
-            low,
-            root,
-            size,
-        }
-    }
-
-    fn absolute(&self, rel: usize) -> usize {
-        (rel + self.root) % self.size
-    }
-
-    /// The parent's rank; `None` at the root.
-    #[inline]
-    pub(crate) fn parent(&self) -> Option<usize> {
-        (self.vr != 0).then(|| self.absolute(self.vr - self.low))
-    }
-
-    /// The children's ranks, farthest first (the schedule's send order).
-    #[inline]
-    pub(crate) fn children(self) -> impl Iterator<Item = usize> {
-        let mut mask = self.low >> 1;
-        std::iter::from_fn(move || {
-            while mask > 0 {
-                let rel = self.vr + mask;
-                mask >>= 1;
-                if rel < self.size {
-                    return Some(self.absolute(rel));
-                }
-            }
-            None
-        })
-    }
-}
 
 impl TreeBcast {
     /// The broadcast of call `seq` (its tag sequence), rooted at `root`.
