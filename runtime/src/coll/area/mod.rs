@@ -13,11 +13,23 @@
 //!    `k - DEPTH + 1`. A rank posts that only after finishing `k - DEPTH`,
 //!    the last call that used slot `k mod DEPTH`, so nobody reads it any
 //!    more.
-//! 3. Post: the payload into slot `k mod DEPTH`, then the flag set to `k`
-//!    (release), then every peer's doorbell rung (a peer asleep in the
-//!    engine's wait wakes up; no system call for one awake).
-//! 4. Collect: once the flags it needs are `k` or more (acquire), the rank
-//!    reads the slots and makes its result.
+//! 3. Post: the payload into slot `k mod DEPTH` and the slot's stamp set
+//!    to `k` (release), then the flag set to `k`, then every peer's
+//!    doorbell rung (a peer asleep in the engine's wait wakes up; no system
+//!    call for one awake).
+//! 4. Collect: once the ranks it needs have posted `k` (a writer's slot
+//!    stamped `k`, another rank's flag at least `k`; acquire), the rank
+//!    reads the slots and makes its result. The stamp shares the first
+//!    cache line with the payload, so a reader of a small payload loads one
+//!    line the writer wrote, not two (the flag's and the slot's).
+//!
+//! A rank whose flag nobody waits for in call `k` (a bcast's receiver, a
+//! reduce's root: their flags only free slots for reuse) posts it late:
+//! with the next call that others wait for, every [`PUBLISH_EVERY`]th
+//! call, or before it waits. So the rank that sets the pace of back-to-
+//! back rooted calls stores to no line a peer polls and rings no doorbell
+//! on most calls; the writer it lags behind sees at most
+//! `PUBLISH_EVERY - 1` fewer free slots.
 //!
 //! Flags only grow (64 bits: no wrap, no ABA). A waiting step returns to
 //! the engine, which spins, yields and sleeps on the doorbell as for any
@@ -57,8 +69,14 @@ pub(crate) const DEPTH: u64 = 8;
 /// a leaf of back-to-back small calls rarely waits for a reader and ranks
 /// sharing a core switch less.
 pub(crate) const SMALL_DEPTH: u64 = 64;
-/// Bytes of a small slot.
+/// Bytes of a small slot (stamp and payload).
 pub(crate) const SMALL_SLOT: usize = 256;
+/// Bytes at the start of every slot for its stamp (the sequence number of
+/// the call whose payload follows).
+const STAMP: usize = 8;
+/// A flag nobody waits for is posted at least every this many calls (well
+/// under [`DEPTH`], so a writer always finds a free slot in the end).
+const PUBLISH_EVERY: u64 = 4;
 /// Bytes of the leader's set-up message: pid, fd, slot size (u32 each), 0.
 const SETUP_LEN: usize = 16;
 
@@ -99,12 +117,13 @@ impl Layout {
     fn flag(&self, c: usize, r: usize) -> usize {
         LINE + (c * self.p + r) * LINE
     }
-    /// Rank `r`'s slot for sequence `k` on channel `c`, for a call that
-    /// posts `bytes` bytes (the small ring's up to [`SMALL_SLOT`]).
+    /// Rank `r`'s slot (its stamp) for sequence `k` on channel `c`, for a
+    /// call that posts `bytes` bytes (the small ring's up to
+    /// `SMALL_SLOT - STAMP`).
     fn slot(&self, c: usize, r: usize, k: u64, bytes: usize) -> usize {
         let depth = ring_depth(bytes);
         let at = (c * self.p + r) * depth as usize + (k % depth) as usize;
-        if bytes <= SMALL_SLOT {
+        if is_small(bytes) {
             self.small_start() + at * SMALL_SLOT
         } else {
             LINE + 2 * self.p * LINE + at * self.slot
@@ -112,9 +131,19 @@ impl Layout {
     }
 }
 
+/// Whether a call posting `bytes` bytes uses the small slots.
+fn is_small(bytes: usize) -> bool {
+    bytes <= SMALL_SLOT - STAMP
+}
+
+/// Bytes of a large slot: a stamp and the largest payload.
+fn large_slot() -> usize {
+    (capacity() + STAMP).next_multiple_of(LINE)
+}
+
 /// Slots of the ring a call posting `bytes` bytes uses.
 fn ring_depth(bytes: usize) -> u64 {
-    if bytes <= SMALL_SLOT {
+    if is_small(bytes) {
         SMALL_DEPTH
     } else {
         DEPTH
@@ -166,9 +195,18 @@ impl Mapped {
     fn attached(&self) -> &AtomicU32 {
         self.at(0)
     }
+    /// The payload of rank `r`'s slot for call `k`.
     fn slot(&self, c: usize, r: usize, k: u64, bytes: usize) -> *mut u8 {
         // SAFETY: inside the mapping.
-        unsafe { self.region.base().add(self.layout.slot(c, r, k, bytes)) }
+        unsafe {
+            self.region
+                .base()
+                .add(self.layout.slot(c, r, k, bytes) + STAMP)
+        }
+    }
+    /// The stamp of rank `r`'s slot for call `k`.
+    fn stamp(&self, c: usize, r: usize, k: u64, bytes: usize) -> &AtomicU64 {
+        self.at(self.layout.slot(c, r, k, bytes))
     }
 }
 
@@ -184,6 +222,9 @@ pub(crate) struct AreaState {
     planned: [AtomicU64; 2],
     /// The last sequence number finished here, per channel.
     finished: [AtomicU64; 2],
+    /// Per channel, a call posted here whose flag is not yet stored (0:
+    /// none); see the module docs.
+    unpublished: [AtomicU64; 2],
     /// Whether the channel's first call (which carries the set-up) has been planned.
     set_up: [AtomicBool; 2],
     /// The leader's memfd is still open (some member has not mapped it).
@@ -211,7 +252,7 @@ impl AreaState {
     pub(crate) fn simulated(p: usize) -> Vec<Arc<AreaState>> {
         let layout = Layout {
             p,
-            slot: capacity().next_multiple_of(LINE),
+            slot: large_slot(),
         };
         let region = Arc::new(Region::heap(layout.len()));
         (0..p)
@@ -272,7 +313,7 @@ pub(crate) fn add(
 fn lead(ctx: &Ctx, s: &mut Schedule, area: &AreaState) {
     let layout = Layout {
         p: ctx.size,
-        slot: capacity().next_multiple_of(LINE),
+        slot: large_slot(),
     };
     if area.mapped.get().is_none() && area.broken.get().is_none() {
         match Region::create(layout.len()) {
@@ -339,35 +380,48 @@ impl Call {
         let bytes = self.op.posted_len();
         if !self.posted {
             if area.finished[c].load(Ordering::Acquire) != k - 1 {
+                publish_late(area, m, c, me, wake);
                 return Ok(false);
             }
             if self.op.writes(me) {
                 // A rank posts flag k - depth + 1 only after finishing
-                // call k - depth, the last that used this slot.
+                // call k - depth, the last that used this slot (this
+                // rank's own turn says it has).
                 let reused = k.saturating_sub(ring_depth(bytes) - 1);
-                if !(0..p).all(|r| m.flag_at_least(c, r, reused)) {
+                if !(0..p).all(|r| r == me || m.flag_at_least(c, r, reused)) {
+                    publish_late(area, m, c, me, wake);
                     return Ok(false);
                 }
-                debug_assert!(self.op.payload(me) <= m.layout.slot.max(SMALL_SLOT));
+                debug_assert!(self.op.payload(me) + STAMP <= m.layout.slot.max(SMALL_SLOT));
                 self.op.post(mem, me, m.slot(c, me, k, bytes));
+                m.stamp(c, me, k, bytes).store(k, Ordering::Release);
             }
-            m.flag(c, me).store(k, Ordering::Release);
             self.posted = true;
-            if let Some(world) = area.world.get() {
-                for (r, &w) in world.iter().enumerate() {
-                    if r != me {
-                        wake(w);
-                    }
-                }
+            if self.op.signals(me) || k % PUBLISH_EVERY == 0 {
+                area.unpublished[c].store(0, Ordering::Relaxed);
+                publish(area, m, c, me, k, wake);
+            } else {
+                area.unpublished[c].store(k, Ordering::Relaxed);
             }
         }
-        let ready = |r: usize| m.flag_at_least(c, r, k);
+        // This rank's own slot is posted (above). A writer's slot is
+        // stamped k at most (the gate keeps k + depth out until this rank
+        // has finished k).
+        let ready = |r: usize| {
+            r == me
+                || if self.op.writes(r) {
+                    m.stamp(c, r, k, bytes).load(Ordering::Acquire) == k
+                } else {
+                    m.flag_at_least(c, r, k)
+                }
+        };
         let all_there = match self.op.needs(me) {
             Needs::Nobody => true,
             Needs::One(r) => ready(r),
             Needs::All => (0..p).all(ready),
         };
         if !all_there {
+            publish_late(area, m, c, me, wake);
             return Ok(false);
         }
         // Finished before the reduction runs: a user operation that
@@ -384,6 +438,28 @@ impl Call {
             area.leader_fd_open.store(false, Ordering::Relaxed);
         }
         outcome.map(|()| true)
+    }
+}
+
+/// Stores `k` as rank `me`'s flag on channel `c` and rings every peer.
+fn publish(area: &AreaState, m: &Mapped, c: usize, me: usize, k: u64, wake: &dyn Fn(usize)) {
+    m.flag(c, me).store(k, Ordering::Release);
+    if let Some(world) = area.world.get() {
+        for (r, &w) in world.iter().enumerate() {
+            if r != me {
+                wake(w);
+            }
+        }
+    }
+}
+
+/// Posts the flag of a call that [`Call::advance`] left unpublished, if
+/// any (before this rank waits: a peer may wait for that slot).
+fn publish_late(area: &AreaState, m: &Mapped, c: usize, me: usize, wake: &dyn Fn(usize)) {
+    let k = area.unpublished[c].swap(0, Ordering::Relaxed);
+    // Only this rank stores its flag; a later call may have stored more.
+    if k > m.flag(c, me).load(Ordering::Relaxed) {
+        publish(area, m, c, me, k, wake);
     }
 }
 

@@ -148,6 +148,17 @@ impl Op {
         }
     }
 
+    /// Whether another rank waits for this rank's flag to make its result
+    /// (otherwise the flag only tells writers that a slot is free again,
+    /// and the rank may publish it late: see `Call::advance`).
+    pub(crate) fn signals(&self, me: usize) -> bool {
+        match self {
+            Op::Bcast { root, .. } => me == *root,
+            Op::Reduce { root: Some(r), .. } => me != *r,
+            _ => true,
+        }
+    }
+
     /// Whose flags this rank waits for.
     pub(crate) fn needs(&self, me: usize) -> Needs {
         match self {

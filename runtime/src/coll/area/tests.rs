@@ -213,6 +213,25 @@ fn calls_on_one_channel_reuse_every_slot() {
 }
 
 #[test]
+fn rooted_calls_reuse_the_small_ring_while_readers_post_their_flags_late() {
+    // Bcasts on one channel, reduces on the other (`run` alternates), each
+    // 1.5 times the ring: the root's reuse of a slot depends on flags that
+    // bcast receivers and the reduce root post late.
+    let n = 3 * super::SMALL_DEPTH as usize;
+    for p in [2, 3] {
+        let calls: Vec<Call> = (0..n)
+            .map(|i| match i % 4 {
+                0 => Call::Bcast(0),
+                1 => Call::Reduce(0),
+                2 => Call::Bcast(p - 1),
+                _ => Call::Reduce(p - 1),
+            })
+            .collect();
+        run(p, &calls);
+    }
+}
+
+#[test]
 fn a_writer_waits_until_nobody_reads_the_slot_it_reuses() {
     // A small payload (the deep ring) and a large one (the shallow ring).
     writer_waits(4, super::SMALL_DEPTH);
