@@ -196,6 +196,7 @@ impl Runtime {
         if let Some(outcome) = engine.reqs.take_finished(id) {
             return outcome.and_then(Status::check);
         }
+        engine.awaited = Some(id);
         drop(engine);
         self.wait_request(id)
     }

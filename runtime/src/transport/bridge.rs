@@ -187,6 +187,10 @@ impl Transport for Bridged {
         n
     }
 
+    fn stop_poll(&self) {
+        self.base.stop_poll();
+    }
+
     fn can_read_remote(&self, peer: usize) -> bool {
         peer < self.world && self.base.can_read_remote(peer)
     }

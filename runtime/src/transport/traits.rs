@@ -92,6 +92,13 @@ pub(crate) trait Transport: Send + Sync {
     /// # Safety
     /// Not concurrently with another `try_send` or `poll` on this transport.
     unsafe fn poll(&self, sink: &mut dyn FnMut(usize, &[u8])) -> usize;
+    /// Asks the [`Transport::poll`] in progress (the caller's sink calls
+    /// this) to return after the packet it is handing over, leaving later
+    /// packets where they are: a blocking receive that got its message
+    /// returns, and the next receive can take its message straight from
+    /// the ring instead of through the unexpected queue. A hint: a
+    /// transport may go on.
+    fn stop_poll(&self) {}
     /// Whether this rank may read `peer`'s memory directly.
     fn can_read_remote(&self, peer: usize) -> bool;
     /// Copies `dst.len()` bytes at `addr` in process `pid` (rank `peer`) into `dst`.

@@ -277,6 +277,7 @@ impl Engine {
             let done = ReqState::Done(received_status(h.source, h.tag, h.total_len as usize, cap));
             // The old state owns nothing (no typed cursor): skip its drop glue.
             std::mem::forget(std::mem::replace(state, done));
+            self.stop_if_awaited(req);
             return;
         }
         self.set_matched(req, h);
@@ -328,6 +329,17 @@ impl Engine {
         {
             let status = received_status(*source, *tag, *total, *cap);
             self.reqs.complete(req, status);
+        }
+        self.stop_if_awaited(req);
+    }
+
+    /// Receive `req` completed: if a blocking call waits for it, the
+    /// transport's poll may return now.
+    #[inline]
+    fn stop_if_awaited(&mut self, req: ReqId) {
+        if self.awaited == Some(req) {
+            self.awaited = None;
+            self.transport.stop_poll();
         }
     }
 

@@ -77,6 +77,9 @@ pub struct Engine {
     streams: Vec<ReqId>,
     /// Work of higher layers in flight (non-blocking collective schedules).
     tasks: Vec<Box<dyn Task>>,
+    /// The receive a blocking call waits for: once it completes, the
+    /// transport's poll may stop (see [`Transport::stop_poll`]).
+    pub(crate) awaited: Option<ReqId>,
     /// Buffers for unexpected messages and queued packets.
     bufs: BufPool,
     /// Split copies waiting for the sender's part.
@@ -145,6 +148,7 @@ impl Engine {
             queued_peers: Vec::new(),
             streams: Vec::new(),
             tasks: Vec::new(),
+            awaited: None,
             splits: Vec::new(),
             iov: Vec::new(),
             bufs: BufPool::default(),

@@ -39,6 +39,8 @@ struct Loop {
     /// Packets a queue holds before the sender must wait.
     room: usize,
     cma: bool,
+    /// `stop_poll` was called during the poll.
+    stop: std::sync::atomic::AtomicBool,
 }
 
 impl Loop {
@@ -108,7 +110,11 @@ impl Transport for Loop {
     }
     unsafe fn poll(&self, sink: &mut dyn FnMut(usize, &[u8])) -> usize {
         let mut n = 0;
+        self.stop.store(false, Relaxed);
         loop {
+            if self.stop.load(Relaxed) {
+                return n;
+            }
             let packet = self.wire.queues.lock().unwrap()[self.me].pop_front();
             let Some(packet) = packet else { return n };
             sink(1 - self.me, &packet);
@@ -141,6 +147,9 @@ impl Transport for Loop {
         }
         Ok(())
     }
+    fn stop_poll(&self) {
+        self.stop.store(true, Relaxed);
+    }
     fn wait_token(&self) -> u32 {
         0
     }
@@ -157,6 +166,7 @@ fn pair(cma: bool, protocol: &str) -> (Engine, Engine, Arc<Wire>) {
             wire: Arc::clone(&wire),
             room: 3,
             cma,
+            stop: Default::default(),
         };
         let mut e = Engine::new(me, 2, Arc::new(t), EAGER_LIMIT);
         e.set_rndv_protocol(protocol);
@@ -475,4 +485,26 @@ fn eager_budget_switches_to_rendezvous_until_credit_returns() {
     let again = send(&mut a, 9);
     assert!(again.is_none(), "an eager send completes at once");
     assert_eq!(wire.log.lock().unwrap()[before].0, Kind::Eager);
+}
+
+#[test]
+fn a_blocking_receive_stops_the_poll_once_its_message_is_in() {
+    let (mut a, mut b, wire) = pair(false, "stream");
+    let sent = [[1u8; 4], [2; 4], [3; 4]];
+    for (tag, m) in sent.iter().enumerate() {
+        // SAFETY: 4 bytes go eagerly: copied out before the call returns.
+        let id = unsafe { a.start_send(1, 7, 0, tag as i32, m.as_ptr(), 4, false) };
+        assert!(id.is_none(), "an eager send completes at once");
+    }
+    let mut got = [[0u8; 4]; 3];
+    for (tag, g) in got.iter_mut().enumerate() {
+        // SAFETY: `g` outlives the receive, finished below.
+        let id = unsafe { b.start_recv(any(tag as i32), g.as_mut_ptr(), 4) };
+        b.awaited = Some(id);
+        b.progress();
+        assert!(b.reqs.take_finished(id).is_some(), "receive {tag} done");
+        let left = wire.queues.lock().unwrap()[1].len();
+        assert_eq!(left, 2 - tag, "later messages stay with the transport");
+    }
+    assert_eq!(got, sent);
 }

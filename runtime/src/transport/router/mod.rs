@@ -187,6 +187,10 @@ impl Transport for Router {
         near + far
     }
 
+    fn stop_poll(&self) {
+        self.shm.stop_poll();
+    }
+
     fn same_host(&self, peer: usize) -> bool {
         self.route(peer) == Route::Shm
     }

@@ -1,6 +1,7 @@
 //! The shared-memory transport: [`Transport`] over this node's [`ShmNode`]
 //! rings, doorbells and CMA reads. Reaches every rank on this host.
 
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::{cma, ShmNode};
@@ -18,6 +19,8 @@ pub struct ShmTransport {
     local_of: Vec<Option<usize>>,
     /// Online CPUs of the host.
     cpus: usize,
+    /// [`Transport::stop_poll`] was called during this poll.
+    stop: std::sync::atomic::AtomicBool,
 }
 
 // SAFETY: ShmNode's ring ends are Send but not Sync (single producer /
@@ -41,6 +44,7 @@ impl ShmTransport {
             local_of,
             node,
             cpus: crate::machine::online_cpus(),
+            stop: Default::default(),
         }
     }
 
@@ -112,13 +116,17 @@ impl Transport for ShmTransport {
 
     unsafe fn poll(&self, sink: &mut dyn FnMut(usize, &[u8])) -> usize {
         let mut handled = 0;
+        self.stop.store(false, Ordering::Relaxed);
         for (l, &world) in self.node.ranks().iter().enumerate() {
             if l == self.me {
                 continue;
             }
             let rx = self.node.receiver(l);
             let mut taken = 0;
-            while taken < POLL_BUDGET && rx.try_pop(|_, bytes| sink(world, bytes)).is_some() {
+            while taken < POLL_BUDGET
+                && !self.stop.load(Ordering::Relaxed)
+                && rx.try_pop(|_, bytes| sink(world, bytes)).is_some()
+            {
                 taken += 1;
             }
             // Space was freed: a sender that found the ring full may go on
@@ -127,8 +135,15 @@ impl Transport for ShmTransport {
                 self.node.doorbell(l).ring();
             }
             handled += taken;
+            if self.stop.load(Ordering::Relaxed) {
+                break;
+            }
         }
         handled
+    }
+
+    fn stop_poll(&self) {
+        self.stop.store(true, Ordering::Relaxed);
     }
 
     fn same_host(&self, _peer: usize) -> bool {
