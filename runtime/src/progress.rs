@@ -187,7 +187,9 @@ impl Runtime {
 
     /// [`Runtime::wait_request`] for a request just started under
     /// `engine`: one that completed as it started (a receive that matched
-    /// an unexpected message) is taken without a round of progress.
+    /// an unexpected message) is taken without a round of progress, one
+    /// that one round completes without the wait loop (and the poll stops
+    /// at its message, see [`Transport::stop_poll`]).
     pub fn wait_request_from(
         &self,
         mut engine: EngineGuard<'_, Engine>,
@@ -197,6 +199,12 @@ impl Runtime {
             return outcome.and_then(Status::check);
         }
         engine.awaited = Some(id);
+        // One poll under the lock already held: a message already there (a
+        // sender running ahead) completes it without the wait loop.
+        engine.progress();
+        if let Some(outcome) = engine.reqs.take_finished(id) {
+            return outcome.and_then(Status::check);
+        }
         drop(engine);
         self.wait_request(id)
     }

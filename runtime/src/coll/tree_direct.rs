@@ -13,7 +13,6 @@ use super::algos::bcast::binomial::Place;
 use crate::comm::Comm;
 use crate::error::Error;
 use crate::p2p::matching::{Pattern, SourceSel, TagSel};
-use crate::p2p::request::ReqId;
 
 /// A planned binomial broadcast of `len` bytes at `buf`.
 pub(crate) struct TreeBcast {
@@ -30,9 +29,6 @@ unsafe impl Send for TreeBcast {}
 /// Packets a root may queue for a child whose ring is full before it
 /// waits for the child to take them all.
 const QUEUE_CAP: usize = 64;
-
-/// A binomial tree has at most one child per bit of the rank.
-const MAX_CHILDREN: usize = usize::BITS as usize;
 
 impl TreeBcast {
     /// The broadcast of call `seq` (its tag sequence), rooted at `root`.
@@ -65,8 +61,8 @@ impl TreeBcast {
             let id = unsafe { engine.start_recv(pattern, self.buf, self.len) };
             outcome = rt.wait_request_from(engine, id).map(drop);
         }
-        let mut pending = [ReqId(0); MAX_CHILDREN];
-        let mut waiting = 0;
+        // Sends still in flight: none for eager ones (no allocation then).
+        let mut pending = Vec::new();
         {
             let mut engine = rt.engine();
             for child in place.children() {
@@ -86,13 +82,10 @@ impl TreeBcast {
                 let id = unsafe {
                     engine.start_send(child, context, comm.rank(), tag, self.buf, self.len, false)
                 };
-                if let Some(id) = id {
-                    pending[waiting] = id;
-                    waiting += 1;
-                }
+                pending.extend(id);
             }
         }
-        for &id in &pending[..waiting] {
+        for id in pending {
             let sent = rt.wait_request(id).map(drop);
             outcome = outcome.and(sent);
         }
