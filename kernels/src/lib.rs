@@ -55,6 +55,27 @@ pub fn reduce(op: Op, ty: ElemType, inout: &mut [u8], input: &[u8]) -> Result<()
     ops::apply(op, ty, Args::InPlace { inout, input })
 }
 
+/// [`reduce`] for a pair the caller has found [`applicable`] once (and
+/// keeps, say, in a table of reducers): only the lengths are checked, so
+/// a call on a few elements spends its instructions on them.
+///
+/// ```
+/// use oxmpi_kernels::{applicable, reduce_applicable, ElemType, Op};
+/// applicable(Op::Sum, ElemType::F32).unwrap();
+/// let mut acc = 1.5f32.to_ne_bytes();
+/// reduce_applicable(Op::Sum, ElemType::F32, &mut acc, &2.0f32.to_ne_bytes()).unwrap();
+/// assert_eq!(f32::from_ne_bytes(acc), 3.5);
+/// ```
+pub fn reduce_applicable(
+    op: Op,
+    ty: ElemType,
+    inout: &mut [u8],
+    input: &[u8],
+) -> Result<(), KernelError> {
+    check_lengths(ty, inout.len(), &[input.len()])?;
+    ops::apply(op, ty, Args::InPlace { inout, input })
+}
+
 /// `out = a (op) b`, elementwise, leaving both inputs untouched.
 ///
 /// Same result as copying `b` to `out` and then `reduce(op, ty, out, a)`
@@ -82,6 +103,12 @@ pub fn reduce3(
 /// Validates the op / type pair and the operand lengths.
 fn check(op: Op, ty: ElemType, out: usize, inputs: &[usize]) -> Result<(), KernelError> {
     applicable(op, ty)?;
+    check_lengths(ty, out, inputs)
+}
+
+/// Validates the operand lengths.
+#[inline]
+fn check_lengths(ty: ElemType, out: usize, inputs: &[usize]) -> Result<(), KernelError> {
     if out % ty.size() != 0 {
         return Err(KernelError::Length { ty, len: out });
     }

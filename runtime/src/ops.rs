@@ -293,7 +293,8 @@ fn builtin_reducer(op: BuiltinOp, ty: ElemType) -> Reducer {
         [const { std::sync::OnceLock::new() }; OPS * TYPES];
     let f = TABLE[op as usize * TYPES + ty as usize].get_or_init(|| {
         Box::new(move |input: &[u8], inout: &mut [u8]| {
-            oxmpi_kernels::reduce(op, ty, inout, input).map_err(|e| Error::InvalidOp {
+            // Made only for a pair `Op::reducer` found applicable.
+            oxmpi_kernels::reduce_applicable(op, ty, inout, input).map_err(|e| Error::InvalidOp {
                 reason: e.to_string(),
             })
         })

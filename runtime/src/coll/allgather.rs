@@ -72,13 +72,14 @@ impl Comm {
         let p = self.size() as usize;
         let buf = Schedule::user(recv, p * block);
         let mine = buf.slice(self.rank() as usize * block, block);
-        let ctx = self.coll_ctx();
+        let seq = self.take_coll_seq();
         let algo = self.pick(Coll::Allgather, block, true);
         let input = send.map_or(mine, |ptr| user(ptr, block));
         let direct = || super::area::Op::Allgather { input, buf, block };
-        if let Some(planned) = self.area_direct(&ctx, algo, block, direct) {
+        if let Some(planned) = self.area_direct(seq, algo, block, direct) {
             return Ok(planned);
         }
+        let ctx = self.coll_ctx_at(seq);
         let mut s = Schedule::new();
         let after: Vec<usize> = match send {
             Some(ptr) if !std::ptr::eq(ptr, recv.add(self.rank() as usize * block)) => {

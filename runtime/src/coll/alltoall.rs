@@ -73,7 +73,7 @@ impl Comm {
         }
         let p = self.size() as usize;
         let rbuf = Schedule::user(recv, p * block);
-        let ctx = self.coll_ctx();
+        let seq = self.take_coll_seq();
         let algo = self.pick(Coll::Alltoall, block, true);
         // In place too: a rank posts its whole input before it writes any
         // of its output.
@@ -83,9 +83,10 @@ impl Comm {
             recv: rbuf,
             block,
         };
-        if let Some(planned) = self.area_direct(&ctx, algo, p * block, direct) {
+        if let Some(planned) = self.area_direct(seq, algo, p * block, direct) {
             return Ok(planned);
         }
+        let ctx = self.coll_ctx_at(seq);
         let mut s = Schedule::new();
         let (sbuf, after) = match send {
             Some(ptr) => (Schedule::user(ptr as *mut u8, p * block), vec![]),

@@ -64,11 +64,12 @@ impl Comm {
             return Ok(Planned::tree(self, call));
         }
         let b = Schedule::user(buf, len);
-        let ctx = self.coll_ctx();
+        let seq = self.take_coll_seq();
         let direct = || super::area::Op::Bcast { buf: b, root };
-        if let Some(planned) = self.area_direct(&ctx, algo, len, direct) {
+        if let Some(planned) = self.area_direct(seq, algo, len, direct) {
             return Ok(planned);
         }
+        let ctx = self.coll_ctx_at(seq);
         let mut s = Schedule::new();
         let call = algos::bcast::Broadcast { buf: b, root };
         algos::bcast::build(algo, &ctx, &mut s, &call, &[]);

@@ -213,7 +213,11 @@ impl Comm {
     /// Starts a new collective call: its tag sequence (the next one, or a
     /// persistent collective's own, see [`persistent`]) and the rank view.
     fn coll_ctx(&self) -> Ctx<'_> {
-        let seq = self.take_coll_seq();
+        self.coll_ctx_at(self.take_coll_seq())
+    }
+
+    /// [`Comm::coll_ctx`] of the call whose sequence is already taken.
+    fn coll_ctx_at(&self, seq: u32) -> Ctx<'_> {
         Ctx {
             rank: self.rank() as usize,
             size: self.size() as usize,
@@ -269,19 +273,22 @@ impl Comm {
     /// `area/direct.rs`) when `algo` is the area's entry and the area can
     /// take a call posting `payload` bytes now; `None` leaves the call to
     /// the schedule `algo` builds (which falls back itself where the area
-    /// cannot serve it). `op()` refers only to the caller's buffers.
-    fn area_direct<'c>(
-        &'c self,
-        ctx: &Ctx<'c>,
+    /// cannot serve it). `op()` refers only to the caller's buffers. `seq`
+    /// is the call's sequence: no [`Ctx`] is built unless the schedule is
+    /// ([`Comm::coll_ctx_at`]).
+    fn area_direct(
+        &self,
+        seq: u32,
         algo: &algos::AlgoInfo,
         payload: usize,
         op: impl FnOnce() -> area::Op,
-    ) -> Option<Planned<'c>> {
-        if algo.pattern != inter::Pattern::SharedArea {
+    ) -> Option<Planned<'_>> {
+        if algo.pattern != inter::Pattern::SharedArea || !area::serves(seq, payload) {
             return None;
         }
-        let a = area::usable(ctx, payload)?;
-        area::direct(ctx, a, op()).map(|call| Planned::direct(self, call))
+        let a = self.coll_area()?;
+        let me = self.rank() as usize;
+        area::direct_at(seq, me, &self.inner.world_of, a, op()).map(|c| Planned::direct(self, c))
     }
 
     /// The selection facts of a call on this communicator.

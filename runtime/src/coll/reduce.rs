@@ -76,7 +76,7 @@ impl Comm {
         let f = op.reducer(e.ty)?;
         let n = e.bytes();
         let buf = Schedule::user(recv, n);
-        let ctx = self.coll_ctx();
+        let seq = self.take_coll_seq();
         let commutative = op.is_commutative();
         let algo = self.pick(Coll::Allreduce, n, commutative);
         let input = user(send.unwrap_or(recv), n);
@@ -86,9 +86,10 @@ impl Comm {
             root: None,
             op: f.clone(),
         };
-        if let Some(planned) = self.area_direct(&ctx, algo, n, direct) {
+        if let Some(planned) = self.area_direct(seq, algo, n, direct) {
             return Ok(planned);
         }
+        let ctx = self.coll_ctx_at(seq);
         let mut s = Schedule::new();
         let after: Vec<usize> = match send {
             Some(p) if !std::ptr::eq(p, recv) => vec![s.copy(user(p, n), buf, &[])],
@@ -176,7 +177,7 @@ impl Comm {
         let root = self.root(root)?;
         let f = op.reducer(e.ty)?;
         let n = e.bytes();
-        let ctx = self.coll_ctx();
+        let seq = self.take_coll_seq();
         let commutative = op.is_commutative();
         let algo = self.pick(Coll::Reduce, n, commutative);
         let direct = || area::Op::Reduce {
@@ -185,9 +186,10 @@ impl Comm {
             root: Some(root),
             op: f.clone(),
         };
-        if let Some(planned) = self.area_direct(&ctx, algo, n, direct) {
+        if let Some(planned) = self.area_direct(seq, algo, n, direct) {
             return Ok(planned);
         }
+        let ctx = self.coll_ctx_at(seq);
         let mut s = Schedule::new();
         let at_root = self.rank() as usize == root;
         let (acc, after) = match (at_root, send) {

@@ -113,7 +113,7 @@ impl Comm {
             off[r + 1] = off[r] + bytes[r];
         }
         let n = off[p];
-        let ctx = self.coll_ctx();
+        let seq = self.take_coll_seq();
         let commutative = op.is_commutative();
         let algo = self.pick(coll, n, commutative);
         let out = Schedule::user(recv, bytes[rank]);
@@ -125,9 +125,10 @@ impl Comm {
             out,
             op: f.clone(),
         };
-        if let Some(planned) = self.area_direct(&ctx, algo, n, direct) {
+        if let Some(planned) = self.area_direct(seq, algo, n, direct) {
             return Ok(planned);
         }
+        let ctx = self.coll_ctx_at(seq);
         let mut s = Schedule::new();
         // The algorithms read the input while writing `out`: in place, the
         // input moves to scratch first.

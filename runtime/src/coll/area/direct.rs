@@ -31,13 +31,26 @@ unsafe impl Send for Direct<'_> {}
 /// the call to [`super::add`]. `op` refers only to the caller's buffers.
 /// The caller has checked [`super::usable`].
 pub(crate) fn direct<'a>(ctx: &Ctx<'a>, area: &'a Arc<AreaState>, op: Op) -> Option<Direct<'a>> {
-    let channel = usize::from(ctx.seq & crate::coll::tag::BLOCKING != 0);
+    direct_at(ctx.seq, ctx.rank, &ctx.world_of, area, op)
+}
+
+/// [`direct`] for call `seq` at rank `me` of a communicator whose ranks
+/// are `world_of` in the world, without a [`Ctx`] (the caller checked
+/// [`super::serves`] and that the communicator has an area).
+pub(crate) fn direct_at<'a>(
+    seq: u32,
+    me: usize,
+    world_of: &[usize],
+    area: &'a Arc<AreaState>,
+    op: Op,
+) -> Option<Direct<'a>> {
+    let channel = usize::from(seq & crate::coll::tag::BLOCKING != 0);
     let ready = area.set_up[channel].load(Ordering::Relaxed)
         && area.mapped.get().is_some()
         && area.broken.get().is_none();
     ready.then(|| Direct {
         area,
-        call: Call::planned(ctx, area, op),
+        call: Call::planned(seq, me, world_of, area, op),
     })
 }
 

@@ -47,7 +47,7 @@ mod region;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-pub(crate) use direct::{direct, Direct};
+pub(crate) use direct::{direct, direct_at, Direct};
 pub(crate) use ops::Op;
 use ops::{Mem, Needs, Slots};
 use region::Region;
@@ -274,10 +274,18 @@ impl AreaState {
 /// starts MPI does not order), host memory, and a payload that fits.
 pub(crate) fn usable<'a>(ctx: &Ctx<'a>, payload: usize) -> Option<&'a Arc<AreaState>> {
     let area = ctx.area?;
-    let fits = payload <= capacity() && capacity() > 0;
     let one_node = ctx.nodes.is_none_or(|n| n.layout.nodes == 1);
-    (fits && one_node && ctx.seq & tag::PERSISTENT == 0 && !crate::mem::cuda::active())
-        .then_some(area)
+    (one_node && serves(ctx.seq, payload)).then_some(area)
+}
+
+/// Whether a communicator's area (which it has only when every rank is on
+/// this host) may serve call `seq` posting `payload` bytes per rank (see
+/// [`usable`]).
+pub(crate) fn serves(seq: u32, payload: usize) -> bool {
+    payload <= capacity()
+        && capacity() > 0
+        && seq & tag::PERSISTENT == 0
+        && !crate::mem::cuda::active()
 }
 
 /// Adds `op` on `area` to `s` once `after` are done; returns the step.
@@ -288,7 +296,7 @@ pub(crate) fn add(
     op: Op,
     after: &[usize],
 ) -> Vec<usize> {
-    let call = Call::planned(ctx, area, op);
+    let call = Call::planned(ctx.seq, ctx.rank, &ctx.world_of, area, op);
     let mut deps = after.to_vec();
     let mut setup = None;
     if !area.set_up[call.channel].swap(true, Ordering::Relaxed) {
@@ -350,15 +358,17 @@ pub(crate) struct Call {
 }
 
 impl Call {
-    /// Takes the next sequence number of `ctx`'s channel for `op`.
-    fn planned(ctx: &Ctx, area: &AreaState, op: Op) -> Call {
-        let channel = usize::from(ctx.seq & tag::BLOCKING != 0);
+    /// Takes the next sequence number of the channel of call `seq` (its
+    /// collective sequence) for `op` at rank `me`; `world_of` maps the
+    /// communicator's ranks to world ranks.
+    fn planned(seq: u32, me: usize, world_of: &[usize], area: &AreaState, op: Op) -> Call {
+        let channel = usize::from(seq & tag::BLOCKING != 0);
         let seq = area.planned[channel].fetch_add(1, Ordering::Relaxed) + 1;
-        area.world.get_or_init(|| ctx.world_of.to_vec());
+        area.world.get_or_init(|| world_of.to_vec());
         Call {
             channel,
             seq,
-            me: ctx.rank,
+            me,
             op,
             posted: false,
         }
