@@ -51,8 +51,8 @@ use driver::Args;
 /// assert!(reduce(Op::Sum, ElemType::I32, &mut [0u8; 6], &[0u8; 6]).is_err());
 /// ```
 pub fn reduce(op: Op, ty: ElemType, inout: &mut [u8], input: &[u8]) -> Result<(), KernelError> {
-    check(op, ty, inout.len(), &[input.len()])?;
-    ops::apply(op, ty, Args::InPlace { inout, input })
+    applicable(op, ty)?;
+    reduce_applicable(op, ty, inout, input)
 }
 
 /// [`reduce`] for a pair the caller has found [`applicable`] once (and

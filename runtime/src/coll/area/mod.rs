@@ -222,9 +222,6 @@ pub(crate) struct AreaState {
     planned: [AtomicU64; 2],
     /// The last sequence number finished here, per channel.
     finished: [AtomicU64; 2],
-    /// Per channel, a call posted here whose flag is not yet stored (0:
-    /// none); see the module docs.
-    unpublished: [AtomicU64; 2],
     /// Whether the channel's first call (which carries the set-up) has been planned.
     set_up: [AtomicBool; 2],
     /// The leader's memfd is still open (some member has not mapped it).
@@ -389,8 +386,9 @@ impl Call {
         let p = m.layout.p;
         let bytes = self.op.posted_len();
         if !self.posted {
-            if area.finished[c].load(Ordering::Acquire) != k - 1 {
-                publish_late(area, m, c, me, wake);
+            let finished = area.finished[c].load(Ordering::Acquire);
+            if finished != k - 1 {
+                publish_late(area, m, c, me, finished, wake);
                 return Ok(false);
             }
             if self.op.writes(me) {
@@ -399,7 +397,7 @@ impl Call {
                 // rank's own turn says it has).
                 let reused = k.saturating_sub(ring_depth(bytes) - 1);
                 if !(0..p).all(|r| r == me || m.flag_at_least(c, r, reused)) {
-                    publish_late(area, m, c, me, wake);
+                    publish_late(area, m, c, me, k - 1, wake);
                     return Ok(false);
                 }
                 debug_assert!(self.op.payload(me) + STAMP <= m.layout.slot.max(SMALL_SLOT));
@@ -408,10 +406,7 @@ impl Call {
             }
             self.posted = true;
             if self.op.signals(me) || k % PUBLISH_EVERY == 0 {
-                area.unpublished[c].store(0, Ordering::Relaxed);
                 publish(area, m, c, me, k, wake);
-            } else {
-                area.unpublished[c].store(k, Ordering::Relaxed);
             }
         }
         // This rank's own slot is posted (above). A writer's slot is
@@ -431,7 +426,7 @@ impl Call {
             Needs::All => (0..p).all(ready),
         };
         if !all_there {
-            publish_late(area, m, c, me, wake);
+            publish_late(area, m, c, me, k, wake);
             return Ok(false);
         }
         // Finished before the reduction runs: a user operation that
@@ -463,13 +458,20 @@ fn publish(area: &AreaState, m: &Mapped, c: usize, me: usize, k: u64, wake: &dyn
     }
 }
 
-/// Posts the flag of a call that [`Call::advance`] left unpublished, if
-/// any (before this rank waits: a peer may wait for that slot).
-fn publish_late(area: &AreaState, m: &Mapped, c: usize, me: usize, wake: &dyn Fn(usize)) {
-    let k = area.unpublished[c].swap(0, Ordering::Relaxed);
-    // Only this rank stores its flag; a later call may have stored more.
-    if k > m.flag(c, me).load(Ordering::Relaxed) {
-        publish(area, m, c, me, k, wake);
+/// Before this rank waits: posts `posted` (the last call it has posted on
+/// channel `c`) as its flag if [`Call::advance`] left it unpublished, since
+/// a peer may wait for the slots that frees. Only this rank stores its
+/// flag, so reading it back is exact.
+fn publish_late(
+    area: &AreaState,
+    m: &Mapped,
+    c: usize,
+    me: usize,
+    posted: u64,
+    wake: &dyn Fn(usize),
+) {
+    if posted > m.flag(c, me).load(Ordering::Relaxed) {
+        publish(area, m, c, me, posted, wake);
     }
 }
 
