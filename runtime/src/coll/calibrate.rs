@@ -17,6 +17,12 @@
 //! 3. a calibration at first use (`calibrate`, a few milliseconds on one
 //!    core), saved to the cache for the next job.
 //!
+//! A calibration under valgrind, or one slower than any real core
+//! ([`Model::plausible`]: a machine too loaded to give it a time slice),
+//! would steer every later job to poor algorithms: it is neither kept nor
+//! used (the job takes [`Model::SHM`]), and a cached model that fails the
+//! same test is measured again.
+//!
 //! The text form is one `key = value` per line: `alpha_us`, `beta_gbps`,
 //! `gamma_gbps` (`#` comments allowed), and optionally the network's
 //! `inter_alpha_us` and `inter_beta_gbps` (defaults
@@ -52,6 +58,9 @@ pub enum Source {
     Cache(PathBuf),
     /// Measured now (and saved to the cache, when it has a place).
     Calibrated,
+    /// Measured now, but under valgrind or too slow to be this machine's
+    /// pace (see the module docs): the job uses the built-in constants.
+    Implausible(Model),
     /// Published by rank 0 (what every other rank sees).
     Rank0,
 }
@@ -196,21 +205,58 @@ pub fn job_model(setting: &str) -> Result<(Model, Source), Error> {
             return Ok((model, Source::File(path.into())));
         }
     }
-    let cache = cache_path();
-    if let Some(p) = &cache {
+    Ok(cached_or_calibrated(cache_path().as_deref()))
+}
+
+/// Steps 2 and 3 of the module docs, with the cache at `cache`.
+fn cached_or_calibrated(cache: Option<&Path>) -> (Model, Source) {
+    if let Some(p) = cache {
         if let Some(model) = std::fs::read_to_string(p)
             .ok()
             .and_then(|t| Model::decode(&t).ok())
+            .filter(Model::plausible)
         {
-            return Ok((model, Source::Cache(p.clone())));
+            return (model, Source::Cache(p.into()));
         }
     }
     let model = calibrate();
-    if let Some(p) = &cache {
+    if !model.plausible() || under_valgrind() {
+        return (Model::SHM, Source::Implausible(model));
+    }
+    if let Some(p) = cache {
         // Best effort: a job without a writable cache calibrates each time.
         let _ = save(p, &model);
     }
-    Ok((model, Source::Calibrated))
+    (model, Source::Calibrated)
+}
+
+/// Whether this process runs under valgrind (its preloaded core library),
+/// where copies measure 0.03-0.6 GB/s.
+fn under_valgrind() -> bool {
+    std::env::var("LD_PRELOAD").is_ok_and(|v| v.contains("vgpreload"))
+}
+
+/// The slowest copy or reduction rate (bytes per second, `1 / beta` and
+/// `1 / gamma`) a calibration may measure and be believed: below what any
+/// server or desktop core of the last fifteen years does over 1 MiB in
+/// cache (this VM: 12 and 19 GB/s).
+const MIN_PLAUSIBLE_RATE: f64 = 2e9;
+
+impl Model {
+    /// Whether a measured model can be this machine's pace (see the module
+    /// docs): copy and reduction rates of at least `MIN_PLAUSIBLE_RATE`.
+    ///
+    /// ```
+    /// use oxmpi::coll::select::Model;
+    /// assert!(Model::SHM.plausible());
+    /// let valgrind = Model { beta: 1.0 / 0.027e9, ..Model::SHM };
+    /// assert!(!valgrind.plausible());
+    /// ```
+    pub fn plausible(&self) -> bool {
+        [self.beta, self.gamma]
+            .iter()
+            .all(|&per_byte| per_byte > 0.0 && 1.0 / per_byte >= MIN_PLAUSIBLE_RATE)
+    }
 }
 
 /// The per-host cache file, if there is a home for it.
@@ -385,6 +431,30 @@ mod tests {
         let e = job_model(dir.join("missing").to_str().unwrap()).unwrap_err();
         assert!(e.to_string().contains("OXMPI_COLL_MODEL"), "{e}");
         assert_eq!(job_model("builtin").unwrap().1, Source::Builtin);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_implausible_cache_is_measured_again_and_replaced() {
+        let dir = std::env::temp_dir().join(format!("oxmpi-cache-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cache = dir.join("coll-model-test");
+        // What a first job under valgrind would have left.
+        let slow = Model {
+            beta: 1.0 / 0.027e9,
+            ..Model::SHM
+        };
+        save(&cache, &slow).unwrap();
+        let (fresh, source) = cached_or_calibrated(Some(&cache));
+        assert_eq!(source, Source::Calibrated, "{fresh:?}");
+        assert!(fresh.plausible(), "{fresh:?}");
+        let kept = Model::decode(&std::fs::read_to_string(&cache).unwrap()).unwrap();
+        assert_eq!(kept.encode(), fresh.encode());
+        // A plausible cache is taken as it is.
+        assert_eq!(
+            cached_or_calibrated(Some(&cache)).1,
+            Source::Cache(cache.clone())
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -19,7 +19,7 @@ pub use super::nodes::Layout;
 /// assert!(t > 4.0 * net.alpha); // lg 16 = 4 rounds of at least one message
 /// println!("{}", net.encode());
 /// ```
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Model {
     /// Latency of one message (alpha).
     pub alpha: f64,
