@@ -58,14 +58,38 @@ pub enum Source {
     Cache(PathBuf),
     /// Measured now (and saved to the cache, when it has a place).
     Calibrated,
-    /// Measured now, but under valgrind or too slow to be this machine's
-    /// pace (see the module docs): the job uses the built-in constants.
+    /// Measured now, but too slow to be this machine's pace (see the
+    /// module docs): the job uses the built-in constants.
     Implausible(Model),
+    /// Not measured, the process running under valgrind (see the module
+    /// docs): the job uses the built-in constants.
+    UnderValgrind,
     /// Published by rank 0 (what every other rank sees).
     Rank0,
 }
 
+/// The slowest copy or reduction rate (bytes per second, `1 / beta` and
+/// `1 / gamma`) a calibration may measure and be believed: below what any
+/// server or desktop core of the last fifteen years does over 1 MiB in
+/// cache (this VM: 12 and 19 GB/s).
+const MIN_PLAUSIBLE_RATE: f64 = 2e9;
+
 impl Model {
+    /// Whether a measured model can be this machine's pace (see the module
+    /// docs): copy and reduction rates of at least `MIN_PLAUSIBLE_RATE`.
+    ///
+    /// ```
+    /// use oxmpi::coll::select::Model;
+    /// assert!(Model::SHM.plausible());
+    /// let valgrind = Model { beta: 1.0 / 0.027e9, ..Model::SHM };
+    /// assert!(!valgrind.plausible());
+    /// ```
+    pub fn plausible(&self) -> bool {
+        [self.beta, self.gamma]
+            .iter()
+            .all(|&per_byte| per_byte > 0.0 && 1.0 / per_byte >= MIN_PLAUSIBLE_RATE)
+    }
+
     /// The model as `key = value` lines.
     ///
     /// ```
@@ -219,8 +243,12 @@ fn cached_or_calibrated(cache: Option<&Path>) -> (Model, Source) {
             return (model, Source::Cache(p.into()));
         }
     }
+    if under_valgrind() {
+        // Its copies would measure 0.03-0.6 GB/s, taking up to a second.
+        return (Model::SHM, Source::UnderValgrind);
+    }
     let model = calibrate();
-    if !model.plausible() || under_valgrind() {
+    if !model.plausible() {
         return (Model::SHM, Source::Implausible(model));
     }
     if let Some(p) = cache {
@@ -230,33 +258,9 @@ fn cached_or_calibrated(cache: Option<&Path>) -> (Model, Source) {
     (model, Source::Calibrated)
 }
 
-/// Whether this process runs under valgrind (its preloaded core library),
-/// where copies measure 0.03-0.6 GB/s.
+/// Whether this process runs under valgrind (its preloaded core library).
 fn under_valgrind() -> bool {
     std::env::var("LD_PRELOAD").is_ok_and(|v| v.contains("vgpreload"))
-}
-
-/// The slowest copy or reduction rate (bytes per second, `1 / beta` and
-/// `1 / gamma`) a calibration may measure and be believed: below what any
-/// server or desktop core of the last fifteen years does over 1 MiB in
-/// cache (this VM: 12 and 19 GB/s).
-const MIN_PLAUSIBLE_RATE: f64 = 2e9;
-
-impl Model {
-    /// Whether a measured model can be this machine's pace (see the module
-    /// docs): copy and reduction rates of at least `MIN_PLAUSIBLE_RATE`.
-    ///
-    /// ```
-    /// use oxmpi::coll::select::Model;
-    /// assert!(Model::SHM.plausible());
-    /// let valgrind = Model { beta: 1.0 / 0.027e9, ..Model::SHM };
-    /// assert!(!valgrind.plausible());
-    /// ```
-    pub fn plausible(&self) -> bool {
-        [self.beta, self.gamma]
-            .iter()
-            .all(|&per_byte| per_byte > 0.0 && 1.0 / per_byte >= MIN_PLAUSIBLE_RATE)
-    }
 }
 
 /// The per-host cache file, if there is a home for it.
