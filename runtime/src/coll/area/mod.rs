@@ -63,14 +63,26 @@ const LINE: usize = 64;
 /// post this many calls ahead of the slowest reader (a root's bcasts, a
 /// reduce's contributions) before it waits.
 pub(crate) const DEPTH: u64 = 8;
-/// Small slots per rank and channel, for calls that post at most
-/// [`SMALL_SLOT`] bytes: a writer of small payloads runs this many calls
-/// ahead before it waits (as an eager sender fills a ring), so a root or
-/// a leaf of back-to-back small calls rarely waits for a reader and ranks
-/// sharing a core switch less.
-pub(crate) const SMALL_DEPTH: u64 = 64;
-/// Bytes of a small slot (stamp and payload).
-pub(crate) const SMALL_SLOT: usize = 256;
+/// The rings of small slots, smallest first: bytes of a slot (its stamp and
+/// payload) and slots per rank and channel. A call uses the first ring
+/// whose slots hold its payload, the large ring beyond. Slots of a line or
+/// less, packed in a row, let a reader of back-to-back calls stream
+/// through whole lines that the hardware prefetches (several calls a line
+/// in the smallest ring: a scalar reduction's); deep rings let a writer of
+/// small payloads run far ahead before it waits (as an eager sender fills
+/// a ring), so a root or a leaf of back-to-back small calls rarely waits
+/// for a reader and ranks sharing a core switch less.
+pub(crate) const SMALL_RINGS: [(usize, u64); 2] = [(16, 256), (64, 128)];
+/// Rings per channel: the small ones and the large one.
+const RINGS: usize = SMALL_RINGS.len() + 1;
+const _: () = {
+    assert!(DEPTH.is_power_of_two());
+    let mut i = 0;
+    while i < SMALL_RINGS.len() {
+        assert!(SMALL_RINGS[i].0 % STAMP == 0 && SMALL_RINGS[i].1.is_power_of_two());
+        i += 1;
+    }
+};
 /// Bytes at the start of every slot for its stamp (the sequence number of
 /// the call whose payload follows).
 const STAMP: usize = 8;
@@ -107,33 +119,70 @@ struct Layout {
 
 impl Layout {
     fn len(&self) -> usize {
-        self.small_start() + 2 * self.p * SMALL_DEPTH as usize * SMALL_SLOT
-    }
-    /// Where the small slots start, after the large ones.
-    fn small_start(&self) -> usize {
-        LINE + 2 * self.p * LINE + 2 * self.p * DEPTH as usize * self.slot
+        let last = self.ring(1, RINGS - 1);
+        last.start + self.p * last.per_rank
     }
     /// The flag of rank `r` on channel `c`.
     fn flag(&self, c: usize, r: usize) -> usize {
         LINE + (c * self.p + r) * LINE
     }
-    /// Rank `r`'s slot (its stamp) for sequence `k` on channel `c`, for a
-    /// call that posts `bytes` bytes (the small ring's up to
-    /// `SMALL_SLOT - STAMP`).
-    fn slot(&self, c: usize, r: usize, k: u64, bytes: usize) -> usize {
-        let depth = ring_depth(bytes);
-        let at = (c * self.p + r) * depth as usize + (k % depth) as usize;
-        if is_small(bytes) {
-            self.small_start() + at * SMALL_SLOT
-        } else {
-            LINE + 2 * self.p * LINE + at * self.slot
+    /// Bytes of a slot and slots per rank of ring `class` (an index of
+    /// [`SMALL_RINGS`], or the large ring after them).
+    fn geometry(&self, class: usize) -> (usize, u64) {
+        SMALL_RINGS
+            .get(class)
+            .copied()
+            .unwrap_or((self.slot, DEPTH))
+    }
+    /// Ring `class` of channel `c`: after the flags, each ring class in
+    /// turn, channel 0's then channel 1's.
+    fn ring(&self, c: usize, class: usize) -> Ring {
+        let size = |class| {
+            let (slot, depth) = self.geometry(class);
+            slot * depth as usize
+        };
+        let flags = LINE + 2 * self.p * LINE;
+        let start = flags + (0..class).map(|k| 2 * self.p * size(k)).sum::<usize>();
+        let (slot, depth) = self.geometry(class);
+        Ring {
+            start: start + c * self.p * size(class),
+            per_rank: size(class),
+            slot,
+            mask: depth - 1,
         }
     }
 }
 
-/// Whether a call posting `bytes` bytes uses the small slots.
-fn is_small(bytes: usize) -> bool {
-    bytes <= SMALL_SLOT - STAMP
+/// Where one ring of slots lies: every rank's `depth` slots of one size on
+/// one channel, worked out once per area (a call finds its slots with a
+/// multiply and a mask).
+#[derive(Debug, Clone, Copy)]
+struct Ring {
+    /// Offset of rank 0's first slot.
+    start: usize,
+    /// Bytes of one rank's slots.
+    per_rank: usize,
+    /// Bytes of a slot.
+    slot: usize,
+    /// Depth - 1 (depths are powers of two).
+    mask: u64,
+}
+
+impl Ring {
+    /// Offset of rank `r`'s slot (its stamp) for sequence `k`.
+    #[inline]
+    fn offset(&self, r: usize, k: u64) -> usize {
+        self.start + r * self.per_rank + (k & self.mask) as usize * self.slot
+    }
+}
+
+/// The ring class of a call posting `bytes` bytes (see [`SMALL_RINGS`]).
+#[inline]
+fn class(bytes: usize) -> usize {
+    SMALL_RINGS
+        .iter()
+        .position(|&(slot, _)| bytes + STAMP <= slot)
+        .unwrap_or(SMALL_RINGS.len())
 }
 
 /// Bytes of a large slot: a stamp and the largest payload.
@@ -141,19 +190,14 @@ fn large_slot() -> usize {
     (capacity() + STAMP).next_multiple_of(LINE)
 }
 
-/// Slots of the ring a call posting `bytes` bytes uses.
-fn ring_depth(bytes: usize) -> u64 {
-    if is_small(bytes) {
-        SMALL_DEPTH
-    } else {
-        DEPTH
-    }
-}
-
 /// An area as this rank has it mapped.
 struct Mapped {
     region: Arc<Region>,
+    /// The region's first byte (it never moves while `region` lives).
+    base: *mut u8,
     layout: Layout,
+    /// Per channel, the ring of each class.
+    rings: [[Ring; RINGS]; 2],
     /// Per channel, each rank's flag as this process last read it: flags
     /// only grow, so a value seen is a lower bound, and a gate or a wait
     /// that it already satisfies needs no load of a line the owner keeps
@@ -162,12 +206,21 @@ struct Mapped {
     seen: [Box<[AtomicU64]>; 2],
 }
 
+// SAFETY: `base` points into `region`, which the struct keeps alive; every
+// access through it is an atomic or ordered by the protocol's flags.
+unsafe impl Send for Mapped {}
+// SAFETY: as above.
+unsafe impl Sync for Mapped {}
+
 impl Mapped {
     fn new(region: Arc<Region>, layout: Layout) -> Mapped {
         let none = || (0..layout.p).map(|_| AtomicU64::new(0)).collect();
+        let rings = |c| std::array::from_fn(|class| layout.ring(c, class));
         Mapped {
+            base: region.base(),
             region,
             layout,
+            rings: [rings(0), rings(1)],
             seen: [none(), none()],
         }
     }
@@ -186,7 +239,7 @@ impl Mapped {
         debug_assert!(offset + std::mem::size_of::<T>() <= self.region.len());
         // SAFETY: inside the mapping, aligned (offsets are multiples of 8),
         // and only atomics are made from it this way.
-        unsafe { &*self.region.base().add(offset).cast::<T>() }
+        unsafe { &*self.base.add(offset).cast::<T>() }
     }
     fn flag(&self, c: usize, r: usize) -> &AtomicU64 {
         self.at(self.layout.flag(c, r))
@@ -195,18 +248,21 @@ impl Mapped {
     fn attached(&self) -> &AtomicU32 {
         self.at(0)
     }
-    /// The payload of rank `r`'s slot for call `k`.
-    fn slot(&self, c: usize, r: usize, k: u64, bytes: usize) -> *mut u8 {
-        // SAFETY: inside the mapping.
-        unsafe {
-            self.region
-                .base()
-                .add(self.layout.slot(c, r, k, bytes) + STAMP)
-        }
+    /// The ring of channel `c` for calls posting `bytes` bytes.
+    #[inline]
+    fn ring(&self, c: usize, bytes: usize) -> Ring {
+        self.rings[c][class(bytes)]
     }
-    /// The stamp of rank `r`'s slot for call `k`.
-    fn stamp(&self, c: usize, r: usize, k: u64, bytes: usize) -> &AtomicU64 {
-        self.at(self.layout.slot(c, r, k, bytes))
+    /// The payload of rank `r`'s slot for call `k` on `ring`.
+    #[inline]
+    fn slot(&self, ring: &Ring, r: usize, k: u64) -> *mut u8 {
+        // SAFETY: inside the mapping.
+        unsafe { self.base.add(ring.offset(r, k) + STAMP) }
+    }
+    /// The stamp of rank `r`'s slot for call `k` on `ring`.
+    #[inline]
+    fn stamp(&self, ring: &Ring, r: usize, k: u64) -> &AtomicU64 {
+        self.at(ring.offset(r, k))
     }
 }
 
@@ -385,6 +441,7 @@ impl Call {
         };
         let p = m.layout.p;
         let bytes = self.op.posted_len();
+        let ring = m.ring(c, bytes);
         if !self.posted {
             let finished = area.finished[c].load(Ordering::Acquire);
             if finished != k - 1 {
@@ -395,14 +452,14 @@ impl Call {
                 // A rank posts flag k - depth + 1 only after finishing
                 // call k - depth, the last that used this slot (this
                 // rank's own turn says it has).
-                let reused = k.saturating_sub(ring_depth(bytes) - 1);
+                let reused = k.saturating_sub(ring.mask);
                 if !(0..p).all(|r| r == me || m.flag_at_least(c, r, reused)) {
                     publish_late(area, m, c, me, k - 1, wake);
                     return Ok(false);
                 }
-                debug_assert!(self.op.payload(me) + STAMP <= m.layout.slot.max(SMALL_SLOT));
-                self.op.post(mem, me, m.slot(c, me, k, bytes));
-                m.stamp(c, me, k, bytes).store(k, Ordering::Release);
+                debug_assert!(self.op.payload(me) + STAMP <= ring.slot);
+                self.op.post(mem, me, m.slot(&ring, me, k));
+                m.stamp(&ring, me, k).store(k, Ordering::Release);
             }
             self.posted = true;
             if self.op.signals(me) || k % PUBLISH_EVERY == 0 {
@@ -415,7 +472,7 @@ impl Call {
         let ready = |r: usize| {
             r == me
                 || if self.op.writes(r) {
-                    m.stamp(c, r, k, bytes).load(Ordering::Acquire) == k
+                    m.stamp(&ring, r, k).load(Ordering::Acquire) == k
                 } else {
                     m.flag_at_least(c, r, k)
                 }
@@ -432,7 +489,7 @@ impl Call {
         // Finished before the reduction runs: a user operation that
         // panics leaves the next call free to go on.
         area.finished[c].store(k, Ordering::Release);
-        let slot_of = |r: usize| m.slot(c, r, k, bytes) as *const u8;
+        let slot_of = |r: usize| m.slot(&ring, r, k) as *const u8;
         let slots = Slots { at: &slot_of, p };
         let outcome = self.op.collect(mem, me, &slots);
         if me == 0

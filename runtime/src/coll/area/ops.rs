@@ -144,6 +144,15 @@ impl Op {
         match self {
             Op::Barrier => false,
             Op::Bcast { root, .. } => me == *root,
+            // Nobody reads a reduce root's slot: it folds its input where
+            // it is, unless the fold's first copy would overwrite it (in
+            // place).
+            Op::Reduce {
+                root: Some(r),
+                input,
+                buf,
+                ..
+            } if me == *r => same_place(*input, *buf),
             _ => true,
         }
     }
@@ -196,9 +205,22 @@ impl Op {
                     copy_in(s, (slots.at)(*root), *buf);
                 }
             }
-            Op::Reduce { buf, root, op, .. } => {
-                if root.is_none_or(|r| r == me) {
+            Op::Reduce {
+                input,
+                buf,
+                root,
+                op,
+            } => {
+                if root.is_some_and(|r| r != me) {
+                    // A leaf: it only posts.
+                } else if self.writes(me) {
                     fold(s, slots, 0, *buf, op)?;
+                } else {
+                    // A root that did not post: its contribution is read
+                    // from its input.
+                    let mine = s.ptr(*input).cast_const();
+                    let at = |r: usize| if r == me { mine } else { (slots.at)(r) };
+                    fold(s, &Slots { at: &at, p }, 0, *buf, op)?;
                 }
             }
             Op::Allgather { input, buf, block } => {

@@ -217,7 +217,7 @@ fn rooted_calls_reuse_the_small_ring_while_readers_post_their_flags_late() {
     // Bcasts on one channel, reduces on the other (`run` alternates), each
     // 1.5 times the ring: the root's reuse of a slot depends on flags that
     // bcast receivers and the reduce root post late.
-    let n = 3 * super::SMALL_DEPTH as usize;
+    let n = 3 * super::SMALL_RINGS[0].1 as usize;
     for p in [2, 3] {
         let calls: Vec<Call> = (0..n)
             .map(|i| match i % 4 {
@@ -233,9 +233,13 @@ fn rooted_calls_reuse_the_small_ring_while_readers_post_their_flags_late() {
 
 #[test]
 fn a_writer_waits_until_nobody_reads_the_slot_it_reuses() {
-    // A small payload (the deep ring) and a large one (the shallow ring).
-    writer_waits(4, super::SMALL_DEPTH);
-    writer_waits(super::SMALL_SLOT + 1, super::DEPTH);
+    // A payload for each small ring, and a large one (the shallow ring).
+    let mut len = 1;
+    for (slot, depth) in super::SMALL_RINGS {
+        writer_waits(len, depth);
+        len = slot - super::STAMP + 1;
+    }
+    writer_waits(len, super::DEPTH);
 }
 
 /// Rank 0 broadcasts `len` bytes `DEPTH + 2` times while rank 1 does
