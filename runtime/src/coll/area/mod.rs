@@ -79,7 +79,7 @@ const _: () = {
     assert!(DEPTH.is_power_of_two());
     let mut i = 0;
     while i < SMALL_RINGS.len() {
-        assert!(SMALL_RINGS[i].0 % STAMP == 0 && SMALL_RINGS[i].1.is_power_of_two());
+        assert!(SMALL_RINGS[i].0.is_multiple_of(STAMP) && SMALL_RINGS[i].1.is_power_of_two());
         i += 1;
     }
 };
