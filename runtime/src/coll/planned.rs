@@ -6,6 +6,7 @@ use super::tree_direct::TreeBcast;
 use crate::comm::Comm;
 use crate::error::Error;
 use crate::request::{Request, RtRef};
+use crate::status::Status;
 
 /// A collective call whose schedule is built but not started (the
 /// `plan_*` methods of [`Comm`]): [`Planned::start`] hands it to the
@@ -84,7 +85,12 @@ impl<'c> Planned<'c> {
         let c = self.comm;
         let sched = match self.body {
             Body::Sched(s) => s,
-            Body::Area(call) => call.into_schedule(),
+            // A call done as it starts needs no engine request.
+            Body::Area(call) => match call.start_now(c.rt()) {
+                Ok(Some(call)) => call.into_schedule(),
+                Ok(None) => return Request::finished_on(rt, Status::empty()),
+                Err(e) => return Request::failed_on(rt, e),
+            },
             Body::Tree(call) => return call.start(c, rt),
         };
         let id = rt

@@ -70,6 +70,17 @@ impl Direct<'_> {
         })
     }
 
+    /// Moves the call on as far as it goes now, on this thread (the
+    /// non-blocking call's start): `Ok(None)` once it is done (a bcast's
+    /// root, a reader whose data is there), else the call to hand to the
+    /// engine.
+    pub(crate) fn start_now(mut self, rt: &Runtime) -> Result<Option<Self>, Error> {
+        let transport = rt.transport();
+        let wake = |w: usize| transport.wake(w);
+        let done = self.call.advance(self.area, &mut UserMem, &wake)?;
+        Ok((!done).then_some(self))
+    }
+
     /// The call as a schedule of one step, for the engine to run (the
     /// non-blocking call).
     pub(crate) fn into_schedule(self) -> Schedule {

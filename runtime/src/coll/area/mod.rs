@@ -185,6 +185,12 @@ fn class(bytes: usize) -> usize {
         .unwrap_or(SMALL_RINGS.len())
 }
 
+/// Whether a call posting `bytes` bytes per rank uses one of the deep
+/// rings of small slots (see [`SMALL_RINGS`]).
+pub(crate) fn in_small_ring(bytes: usize) -> bool {
+    class(bytes) < SMALL_RINGS.len()
+}
+
 /// Bytes of a large slot: a stamp and the largest payload.
 fn large_slot() -> usize {
     (capacity() + STAMP).next_multiple_of(LINE)

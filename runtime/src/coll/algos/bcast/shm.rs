@@ -39,16 +39,23 @@ fn build_call(ctx: &Ctx, s: &mut Schedule, r: &super::Broadcast, after: &[usize]
     }
 }
 
-/// Predicted seconds: the root's copy in, each rank's copy out, plus the
-/// binomial tree's latency, so the model never prefers the area for bcast
-/// (`OXMPI_BCAST_ALGO=shm` still forces it). Measured side by side after
-/// the direct path and the 64-slot ring (8 B, forced, back to back on a
-/// quiet machine): at 2 ranks the area ties the tree (0.28-0.37 against
-/// 0.39-0.40 us), at 4 ranks on 2 cores it loses (bcast 0.71-0.75 against
-/// 0.43-0.68, ibcast 1.4-1.8 against 0.75-2.0): the tree's root returns
-/// after its eager sends, the area's waits on readers that share cores.
+/// Predicted seconds: the root's copy in and each rank's copy out, and,
+/// for a payload too large for the deep rings of small slots, the
+/// binomial tree's latency on top, so the model prefers the tree there
+/// (`OXMPI_BCAST_ALGO=shm` still forces it). Measured side by side (best
+/// of 5 runs of `coll.c`, forced, on 2 cores): 8 B through the area beats
+/// the tree at 2 ranks (bcast 0.14 against 0.17 us, ibcast 0.15 against
+/// 0.20) and at 4 (0.25 against 0.29, ibcast 0.38 against 0.67): the root
+/// runs up to a ring ahead, 4 calls a cache line; 1 KiB, in the 8-deep
+/// ring of large slots, loses (2 ranks 0.36 against 0.27, 4 ranks 1.14
+/// against 0.78): the tree's root returns after its eager sends, the
+/// area's soon waits for readers that share its cores.
 fn cost(m: &Model, a: &Args) -> f64 {
     let n = a.bytes as f64;
-    let tree = super::binomial::INFO.cost;
-    area_cost(m, a, n, n, 0.0) + tree(m, a)
+    let shared = area_cost(m, a, n, n, 0.0);
+    if area::in_small_ring(a.bytes) {
+        shared
+    } else {
+        shared + (super::binomial::INFO.cost)(m, a)
+    }
 }
