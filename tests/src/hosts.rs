@@ -227,8 +227,10 @@ impl TestHosts {
 
     /// oxrun arguments placing `ranks[i]` ranks on host `i` (0: the host
     /// is left out): the launch command, the controller's address on the
-    /// bridge, the host list, the total `-n`, and no core binding (the fake
-    /// hosts share the cores).
+    /// bridge, the host list, the total `-n`, no core binding (the fake
+    /// hosts share the cores), and the ranks' cache directory in the
+    /// fixture's (the fake hosts' names key the collective cost-model
+    /// cache, which would otherwise pile up in the user's home).
     pub fn oxrun_args(&self, ranks: &[usize]) -> Vec<String> {
         let list: Vec<String> = ranks
             .iter()
@@ -247,6 +249,8 @@ impl TestHosts {
             ranks.iter().sum::<usize>().to_string(),
             "--bind-to".into(),
             "none".into(),
+            "--env".into(),
+            format!("XDG_CACHE_HOME={}", self.dir.join("cache").display()),
         ]
     }
 
