@@ -13,15 +13,20 @@ use oxmpi_tests::{oxrun, role_job, JobOutcome};
 fn role_entry() {
     match std::env::var("OXMPI_TEST_ROLE").as_deref() {
         Ok("idle") => idle_role(),
+        Ok("leader_leaves_first") => leader_leaves_first_role(),
         Ok(other) => panic!("unknown role {other}"),
         Err(_) => {}
     }
 }
 
 fn job(n: usize, env: &[(&str, &str)]) -> JobOutcome {
+    role_job_as(n, "idle", env)
+}
+
+fn role_job_as(n: usize, role: &str, env: &[(&str, &str)]) -> JobOutcome {
     let mut env = env.to_vec();
     env.push(("OXMPI_DEBUG", "coll"));
-    role_job(&oxrun(), n, "idle", &env, Duration::from_secs(120))
+    role_job(&oxrun(), n, role, &env, Duration::from_secs(120))
 }
 
 /// CPU time this process used so far (user and system).
@@ -93,4 +98,42 @@ fn message_algorithms_when_the_area_is_off() {
         "shm chosen with OXMPI_SHM_COLL_BYTES=0:\n{}",
         out.stderr
     );
+}
+
+/// Rank 0 makes a communicator's area at a bcast it roots, returns at once
+/// and frees the communicator, then opens files (taking the freed
+/// descriptor numbers) while the others, late, open the area from its
+/// set-up message: they must still find it, and the value.
+fn leader_leaves_first_role() {
+    let universe = oxmpi::init().expect("init");
+    let world = universe.world();
+    let me = world.rank();
+    for round in 0..10u64 {
+        let comm = world.dup().unwrap();
+        if me != 0 {
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        let mut x = [if me == 0 { 1000 + round } else { 0 }];
+        comm.bcast(&mut x, 0).unwrap();
+        assert_eq!(x[0], 1000 + round, "rank {me}, round {round}");
+        drop(comm);
+        let _files: Vec<_> = (0..4)
+            .map(|_| std::fs::File::open("/proc/self/stat").unwrap())
+            .collect();
+        world.barrier().unwrap();
+    }
+    universe.finalize().unwrap();
+}
+
+#[test]
+fn members_open_the_area_after_the_leader_freed_it() {
+    for n in [2, 3, 4] {
+        let out = role_job_as(n, "leader_leaves_first", &[]);
+        assert!(out.success(), "{n} ranks:\n{}", out.describe());
+        assert!(
+            out.stderr.contains("oxmpi[coll]: bcast 8 B") && out.stderr.contains("-> shm "),
+            "{n} ranks: the bcast did not go through the area:\n{}",
+            out.stderr
+        );
+    }
 }

@@ -252,7 +252,7 @@ impl Mapped {
     }
     /// Members that have mapped the leader's memfd.
     fn attached(&self) -> &AtomicU32 {
-        self.at(0)
+        self.region.attached()
     }
     /// The ring of channel `c` for calls posting `bytes` bytes.
     #[inline]
@@ -301,6 +301,16 @@ impl std::fmt::Debug for AreaState {
             .field("planned", &self.planned)
             .field("finished", &self.finished)
             .finish()
+    }
+}
+
+impl Drop for AreaState {
+    fn drop(&mut self) {
+        if *self.leader_fd_open.get_mut() {
+            if let Some(m) = self.mapped.get() {
+                Arc::clone(&m.region).linger(m.layout.p as u32 - 1);
+            }
+        }
     }
 }
 

@@ -5,14 +5,16 @@
 
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 
 use memmap2::{MmapOptions, MmapRaw};
 
 use crate::error::Error;
 
 /// Mapped, zero-initialised memory shared by the members of one
-/// communicator.
+/// communicator. Its first word counts the members that have mapped it
+/// (the leader excepted).
 pub(crate) struct Region {
     memory: Memory,
     len: usize,
@@ -113,7 +115,34 @@ impl Region {
     pub(crate) fn close_file(&self) {
         crate::comm::lock(&self.file).take();
     }
+
+    /// Members (the leader excepted) that have mapped the region.
+    pub(crate) fn attached(&self) -> &AtomicU32 {
+        debug_assert!(self.len >= 4);
+        // SAFETY: the first word of the mapping, 8-byte aligned, used only
+        // as this atomic.
+        unsafe { &*self.base().cast::<AtomicU32>() }
+    }
+
+    /// The leader's side when its communicator goes: keeps the memfd open
+    /// until all `members` have mapped it. A rooted call's root returns
+    /// before the others have read the set-up message (a bcast's, say),
+    /// and may free the communicator at once; closing the file then would
+    /// make `/proc/<pid>/fd/<fd>` name nothing, or another file once the
+    /// number is reused. Finalize's barrier comes after every member's
+    /// calls, so a kept file is opened before the leader exits.
+    pub(crate) fn linger(self: Arc<Self>, members: u32) {
+        let mut kept = crate::comm::lock(&LINGERING);
+        kept.retain(|(r, n)| r.attached().load(Ordering::Acquire) < *n);
+        if self.fd().is_some() && self.attached().load(Ordering::Acquire) < members {
+            kept.push((self, members));
+        }
+    }
 }
+
+/// Regions of dropped areas whose memfd some member has still to open,
+/// with the number of members; pruned whenever one is added.
+static LINGERING: Mutex<Vec<(Arc<Region>, u32)>> = Mutex::new(Vec::new());
 
 // SAFETY: the memory is shared with other processes anyway; every access
 // goes through raw pointers and atomics.
