@@ -371,6 +371,14 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
         .unwrap_or("(no message)")
 }
 
+/// The error of a collective whose user operation panicked with `payload`
+/// (a non-blocking call fails instead of unwinding).
+pub(crate) fn user_op_panicked(payload: &(dyn std::any::Any + Send)) -> Error {
+    Error::InvalidOp {
+        reason: format!("the user operation panicked: {}", panic_message(payload)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -83,12 +83,10 @@ impl Engine {
         match catch_unwind(AssertUnwindSafe(|| self.advance_run(&mut reg.run))) {
             Ok(moved) => moved,
             Err(panic) => {
-                reg.run.sched.error.get_or_insert(Error::InvalidOp {
-                    reason: format!(
-                        "the user operation panicked: {}",
-                        crate::error::panic_message(panic.as_ref())
-                    ),
-                });
+                reg.run
+                    .sched
+                    .error
+                    .get_or_insert(crate::error::user_op_panicked(panic.as_ref()));
                 reg.abandoned = true;
                 self.advance_registered(reg)
             }

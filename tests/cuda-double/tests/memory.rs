@@ -119,7 +119,7 @@ fn bad_copies_allocs_and_frees_are_invalid_value() {
         );
         fails(cu::cuMemsetD8_v2(d + 99, 0, 2), INVALID_VALUE);
         fails(cu::cuMemsetD32_v2(d + 2, 0, 1), INVALID_VALUE); // misaligned
-        // Host memory where device memory is required.
+                                                               // Host memory where device memory is required.
         fails(
             cu::cuMemcpyDtoD_v2(d, buf.as_ptr() as u64, 4),
             INVALID_VALUE,
@@ -154,7 +154,7 @@ fn freed_addresses_are_invalid_value_alone() {
     free(d);
     unsafe {
         fails(cu::cuMemFree_v2(d), INVALID_VALUE); // double free
-        // A freed device address is not host memory either.
+                                                   // A freed device address is not host memory either.
         fails(cu::cuMemcpy(buf.as_mut_ptr() as u64, d, 4), INVALID_VALUE);
         fails(
             cu::cuMemcpyDtoH_v2(buf.as_mut_ptr().cast(), d, 4),

@@ -6,6 +6,7 @@
 //! there. Only when it must wait does it enter the runtime's wait loop
 //! (which progresses the engine and sleeps on the doorbell).
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -73,11 +74,16 @@ impl Direct<'_> {
     /// Moves the call on as far as it goes now, on this thread (the
     /// non-blocking call's start): `Ok(None)` once it is done (a bcast's
     /// root, a reader whose data is there), else the call to hand to the
-    /// engine.
+    /// engine. A user operation that panics fails the call, as it fails
+    /// the request when the engine runs it: a non-blocking call does not
+    /// unwind.
     pub(crate) fn start_now(mut self, rt: &Runtime) -> Result<Option<Self>, Error> {
         let transport = rt.transport();
         let wake = |w: usize| transport.wake(w);
-        let done = self.call.advance(self.area, &mut UserMem, &wake)?;
+        let area: &AreaState = self.area;
+        let call = &mut self.call;
+        let done = catch_unwind(AssertUnwindSafe(|| call.advance(area, &mut UserMem, &wake)))
+            .map_err(|panic| crate::error::user_op_panicked(panic.as_ref()))??;
         Ok((!done).then_some(self))
     }
 
