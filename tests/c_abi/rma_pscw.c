@@ -97,7 +97,8 @@ int main(int argc, char **argv)
     double dv[4] = {1.0, 2.0, 3.0, 4.0};
     MPI_CHECK(MPI_Put(vals, 8, MPI_INT, right, theirs[0], 8, MPI_INT, win));
     MPI_CHECK(MPI_Accumulate(dv, 4, MPI_DOUBLE, right, theirs[1], 4, MPI_DOUBLE, MPI_SUM, win));
-    MPI_CHECK(MPI_Win_fence(0, win));
+    /* No fence epoch follows: the lock epoch below starts on its own. */
+    MPI_CHECK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     for (int i = 0; i < 8; i++)
         CHECK(a[i] == left * 100 + i, "dynamic a[%d] = %d", i, a[i]);
     for (int i = 0; i < 4; i++)
@@ -108,7 +109,9 @@ int main(int argc, char **argv)
     MPI_CHECK(MPI_Win_unlock(right, win));
     for (int i = 0; i < 8; i++)
         CHECK(got[i] == rank * 100 + i, "dynamic get [%d] = %d", i, got[i]);
-    MPI_CHECK(MPI_Win_fence(0, win));
+    /* Every rank's get is done (unlock completes it at the target too)
+       before its target detaches. */
+    MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
     MPI_CHECK(MPI_Win_detach(win, a));
     MPI_CHECK(MPI_Win_detach(win, b));
     MPI_CHECK(MPI_Win_free(&win));
