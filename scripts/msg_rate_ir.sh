@@ -14,7 +14,7 @@ windows=${3:-2000}
 nap=${4:-0}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${KEEP_CG:-}" ] && cp "$work/cg" "$KEEP_CG"; rm -rf "$work"' EXIT
 mpicc.mpich -O2 -o "$work/rate" "$root/benches/c/msg_rate_ir.c"
 cat > "$work/vg.sh" <<VG
 #!/bin/sh

@@ -12,7 +12,7 @@ use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use oxmpi::request::Sweep;
+use oxmpi::request::{Sweep, Ticket};
 use oxmpi::{Request, Status};
 
 use crate::errors::{AbiError, Class, ErrObj};
@@ -31,13 +31,87 @@ pub use many::{complete, test_all, Want};
 /// Stores a new request and returns its handle.
 pub fn insert(entry: ReqEntry) -> MPI_Request {
     let mut st = state::lock();
+    handles::request_handle(insert_in(&mut st, entry))
+}
+
+/// Stores a new request; returns its slot.
+fn insert_in(st: &mut State, entry: ReqEntry) -> usize {
     let slot = st.requests.insert(entry);
     // A temporary buffer of a datatype belongs to the slot's previous request.
     st.staged.clear(slot);
     if !st.idups.is_empty() {
         st.idups.remove(&slot);
     }
-    handles::request_handle(slot)
+    slot
+}
+
+/// The handle of a non-blocking operation that started on `comm` with
+/// runtime request `r`: the ticket itself when it has one and `comm` is
+/// predefined ([`handles::ticket_handle`]: no table entry, no lock),
+/// else a table entry's.
+#[inline]
+pub fn handle_of(r: Result<Ticket, Request<'static>>, comm: MPI_Comm) -> MPI_Request {
+    match r {
+        Ok(t) => match handles::ticket_handle(t, comm) {
+            Some(h) => h,
+            None => ticket_entry(t, comm),
+        },
+        Err(req) => insert(ReqEntry::Active {
+            req: Some(req),
+            comm,
+        }),
+    }
+}
+
+/// A table entry for a ticket that no handle can carry.
+#[cold]
+fn ticket_entry(t: Ticket, comm: MPI_Comm) -> MPI_Request {
+    let req = state::predefined_comm(comm).and_then(|c| c.ticket_request(t));
+    insert(ReqEntry::Active { req, comm })
+}
+
+/// The table slot of request handle `h`; `None` for `MPI_REQUEST_NULL`.
+/// A handle carrying a ticket gets an entry the first time a call needs
+/// one (it stays until the request completes or is freed, and the handle
+/// keeps naming it). A caller holding an engine `sweep` passes it (the
+/// entry's request is found through it).
+pub fn slot_of(
+    st: &mut State,
+    h: MPI_Request,
+    sweep: Option<&mut Sweep<'static>>,
+) -> Result<Option<usize>, AbiError> {
+    let Some((t, comm)) = handles::request_ticket(h) else {
+        return handles::request_slot(h);
+    };
+    if let Some(&slot) = st.tickets.get(&h) {
+        return Ok(Some(slot));
+    }
+    let req = match sweep {
+        Some(sweep) => sweep.ticket_request(t),
+        None => state::predefined_comm(comm).and_then(|c| c.ticket_request(t)),
+    }
+    .ok_or_else(|| bad_entry(h))?;
+    let slot = insert_in(
+        st,
+        ReqEntry::Active {
+            req: Some(req),
+            comm,
+        },
+    );
+    st.tickets.insert(h, slot);
+    st.ticket_slots.insert(slot, h);
+    Ok(Some(slot))
+}
+
+/// Forgets that a ticket-carrying handle names table slot `slot` (its
+/// request completed or was freed).
+#[inline]
+pub fn unmap_ticket(st: &mut State, slot: usize) {
+    if !st.ticket_slots.is_empty() {
+        if let Some(h) = st.ticket_slots.remove(&slot) {
+            st.tickets.remove(&h);
+        }
+    }
 }
 
 /// A runtime completion as (status to report, error to raise).
@@ -114,14 +188,27 @@ pub fn bad_entry(h: MPI_Request) -> AbiError {
 /// (updating `*h`) if done.
 pub fn test_one(
     st: &mut State,
-    sweep: &mut Sweep<'_>,
+    sweep: &mut Sweep<'static>,
     h: &mut MPI_Request,
 ) -> Result<Outcome, AbiError> {
     if *h == REQUEST_COMPLETE {
         *h = REQUEST_NULL;
         return Ok(completed(Status::empty(), None));
     }
-    let Some(slot) = handles::request_slot(*h)? else {
+    if let Some((t, _)) = handles::request_ticket(*h) {
+        if !st.tickets.contains_key(h) {
+            match sweep.complete_ticket(t) {
+                Some(Some(s)) => {
+                    *h = REQUEST_NULL;
+                    return Ok(completed(s, None));
+                }
+                None => return Ok(Outcome::Pending),
+                // An error, a truncation or no such request: through an entry.
+                Some(None) => {}
+            }
+        }
+    }
+    let Some(slot) = slot_of(st, *h, Some(sweep))? else {
         return Ok(Outcome::Inactive);
     };
     let entry = st.requests.get_mut(slot).ok_or_else(|| bad_entry(*h))?;
@@ -174,6 +261,7 @@ pub fn test_one(
         }
     };
     st.requests.remove(slot);
+    unmap_ticket(st, slot);
     *h = REQUEST_NULL;
     let result = st.complete_request(slot, result);
     let (s, e) = split(result, comm);
@@ -199,6 +287,19 @@ pub fn plain(st: &mut State, sweep: &mut Sweep<'_>, h: &mut MPI_Request) -> Plai
     if *h == REQUEST_COMPLETE {
         *h = REQUEST_NULL;
         return Plain::Done(Status::empty());
+    }
+    if let Some((t, _)) = handles::request_ticket(*h) {
+        if !st.tickets.is_empty() && st.tickets.contains_key(h) {
+            return Plain::Other; // it has an entry now: `test_one`
+        }
+        return match sweep.complete_ticket(t) {
+            Some(Some(s)) => {
+                *h = REQUEST_NULL;
+                Plain::Done(s)
+            }
+            Some(None) => Plain::Other,
+            None => Plain::Pending,
+        };
     }
     let Ok(Some(slot)) = handles::request_slot(*h) else {
         return Plain::Other;
@@ -273,10 +374,10 @@ pub fn peek(h: MPI_Request) -> Result<Option<Result<Status, AbiError>>, AbiError
     if h == REQUEST_COMPLETE {
         return Ok(Some(Ok(Status::empty())));
     }
-    let Some(slot) = handles::request_slot(h)? else {
+    let mut st = state::lock();
+    let Some(slot) = slot_of(&mut st, h, None)? else {
         return Ok(Some(Ok(empty_status())));
     };
-    let mut st = state::lock();
     st.reap_detached();
     let peek = |r: &mut Request<'static>| {
         r.peek()
@@ -312,10 +413,10 @@ pub fn peek(h: MPI_Request) -> Result<Option<Result<Status, AbiError>>, AbiError
 /// only arms its partitions: its transfer starts with the last
 /// `MPI_Pready*` (at once if it has no partitions).
 pub fn start(h: MPI_Request) -> Result<(), AbiError> {
-    let slot = handles::request_slot(h)?
-        .ok_or_else(|| AbiError::new(Class::REQUEST, "MPI_REQUEST_NULL cannot be started"))?;
     let mut guard = state::lock();
     let st = &mut *guard;
+    let slot = slot_of(st, h, None)?
+        .ok_or_else(|| AbiError::new(Class::REQUEST, "MPI_REQUEST_NULL cannot be started"))?;
     let Some(ReqEntry::Persistent { p, comm }) = st.requests.get_mut(slot) else {
         return Err(AbiError::new(
             Class::REQUEST,
@@ -437,12 +538,15 @@ pub fn free(h: &mut MPI_Request) -> Result<(), AbiError> {
         *h = REQUEST_NULL;
         return Ok(());
     }
-    let slot = handles::request_slot(*h)?
-        .ok_or_else(|| AbiError::new(Class::REQUEST, "MPI_REQUEST_NULL cannot be freed"))?;
     let mut st = state::lock();
+    let slot = slot_of(&mut st, *h, None)?
+        .ok_or_else(|| AbiError::new(Class::REQUEST, "MPI_REQUEST_NULL cannot be freed"))?;
     let entry = st.requests.remove(slot).ok_or_else(|| bad_entry(*h))?;
     let running = match entry {
-        ReqEntry::Active { req, .. } => req,
+        ReqEntry::Active { req, .. } => {
+            unmap_ticket(&mut st, slot);
+            req
+        }
         ReqEntry::Persistent { p, comm } if p.started && p.op.is_partitioned() => {
             st.requests.put(slot, ReqEntry::Persistent { p, comm });
             return Err(active_partitioned(*h, "freeing"));
@@ -493,9 +597,9 @@ pub fn cancel(h: MPI_Request) -> Result<(), AbiError> {
     if h == REQUEST_COMPLETE {
         return Ok(()); // a send: never cancelled
     }
-    let slot = handles::request_slot(h)?
+    let mut st = state::lock();
+    let slot = slot_of(&mut st, h, None)?
         .ok_or_else(|| AbiError::new(Class::REQUEST, "MPI_REQUEST_NULL cannot be cancelled"))?;
-    let st = state::lock();
     match st.requests.get(slot).ok_or_else(|| bad_entry(h))? {
         ReqEntry::Active { req: Some(r), .. } => r.cancel(),
         ReqEntry::Persistent { p, .. } if p.started && p.op.is_partitioned() => {

@@ -14,7 +14,7 @@ use oxmpi::request::Sweep;
 use oxmpi::{Comm, Group, Status, Universe};
 
 use crate::errors::{AbiError, Class};
-use crate::handles::{self, Errhandler, MPI_Comm, MPI_Datatype};
+use crate::handles::{self, Errhandler, MPI_Comm, MPI_Datatype, MPI_Request};
 use crate::objects::datatype::TypeTable;
 use crate::objects::detached::Detached;
 use crate::objects::info::InfoEntry;
@@ -161,6 +161,11 @@ pub struct State {
     pub comms: Table<CommEntry>,
     /// Requests and matched-probe messages.
     pub requests: Table<ReqEntry>,
+    /// The table slots of ticket-carrying request handles a call other
+    /// than a wait or test gave an entry (`requests::slot_of`).
+    pub tickets: BTreeMap<MPI_Request, usize>,
+    /// The same, by slot.
+    pub ticket_slots: BTreeMap<usize, MPI_Request>,
     /// User error handlers.
     pub errhandlers: Table<UserErrhandler>,
     /// Groups (`MPI_Comm_group` and the group constructors).
@@ -202,6 +207,8 @@ static STATE: Mutex<State> = Mutex::new(State {
     main_thread: None,
     comms: Table::new(),
     requests: Table::new(),
+    tickets: BTreeMap::new(),
+    ticket_slots: BTreeMap::new(),
     errhandlers: Table::new(),
     groups: Table::new(),
     ops: Table::new(),

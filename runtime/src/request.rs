@@ -17,7 +17,9 @@ use crate::status::Status;
 mod many;
 mod sweep;
 
+pub use crate::p2p::request::Ticket;
 pub use many::{test_all, test_any, test_some, wait_all, wait_any, wait_some};
+pub(crate) use sweep::settle_with_tickets;
 pub use sweep::{settle_all, settle_some, Sweep};
 
 /// A pending (or finished, not yet waited) operation.

@@ -114,6 +114,7 @@ three_ways!(
     split_hw,
     mpix,
     completion,
+    recv_handles,
     rma_windows,
     rma_fence,
     rma_passive,

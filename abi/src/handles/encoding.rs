@@ -51,6 +51,9 @@ pub enum Object {
 }
 
 pub(super) const KIND_DIRECT: u32 = 2;
+/// MPICH's "indirect" kind: in OxMPI only requests that carry their
+/// runtime request (see [`super::ticket_handle`]).
+pub(super) const KIND_INDIRECT: u32 = 3;
 /// Largest index a direct handle can carry (26 bits).
 pub const MAX_INDEX: usize = (1 << 26) - 1;
 

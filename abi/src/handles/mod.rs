@@ -13,7 +13,8 @@
 //! ```
 //!
 //! - kind: 0 invalid (the `*_NULL` handles), 1 builtin, 2 direct (an index
-//!   into one of this library's tables), 3 indirect (not used by OxMPI);
+//!   into one of this library's tables), 3 indirect (only requests that
+//!   carry their runtime request: [`ticket_handle`]);
 //! - object: 1 comm, 2 group, 3 datatype, 4 file, 5 errhandler, 6 op,
 //!   7 info, 8 win, 9 keyval, 0xb request (and message), 0xe session;
 //! - builtin datatypes carry their size: `0x4c00SSII`, SS = bytes, II = index;
@@ -27,6 +28,7 @@
 
 use std::ffi::{c_int, c_void};
 
+use oxmpi::request::Ticket;
 use oxmpi::Status;
 
 use crate::errors::{AbiError, Class};
@@ -44,7 +46,7 @@ pub use encoding::{
     bits, direct, MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Errhandler, MPI_Message, MPI_Op,
     MPI_Request, Object, MAX_INDEX,
 };
-use encoding::{direct_index, invalid};
+use encoding::{direct_index, invalid, kind, object, payload, KIND_INDIRECT};
 pub use status::{
     c_status, set_status_bytes, status_bytes, status_cancelled, status_ignored, write_status,
     MPI_Status, STATUS_IGNORE,
@@ -399,6 +401,35 @@ pub fn request_slot(h: MPI_Request) -> Result<Option<usize>, AbiError> {
         .ok_or_else(|| invalid(Class::REQUEST, "request", h))
 }
 
+/// The handle of a running request of `MPI_COMM_WORLD` or `MPI_COMM_SELF`
+/// that carries the runtime's [`Ticket`] for it (`None` for another
+/// communicator): such a request has no table entry until a call other
+/// than a wait or test needs one (`requests::slot_of`), so a non-blocking
+/// receive takes no lock of the front end. Bits: kind 3, object request,
+/// bit 25 the communicator (0 world, 1 self), the ticket below.
+pub fn ticket_handle(t: Ticket, comm: MPI_Comm) -> Option<MPI_Request> {
+    let which = match comm {
+        COMM_WORLD => 0,
+        COMM_SELF => 1,
+        _ => return None,
+    };
+    let bits = (KIND_INDIRECT << 30) | ((Object::Request as u32) << 26) | (which << Ticket::BITS);
+    Some((bits | t.to_bits()) as MPI_Request)
+}
+
+/// The ticket and communicator a [`ticket_handle`] carries.
+#[inline]
+pub fn request_ticket(h: MPI_Request) -> Option<(Ticket, MPI_Comm)> {
+    if kind(h) != KIND_INDIRECT || object(h) != Object::Request as u32 {
+        return None;
+    }
+    let comm = match payload(h) >> Ticket::BITS {
+        0 => COMM_WORLD,
+        _ => COMM_SELF,
+    };
+    Some((Ticket::from_bits(payload(h) as u32), comm))
+}
+
 /// The handle of request table slot `slot`.
 pub fn request_handle(slot: usize) -> MPI_Request {
     direct(Object::Request, slot)
@@ -513,6 +544,14 @@ mod tests {
         );
         assert_eq!(request_slot(REQUEST_NULL).unwrap(), None);
         assert_eq!(request_slot(request_handle(9)).unwrap(), Some(9));
+        let t = Ticket::from_bits((1 << Ticket::BITS) - 1);
+        for comm in [COMM_WORLD, COMM_SELF] {
+            let h = ticket_handle(t, comm).unwrap();
+            assert_eq!(request_ticket(h), Some((t, comm)));
+            assert!(request_slot(h).is_err() && h != REQUEST_NULL && h != REQUEST_COMPLETE);
+        }
+        assert_eq!(ticket_handle(t, comm_handle(2)), None);
+        assert_eq!(request_ticket(request_handle(9)), None);
         assert!(request_slot(COMM_WORLD).is_err());
         assert_eq!(message(MESSAGE_NO_PROC).unwrap(), MessageRef::NoProc);
         assert!(message(MESSAGE_NULL).is_err());

@@ -10,7 +10,7 @@
 //! partitioned sends whose partitions are not all ready, a request another
 //! thread waits on) are polled between yields instead.
 
-use oxmpi::request::{settle_all, settle_some, Sweep};
+use oxmpi::request::{settle_all, settle_some, Sweep, Ticket};
 use oxmpi::{Request, Status};
 
 use super::{test_one, Completion, Outcome, Plain};
@@ -52,7 +52,7 @@ struct Seen {
 #[inline(always)]
 fn visit<F>(
     st: &mut State,
-    sweep: &mut Sweep<'_>,
+    sweep: &mut Sweep<'static>,
     (i, h): (usize, &mut MPI_Request),
     want: Want,
     seen: &mut Seen,
@@ -161,7 +161,7 @@ where
             let done = pending.is_empty() || (want != Want::All && seen.got > 0) || !block;
             drop(sweep);
             let taken = if done {
-                Vec::new()
+                Taken::default()
             } else {
                 take_pending(&mut st, hs, &pending, want == Want::All)
             };
@@ -174,7 +174,7 @@ where
         if done {
             return Ok(seen.active);
         }
-        if taken.is_empty() {
+        if taken.reqs.is_empty() && taken.tickets.is_empty() {
             std::thread::yield_now();
             continue;
         }
@@ -210,19 +210,25 @@ where
 }
 
 /// Waits in the runtime (without the state lock) for `taken`: every one
-/// for [`Want::All`], else the first; then puts them all back, holding
-/// whatever outcomes they got.
-fn wait_taken(taken: Vec<Taken>, want: Want) {
-    let (places, mut reqs): (Vec<_>, Vec<_>) =
-        taken.into_iter().map(|t| ((t.slot, t.part), t.req)).unzip();
-    if want == Want::All {
-        settle_all(&mut reqs);
-    } else {
-        settle_some(&mut reqs);
+/// for [`Want::All`], else the first; then puts the table's back, holding
+/// whatever outcomes they got (a ticket's stays in the engine).
+fn wait_taken(taken: Taken, want: Want) {
+    let (places, mut reqs): (Vec<_>, Vec<_>) = taken
+        .reqs
+        .into_iter()
+        .map(|t| ((t.slot, t.part), t.req))
+        .unzip();
+    let all = want == Want::All;
+    match state::predefined_comm(handles::COMM_WORLD) {
+        Some(world) if !taken.tickets.is_empty() => {
+            world.settle_with_tickets(&mut reqs, &taken.tickets, all)
+        }
+        _ if all => settle_all(&mut reqs),
+        _ => settle_some(&mut reqs),
     }
     let mut st = state::lock();
     for ((slot, part), req) in places.into_iter().zip(reqs) {
-        put_back(&mut st, Taken { slot, part, req });
+        put_back(&mut st, TakenReq { slot, part, req });
     }
 }
 
@@ -240,7 +246,15 @@ where
         let mut sweep = state::sweep();
         st.reap_detached_in(&mut sweep);
         for &h in hs.iter().filter(|&&h| h != handles::REQUEST_COMPLETE) {
-            let Some(slot) = handles::request_slot(h)? else {
+            if let Some((t, _)) = handles::request_ticket(h) {
+                if !st.tickets.contains_key(&h) {
+                    if !sweep.ticket_finished(t) {
+                        return Ok(false);
+                    }
+                    continue;
+                }
+            }
+            let Some(slot) = super::slot_of(&mut st, h, Some(&mut sweep))? else {
                 continue;
             };
             let settled = match st.requests.get_mut(slot) {
@@ -276,21 +290,36 @@ enum Part {
 }
 
 /// A runtime request taken out of the table to be waited on.
-struct Taken {
+struct TakenReq {
     slot: usize,
     part: Part,
     req: Request<'static>,
 }
 
+/// What a blocking pass waits for in the runtime.
+#[derive(Default)]
+struct Taken {
+    /// Runtime requests taken out of the table.
+    reqs: Vec<TakenReq>,
+    /// Requests named by their handles' tickets (no table entry).
+    tickets: Vec<Ticket>,
+}
+
 /// Takes out the runtime request of each pending handle `hs[i]`, `i` in
-/// `at`. When one has none to wait on (held elsewhere, generalized, a
-/// partitioned send not yet ready), takes what it can if `partial`, else
-/// nothing.
-fn take_pending(st: &mut State, hs: &[MPI_Request], at: &[usize], partial: bool) -> Vec<Taken> {
-    let mut out = Vec::new();
+/// `at` (a handle carrying a ticket gives the ticket). When one has none
+/// to wait on (held elsewhere, generalized, a partitioned send not yet
+/// ready), takes what it can if `partial`, else nothing.
+fn take_pending(st: &mut State, hs: &[MPI_Request], at: &[usize], partial: bool) -> Taken {
+    let mut out = Taken::default();
     let mut blocked = false;
     for &i in at {
-        let Ok(Some(slot)) = handles::request_slot(hs[i]) else {
+        if let Some((t, _)) = handles::request_ticket(hs[i]) {
+            if !st.tickets.contains_key(&hs[i]) {
+                out.tickets.push(t);
+                continue;
+            }
+        }
+        let Ok(Some(slot)) = super::slot_of(st, hs[i], None) else {
             continue;
         };
         let whole = match st.requests.get_mut(slot) {
@@ -300,7 +329,7 @@ fn take_pending(st: &mut State, hs: &[MPI_Request], at: &[usize], partial: bool)
                 blocked |= pair.held_elsewhere();
                 for (side, req) in pair.take_running() {
                     let part = Part::Half(side);
-                    out.push(Taken { slot, part, req });
+                    out.reqs.push(TakenReq { slot, part, req });
                 }
                 continue;
             }
@@ -311,7 +340,7 @@ fn take_pending(st: &mut State, hs: &[MPI_Request], at: &[usize], partial: bool)
             _ => continue,
         };
         match whole {
-            Some(req) => out.push(Taken {
+            Some(req) => out.reqs.push(TakenReq {
                 slot,
                 part: Part::Whole,
                 req,
@@ -320,15 +349,16 @@ fn take_pending(st: &mut State, hs: &[MPI_Request], at: &[usize], partial: bool)
         }
     }
     if blocked && !partial {
-        for t in out.drain(..) {
+        for t in out.reqs.drain(..) {
             put_back(st, t);
         }
+        out.tickets.clear();
     }
     out
 }
 
 /// Puts back a request taken out by [`take_pending`].
-fn put_back(st: &mut State, t: Taken) {
+fn put_back(st: &mut State, t: TakenReq) {
     match (st.requests.get_mut(t.slot), t.part) {
         (Some(ReqEntry::Active { req, .. }), Part::Whole) => *req = Some(t.req),
         (Some(ReqEntry::Persistent { p, .. }), Part::Whole) => p.active = Some(t.req),

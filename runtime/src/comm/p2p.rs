@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::p2p::engine::MessageHandle;
 use crate::p2p::matching::{Pattern, SourceSel, TagSel};
 use crate::p2p::request::ReqId;
-use crate::request::Request;
+use crate::request::{Request, Ticket};
 use crate::status::{Status, ANY_SOURCE, ANY_TAG, PROC_NULL};
 
 impl Comm {
@@ -179,6 +179,45 @@ impl Comm {
             Ok(id) => Ok(Request::pending_static(self.rt(), id)),
             Err(done) => Ok(done),
         }
+    }
+
+    /// [`Comm::irecv_raw_static`] whose running request comes back as a
+    /// [`Ticket`] when one can name it (the C front end then keeps it in
+    /// the request handle: no table entry), else as a request.
+    ///
+    /// # Safety
+    /// As [`Comm::irecv_raw`].
+    #[inline]
+    pub unsafe fn irecv_raw_ticket(
+        &'static self,
+        buf: *mut u8,
+        cap: usize,
+        source: i32,
+        tag: i32,
+    ) -> Result<Result<Ticket, Request<'static>>, Error> {
+        // SAFETY: the caller's contract.
+        match unsafe { self.irecv_raw_start(buf, cap, source, tag) }? {
+            Ok(id) => Ok(Ticket::of(id).ok_or_else(|| Request::pending_static(self.rt(), id))),
+            Err(done) => Ok(Err(done)),
+        }
+    }
+
+    /// The request a [`Ticket`] of this communicator names, for the calls
+    /// that need one (cancel, free, errors, a wait in the runtime); `None`
+    /// when it names no live request.
+    pub fn ticket_request(&'static self, t: Ticket) -> Option<Request<'static>> {
+        let id = self.rt().engine().reqs.resolve(t)?;
+        Some(Request::pending_static(self.rt(), id))
+    }
+
+    /// Waits until every request of `requests` and every request
+    /// `tickets` name has finished (`all`), or one of them has, on this
+    /// communicator's runtime, keeping outcomes for the completing calls
+    /// (as [`settle_all`](crate::request::settle_all) and
+    /// [`settle_some`](crate::request::settle_some); a ticket's stays in
+    /// the engine, and one naming no request counts as finished).
+    pub fn settle_with_tickets(&self, requests: &mut [Request<'_>], tickets: &[Ticket], all: bool) {
+        crate::request::settle_with_tickets(self.rt(), requests, tickets, all);
     }
 
     /// Posts [`Comm::irecv_raw`]'s receive: the engine request, or the

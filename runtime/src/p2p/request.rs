@@ -21,6 +21,49 @@ impl ReqId {
     }
 }
 
+/// A running request named in [`Ticket::BITS`] bits, so that the C front
+/// end's `MPI_Request` handle can carry it (no table entry of its own):
+/// the request's slot (below 2^17) and the low 8 bits of its generation.
+/// Stale tickets are caught as stale ids are, except one whose slot was
+/// reused a multiple of 256 times since (a program using a request it
+/// already completed is erroneous anyway).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ticket(u32);
+
+impl Ticket {
+    const SLOT_BITS: u32 = 17;
+    /// Bits a ticket takes.
+    pub const BITS: u32 = Self::SLOT_BITS + 8;
+
+    /// The ticket of `id`, if its slot fits.
+    #[inline]
+    pub(crate) fn of(id: ReqId) -> Option<Ticket> {
+        let slot = id.slot() as u32;
+        (slot < 1 << Self::SLOT_BITS)
+            .then(|| Ticket(((id.generation() & 0xff) << Self::SLOT_BITS) | slot))
+    }
+
+    /// The ticket as [`Ticket::BITS`] bits.
+    #[inline]
+    pub fn to_bits(self) -> u32 {
+        self.0
+    }
+
+    /// The ticket [`Ticket::to_bits`] gave (higher bits are ignored).
+    #[inline]
+    pub fn from_bits(bits: u32) -> Ticket {
+        Ticket(bits & ((1 << Self::BITS) - 1))
+    }
+
+    fn slot(self) -> usize {
+        (self.0 & ((1 << Self::SLOT_BITS) - 1)) as usize
+    }
+
+    fn generation_low(self) -> u32 {
+        self.0 >> Self::SLOT_BITS
+    }
+}
+
 /// Where a send stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SendState {
@@ -208,6 +251,27 @@ impl Requests {
             .map(|r| r.unwrap_or_else(|_| Status::empty()))
     }
 
+    /// The live request a ticket names.
+    #[inline]
+    pub fn resolve(&self, t: Ticket) -> Option<ReqId> {
+        let slot = self.slots.get(t.slot())?;
+        (slot.state.is_some() && slot.generation & 0xff == t.generation_low())
+            .then(|| ReqId::new(t.slot(), slot.generation))
+    }
+
+    /// Removes a request that finished with a status that is no error
+    /// (not truncated) and returns it: `Ok(status)`; else `Err(true)`
+    /// when it finished otherwise (it stays) and `Err(false)` while it
+    /// runs.
+    #[inline]
+    pub fn take_clean(&mut self, id: ReqId) -> Result<Status, bool> {
+        match self.get(id) {
+            Some(ReqState::Pending(_)) => Err(false),
+            Some(ReqState::Done(s)) if s.truncated_from.is_none() => self.take_ok(id).ok_or(true),
+            _ => Err(true),
+        }
+    }
+
     /// Whether `id` has finished (successfully or not).
     pub fn is_done(&self, id: ReqId) -> bool {
         matches!(self.get(id), Some(ReqState::Done(_) | ReqState::Failed(_)))
@@ -235,5 +299,25 @@ mod tests {
         assert!(t.take_done(a).is_none());
         assert!(t.take_done(b).is_some());
         assert_eq!(t.live(), 0);
+    }
+
+    #[test]
+    fn tickets_name_live_requests_only() {
+        let mut t = Requests::default();
+        let a = t.insert(ReqState::Done(Status::empty()));
+        let ta = Ticket::of(a).unwrap();
+        assert_eq!(Ticket::from_bits(ta.to_bits() | 1 << 31), ta);
+        assert_eq!(t.resolve(ta), Some(a));
+        assert!(t.take_clean(a).is_ok());
+        assert_eq!(t.resolve(ta), None); // taken
+        let b = t.insert(ReqState::Failed(crate::error::Error::State("x".into())));
+        assert_eq!(t.resolve(ta), None); // the slot's next request
+        assert_eq!(t.take_clean(b).err(), Some(true));
+        let mut big = Requests::default();
+        for _ in 0..(1 << 17) {
+            big.insert(ReqState::Done(Status::empty()));
+        }
+        let last = big.insert(ReqState::Done(Status::empty()));
+        assert_eq!(Ticket::of(last), None);
     }
 }

@@ -5,7 +5,7 @@
 //! the requests. An outcome taken from the engine stays in its [`Request`]
 //! until a test or wait completes it, which then needs no engine at all.
 
-use super::Request;
+use super::{Request, Ticket};
 use crate::error::Error;
 use crate::p2p::engine::Engine;
 use crate::progress::{Rt, Runtime};
@@ -149,6 +149,47 @@ impl<'a> Sweep<'a> {
         })
     }
 
+    /// [`Sweep::complete_ok`] of a request named by a [`Ticket`] (the C
+    /// front end's handles of its predefined communicators' requests):
+    /// `None` while it runs; `Some(Some(status))` when it finished without
+    /// error (it is complete); `Some(None)` when it finished otherwise or
+    /// names no request: complete it through
+    /// [`Comm::ticket_request`](crate::Comm::ticket_request).
+    #[inline]
+    pub fn complete_ticket(&mut self, t: Ticket) -> Option<Option<Status>> {
+        let Some(rt) = self.rt else {
+            return Some(None);
+        };
+        let engine = match &mut self.engine {
+            Some(e) => e,
+            none => none.insert(lock_and_poll(rt)),
+        };
+        let Some(id) = engine.reqs.resolve(t) else {
+            return Some(None);
+        };
+        match engine.reqs.take_clean(id) {
+            Ok(s) => Some(Some(s)),
+            Err(true) => Some(None),
+            Err(false) => None,
+        }
+    }
+
+    /// Whether the request a [`Ticket`] names has finished (or there is
+    /// none), without completing it.
+    pub fn ticket_finished(&mut self, t: Ticket) -> bool {
+        let Some(rt) = self.rt else {
+            return true;
+        };
+        let engine = match &mut self.engine {
+            Some(e) => e,
+            none => none.insert(lock_and_poll(rt)),
+        };
+        engine
+            .reqs
+            .resolve(t)
+            .is_none_or(|id| engine.reqs.is_done(id))
+    }
+
     /// Completes `r` if its operation has finished (`MPI_Test` on it):
     /// `Ok(None)` while it runs; a null request gives an empty status.
     #[inline]
@@ -214,6 +255,56 @@ pub fn settle_some(requests: &mut [Request<'_>]) {
         for r in requests.iter_mut().filter(|r| !r.is_null()) {
             any |= r.collect(e);
         }
+        any.then_some(())
+    });
+}
+
+impl Sweep<'static> {
+    /// [`Comm::ticket_request`](crate::Comm::ticket_request) through this
+    /// sweep's hold of the engine (which that call would wait for).
+    pub fn ticket_request(&mut self, t: Ticket) -> Option<Request<'static>> {
+        let rt = self.rt?;
+        let engine = match &mut self.engine {
+            Some(e) => e,
+            none => none.insert(lock_and_poll(rt)),
+        };
+        let id = engine.reqs.resolve(t)?;
+        Some(Request::pending_static(rt, id))
+    }
+}
+
+/// [`settle_all`] (`all`) or [`settle_some`] of `requests` and of the
+/// requests `tickets` name together, on runtime `rt`: a ticket's outcome
+/// stays in the engine (a ticket naming no request counts as finished:
+/// its completion reports it). See
+/// [`Comm::settle_with_tickets`](crate::Comm::settle_with_tickets).
+pub(crate) fn settle_with_tickets(
+    rt: &Rt,
+    requests: &mut [Request<'_>],
+    tickets: &[Ticket],
+    all: bool,
+) {
+    let done = |e: &Engine, t: &Ticket| e.reqs.resolve(*t).is_none_or(|id| e.reqs.is_done(id));
+    if all {
+        settle_all(requests);
+        let mut next = 0;
+        rt.wait_until(|e| {
+            while let Some(t) = tickets.get(next) {
+                if !done(e, t) {
+                    return None;
+                }
+                next += 1;
+            }
+            Some(())
+        });
+        return;
+    }
+    rt.wait_until(|e| {
+        let mut any = false;
+        for r in requests.iter_mut().filter(|r| !r.is_null()) {
+            any |= r.collect(e);
+        }
+        any |= tickets.iter().any(|t| done(e, t));
         any.then_some(())
     });
 }

@@ -80,6 +80,10 @@ pub unsafe trait Cells {
     /// to the payload lives as long as this one.
     #[allow(clippy::mut_from_ref)]
     unsafe fn payload_mut(&self, cell: Self::Cell) -> &mut [u8];
+    /// A hint that the producer writes `cell` next (say, a prefetch for
+    /// writing of its first line, so that taking the line from the
+    /// consumer's core overlaps the producer's work until then).
+    fn prepare(&self, _cell: Self::Cell) {}
     /// The first `len` payload bytes of `cell` (`len <= cell_size()`).
     ///
     /// # Safety
@@ -228,6 +232,7 @@ impl<C: Cells> Reservation<'_, C> {
             .seq(self.cell)
             .store((index as u32).wrapping_add(1), Release);
         s.head.set(index + 1);
+        s.cells.prepare(s.cells.cell(index + 1));
     }
 }
 

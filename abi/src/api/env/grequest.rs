@@ -54,6 +54,9 @@ pub unsafe extern "C" fn oxabi_Grequest_start(
 #[no_mangle]
 pub extern "C" fn oxabi_Grequest_complete(request: MPI_Request) -> c_int {
     guard("MPI_Grequest_complete", ErrObj::None, || {
+        if handles::request_ticket(request).is_some() {
+            return Err(not_generalized(request));
+        }
         let slot = handles::request_slot(request)?.ok_or_else(|| {
             AbiError::new(
                 Class::REQUEST,
@@ -63,12 +66,7 @@ pub extern "C" fn oxabi_Grequest_complete(request: MPI_Request) -> c_int {
         let mut st = state::lock();
         let g = match st.requests.get_mut(slot) {
             Some(ReqEntry::Generalized(g)) => g,
-            Some(_) => {
-                return Err(AbiError::new(
-                    Class::REQUEST,
-                    format!("request {request:#010x} is not a generalized request"),
-                ))
-            }
+            Some(_) => return Err(not_generalized(request)),
             None => return Err(requests::bad_entry(request)),
         };
         if g.complete {
@@ -86,4 +84,12 @@ pub extern "C" fn oxabi_Grequest_complete(request: MPI_Request) -> c_int {
         drop(st);
         callbacks.free()
     })
+}
+
+/// The error for a request that is not a generalized one.
+fn not_generalized(request: MPI_Request) -> AbiError {
+    AbiError::new(
+        Class::REQUEST,
+        format!("request {request:#010x} is not a generalized request"),
+    )
 }

@@ -197,6 +197,9 @@ fn mark_ready(
     arg: &str,
     pick: impl FnOnce(usize) -> Result<Vec<usize>, AbiError>,
 ) -> Result<(), AbiError> {
+    if handles::request_ticket(request).is_some() {
+        return Err(not_partitioned(request, "send"));
+    }
     let slot = handles::request_slot(request)?.ok_or_else(|| {
         AbiError::new(
             Class::REQUEST,
@@ -334,6 +337,9 @@ pub unsafe extern "C" fn oxabi_Parrived(
 ) -> c_int {
     guard("MPI_Parrived", ErrObj::None, || {
         let flag = out_ptr(flag, "flag")?;
+        if handles::request_ticket(request).is_some() {
+            return Err(not_partitioned(request, "receive"));
+        }
         let arrived = match handles::request_slot(request)? {
             None => true,
             Some(slot) => {

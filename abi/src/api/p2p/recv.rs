@@ -10,7 +10,7 @@ use crate::errors::{out_ptr, ErrObj};
 use crate::handles::{self, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Request, MPI_Status};
 use crate::objects::request::ReqEntry;
 use crate::raise::guard;
-use crate::state;
+use crate::{requests, state};
 
 /// Reports a failed (or panicked) receive of [`blocking_recv`]'s common case:
 /// the status is written as for any completion, then the error raised.
@@ -189,10 +189,12 @@ large_count! {
         ) {
             let r = catch_unwind(AssertUnwindSafe(move || {
                 // SAFETY: the caller keeps the buffer until completion.
-                match unsafe { c.irecv_raw_static(ptr, cap, source, tag) } {
+                match unsafe { c.irecv_raw_ticket(ptr, cap, source, tag) } {
+                    // The running receive's ticket is the handle (no
+                    // table entry): see `handles::ticket_handle`.
                     // SAFETY: `request` was checked non-null above.
-                    Ok(req) => unsafe {
-                        store_request(request, ReqEntry::Active { req: Some(req), comm });
+                    Ok(r) => unsafe {
+                        *request = requests::handle_of(r, comm);
                         None
                     },
                     Err(e) => Some(Box::new(e)),

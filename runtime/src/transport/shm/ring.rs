@@ -128,6 +128,20 @@ unsafe impl Cells for Geometry {
         unsafe { std::slice::from_raw_parts_mut(cell.add(CELL_HEADER), self.cell_size) }
     }
 
+    #[inline(always)]
+    fn prepare(&self, cell: *mut u8) {
+        // SAFETY: a prefetch is a hint: it never faults and changes no
+        // register, flag or memory. `prefetchw` (not `_MM_HINT_ET0`, which
+        // the compiler lowers to a read prefetch without the target
+        // feature) executes as a no-op on x86-64 processors without it.
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            std::arch::asm!("prefetchw [{0}]", in(reg) cell, options(nostack, preserves_flags, readonly))
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = cell;
+    }
+
     unsafe fn payload(&self, cell: *mut u8, len: usize) -> &[u8] {
         // SAFETY: as in `payload_mut`, `len <= cell_size`.
         let payload = unsafe { std::slice::from_raw_parts(cell.add(CELL_HEADER), len) };
