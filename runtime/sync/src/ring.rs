@@ -84,6 +84,10 @@ pub unsafe trait Cells {
     /// writing of its first line, so that taking the line from the
     /// consumer's core overlaps the producer's work until then).
     fn prepare(&self, _cell: Self::Cell) {}
+    /// A hint that the consumer reads `cell` soon (say, a prefetch of its
+    /// first line, so that a backlog of messages streams in while the
+    /// consumer handles the ones before).
+    fn look_ahead(&self, _cell: Self::Cell) {}
     /// The first `len` payload bytes of `cell` (`len <= cell_size()`).
     ///
     /// # Safety
@@ -91,6 +95,10 @@ pub unsafe trait Cells {
     /// As for [`read_header`](Cells::read_header).
     unsafe fn payload(&self, cell: Self::Cell, len: usize) -> &[u8];
 }
+
+/// How many cells past the one it pops the consumer asks for early
+/// ([`Cells::look_ahead`]).
+const LOOK_AHEAD: u64 = 4;
 
 /// The producer side of a ring.
 #[derive(Debug)]
@@ -273,6 +281,8 @@ impl<C: Cells> Receiver<C> {
             return None;
         }
         let cell = self.ready_cell()?;
+        self.cells
+            .look_ahead(self.cells.cell(self.tail.get() + LOOK_AHEAD));
         self.busy.set(true);
         let _busy = BusyGuard(&self.busy);
         // SAFETY: the cell's `seq` says it is published (Acquire above), so

@@ -142,6 +142,17 @@ unsafe impl Cells for Geometry {
         let _ = cell;
     }
 
+    #[inline(always)]
+    fn look_ahead(&self, cell: *mut u8) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: prefetching is a hint: it never faults.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch(cell as *const i8, std::arch::x86_64::_MM_HINT_T0)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = cell;
+    }
+
     unsafe fn payload(&self, cell: *mut u8, len: usize) -> &[u8] {
         // SAFETY: as in `payload_mut`, `len <= cell_size`.
         let payload = unsafe { std::slice::from_raw_parts(cell.add(CELL_HEADER), len) };
