@@ -32,8 +32,9 @@ pub struct Planned<'c> {
 
 /// What a planned collective runs.
 enum Body<'c> {
-    /// Steps for the engine.
-    Sched(Schedule),
+    /// Steps for the engine (boxed: a `Planned` is moved a few times a
+    /// call, and the area's calls, the common small ones, are smaller).
+    Sched(Box<Schedule>),
     /// A call on the communicator's shared-memory area that needs no
     /// schedule when run on this thread.
     Area(Direct<'c>),
@@ -44,7 +45,7 @@ impl<'c> Planned<'c> {
     pub(super) fn new(comm: &'c Comm, sched: Schedule) -> Planned<'c> {
         Planned {
             comm,
-            body: Body::Sched(sched),
+            body: Body::Sched(Box::new(sched)),
         }
     }
 
@@ -84,7 +85,7 @@ impl<'c> Planned<'c> {
     fn start_on(self, rt: RtRef) -> Request<'static> {
         let c = self.comm;
         let sched = match self.body {
-            Body::Sched(s) => s,
+            Body::Sched(s) => *s,
             // A call done as it starts needs no engine request.
             Body::Area(call) => match call.start_now(c.rt()) {
                 Ok(Some(call)) => call.into_schedule(),
@@ -109,7 +110,7 @@ impl<'c> Planned<'c> {
     pub fn run(self) -> Result<(), Error> {
         let c = self.comm;
         match self.body {
-            Body::Sched(s) => c.rt().run_schedule(s, c.inner.context + 1, c.rank()),
+            Body::Sched(s) => c.rt().run_schedule(*s, c.inner.context + 1, c.rank()),
             Body::Area(call) => call.run(c.rt()),
             Body::Tree(call) => call.run(c),
         }
