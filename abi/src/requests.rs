@@ -103,6 +103,14 @@ pub fn slot_of(
     Ok(Some(slot))
 }
 
+/// The ticket handle `h` carries, while it has no table entry (the waits
+/// and tests then complete it straight from the engine).
+#[inline]
+pub fn bare_ticket(st: &State, h: MPI_Request) -> Option<Ticket> {
+    let (t, _) = handles::request_ticket(h)?;
+    (st.tickets.is_empty() || !st.tickets.contains_key(&h)).then_some(t)
+}
+
 /// Forgets that a ticket-carrying handle names table slot `slot` (its
 /// request completed or was freed).
 #[inline]
@@ -195,17 +203,15 @@ pub fn test_one(
         *h = REQUEST_NULL;
         return Ok(completed(Status::empty(), None));
     }
-    if let Some((t, _)) = handles::request_ticket(*h) {
-        if !st.tickets.contains_key(h) {
-            match sweep.complete_ticket(t) {
-                Some(Some(s)) => {
-                    *h = REQUEST_NULL;
-                    return Ok(completed(s, None));
-                }
-                None => return Ok(Outcome::Pending),
-                // An error, a truncation or no such request: through an entry.
-                Some(None) => {}
+    if let Some(t) = bare_ticket(st, *h) {
+        match sweep.complete_ticket(t) {
+            Some(Some(s)) => {
+                *h = REQUEST_NULL;
+                return Ok(completed(s, None));
             }
+            None => return Ok(Outcome::Pending),
+            // An error, a truncation or no such request: through an entry.
+            Some(None) => {}
         }
     }
     let Some(slot) = slot_of(st, *h, Some(sweep))? else {
@@ -288,10 +294,7 @@ pub fn plain(st: &mut State, sweep: &mut Sweep<'_>, h: &mut MPI_Request) -> Plai
         *h = REQUEST_NULL;
         return Plain::Done(Status::empty());
     }
-    if let Some((t, _)) = handles::request_ticket(*h) {
-        if !st.tickets.is_empty() && st.tickets.contains_key(h) {
-            return Plain::Other; // it has an entry now: `test_one`
-        }
+    if let Some(t) = bare_ticket(st, *h) {
         return match sweep.complete_ticket(t) {
             Some(Some(s)) => {
                 *h = REQUEST_NULL;

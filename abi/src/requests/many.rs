@@ -246,13 +246,11 @@ where
         let mut sweep = state::sweep();
         st.reap_detached_in(&mut sweep);
         for &h in hs.iter().filter(|&&h| h != handles::REQUEST_COMPLETE) {
-            if let Some((t, _)) = handles::request_ticket(h) {
-                if !st.tickets.contains_key(&h) {
-                    if !sweep.ticket_finished(t) {
-                        return Ok(false);
-                    }
-                    continue;
+            if let Some(t) = super::bare_ticket(&st, h) {
+                if !sweep.ticket_finished(t) {
+                    return Ok(false);
                 }
+                continue;
             }
             let Some(slot) = super::slot_of(&mut st, h, Some(&mut sweep))? else {
                 continue;
@@ -313,11 +311,9 @@ fn take_pending(st: &mut State, hs: &[MPI_Request], at: &[usize], partial: bool)
     let mut out = Taken::default();
     let mut blocked = false;
     for &i in at {
-        if let Some((t, _)) = handles::request_ticket(hs[i]) {
-            if !st.tickets.contains_key(&hs[i]) {
-                out.tickets.push(t);
-                continue;
-            }
+        if let Some(t) = super::bare_ticket(st, hs[i]) {
+            out.tickets.push(t);
+            continue;
         }
         let Ok(Some(slot)) = super::slot_of(st, hs[i], None) else {
             continue;

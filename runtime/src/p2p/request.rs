@@ -259,6 +259,12 @@ impl Requests {
             .then(|| ReqId::new(t.slot(), slot.generation))
     }
 
+    /// Whether the request a ticket names has finished, or there is none
+    /// (a stale ticket: its completion reports it).
+    pub fn ticket_finished(&self, t: Ticket) -> bool {
+        self.resolve(t).is_none_or(|id| self.is_done(id))
+    }
+
     /// Removes a request that finished with a status that is no error
     /// (not truncated) and returns it: `Ok(status)`; else `Err(true)`
     /// when it finished otherwise (it stays) and `Err(false)` while it

@@ -82,18 +82,27 @@ impl<'a> Sweep<'a> {
         if r.id.is_none() {
             return true;
         }
-        let rt = match self.rt {
-            Some(rt) if std::ptr::eq::<Runtime>(&*r.rt, &**rt) => rt,
+        let ours = self
+            .rt
+            .is_some_and(|rt| std::ptr::eq::<Runtime>(&*r.rt, &**rt));
+        if !ours {
             // Not this sweep's runtime (there is one runtime a process).
-            _ => return settle_alone(r),
-        };
-        let engine = match &mut self.engine {
+            return settle_alone(r);
+        }
+        self.engine().is_none_or(|engine| r.collect(engine))
+    }
+
+    /// The engine, locked and polled at the sweep's first need; `None`
+    /// for a sweep bound to no runtime.
+    #[inline]
+    fn engine(&mut self) -> Option<&mut EngineGuard<'a, Engine>> {
+        let rt = self.rt?;
+        Some(match &mut self.engine {
             Some(e) => e,
             // Out of line: the poll inlined here would make every call
             // save and restore registers it needs only once a sweep.
             none => none.insert(lock_and_poll(rt)),
-        };
-        r.collect(engine)
+        })
     }
 
     /// Completes `r` if its operation finished with a status that is no
@@ -157,12 +166,8 @@ impl<'a> Sweep<'a> {
     /// [`Comm::ticket_request`](crate::Comm::ticket_request).
     #[inline]
     pub fn complete_ticket(&mut self, t: Ticket) -> Option<Option<Status>> {
-        let Some(rt) = self.rt else {
+        let Some(engine) = self.engine() else {
             return Some(None);
-        };
-        let engine = match &mut self.engine {
-            Some(e) => e,
-            none => none.insert(lock_and_poll(rt)),
         };
         let Some(id) = engine.reqs.resolve(t) else {
             return Some(None);
@@ -177,17 +182,7 @@ impl<'a> Sweep<'a> {
     /// Whether the request a [`Ticket`] names has finished (or there is
     /// none), without completing it.
     pub fn ticket_finished(&mut self, t: Ticket) -> bool {
-        let Some(rt) = self.rt else {
-            return true;
-        };
-        let engine = match &mut self.engine {
-            Some(e) => e,
-            none => none.insert(lock_and_poll(rt)),
-        };
-        engine
-            .reqs
-            .resolve(t)
-            .is_none_or(|id| engine.reqs.is_done(id))
+        self.engine().is_none_or(|e| e.reqs.ticket_finished(t))
     }
 
     /// Completes `r` if its operation has finished (`MPI_Test` on it):
@@ -264,11 +259,7 @@ impl Sweep<'static> {
     /// sweep's hold of the engine (which that call would wait for).
     pub fn ticket_request(&mut self, t: Ticket) -> Option<Request<'static>> {
         let rt = self.rt?;
-        let engine = match &mut self.engine {
-            Some(e) => e,
-            none => none.insert(lock_and_poll(rt)),
-        };
-        let id = engine.reqs.resolve(t)?;
+        let id = self.engine()?.reqs.resolve(t)?;
         Some(Request::pending_static(rt, id))
     }
 }
@@ -284,13 +275,12 @@ pub(crate) fn settle_with_tickets(
     tickets: &[Ticket],
     all: bool,
 ) {
-    let done = |e: &Engine, t: &Ticket| e.reqs.resolve(*t).is_none_or(|id| e.reqs.is_done(id));
     if all {
         settle_all(requests);
         let mut next = 0;
         rt.wait_until(|e| {
             while let Some(t) = tickets.get(next) {
-                if !done(e, t) {
+                if !e.reqs.ticket_finished(*t) {
                     return None;
                 }
                 next += 1;
@@ -304,7 +294,7 @@ pub(crate) fn settle_with_tickets(
         for r in requests.iter_mut().filter(|r| !r.is_null()) {
             any |= r.collect(e);
         }
-        any |= tickets.iter().any(|t| done(e, t));
+        any |= tickets.iter().any(|t| e.reqs.ticket_finished(*t));
         any.then_some(())
     });
 }

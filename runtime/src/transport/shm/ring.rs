@@ -144,13 +144,7 @@ unsafe impl Cells for Geometry {
 
     #[inline(always)]
     fn look_ahead(&self, cell: *mut u8) {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: prefetching is a hint: it never faults.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch(cell as *const i8, std::arch::x86_64::_MM_HINT_T0)
-        };
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = cell;
+        prefetch_line(cell as usize);
     }
 
     unsafe fn payload(&self, cell: *mut u8, len: usize) -> &[u8] {
@@ -169,26 +163,30 @@ unsafe impl Cells for Geometry {
 /// the copy's own streaming covers the rest).
 #[inline(always)]
 fn prefetch_rest(payload: &[u8]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        const PREFETCH_LINES: usize = 16;
-        let start = payload.as_ptr() as usize;
-        // Lines after the one holding the payload's first byte (that one
-        // arrived with the publication word).
-        let first = (start & !63) + 64;
-        let end = start + payload.len().min(PREFETCH_LINES * 64);
-        let mut line = first;
-        while line < end {
-            // SAFETY: prefetching is a hint: it never faults, and every
-            // address here is inside the payload anyway.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch(line as *const i8, std::arch::x86_64::_MM_HINT_T0)
-            };
-            line += 64;
-        }
+    const PREFETCH_LINES: usize = 16;
+    let start = payload.as_ptr() as usize;
+    // Lines after the one holding the payload's first byte (that one
+    // arrived with the publication word).
+    let first = (start & !63) + 64;
+    let end = start + payload.len().min(PREFETCH_LINES * 64);
+    let mut line = first;
+    while line < end {
+        prefetch_line(line);
+        line += 64;
     }
+}
+
+/// Asks for the cache line at `addr` to be read into this core's caches
+/// (a no-op off x86-64).
+#[inline(always)]
+fn prefetch_line(addr: usize) {
+    // SAFETY: prefetching is a hint: it never faults, whatever the address.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(addr as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    };
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = payload;
+    let _ = addr;
 }
 
 /// A fresh ring in an anonymous shared mapping (tests and benches).
