@@ -111,9 +111,43 @@ impl Op {
 /// ```
 #[inline]
 pub fn applicable(op: Op, ty: ElemType) -> Result<(), KernelError> {
-    if op.groups().contains(&ty.group()) {
+    // A bit per group, worked out at compile time: every reduction call
+    // asks (a search of the group list costs ~25 instructions).
+    const MASKS: [u8; Op::ALL.len()] = {
+        let mut masks = [0u8; Op::ALL.len()];
+        let mut i = 0;
+        while i < Op::ALL.len() {
+            let groups = Op::ALL[i].groups();
+            let mut g = 0;
+            while g < groups.len() {
+                masks[Op::ALL[i] as usize] |= 1 << groups[g] as u8;
+                g += 1;
+            }
+            i += 1;
+        }
+        masks
+    };
+    if MASKS[op as usize] & (1 << ty.group() as u8) != 0 {
         Ok(())
     } else {
         Err(KernelError::NotApplicable { op, ty })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn applicable_is_membership_in_the_op_groups() {
+        for op in Op::ALL {
+            for ty in ElemType::ALL {
+                assert_eq!(
+                    applicable(op, ty).is_ok(),
+                    op.groups().contains(&ty.group()),
+                    "{op:?} on {ty:?}"
+                );
+            }
+        }
     }
 }

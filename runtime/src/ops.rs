@@ -34,6 +34,21 @@ impl Reducer {
     }
 }
 
+impl Reducer {
+    /// `inout = input op inout`, a built-in operation's kernel called
+    /// straight (what its closure does, without the indirect call: the
+    /// small collectives' reductions are a few elements).
+    #[inline]
+    pub fn apply(&self, input: &[u8], inout: &mut [u8]) -> Result<(), Error> {
+        match self {
+            Reducer::Builtin(_, op, ty) => {
+                oxmpi_kernels::reduce_applicable(*op, *ty, inout, input).map_err(not_applicable)
+            }
+            Reducer::Shared(f) => f(input, inout),
+        }
+    }
+}
+
 impl std::ops::Deref for Reducer {
     type Target = ReduceFn;
 
@@ -294,9 +309,7 @@ fn builtin_reducer(op: BuiltinOp, ty: ElemType) -> Reducer {
     let f = TABLE[op as usize * TYPES + ty as usize].get_or_init(|| {
         Box::new(move |input: &[u8], inout: &mut [u8]| {
             // Made only for a pair `Op::reducer` found applicable.
-            oxmpi_kernels::reduce_applicable(op, ty, inout, input).map_err(|e| Error::InvalidOp {
-                reason: e.to_string(),
-            })
+            oxmpi_kernels::reduce_applicable(op, ty, inout, input).map_err(not_applicable)
         })
     });
     Reducer::Builtin(&**f, op, ty)

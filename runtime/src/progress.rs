@@ -5,7 +5,7 @@
 //! on the transport's doorbell so oversubscribed ranks leave the CPU to the
 //! ranks that have work.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -228,20 +228,28 @@ pub type Rt = Arc<Runtime>;
 /// [`Runtime`], its caches in each communicator. The layer that fills a
 /// slot is the one that reads it, always with the same type.
 #[derive(Default)]
-pub(crate) struct Extension(OnceLock<Box<dyn Any + Send + Sync>>);
+pub(crate) struct Extension(OnceLock<(TypeId, Box<dyn Any + Send + Sync>)>);
 
 impl Extension {
     /// A slot holding `value`.
     pub(crate) fn holding<T: Any + Send + Sync>(value: T) -> Extension {
-        Extension(OnceLock::from(Box::new(value) as Box<dyn Any + Send + Sync>))
+        Extension(OnceLock::from((
+            TypeId::of::<T>(),
+            Box::new(value) as Box<dyn Any + Send + Sync>,
+        )))
     }
 
     /// The value, made by `init` at the first call.
     #[inline]
     pub(crate) fn get_or_init<T: Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> &T {
-        self.0
-            .get_or_init(|| Box::new(init()))
-            .downcast_ref()
-            .expect("an extension slot is read with the type it holds")
+        let (id, value) = self.0.get_or_init(|| (TypeId::of::<T>(), Box::new(init())));
+        // The type recorded when the slot was filled, not the value's own
+        // (a call through its vtable, on every collective call).
+        assert!(
+            *id == TypeId::of::<T>(),
+            "an extension slot is read with the type it holds"
+        );
+        // SAFETY: the box holds a `T`: the slot was filled with this type id.
+        unsafe { &*std::ptr::from_ref::<dyn Any + Send + Sync>(&**value).cast::<T>() }
     }
 }

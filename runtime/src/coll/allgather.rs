@@ -54,6 +54,7 @@ impl Comm {
     /// assert_eq!(all[2 * (p - 1)..], ((p - 1) as u16).to_ne_bytes());
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
+    #[inline(always)]
     pub unsafe fn plan_allgather(
         &self,
         send: Option<*const u8>,
@@ -72,9 +73,9 @@ impl Comm {
         let p = self.size() as usize;
         let buf = Schedule::user(recv, p * block);
         let mine = buf.slice(self.rank() as usize * block, block);
-        let seq = self.take_coll_seq();
         let algo = self.pick(Coll::Allgather, block, true);
         let input = send.map_or(mine, |ptr| user(ptr, block));
+        let seq = self.call_seq(algo, block);
         let direct = || super::area::Op::Allgather { input, buf, block };
         if let Some(planned) = self.area_direct(seq, algo, block, direct) {
             return Ok(planned);

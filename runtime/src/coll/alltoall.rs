@@ -56,6 +56,7 @@ impl Comm {
     /// assert_eq!(recv[4 * (p - 1)], (p - 1) as u8);
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
+    #[inline(always)]
     pub unsafe fn plan_alltoall(
         &self,
         send: Option<*const u8>,
@@ -73,11 +74,11 @@ impl Comm {
         }
         let p = self.size() as usize;
         let rbuf = Schedule::user(recv, p * block);
-        let seq = self.take_coll_seq();
         let algo = self.pick(Coll::Alltoall, block, true);
         // In place too: a rank posts its whole input before it writes any
         // of its output.
         let sbuf = send.map_or(rbuf, |ptr| Schedule::user(ptr as *mut u8, p * block));
+        let seq = self.call_seq(algo, p * block);
         let direct = || super::area::Op::Alltoall {
             send: sbuf,
             recv: rbuf,

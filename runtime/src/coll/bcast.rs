@@ -46,6 +46,7 @@ impl Comm {
     /// assert_eq!(&buf, b"config");
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
+    #[inline(always)]
     pub unsafe fn plan_bcast(
         &self,
         buf: *mut u8,
@@ -64,7 +65,7 @@ impl Comm {
             return Ok(Planned::tree(self, call));
         }
         let b = Schedule::user(buf, len);
-        let seq = self.take_coll_seq();
+        let seq = self.call_seq(algo, len);
         let direct = || super::area::Op::Bcast { buf: b, root };
         if let Some(planned) = self.area_direct(seq, algo, len, direct) {
             return Ok(planned);
@@ -156,13 +157,15 @@ impl Comm {
         if self.is_inter() {
             return Ok(self.inter_barrier());
         }
-        let ctx = self.coll_ctx();
+        let seq = self.seq_unless_area(true, 0);
+        let barrier = || super::area::Op::Barrier;
+        if let Some(planned) = self.area_direct_if(true, seq, 0, barrier) {
+            return Ok(planned);
+        }
+        let ctx = self.coll_ctx_at(seq);
         let p = ctx.size;
         let mut s = Schedule::new();
         if let Some(area) = super::area::usable(&ctx, 0) {
-            if let Some(call) = super::area::direct(&ctx, area, super::area::Op::Barrier) {
-                return Ok(Planned::direct(self, call));
-            }
             super::area::add(&ctx, &mut s, area, super::area::Op::Barrier, &[]);
             return Ok(self.plan(s));
         }

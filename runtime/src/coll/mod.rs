@@ -133,10 +133,25 @@ fn user(ptr: *const u8, len: usize) -> Buf {
     Schedule::user(ptr as *mut u8, len)
 }
 
+/// What the collective this thread starts next belongs to: a blocking
+/// call of the C ABI (see [`BlockingCall`]) and/or the start of a
+/// persistent collective, whose reserved sequence it then takes (see
+/// [`persistent`]).
+#[derive(Clone, Copy)]
+struct Mark {
+    blocking: bool,
+    pinned: Option<persistent::PersistentSeq>,
+}
+
 thread_local! {
-    /// Whether the collectives this thread starts now belong to a blocking
-    /// call of the C ABI (see [`BlockingCall`]).
-    static IN_BLOCKING_CALL: Cell<bool> = const { Cell::new(false) };
+    /// One thread-local for both marks: in a shared library every access
+    /// to one is a call (`__tls_get_addr`), and a call reads both.
+    static MARK: Cell<Mark> = const {
+        Cell::new(Mark {
+            blocking: false,
+            pinned: None,
+        })
+    };
 }
 
 /// While alive, the collectives the current thread starts are those of one
@@ -174,15 +189,23 @@ impl BlockingCall {
     /// Marks the current thread's collectives as a blocking call's until
     /// the returned value drops.
     pub fn enter() -> BlockingCall {
+        let mark = MARK.get();
+        MARK.set(Mark {
+            blocking: true,
+            ..mark
+        });
         BlockingCall {
-            outer: IN_BLOCKING_CALL.replace(true),
+            outer: mark.blocking,
         }
     }
 }
 
 impl Drop for BlockingCall {
     fn drop(&mut self) {
-        IN_BLOCKING_CALL.set(self.outer);
+        MARK.set(Mark {
+            blocking: self.outer,
+            ..MARK.get()
+        });
     }
 }
 
@@ -192,7 +215,12 @@ impl Comm {
     /// never 0 in its counter bits (sequence 0 is the internal barrier's,
     /// see tag.rs).
     fn next_coll_seq(&self) -> u32 {
-        let blocking = IN_BLOCKING_CALL.get();
+        self.next_coll_seq_of(MARK.get().blocking)
+    }
+
+    /// [`Comm::next_coll_seq`] from the blocking calls' counter or not.
+    #[inline]
+    fn next_coll_seq_of(&self, blocking: bool) -> u32 {
         let counter = if blocking {
             &self.inner.blocking_coll_seq
         } else {
@@ -233,14 +261,92 @@ impl Comm {
     /// takes), for a call that needs no more of the view.
     #[inline]
     fn take_coll_seq(&self) -> u32 {
-        persistent::take_pinned(self.inner.context).unwrap_or_else(|| self.next_coll_seq())
+        let mark = MARK.get();
+        persistent::take_pinned(mark, self.inner.context)
+            .unwrap_or_else(|| self.next_coll_seq_of(mark.blocking))
+    }
+
+    /// The tag sequence of a call that `algo` makes with `payload` bytes
+    /// per rank: [`Comm::take_coll_seq`]'s, except for a call through the
+    /// shared-memory area after its channel's first. Such a call sends no
+    /// message (the first carries the area's set-up), so it takes no
+    /// sequence number of the counters, only its channel's bit: no atomic
+    /// increment per call. Every rank decides alike (the same algorithm,
+    /// payload and place among the channel's calls), so the counters stay
+    /// in step. A persistent collective takes its own (never the area).
+    #[inline(always)]
+    fn call_seq(&self, algo: &algos::AlgoInfo, payload: usize) -> u32 {
+        self.seq_unless_area(algo.pattern == inter::Pattern::SharedArea, payload)
+    }
+
+    /// [`Comm::call_seq`] for a call that goes through the area when
+    /// `area` says so (a barrier: whenever it can).
+    #[inline(always)]
+    fn seq_unless_area(&self, area: bool, payload: usize) -> u32 {
+        let mark = MARK.get();
+        if let Some(seq) = persistent::take_pinned(mark, self.inner.context) {
+            return seq;
+        }
+        let kind = if mark.blocking { tag::BLOCKING } else { 0 };
+        if area && area::serves(kind, payload) && self.coll_area().is_some_and(|a| a.set_up(kind)) {
+            return kind;
+        }
+        self.next_coll_seq_of(mark.blocking)
+    }
+
+    /// The call `op()` as a direct call on the shared-memory area (see
+    /// `area/direct.rs`) when `algo` is the area's entry and the area can
+    /// take call `seq` posting `payload` bytes now; `None` leaves the call
+    /// to the schedule `algo` builds (which falls back itself where the
+    /// area cannot serve it). `op()` refers only to the caller's buffers.
+    /// No [`Ctx`] is built unless the schedule is ([`Comm::coll_ctx_at`]).
+    #[inline(always)]
+    fn area_direct(
+        &self,
+        seq: u32,
+        algo: &algos::AlgoInfo,
+        payload: usize,
+        op: impl FnOnce() -> area::Op,
+    ) -> Option<Planned<'_>> {
+        self.area_direct_if(algo.pattern == inter::Pattern::SharedArea, seq, payload, op)
+    }
+
+    /// [`Comm::area_direct`] for a call that goes through the area when
+    /// `area` says so (a barrier: whenever it can).
+    #[inline(always)]
+    fn area_direct_if(
+        &self,
+        area: bool,
+        seq: u32,
+        payload: usize,
+        op: impl FnOnce() -> area::Op,
+    ) -> Option<Planned<'_>> {
+        if !area || !area::serves(seq, payload) {
+            return None;
+        }
+        let a = self.coll_area()?;
+        let me = self.rank() as usize;
+        area::direct_at(seq, me, &self.inner.world_of, a, op()).map(|c| Planned::direct(self, c))
     }
 
     /// The collective area, if every member is on this host (and memfds
     /// can be made here).
+    #[inline]
     fn coll_area(&self) -> Option<&std::sync::Arc<area::AreaState>> {
         let area = &self.coll_state().area;
-        let local = *area.local.get_or_init(|| {
+        let local = match area.local.get() {
+            Some(&local) => local,
+            None => self.area_is_local(area),
+        };
+        local.then_some(area)
+    }
+
+    /// Whether every member is on this host (and memfds can be made
+    /// here), worked out at the first call.
+    #[cold]
+    #[inline(never)]
+    fn area_is_local(&self, area: &area::AreaState) -> bool {
+        *area.local.get_or_init(|| {
             let (t, me) = (self.rt().transport(), self.rt().world_rank);
             !self.is_inter()
                 && self
@@ -249,8 +355,7 @@ impl Comm {
                     .iter()
                     .all(|&w| w == me || t.same_host(w))
                 && area::memfd_ok()
-        });
-        local.then_some(area)
+        })
     }
 
     fn plan(&self, mut sched: Schedule) -> Planned<'_> {
@@ -267,28 +372,6 @@ impl Comm {
                 value: root,
                 size: self.size(),
             })
-    }
-
-    /// The call `op()` as a direct call on the shared-memory area (see
-    /// `area/direct.rs`) when `algo` is the area's entry and the area can
-    /// take a call posting `payload` bytes now; `None` leaves the call to
-    /// the schedule `algo` builds (which falls back itself where the area
-    /// cannot serve it). `op()` refers only to the caller's buffers. `seq`
-    /// is the call's sequence: no [`Ctx`] is built unless the schedule is
-    /// ([`Comm::coll_ctx_at`]).
-    fn area_direct(
-        &self,
-        seq: u32,
-        algo: &algos::AlgoInfo,
-        payload: usize,
-        op: impl FnOnce() -> area::Op,
-    ) -> Option<Planned<'_>> {
-        if algo.pattern != inter::Pattern::SharedArea || !area::serves(seq, payload) {
-            return None;
-        }
-        let a = self.coll_area()?;
-        let me = self.rank() as usize;
-        area::direct_at(seq, me, &self.inner.world_of, a, op()).map(|c| Planned::direct(self, c))
     }
 
     /// The selection facts of a call on this communicator.

@@ -14,9 +14,7 @@
 //! previous round to complete locally, and messages between two ranks with
 //! the same tag are matched in the order they were sent.
 
-use std::cell::Cell;
-
-use super::tag;
+use super::{tag, Mark, MARK};
 use crate::comm::Comm;
 
 /// The tag sequence of one persistent collective on one communicator,
@@ -51,30 +49,31 @@ pub struct PersistentSeq {
     seq: u32,
 }
 
-thread_local! {
-    /// The sequence the next collective started on this thread (on the
-    /// matching communicator) uses instead of the next one.
-    static PINNED: Cell<Option<PersistentSeq>> = const { Cell::new(None) };
-}
-
 /// Clears the pinned sequence when a start returns (or unwinds).
 struct Unpin;
 
 impl Drop for Unpin {
     fn drop(&mut self) {
-        PINNED.set(None);
+        pin(None);
     }
 }
 
-/// The pinned sequence for a collective starting on the communicator with
-/// context `context`, taken (it serves one call).
-pub(super) fn take_pinned(context: u32) -> Option<u32> {
-    let pinned = PINNED.get()?;
-    if pinned.context != context {
-        return None;
-    }
-    PINNED.set(None);
+/// The sequence pinned in `mark` (this thread's) for a collective starting
+/// on the communicator with context `context`, taken (it serves one call).
+#[inline]
+pub(super) fn take_pinned(mark: Mark, context: u32) -> Option<u32> {
+    let pinned = mark.pinned.filter(|p| p.context == context)?;
+    pin(None);
     Some(pinned.seq)
+}
+
+/// Sets (or clears) the sequence the next collective started on this
+/// thread on the matching communicator takes instead of the next one.
+fn pin(seq: Option<PersistentSeq>) {
+    MARK.set(Mark {
+        pinned: seq,
+        ..MARK.get()
+    });
 }
 
 impl Comm {
@@ -118,7 +117,7 @@ impl Comm {
             seq.context, self.inner.context,
             "another communicator's tags"
         );
-        PINNED.set(Some(seq));
+        pin(Some(seq));
         let _unpin = Unpin;
         start()
     }
@@ -134,12 +133,13 @@ mod tests {
             context: 4,
             seq: 7 | tag::PERSISTENT,
         };
-        PINNED.set(Some(seq));
-        assert_eq!(take_pinned(6), None, "another communicator");
-        assert_eq!(take_pinned(4), Some(7 | tag::PERSISTENT));
-        assert_eq!(take_pinned(4), None, "taken");
-        PINNED.set(Some(seq));
+        let take = |context| take_pinned(MARK.get(), context);
+        pin(Some(seq));
+        assert_eq!(take(6), None, "another communicator");
+        assert_eq!(take(4), Some(7 | tag::PERSISTENT));
+        assert_eq!(take(4), None, "taken");
+        pin(Some(seq));
         drop(Unpin);
-        assert_eq!(take_pinned(4), None, "cleared when the start returns");
+        assert_eq!(take(4), None, "cleared when the start returns");
     }
 }

@@ -49,6 +49,7 @@ impl<'c> Planned<'c> {
         }
     }
 
+    #[inline(always)]
     pub(super) fn direct(comm: &'c Comm, call: Direct<'c>) -> Planned<'c> {
         Planned {
             comm,
@@ -107,11 +108,13 @@ impl<'c> Planned<'c> {
     /// world.plan_barrier()?.run()?;
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
-    pub fn run(self) -> Result<(), Error> {
+    #[inline(always)]
+    pub fn run(mut self) -> Result<(), Error> {
         let c = self.comm;
         match self.body {
             Body::Sched(s) => c.rt().run_schedule(*s, c.inner.context + 1, c.rank()),
-            Body::Area(call) => call.run(c.rt()),
+            // Run where it lies: a move would copy the call.
+            Body::Area(ref mut call) => call.run(c.rt()),
             Body::Tree(call) => call.run(c),
         }
     }

@@ -63,6 +63,7 @@ impl Comm {
     /// assert_eq!(recv, [1, 2, 3]);
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
+    #[inline(always)]
     pub unsafe fn plan_allreduce(
         &self,
         send: Option<*const u8>,
@@ -76,10 +77,10 @@ impl Comm {
         let f = op.reducer(e.ty)?;
         let n = e.bytes();
         let buf = Schedule::user(recv, n);
-        let seq = self.take_coll_seq();
         let commutative = op.is_commutative();
         let algo = self.pick(Coll::Allreduce, n, commutative);
         let input = user(send.unwrap_or(recv), n);
+        let seq = self.call_seq(algo, n);
         let direct = || area::Op::Reduce {
             input,
             buf,
@@ -163,6 +164,7 @@ impl Comm {
     /// }
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
+    #[inline(always)]
     pub unsafe fn plan_reduce(
         &self,
         send: Option<*const u8>,
@@ -177,9 +179,9 @@ impl Comm {
         let root = self.root(root)?;
         let f = op.reducer(e.ty)?;
         let n = e.bytes();
-        let seq = self.take_coll_seq();
         let commutative = op.is_commutative();
         let algo = self.pick(Coll::Reduce, n, commutative);
+        let seq = self.call_seq(algo, n);
         let direct = || area::Op::Reduce {
             input: user(send.unwrap_or(recv), n),
             buf: Schedule::user(recv, n),

@@ -113,12 +113,12 @@ impl Comm {
             off[r + 1] = off[r] + bytes[r];
         }
         let n = off[p];
-        let seq = self.take_coll_seq();
         let commutative = op.is_commutative();
         let algo = self.pick(coll, n, commutative);
         let out = Schedule::user(recv, bytes[rank]);
         // The area posts the whole input into this rank's slot before it
         // writes `out`, so the caller's buffers serve in place too.
+        let seq = self.call_seq(algo, n);
         let direct = || super::area::Op::ReduceScatter {
             input: Schedule::user(send.unwrap_or(recv) as *mut u8, n),
             off: off.clone(),

@@ -7,12 +7,10 @@
 //! (which progresses the engine and sleeps on the doorbell).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::ops::UserMem;
 use super::{AreaState, AreaStep, Call, Op};
-use crate::coll::ctx::Ctx;
 use crate::coll::sched::Schedule;
 use crate::error::Error;
 use crate::progress::Runtime;
@@ -27,17 +25,12 @@ pub(crate) struct Direct<'a> {
 // (run here, or as a schedule whose request borrows them).
 unsafe impl Send for Direct<'_> {}
 
-/// `op` on `ctx`'s area as a [`Direct`] call, if the area is mapped here
-/// and the call's channel has had its first (set-up) call; `None` leaves
-/// the call to [`super::add`]. `op` refers only to the caller's buffers.
-/// The caller has checked [`super::usable`].
-pub(crate) fn direct<'a>(ctx: &Ctx<'a>, area: &'a Arc<AreaState>, op: Op) -> Option<Direct<'a>> {
-    direct_at(ctx.seq, ctx.rank, &ctx.world_of, area, op)
-}
-
-/// [`direct`] for call `seq` at rank `me` of a communicator whose ranks
-/// are `world_of` in the world, without a [`Ctx`] (the caller checked
-/// [`super::serves`] and that the communicator has an area).
+/// `op` as a [`Direct`] call `seq` at rank `me` on `area`, the area of a
+/// communicator whose ranks are `world_of` in the world, if the area is
+/// mapped here and the call's channel has had its first (set-up) call;
+/// `None` leaves the call to [`super::add`]. `op` refers only to the
+/// caller's buffers. The caller checked [`super::serves`].
+#[inline(always)]
 pub(crate) fn direct_at<'a>(
     seq: u32,
     me: usize,
@@ -45,10 +38,7 @@ pub(crate) fn direct_at<'a>(
     area: &'a Arc<AreaState>,
     op: Op,
 ) -> Option<Direct<'a>> {
-    let channel = usize::from(seq & crate::coll::tag::BLOCKING != 0);
-    let ready = area.set_up[channel].load(Ordering::Relaxed)
-        && area.mapped.get().is_some()
-        && area.broken.get().is_none();
+    let ready = area.set_up(seq) && area.mapped.get().is_some() && area.broken.get().is_none();
     ready.then(|| Direct {
         area,
         call: Call::planned(seq, me, world_of, area, op),
@@ -57,7 +47,8 @@ pub(crate) fn direct_at<'a>(
 
 impl Direct<'_> {
     /// Runs the call to completion on this thread.
-    pub(crate) fn run(mut self, rt: &Runtime) -> Result<(), Error> {
+    #[inline(always)]
+    pub(crate) fn run(&mut self, rt: &Runtime) -> Result<(), Error> {
         let transport = rt.transport();
         let wake = |w: usize| transport.wake(w);
         let area: &AreaState = self.area;

@@ -47,7 +47,7 @@ mod region;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-pub(crate) use direct::{direct, direct_at, Direct};
+pub(crate) use direct::{direct_at, Direct};
 pub(crate) use ops::Op;
 use ops::{Mem, Needs, Slots};
 use region::Region;
@@ -338,6 +338,22 @@ impl AreaState {
     }
 }
 
+impl AreaState {
+    /// Whether the channel of calls with sequence `seq` has had its first
+    /// call (which sets the area up) planned here.
+    #[inline]
+    pub(crate) fn set_up(&self, seq: u32) -> bool {
+        self.set_up[channel_of(seq)].load(Ordering::Relaxed)
+    }
+}
+
+/// The channel of the call with sequence `seq`: blocking and non-blocking
+/// calls each have their own.
+#[inline]
+fn channel_of(seq: u32) -> usize {
+    usize::from(seq & tag::BLOCKING != 0)
+}
+
 /// The area of `ctx`'s communicator, if a call posting `payload` bytes per
 /// rank may use it: every rank on this host, not a persistent call (whose
 /// starts MPI does not order), host memory, and a payload that fits.
@@ -350,11 +366,10 @@ pub(crate) fn usable<'a>(ctx: &Ctx<'a>, payload: usize) -> Option<&'a Arc<AreaSt
 /// Whether a communicator's area (which it has only when every rank is on
 /// this host) may serve call `seq` posting `payload` bytes per rank (see
 /// [`usable`]).
+#[inline]
 pub(crate) fn serves(seq: u32, payload: usize) -> bool {
-    payload <= capacity()
-        && capacity() > 0
-        && seq & tag::PERSISTENT == 0
-        && !crate::mem::cuda::active()
+    let cap = capacity();
+    seq & tag::PERSISTENT == 0 && payload <= cap && cap > 0 && !crate::mem::cuda::active()
 }
 
 /// Adds `op` on `area` to `s` once `after` are done; returns the step.
@@ -430,8 +445,9 @@ impl Call {
     /// Takes the next sequence number of the channel of call `seq` (its
     /// collective sequence) for `op` at rank `me`; `world_of` maps the
     /// communicator's ranks to world ranks.
+    #[inline(always)]
     fn planned(seq: u32, me: usize, world_of: &[usize], area: &AreaState, op: Op) -> Call {
-        let channel = usize::from(seq & tag::BLOCKING != 0);
+        let channel = channel_of(seq);
         let seq = area.planned[channel].fetch_add(1, Ordering::Relaxed) + 1;
         area.world.get_or_init(|| world_of.to_vec());
         Call {
