@@ -31,6 +31,38 @@ impl Comm {
         Ok(self.plan_bcast(buf, len, root)?.start())
     }
 
+    /// [`Comm::bcast`] of `len` bytes at `buf` (`MPI_Bcast`): what
+    /// `plan_bcast(..)?.run()` does, without building the plan where the
+    /// call goes straight onto the shared-memory area (small calls on one
+    /// host).
+    ///
+    /// # Safety
+    /// `buf` must be writable for `len` bytes.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut buf = if world.rank() == 0 { *b"config" } else { [0u8; 6] };
+    /// // SAFETY: the call completes before it returns.
+    /// unsafe { world.bcast_raw(buf.as_mut_ptr(), buf.len(), 0) }?;
+    /// assert_eq!(&buf, b"config");
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    #[inline(always)]
+    pub unsafe fn bcast_raw(&self, buf: *mut u8, len: usize, root: i32) -> Result<(), Error> {
+        if !self.is_inter() {
+            if let Ok(root) = self.root(root) {
+                let algo = self.pick(Coll::Bcast, len, true);
+                let b = Schedule::user(buf, len);
+                let op = || super::area::Op::Bcast { buf: b, root };
+                if let Some(done) = self.run_on_area(algo, len, op) {
+                    return done;
+                }
+            }
+        }
+        // SAFETY: the caller's contract.
+        unsafe { self.plan_bcast(buf, len, root) }?.run()
+    }
+
     /// Builds [`Comm::ibcast_raw`] without starting it: [`Planned::start`]
     /// makes it that call, [`Planned::run`] the blocking one, run to
     /// completion on this thread.
@@ -90,8 +122,9 @@ impl Comm {
     /// # Ok::<(), oxmpi::Error>(())
     /// ```
     pub fn bcast<T: Scalar>(&self, buf: &mut [T], root: i32) -> Result<(), Error> {
-        // SAFETY: run to completion before the borrows end.
-        unsafe { self.plan_bcast_slices(buf, root) }?.run()
+        let (p, n) = bytes_of_mut(buf);
+        // SAFETY: run to completion before the borrow ends.
+        unsafe { self.bcast_raw(p, n, root) }
     }
 
     /// Non-blocking [`Comm::bcast`].

@@ -294,6 +294,36 @@ impl Comm {
         self.next_coll_seq_of(mark.blocking)
     }
 
+    /// Runs `op()` to completion on the shared-memory area when `algo` is
+    /// the area's entry and the call's channel is set up here, with no
+    /// [`Planned`] in between (the blocking `*_raw` calls' common case);
+    /// `None` leaves the call to the matching `plan_*`. Such a call takes
+    /// no tag sequence there either (see [`Comm::call_seq`]), so it takes
+    /// none here.
+    #[inline(always)]
+    fn run_on_area(
+        &self,
+        algo: &algos::AlgoInfo,
+        payload: usize,
+        op: impl FnOnce() -> area::Op,
+    ) -> Option<Result<(), Error>> {
+        if algo.pattern != inter::Pattern::SharedArea {
+            return None;
+        }
+        let mark = MARK.get();
+        if mark.pinned.is_some_and(|p| p.context == self.inner.context) {
+            return None;
+        }
+        let kind = if mark.blocking { tag::BLOCKING } else { 0 };
+        if !area::serves(kind, payload) {
+            return None;
+        }
+        let a = self.coll_area()?;
+        let me = self.rank() as usize;
+        let mut call = area::direct_at(kind, me, &self.inner.world_of, a, op())?;
+        Some(call.run(self.rt()))
+    }
+
     /// The call `op()` as a direct call on the shared-memory area (see
     /// `area/direct.rs`) when `algo` is the area's entry and the area can
     /// take call `seq` posting `payload` bytes now; `None` leaves the call

@@ -44,7 +44,7 @@ use crate::comm::Comm;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PersistentSeq {
     /// Point-to-point context id of the communicator.
-    context: u32,
+    pub(super) context: u32,
     /// The sequence number, with [`tag::PERSISTENT`] set.
     seq: u32,
 }

@@ -223,6 +223,97 @@ impl Comm {
         Ok(self.plan(s))
     }
 
+    /// `MPI_Allreduce` of the elements `e` at `send` (`None`:
+    /// `MPI_IN_PLACE`) into `recv`: what `plan_allreduce(..)?.run()`
+    /// does, without building the plan where the call goes straight onto
+    /// the shared-memory area (small calls on one host).
+    ///
+    /// # Safety
+    /// As for [`Comm::iallreduce_raw`], until the call returns.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Elems;
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let mut x = [world.rank() as f32];
+    /// let e = Elems { count: 1, size: 4, ty: Some(ElemType::F32) };
+    /// // SAFETY: the call completes before it returns.
+    /// unsafe { world.allreduce_raw(None, x.as_mut_ptr().cast(), e, &Op::MAX) }?;
+    /// assert_eq!(x[0], (world.size() - 1) as f32);
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    #[inline(always)]
+    pub unsafe fn allreduce_raw(
+        &self,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        e: Elems,
+        op: &Op,
+    ) -> Result<(), Error> {
+        if !self.is_inter() {
+            if let Ok(f) = op.reducer(e.ty) {
+                let n = e.bytes();
+                let algo = self.pick(Coll::Allreduce, n, op.is_commutative());
+                let call = || area::Op::Reduce {
+                    input: user(send.unwrap_or(recv), n),
+                    buf: Schedule::user(recv, n),
+                    root: None,
+                    op: f,
+                };
+                if let Some(done) = self.run_on_area(algo, n, call) {
+                    return done;
+                }
+            }
+        }
+        // SAFETY: the caller's contract.
+        unsafe { self.plan_allreduce(send, recv, e, op) }?.run()
+    }
+
+    /// `MPI_Reduce` to `root`, as [`Comm::allreduce_raw`] is
+    /// `MPI_Allreduce` (`recv` matters at the root only).
+    ///
+    /// # Safety
+    /// As for [`Comm::ireduce_raw`], until the call returns.
+    ///
+    /// ```no_run
+    /// use oxmpi::coll::Elems;
+    /// use oxmpi::ops::{ElemType, Op};
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let (x, mut sum) = ([1u64], [0u64]);
+    /// let e = Elems { count: 1, size: 8, ty: Some(ElemType::U64) };
+    /// let (sp, rp) = (x.as_ptr().cast(), sum.as_mut_ptr().cast());
+    /// // SAFETY: the call completes before it returns.
+    /// unsafe { world.reduce_raw(Some(sp), rp, e, &Op::SUM, 0) }?;
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    #[inline(always)]
+    pub unsafe fn reduce_raw(
+        &self,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        e: Elems,
+        op: &Op,
+        root: i32,
+    ) -> Result<(), Error> {
+        if !self.is_inter() {
+            if let (Ok(root), Ok(f)) = (self.root(root), op.reducer(e.ty)) {
+                let n = e.bytes();
+                let algo = self.pick(Coll::Reduce, n, op.is_commutative());
+                let call = || area::Op::Reduce {
+                    input: user(send.unwrap_or(recv), n),
+                    buf: Schedule::user(recv, n),
+                    root: Some(root),
+                    op: f,
+                };
+                if let Some(done) = self.run_on_area(algo, n, call) {
+                    return done;
+                }
+            }
+        }
+        // SAFETY: the caller's contract.
+        unsafe { self.plan_reduce(send, recv, e, op, root) }?.run()
+    }
+
     /// Combines every rank's `send` with `op` into `recv` on every rank (`MPI_Allreduce`).
     ///
     /// ```no_run
@@ -314,14 +405,13 @@ impl Comm {
         };
         // SAFETY: run to completion before the borrows end.
         unsafe {
-            self.plan_reduce(
+            self.reduce_raw(
                 Some(bytes_of(send).0),
                 rp,
                 Elems::of::<T>(send.len()),
                 op,
                 root,
             )
-        }?
-        .run()
+        }
     }
 }

@@ -37,7 +37,7 @@ pub(super) unsafe fn allreduce<N: Num>(
     let (c, send, recv, e, o) = allreduce_args(sendbuf, recvbuf, count, datatype, op, comm)?;
     Some(guard_runtime(name, ErrObj::Comm(comm), move || {
         // SAFETY: blocking; MPI's contract on the buffers.
-        unsafe { c.plan_allreduce(send, recv, e, o) }?.run()
+        unsafe { c.allreduce_raw(send, recv, e, o) }
     }))
 }
 
@@ -182,7 +182,7 @@ pub(super) unsafe fn reduce<N: Num>(
     let recv = recvbuf.cast::<u8>();
     Some(guard_runtime(name, ErrObj::Comm(comm), move || {
         // SAFETY: blocking; MPI's contract on the buffers.
-        unsafe { c.plan_reduce(send, recv, e, o, root) }?.run()
+        unsafe { c.reduce_raw(send, recv, e, o, root) }
     }))
 }
 
@@ -210,7 +210,7 @@ pub(super) unsafe fn bcast<N: Num>(
     let buf = buffer.cast::<u8>();
     Some(guard_runtime(name, ErrObj::Comm(comm), move || {
         // SAFETY: blocking; MPI's contract on the buffer.
-        unsafe { c.plan_bcast(buf, len, root) }?.run()
+        unsafe { c.bcast_raw(buf, len, root) }
     }))
 }
 
