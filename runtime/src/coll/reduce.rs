@@ -251,18 +251,9 @@ impl Comm {
         op: &Op,
     ) -> Result<(), Error> {
         if !self.is_inter() {
-            if let Ok(f) = op.reducer(e.ty) {
-                let n = e.bytes();
-                let algo = self.pick(Coll::Allreduce, n, op.is_commutative());
-                let call = || area::Op::Reduce {
-                    input: user(send.unwrap_or(recv), n),
-                    buf: Schedule::user(recv, n),
-                    root: None,
-                    op: f,
-                };
-                if let Some(done) = self.run_on_area(algo, n, call) {
-                    return done;
-                }
+            let on_area = self.reduction_on_area(Coll::Allreduce, send, recv, e, op, None);
+            if let Some(done) = on_area {
+                return done;
             }
         }
         // SAFETY: the caller's contract.
@@ -295,23 +286,40 @@ impl Comm {
         op: &Op,
         root: i32,
     ) -> Result<(), Error> {
-        if !self.is_inter() {
-            if let (Ok(root), Ok(f)) = (self.root(root), op.reducer(e.ty)) {
-                let n = e.bytes();
-                let algo = self.pick(Coll::Reduce, n, op.is_commutative());
-                let call = || area::Op::Reduce {
-                    input: user(send.unwrap_or(recv), n),
-                    buf: Schedule::user(recv, n),
-                    root: Some(root),
-                    op: f,
-                };
-                if let Some(done) = self.run_on_area(algo, n, call) {
-                    return done;
-                }
+        if let (false, Ok(root)) = (self.is_inter(), self.root(root)) {
+            let on_area = self.reduction_on_area(Coll::Reduce, send, recv, e, op, Some(root));
+            if let Some(done) = on_area {
+                return done;
             }
         }
         // SAFETY: the caller's contract.
         unsafe { self.plan_reduce(send, recv, e, op, root) }?.run()
+    }
+
+    /// [`Comm::run_on_area`] for a reduction to `root` (`None`: to every
+    /// rank) of the elements `e` at `send` into `recv`; `None` where the
+    /// call does not go straight onto the area (or the operation does not
+    /// apply: `plan_*` reports that).
+    #[inline(always)]
+    fn reduction_on_area(
+        &self,
+        coll: Coll,
+        send: Option<*const u8>,
+        recv: *mut u8,
+        e: Elems,
+        op: &Op,
+        root: Option<usize>,
+    ) -> Option<Result<(), Error>> {
+        let f = op.reducer(e.ty).ok()?;
+        let n = e.bytes();
+        let algo = self.pick(coll, n, op.is_commutative());
+        let call = || area::Op::Reduce {
+            input: user(send.unwrap_or(recv), n),
+            buf: Schedule::user(recv, n),
+            root,
+            op: f,
+        };
+        self.run_on_area(algo, n, call)
     }
 
     /// Combines every rank's `send` with `op` into `recv` on every rank (`MPI_Allreduce`).
