@@ -5,6 +5,7 @@
 
 use crate::coll::sched::{Base, Buf, Reducer, Schedule};
 use crate::error::Error;
+use crate::p2p::small_copy::copy_bytes;
 
 /// Resolves a call's buffers to addresses: a schedule's (the caller's or
 /// its scratch), or only the caller's for a call run directly.
@@ -262,37 +263,6 @@ fn copy_in(s: &mut impl Mem, src: *const u8, dst: Buf) {
         // SAFETY: `src` holds `dst.len` posted bytes that nobody writes
         // until this rank has moved on; `dst` lies in a live buffer.
         unsafe { copy_bytes(src, s.ptr(dst), dst.len) };
-    }
-}
-
-/// `copy_nonoverlapping` that moves up to 16 bytes (the common payload of
-/// the area: a few scalars) with two loads and two stores rather than a
-/// call to `memcpy`.
-///
-/// # Safety
-/// As `copy_nonoverlapping`'s.
-#[inline(always)]
-unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
-    // SAFETY: both ranges hold `len` bytes and do not overlap; each pair
-    // of (possibly overlapping) words lies inside them.
-    unsafe {
-        if (8..=16).contains(&len) {
-            let (a, b) = (
-                src.cast::<u64>().read_unaligned(),
-                src.add(len - 8).cast::<u64>().read_unaligned(),
-            );
-            dst.cast::<u64>().write_unaligned(a);
-            dst.add(len - 8).cast::<u64>().write_unaligned(b);
-        } else if (4..8).contains(&len) {
-            let (a, b) = (
-                src.cast::<u32>().read_unaligned(),
-                src.add(len - 4).cast::<u32>().read_unaligned(),
-            );
-            dst.cast::<u32>().write_unaligned(a);
-            dst.add(len - 4).cast::<u32>().write_unaligned(b);
-        } else {
-            std::ptr::copy_nonoverlapping(src, dst, len);
-        }
     }
 }
 
