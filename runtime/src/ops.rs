@@ -32,9 +32,7 @@ impl Reducer {
     ) -> Reducer {
         Reducer::Shared(Arc::new(f))
     }
-}
 
-impl Reducer {
     /// `inout = input op inout`, a built-in operation's kernel called
     /// straight (what its closure does, without the indirect call: the
     /// small collectives' reductions are a few elements).

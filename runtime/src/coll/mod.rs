@@ -143,6 +143,19 @@ struct Mark {
     pinned: Option<persistent::PersistentSeq>,
 }
 
+impl Mark {
+    /// The channel bit of the call: [`tag::BLOCKING`] for a blocking
+    /// call's, else 0 (the sequence of an area call after its channel's
+    /// first, see [`Comm::call_seq`]).
+    fn kind(self) -> u32 {
+        if self.blocking {
+            tag::BLOCKING
+        } else {
+            0
+        }
+    }
+}
+
 thread_local! {
     /// One thread-local for both marks: in a shared library every access
     /// to one is a call (`__tls_get_addr`), and a call reads both.
@@ -287,7 +300,7 @@ impl Comm {
         if let Some(seq) = persistent::take_pinned(mark, self.inner.context) {
             return seq;
         }
-        let kind = if mark.blocking { tag::BLOCKING } else { 0 };
+        let kind = mark.kind();
         if area && area::serves(kind, payload) && self.coll_area().is_some_and(|a| a.set_up(kind)) {
             return kind;
         }
@@ -314,13 +327,7 @@ impl Comm {
         if mark.pinned.is_some_and(|p| p.context == self.inner.context) {
             return None;
         }
-        let kind = if mark.blocking { tag::BLOCKING } else { 0 };
-        if !area::serves(kind, payload) {
-            return None;
-        }
-        let a = self.coll_area()?;
-        let me = self.rank() as usize;
-        let mut call = area::direct_at(kind, me, &self.inner.world_of, a, op())?;
+        let mut call = self.direct_call(mark.kind(), payload, op)?;
         Some(call.run(self.rt()))
     }
 
@@ -351,12 +358,29 @@ impl Comm {
         payload: usize,
         op: impl FnOnce() -> area::Op,
     ) -> Option<Planned<'_>> {
-        if !area || !area::serves(seq, payload) {
+        if !area {
+            return None;
+        }
+        self.direct_call(seq, payload, op)
+            .map(|c| Planned::direct(self, c))
+    }
+
+    /// `op()` as call `seq` straight on this communicator's area, if the
+    /// area serves a call posting `payload` bytes per rank and is ready
+    /// here (see [`area::direct_at`]).
+    #[inline(always)]
+    fn direct_call(
+        &self,
+        seq: u32,
+        payload: usize,
+        op: impl FnOnce() -> area::Op,
+    ) -> Option<area::Direct<'_>> {
+        if !area::serves(seq, payload) {
             return None;
         }
         let a = self.coll_area()?;
         let me = self.rank() as usize;
-        area::direct_at(seq, me, &self.inner.world_of, a, op()).map(|c| Planned::direct(self, c))
+        area::direct_at(seq, me, &self.inner.world_of, a, op())
     }
 
     /// The collective area, if every member is on this host (and memfds

@@ -336,9 +336,7 @@ impl AreaState {
             })
             .collect()
     }
-}
 
-impl AreaState {
     /// Whether the channel of calls with sequence `seq` has had its first
     /// call (which sets the area up) planned here.
     #[inline]
