@@ -300,7 +300,7 @@ impl Universe {
         // MPI: attributes on MPI_COMM_SELF are deleted first (a finalize hook).
         let attrs = self.self_comm.delete_all_attrs();
         let attrs = attrs.and(self.world.delete_all_attrs());
-        let result = attrs.and(self.world.barrier());
+        let result = attrs.and(self.world.barrier_by_messages());
         // Every rank is here: no window request comes any more.
         crate::rma::stop_services();
         self.world.rt().wait_until(|e| (!e.busy()).then_some(()));

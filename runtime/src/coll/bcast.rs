@@ -159,6 +159,28 @@ impl Comm {
         unsafe { self.plan_bcast(p, n, root) }
     }
 
+    /// Blocks until every rank of the communicator has called it
+    /// (`MPI_Barrier`): through the communicator's shared-memory area when
+    /// every rank is on this host, else as [`Comm::ibarrier`] does.
+    ///
+    /// ```no_run
+    /// # let universe = oxmpi::init()?; let world = universe.world();
+    /// let t0 = oxmpi::wtime();
+    /// world.barrier()?; // everyone has reached this point
+    /// if world.rank() == 0 {
+    ///     println!("slowest rank arrived {:.6}s after me", oxmpi::wtime() - t0);
+    /// }
+    /// # Ok::<(), oxmpi::Error>(())
+    /// ```
+    pub fn barrier(&self) -> Result<(), Error> {
+        if !self.is_inter() {
+            if let Some(done) = self.run_on_area_if(true, 0, || super::area::Op::Barrier) {
+                return done;
+            }
+        }
+        self.plan_barrier()?.run()
+    }
+
     /// Starts a barrier (`MPI_Ibarrier`): through the communicator's
     /// shared-memory area when every rank is on this host, else
     /// dissemination, ceil(lg p) rounds.

@@ -320,7 +320,19 @@ impl Comm {
         payload: usize,
         op: impl FnOnce() -> area::Op,
     ) -> Option<Result<(), Error>> {
-        if algo.pattern != inter::Pattern::SharedArea {
+        self.run_on_area_if(algo.pattern == inter::Pattern::SharedArea, payload, op)
+    }
+
+    /// [`Comm::run_on_area`] for a call that goes through the area when
+    /// `area` says so (a barrier: whenever it can).
+    #[inline(always)]
+    fn run_on_area_if(
+        &self,
+        area: bool,
+        payload: usize,
+        op: impl FnOnce() -> area::Op,
+    ) -> Option<Result<(), Error>> {
+        if !area {
             return None;
         }
         let mark = MARK.get();

@@ -1,8 +1,8 @@
-//! A dissemination barrier over point-to-point messages on the
-//! communicator's collective context (used by finalize; the collective
-//! module's algorithms build on the same idea). On an intercommunicator:
-//! a barrier of the local group, a message between the two groups' rank 0
-//! (tag `0x4000_0005`), and a second local barrier.
+//! Finalize's barrier: dissemination over point-to-point messages on the
+//! communicator's collective context (`MPI_Barrier` itself is the
+//! collective module's, through the shared-memory area where it can). On
+//! an intercommunicator: a barrier of the local group, a message between
+//! the two groups' rank 0 (tag `0x4000_0005`), and a second local barrier.
 
 use super::Comm;
 use crate::error::Error;
@@ -14,18 +14,10 @@ const BARRIER_TAG: i32 = 1;
 const CROSS_BARRIER_TAG: i32 = 0x4000_0005;
 
 impl Comm {
-    /// Blocks until every rank of the communicator has called it (`MPI_Barrier`).
-    ///
-    /// ```no_run
-    /// # let universe = oxmpi::init()?; let world = universe.world();
-    /// let t0 = oxmpi::wtime();
-    /// world.barrier()?; // everyone has reached this point
-    /// if world.rank() == 0 {
-    ///     println!("slowest rank arrived {:.6}s after me", oxmpi::wtime() - t0);
-    /// }
-    /// # Ok::<(), oxmpi::Error>(())
-    /// ```
-    pub fn barrier(&self) -> Result<(), Error> {
+    /// A barrier of point-to-point messages only: finalize's, which must
+    /// not depend on collective state (areas, sequences) that a rank may
+    /// have left in any shape.
+    pub(crate) fn barrier_by_messages(&self) -> Result<(), Error> {
         if let Some(remote) = &self.inner.remote {
             self.local_barrier()?;
             if self.rank() == 0 {

@@ -88,6 +88,7 @@ impl EpochCell {
         EpochGuard {
             guard: crate::comm::lock(&self.state),
             cell: self,
+            changed: false,
         }
     }
 
@@ -110,6 +111,9 @@ impl EpochCell {
     fn publish(&self, e: &mut Epoch) {
         let all = if e.fence { FENCE } else { 0 } | if e.lock_all.is_some() { LOCK_ALL } else { 0 };
         self.open_all.store(all, Ordering::Release);
+        if e.flagged.is_empty() && e.locks.is_empty() && e.access.is_none() {
+            return; // no target open one by one, before or after (fences)
+        }
         // The list's buffer is reused: no allocation once it has grown.
         let mut flagged = std::mem::take(&mut e.flagged);
         for &r in &flagged {
@@ -127,10 +131,12 @@ impl EpochCell {
     }
 }
 
-/// The epoch, locked; republishes [`EpochCell`]'s summary when dropped.
+/// The epoch, locked; republishes [`EpochCell`]'s summary when dropped
+/// after a mutable borrow (a guard only read leaves it as it is).
 pub(super) struct EpochGuard<'a> {
     guard: MutexGuard<'a, Epoch>,
     cell: &'a EpochCell,
+    changed: bool,
 }
 
 impl Deref for EpochGuard<'_> {
@@ -142,13 +148,16 @@ impl Deref for EpochGuard<'_> {
 
 impl DerefMut for EpochGuard<'_> {
     fn deref_mut(&mut self) -> &mut Epoch {
+        self.changed = true;
         &mut self.guard
     }
 }
 
 impl Drop for EpochGuard<'_> {
     fn drop(&mut self) {
-        self.cell.publish(&mut self.guard);
+        if self.changed {
+            self.cell.publish(&mut self.guard);
+        }
     }
 }
 
@@ -328,9 +337,11 @@ impl Win {
             }
         }
         self.settle(None)?;
-        fence(Ordering::SeqCst);
+        // No memory fence around the barrier: its arrival is a release
+        // store (or message) after this rank's stores to the window, its
+        // departure an acquire load of every other rank's arrival, which
+        // orders them for every rank's loads after the fence.
         self.inner.comm.barrier()?;
-        fence(Ordering::SeqCst);
         self.epoch()?.fence = assert & MODE_NOSUCCEED == 0;
         Ok(())
     }

@@ -21,7 +21,7 @@ const LOCK_SHARED: c_int = 235;
 #[no_mangle]
 pub extern "C" fn oxabi_Win_fence(assert: c_int, win: MPI_Win) -> c_int {
     guard("MPI_Win_fence", ErrObj::Win(win), || {
-        Ok(super::win(win)?.fence(assert)?)
+        super::with_win(win, |w| Ok(w.fence(assert)?))
     })
 }
 
