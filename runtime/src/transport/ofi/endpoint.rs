@@ -6,6 +6,7 @@
 //! libfabric call and carry its error text.
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::mem::MaybeUninit;
 use std::os::fd::RawFd;
 use std::ptr::NonNull;
 
@@ -406,25 +407,29 @@ impl Endpoint {
 
     /// Reads completions into `out`; returns how many. A failed operation
     /// is returned as `Err` (one per call).
-    pub(crate) fn poll(&self, out: &mut [Completion; sys::POLL_MAX]) -> Result<usize, Failed> {
+    pub(crate) fn poll(
+        &self,
+        out: &mut [MaybeUninit<Completion>; sys::POLL_MAX],
+    ) -> Result<usize, Failed> {
         let mut context: *mut c_void = std::ptr::null_mut();
         let mut err: c_int = 0;
-        let mut text = [0 as c_char; 256];
+        // Written (NUL-terminated) only with a failure: not cleared per poll.
+        let mut text = [MaybeUninit::<c_char>::uninit(); 256];
         // SAFETY: every pointer is valid for writes of its length.
         let n = unsafe {
             sys::oxmpi_ofi_poll(
                 self.raw.as_ptr(),
-                out.as_mut_ptr(),
+                out.as_mut_ptr().cast(),
                 out.len(),
                 &mut context,
                 &mut err,
-                text.as_mut_ptr(),
+                text.as_mut_ptr().cast(),
                 text.len(),
             )
         };
         if n == -sys::FI_EAVAIL {
             // SAFETY: the shim wrote a NUL-terminated string.
-            let provider = unsafe { CStr::from_ptr(text.as_ptr()) }.to_string_lossy();
+            let provider = unsafe { CStr::from_ptr(text.as_ptr().cast()) }.to_string_lossy();
             return Err(Failed {
                 context,
                 text: format!("{} ({err}): {provider}", strerror(self.lib, err)),

@@ -4,6 +4,7 @@
 //! again once handed on; credits returned on packets or on their own.
 //! Also the completion loop that drives all of it.
 
+use std::mem::MaybeUninit;
 use std::sync::atomic::Ordering::SeqCst;
 
 use super::super::endpoint::Posted;
@@ -270,12 +271,7 @@ impl FabricLink {
     pub(super) unsafe fn take_completions(&self, sink: &mut dyn FnMut(usize, &[u8])) -> usize {
         let mut handled = 0;
         let mut completions = 0;
-        let mut done = [Completion {
-            context: std::ptr::null_mut(),
-            flags: 0,
-            len: 0,
-            tag: 0,
-        }; POLL_MAX];
+        let mut done = [const { MaybeUninit::<Completion>::uninit() }; POLL_MAX];
         {
             // SAFETY: data path; no other reference to the state is live.
             let st = unsafe { &mut *self.state.get() };
@@ -329,6 +325,8 @@ impl FabricLink {
             }
             completions += n;
             for c in &done[..n] {
+                // SAFETY: the poll wrote the first `n` entries.
+                let c = unsafe { c.assume_init_ref() };
                 // SAFETY: every context we post is one of ours.
                 let slot = unsafe { (*c.context.cast::<OpContext>()).slot };
                 if slot >= DIRECT_BASE {
@@ -394,6 +392,16 @@ impl FabricLink {
                 // SAFETY: the sink has returned; nothing else holds the state.
                 let st = unsafe { &mut *self.state.get() };
                 let credit_to = has_payload.then_some(from);
+                if st.to_repost.is_empty() {
+                    // Posted again at the start of the next poll, not here:
+                    // the packet's receiver goes on at once (a ping-pong's
+                    // reply leaves before the provider call), and the next
+                    // poll comes while it waits anyway. One buffer at most
+                    // waits so: a receiver that stops polling withholds one
+                    // credit of one peer (it goes back once posted).
+                    st.to_repost.push((slot, credit_to));
+                    continue;
+                }
                 match self.post_receive(st, slot, credit_to) {
                     Ok(true) if has_payload => self.owe(st, from),
                     Ok(_) => {}
