@@ -239,7 +239,10 @@ impl FabricLink {
 
     /// Retries what the provider refused earlier.
     pub(super) fn retry_refused(&self, st: &mut State) {
-        for (i, credit_to) in std::mem::take(&mut st.to_repost) {
+        // Taken and handed back with its capacity: a packet's repost waits
+        // here on every poll (see `take_completions`), so no allocation.
+        let mut reposts = std::mem::take(&mut st.to_repost);
+        for &(i, credit_to) in &reposts {
             match self.post_receive(st, i, credit_to) {
                 Ok(true) => {
                     if let Some(peer) = credit_to {
@@ -249,6 +252,10 @@ impl FabricLink {
                 Ok(false) => {}
                 Err(e) => fatal(self.me, &e.to_string()),
             }
+        }
+        if st.to_repost.is_empty() {
+            reposts.clear();
+            st.to_repost = reposts;
         }
         for peer in std::mem::take(&mut st.owing) {
             self.return_credits(st, peer);
