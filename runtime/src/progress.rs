@@ -7,7 +7,7 @@
 
 use std::any::{Any, TypeId};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::error::Error;
 use crate::p2p::engine::Engine;
@@ -19,6 +19,10 @@ use oxmpi_sync::engine_lock::{EngineGuard, EngineLock};
 
 /// Most polls a spinning wait makes per hold of the engine lock.
 const POLLS_PER_LOCK: u32 = 16;
+/// Longest a wait spins on while a fabric transfer is under way (a 4 MiB
+/// message takes ~2 ms on a 20 Gb/s link; one that takes longer spins
+/// this long, then waits as usual).
+const STREAM_SPIN: Duration = Duration::from_millis(50);
 
 /// How a rank waits when idle.
 #[derive(Debug, Clone, Copy)]
@@ -115,6 +119,9 @@ impl Runtime {
         // Polls since something last moved.
         let mut idle = 0u32;
         let mut next_crowd_check = policy.crowded_spins;
+        // Since when this wait has found a fabric transfer under way at the
+        // end of its spin phase with nothing else moving (see below).
+        let mut streaming_since: Option<Instant> = None;
         loop {
             // Spin and yield without touching the doorbell (peers write it);
             // take its token only right before a last look and a sleep.
@@ -138,12 +145,27 @@ impl Runtime {
                     if moved {
                         idle = 0;
                         next_crowd_check = policy.crowded_spins;
+                        streaming_since = None;
                         break;
                     }
                     idle = idle.saturating_add(1);
                 }
                 if idle == 0 {
                     continue;
+                }
+                // A transfer that the fabric moves only while polled is
+                // under way (its completion alone counts as movement):
+                // spin on through it, not yield or sleep, for up to
+                // STREAM_SPIN without a completion (a peer that stops
+                // polling mid-transfer should not keep this rank on the
+                // CPU for long). Not a
+                // helper's wait (no spin phase): the rank's own drives it.
+                if idle >= policy.spins && policy.spins > 0 && engine.streaming() {
+                    let since = *streaming_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() < STREAM_SPIN {
+                        idle = 0;
+                        continue;
+                    }
                 }
             }
             match token {

@@ -468,6 +468,12 @@ impl Engine {
         self.outq.get(peer).map_or(0, |q| q.len())
     }
 
+    /// Whether a direct transfer (or RMA read) of this engine's is under
+    /// way: the fabric moves its bytes only while it is polled.
+    pub fn streaming(&self) -> bool {
+        self.directs > 0
+    }
+
     /// Whether anything is still in flight from this rank (queued packets,
     /// streams, partially assembled messages).
     pub fn busy(&self) -> bool {
