@@ -22,6 +22,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/transport/ofi/shim.c");
     println!("cargo:rerun-if-changed=src/transport/ofi/endpoint.c");
     println!("cargo:rerun-if-env-changed=OXMPI_NO_SYSTEM_LIBS");
+    rerun_when_packages_change();
 
     // Escape hatch for building a binary that must run where these shared
     // libraries are absent (e.g. a GPU test machine): set OXMPI_NO_SYSTEM_LIBS=1.
@@ -80,6 +81,28 @@ fn hwloc_release(skip: bool) {
             "cargo:warning=oxmpi: hwloc not found by pkg-config ({e}); the `hwloc` feature \
              needs libhwloc-dev, or build with --no-default-features (hardware facts from sysfs)"
         ),
+    }
+}
+
+/// Asks cargo to run this script again when a package is installed in or
+/// removed from one of pkg-config's folders (cargo watches a folder's
+/// files; the pkg_config crate already names its environment variables).
+/// Without it, a tree first built before libfabric-dev was installed would
+/// keep a library built without libfabric through every later incremental
+/// build.
+fn rerun_when_packages_change() {
+    let default_path = std::process::Command::new("pkg-config")
+        .args(["--variable", "pc_path", "pkg-config"])
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .unwrap_or_default();
+    let extra = std::env::var("PKG_CONFIG_PATH").unwrap_or_default();
+    for dir in extra.split(':').chain(default_path.split(':')) {
+        if !dir.is_empty() && std::path::Path::new(dir).is_dir() {
+            println!("cargo:rerun-if-changed={dir}");
+        }
     }
 }
 
