@@ -158,8 +158,8 @@ impl Runtime {
                 // spin on through it, not yield or sleep, for up to
                 // STREAM_SPIN without a completion (a peer that stops
                 // polling mid-transfer should not keep this rank on the
-                // CPU for long). Not a
-                // helper's wait (no spin phase): the rank's own drives it.
+                // CPU for long). Not a helper's wait (no spin phase): the
+                // rank's own drives the transfer.
                 if idle >= policy.spins && policy.spins > 0 && engine.streaming() {
                     let since = *streaming_since.get_or_insert_with(Instant::now);
                     if since.elapsed() < STREAM_SPIN {
